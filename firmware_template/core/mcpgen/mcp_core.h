@@ -1,0 +1,221 @@
+// mcpgen portable MCP server core: the descriptor tables that generated code fills in,
+// and the API ports call. Plain C++17: no ESP-IDF, FreeRTOS or POSIX includes, no
+// exceptions, no RTTI, no heap on the request path.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Bumped whenever the layout of the descriptor structs below changes. Every generated
+// mcp_tools.h checks it and refuses to compile against a different core.
+#define MCPGEN_CORE_VERSION 1
+
+// Build-time buffer sizes (override with -D). A request line longer than
+// MCPGEN_REQUEST_BUFFER_SIZE is answered with an error, never truncated.
+#ifndef MCPGEN_REQUEST_BUFFER_SIZE
+#define MCPGEN_REQUEST_BUFFER_SIZE 4096
+#endif
+#ifndef MCPGEN_RESPONSE_BUFFER_SIZE
+#define MCPGEN_RESPONSE_BUFFER_SIZE 10240
+#endif
+// Scratch space handlers use for text and object results.
+#ifndef MCPGEN_SCRATCH_SIZE
+#define MCPGEN_SCRATCH_SIZE 2048
+#endif
+#ifndef MCPGEN_SESSION_ID_SIZE
+#define MCPGEN_SESSION_ID_SIZE 64
+#endif
+#ifndef MCPGEN_VISION_URL_SIZE
+#define MCPGEN_VISION_URL_SIZE 256
+#endif
+#ifndef MCPGEN_VISION_TOKEN_SIZE
+#define MCPGEN_VISION_TOKEN_SIZE 256
+#endif
+
+namespace mcpgen {
+
+enum class ParamType : uint8_t { kBoolean, kInteger, kNumber, kString };
+enum class ReturnKind : uint8_t { kNone, kBoolean, kInteger, kNumber, kString, kObject, kImage };
+
+// One argument of a tool. The decoded value is stored at `offset` inside the tool's
+// generated args struct: bool for kBoolean, int64_t for kInteger, double for kNumber,
+// const char* (NUL-terminated, pointing into the request buffer, unescaped in place)
+// for kString.
+struct ParamDesc {
+  const char* name;
+  ParamType type;
+  bool required;  // false when the spec gives a default
+  uint16_t offset;
+  bool has_min;
+  bool has_max;
+  int64_t int_min;  // kInteger bounds (inclusive)
+  int64_t int_max;
+  double num_min;  // kNumber bounds (inclusive)
+  double num_max;
+  uint32_t max_length;  // kString: max length in Unicode code points; 0 = unlimited
+  const char* const* enum_values;  // kString: allowed values, or nullptr
+  uint16_t enum_count;
+  // Default, used when the argument is absent (only the field of `type` is meaningful).
+  bool default_bool;
+  int64_t default_int;
+  double default_num;
+  const char* default_str;
+};
+
+class Context;
+class Result;
+
+// Generated thunk: casts `args` to the tool's struct and calls the typed handler.
+typedef Result (*InvokeFn)(const void* args, Context& ctx);
+
+struct ToolDesc {
+  const char* name;
+  const char* list_entry;  // exact tools/list JSON object of this tool
+  uint16_t list_entry_len;
+  bool user_only;
+  ReturnKind returns;
+  const ParamDesc* params;
+  uint8_t param_count;
+  uint16_t args_size;  // sizeof the args struct
+  InvokeFn invoke;
+};
+
+struct SpecDesc {
+  uint32_t core_version;  // == MCPGEN_CORE_VERSION of the generator
+  const char* device_name;  // serverInfo.name
+  const char* device_version;  // serverInfo.version
+  const char* protocol_version;  // the device's own MCP protocol version
+  const char* fingerprint;  // spec fingerprint, reported in initialize's _meta
+  uint32_t page_size;  // max bytes of one tools/list `result` object
+  const ToolDesc* tools;
+  uint16_t tool_count;
+  void* args_storage;  // aligned buffer at least as large as the largest args struct
+  uint16_t args_storage_size;
+};
+
+// Minimal streaming JSON writer over a fixed buffer. Never writes past `cap`; once
+// full it sets overflowed() and ignores further writes. Strings are always escaped.
+class JsonWriter {
+ public:
+  JsonWriter(char* buf, size_t cap);
+  void begin_object();
+  void end_object();
+  void begin_array();
+  void end_array();
+  void key(const char* k);  // writes "k": (with the comma when needed)
+  void string(const char* s);
+  void string(const char* s, size_t len);
+  void integer(int64_t v);
+  void number(double v);
+  void boolean(bool v);
+  void null();
+  void raw(const char* json, size_t len);  // pre-serialized JSON value
+  size_t size() const;
+  bool overflowed() const;
+  const char* data() const;
+
+ private:
+  void comma();
+  void put(const char* s, size_t n);
+  char* buf_;
+  size_t cap_;
+  size_t len_;
+  bool overflow_;
+  bool need_comma_;
+};
+
+struct VisionConfig {
+  bool present;
+  char url[MCPGEN_VISION_URL_SIZE];
+  char token[MCPGEN_VISION_TOKEN_SIZE];
+};
+
+// What a handler gets besides its typed args.
+class Context {
+ public:
+  // Starts a JSON object result in the scratch buffer; write fields, then return
+  // Result::Object(). Nested objects/arrays are fine.
+  JsonWriter& object();
+  // Raw scratch for text results: Result::Text(ctx.scratch()) after snprintf into it.
+  char* scratch();
+  size_t scratch_size() const;
+  const VisionConfig& vision() const;
+  void* user_data() const;  // set by the port via Server::set_user_data
+
+ private:
+  friend class Server;
+  Context();
+  char scratch_[MCPGEN_SCRATCH_SIZE];
+  JsonWriter writer_;
+  const VisionConfig* vision_;
+  void* user_data_;
+};
+
+// What a handler returns. Pointers must stay valid until the reply is written (string
+// literals, statics, or the Context scratch buffer).
+class Result {
+ public:
+  static Result None();
+  static Result Bool(bool v);
+  static Result Int(int64_t v);
+  static Result Number(double v);
+  static Result Text(const char* s);
+  static Result Object();  // the object written with Context::object()
+  static Result Image(const char* mime_type, const char* base64_data);
+  static Result Error(const char* message);  // tool failure: result with isError: true
+
+  ReturnKind kind() const { return kind_; }
+  bool is_error() const { return is_error_; }
+
+ private:
+  friend class Server;
+  Result() = default;
+  ReturnKind kind_ = ReturnKind::kNone;
+  bool is_error_ = false;
+  bool b_ = false;
+  int64_t i_ = 0;
+  double d_ = 0;
+  const char* s_ = nullptr;  // text, error message, or image data
+  const char* mime_ = nullptr;
+};
+
+// The MCP server. One instance per connection; not thread-safe (ports serialize).
+class Server {
+ public:
+  explicit Server(const SpecDesc& spec);
+
+  // Handles one message: bare JSON-RPC or the xiaozhi envelope
+  // {"session_id":..,"type":"mcp","payload":{..}}. `in` (len bytes, need not be
+  // NUL-terminated; must have room for len+1 bytes) is modified in place. Writes the
+  // reply (same framing as the request, no trailing newline) into `out` and returns
+  // its length; returns 0 when there is nothing to send (notifications).
+  size_t handle(char* in, size_t len, char* out, size_t out_cap);
+
+  // Reply for a request the port had to drop because it exceeded the request buffer:
+  // a JSON-RPC error -32600 with id null.
+  size_t oversized_reply(char* out, size_t out_cap);
+
+  // A device-initiated notification, e.g. ("notifications/state_changed",
+  // "{\"newState\":\"idle\"}") or ("notifications/tools/list_changed", nullptr).
+  // Enveloped with the last seen session_id when the peer uses envelopes.
+  size_t notification(const char* method, const char* params_json, char* out, size_t out_cap);
+
+  // The xiaozhi device hello: {"type":"hello","version":3,"features":{"mcp":true},
+  // "transport":<transport>,"audio_params":{...}}.
+  size_t hello(const char* transport, char* out, size_t out_cap) const;
+
+  void set_session_id(const char* session_id);  // from the server hello
+  const char* session_id() const;
+  void set_user_data(void* p);
+  const VisionConfig& vision() const;
+  const SpecDesc& spec() const;
+
+ private:
+  const SpecDesc& spec_;
+  Context ctx_;
+  VisionConfig vision_;
+  char session_id_[MCPGEN_SESSION_ID_SIZE];
+  bool enveloped_;
+};
+
+}  // namespace mcpgen

@@ -1,0 +1,41 @@
+"""Installs the ``codegen`` and ``runtime`` packages and compiles the runtime hot path.
+
+Set ``MCPGEN_PURE_PYTHON=1`` to skip Cython: the same modules then run as plain Python.
+"""
+
+from __future__ import annotations
+
+import os
+
+from setuptools import find_packages, setup
+
+# Runtime modules compiled by Cython (pure-Python mode .py files with .pxd beside them).
+COMPILED_MODULES: list[str] = []
+
+
+def _extensions() -> list:
+    if os.environ.get("MCPGEN_PURE_PYTHON") == "1" or not COMPILED_MODULES:
+        return []
+    from Cython.Build import cythonize
+
+    return cythonize(
+        [m.replace(".", "/") + ".py" for m in COMPILED_MODULES],
+        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
+        quiet=True,
+    )
+
+
+setup(
+    name="mcpgen",
+    version="0.1.0",
+    description="One YAML spec -> MCP tools on ESP32 devices and typed, compiled backend bindings",
+    python_requires=">=3.10",
+    packages=find_packages(include=["codegen", "codegen.*", "runtime", "runtime.*"]),
+    package_data={"codegen": ["templates/**/*", "templates/*"], "runtime": ["*.pxd", "py.typed"]},
+    include_package_data=True,
+    install_requires=["PyYAML>=6", "Jinja2>=3", "orjson>=3.8", "websockets>=12"],
+    extras_require={"test": ["pytest", "pytest-asyncio", "mcp", "ruff", "pyserial"]},
+    entry_points={"console_scripts": ["codegen=codegen.cli:main"]},
+    ext_modules=_extensions(),
+    zip_safe=False,
+)
