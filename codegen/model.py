@@ -65,8 +65,8 @@ class Field:
     name: str
     type: FieldType
     description: str = ""
-    properties: tuple["Field", ...] = ()  # when type == "object"
-    items: Optional["Field"] = None  # when type == "array"; its name is ""
+    properties: tuple[Field, ...] = ()  # when type == "object"
+    items: Optional[Field] = None  # when type == "array"; its name is ""
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def _plain(obj: Any) -> Any:
         return [_plain(x) for x in obj]
     if hasattr(obj, "__dataclass_fields__"):
         out: dict[str, Any] = {}
-        for name, f in obj.__dataclass_fields__.items():
+        for name in obj.__dataclass_fields__:
             if name in ("pos", "source"):
                 continue
             out[name] = _plain(getattr(obj, name))

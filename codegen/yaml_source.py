@@ -1,0 +1,151 @@
+"""Read a spec's YAML into position-carrying nodes, with YAML 1.2 core-schema scalars.
+
+PyYAML implements YAML 1.1, where ``on``, ``yes`` and ``off`` are booleans, ``1:30`` is
+the integer 90 and ``2024-11-05`` is a date. Specs follow YAML 1.2 (the core schema):
+only ``true``/``false`` are booleans, and dates, sexagesimal numbers and ``<<`` merge keys
+do not exist. We compose the document into ``yaml.Node`` objects (not Python values) so
+every value keeps its line and column and duplicate mapping keys stay visible.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Union
+
+import yaml
+
+TAG_NULL = "tag:yaml.org,2002:null"
+TAG_BOOL = "tag:yaml.org,2002:bool"
+TAG_INT = "tag:yaml.org,2002:int"
+TAG_FLOAT = "tag:yaml.org,2002:float"
+TAG_STR = "tag:yaml.org,2002:str"
+TAG_MAP = "tag:yaml.org,2002:map"
+TAG_SEQ = "tag:yaml.org,2002:seq"
+
+# YAML 1.2.2, section 10.3.2 (core schema tag resolution).
+_NULL_RE = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT_RE = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT_RE = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+
+
+class Yaml12Resolver(yaml.resolver.Resolver):
+    """Plain scalars resolve per the YAML 1.2 core schema; everything else is a string."""
+
+
+Yaml12Resolver.yaml_implicit_resolvers = {}
+Yaml12Resolver.add_implicit_resolver(TAG_BOOL, _BOOL_RE, list("tTfF"))
+Yaml12Resolver.add_implicit_resolver(TAG_NULL, _NULL_RE, ["~", "n", "N", ""])
+Yaml12Resolver.add_implicit_resolver(TAG_INT, _INT_RE, list("-+0123456789"))
+Yaml12Resolver.add_implicit_resolver(TAG_FLOAT, _FLOAT_RE, list("-+.0123456789"))
+
+
+class Yaml12Composer(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    yaml.composer.Composer,
+    Yaml12Resolver,
+):
+    """Enough of a PyYAML loader to compose nodes (no constructor: we never build objects)."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        Yaml12Resolver.__init__(self)
+
+
+@dataclass(frozen=True)
+class YamlSyntaxError(Exception):
+    """The YAML could not be parsed; ``line``/``column`` are 1-based."""
+
+    line: int
+    column: int
+    message: str
+
+
+def compose(text: str) -> yaml.Node | None:
+    """Parse one YAML document into nodes; ``None`` for an empty document."""
+    composer = Yaml12Composer(text)
+    try:
+        return composer.get_single_node()
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        parts = [p for p in (e.context, e.problem) if p]
+        message = "YAML syntax error: " + "; ".join(parts)
+        if mark is None:
+            raise YamlSyntaxError(0, 0, message) from None
+        raise YamlSyntaxError(mark.line + 1, mark.column + 1, message) from None
+    except yaml.reader.ReaderError as e:
+        line = text.count("\n", 0, e.position) + 1
+        column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
+        raise YamlSyntaxError(line, column, f"YAML syntax error: character {e.character!r} is not allowed") from None
+    finally:
+        composer.dispose()
+
+
+Scalar = Union[None, bool, int, float, str]
+
+
+class UnsupportedTag(ValueError):
+    """A scalar with an explicit tag we do not support (``!!binary``, ``!custom``...)."""
+
+
+def scalar_value(node: yaml.ScalarNode) -> Scalar:
+    """The Python value of a scalar node under the YAML 1.2 core schema."""
+    text: str = node.value
+    tag = node.tag
+    if tag == TAG_STR:
+        return text
+    if tag == TAG_NULL and _NULL_RE.match(text):
+        return None
+    if tag == TAG_BOOL and _BOOL_RE.match(text):
+        return text.lower() == "true"
+    if tag == TAG_INT and _INT_RE.match(text):
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text, 10)
+    if tag == TAG_FLOAT and _FLOAT_RE.match(text):
+        body = text.lstrip("+-").lower()
+        if body == ".inf":
+            return -math.inf if text.startswith("-") else math.inf
+        if body == ".nan":
+            return math.nan
+        return float(text)
+    raise UnsupportedTag(f"unsupported YAML tag {tag} on {text!r}")
+
+
+def describe(value: Any) -> str:
+    """A short human description of a YAML value for error messages: ``integer 5``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {shown!r}"
+    return type(value).__name__
+
+
+def describe_node(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    try:
+        return describe(scalar_value(node))  # type: ignore[arg-type]
+    except UnsupportedTag:
+        return f"a value tagged {node.tag}"

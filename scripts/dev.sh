@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One entry point for set-up, the demo and the tests (README's two commands, .ci/run).
+#   scripts/dev.sh demo     install what is missing, build the default device, run the demo
+#   scripts/dev.sh test     install what is missing, then the whole test suite
+#   scripts/dev.sh setup    only install
+#   scripts/dev.sh bench    install, then the benchmarks (writes docs/benchmarks.md)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(g++ gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm valgrind binutils)
+PY=${PYTHON:-python3}
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+missing_apt() {
+  local missing=()
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  echo "${missing[@]:-}"
+}
+
+setup() {
+  local missing
+  missing=$(missing_apt)
+  if [ -n "$missing" ]; then
+    log "apt-get install $missing"
+    local sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+  fi
+  log "pip install (runtime, codegen and test tools)"
+  $PY -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+  log "installing mcpgen (editable) and compiling the Cython hot path"
+  $PY -m pip install -q --disable-pip-version-check --no-build-isolation -e .
+  $PY setup.py -q build_ext --inplace
+}
+
+case "${1:-}" in
+  setup) setup ;;
+  demo)  setup; shift; exec codegen demo "$@" ;;
+  test)
+    setup; shift
+    log "ruff"
+    $PY -m ruff check .
+    log "tests: compiled runtime"
+    MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
+    log "tests: the same runtime as pure Python"
+    MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 $PY -m pytest -q tests/runtime tests/e2e "$@"
+    ;;
+  bench) setup; shift; exec $PY -m benchmarks "$@" ;;
+  *) echo "usage: scripts/dev.sh {demo|test|setup|bench} [args...]" >&2; exit 2 ;;
+esac
