@@ -10,17 +10,30 @@ import os
 from setuptools import find_packages, setup
 
 # Runtime modules compiled by Cython (pure-Python mode .py files with .pxd beside them).
-COMPILED_MODULES: list[str] = []
+COMPILED_MODULES: list[str] = ["runtime.codec", "runtime.validate"]
 
 
 def _extensions() -> list:
     if os.environ.get("MCPGEN_PURE_PYTHON") == "1" or not COMPILED_MODULES:
         return []
-    from Cython.Build import cythonize
+    try:
+        from Cython.Build import cythonize
+    except ImportError as exc:
+        raise SystemExit(
+            "mcpgen: Cython>=3 is needed to compile the runtime hot path (pip install cython; with pip "
+            "use --no-build-isolation), or set MCPGEN_PURE_PYTHON=1 to install it as plain Python"
+        ) from exc
+    from setuptools import Extension
 
     return cythonize(
-        [m.replace(".", "/") + ".py" for m in COMPILED_MODULES],
-        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
+        [Extension(m, [m.replace(".", "/") + ".py"]) for m in COMPILED_MODULES],
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": False,
+            "wraparound": False,
+            # The .pxd beside each module holds the C types; annotations are for mypy.
+            "annotation_typing": False,
+        },
         quiet=True,
     )
 

@@ -83,8 +83,13 @@ def cmd_new(args: argparse.Namespace) -> int:
     if spec_path.exists():
         _err(f"{spec_path} already exists; pick another name or directory")
         return 1
+    try:
+        text = starter_spec(args.name)
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
     directory.mkdir(parents=True, exist_ok=True)
-    spec_path.write_text(starter_spec(args.name), encoding="utf-8")
+    spec_path.write_text(text, encoding="utf-8")
     print(f"wrote {spec_path}")
     if generate_all(spec_path, Path(args.output) if args.output else directory / "build") is None:
         return 1
@@ -185,61 +190,86 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("check", help="validate specs", formatter_class=fmt,
-                       description="Validate specs; print every error with file:line:column.",
-                       epilog=_examples("codegen check toolspec/*.yaml"))
+    p = sub.add_parser(
+        "check",
+        help="validate specs",
+        formatter_class=fmt,
+        description="Validate specs; print every error with file:line:column.",
+        epilog=_examples("codegen check toolspec/*.yaml"),
+    )
     p.add_argument("spec", nargs="+", help="spec YAML files")
     p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("generate", help="write device C++, Python bindings, tools.json and docs",
-                       formatter_class=fmt,
-                       description="Generate all sources for a spec. Unchanged files are not rewritten; "
-                       "the handlers file beside the spec is written once and never overwritten.",
-                       epilog=_examples("codegen generate toolspec/desk_lamp.yaml -o build/lamp"))
+    p = sub.add_parser(
+        "generate",
+        help="write device C++, Python bindings, tools.json and docs",
+        formatter_class=fmt,
+        description="Generate all sources for a spec. Unchanged files are not rewritten; "
+        "the handlers file beside the spec is written once and never overwritten.",
+        epilog=_examples("codegen generate toolspec/desk_lamp.yaml -o build/lamp"),
+    )
     p.add_argument("spec")
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("new", help="start a new device spec and handlers file", formatter_class=fmt,
-                       epilog=_examples("codegen new my-robot --directory specs/"))
+    p = sub.add_parser(
+        "new",
+        help="start a new device spec and handlers file",
+        formatter_class=fmt,
+        epilog=_examples("codegen new my-robot --directory specs/"),
+    )
     p.add_argument("name", help="device name (becomes serverInfo.name)")
     p.add_argument("--directory", default=".", help="where to write NAME.yaml (default: .)")
     p.add_argument("-o", "--output", help="generated output directory (default: DIRECTORY/build)")
     p.set_defaults(func=cmd_new)
 
-    p = sub.add_parser("build", help="generate and compile firmware (and bindings for host)",
-                       formatter_class=fmt,
-                       description="host: the simulator executable (system g++) and the compiled Python "
-                       "bindings; qemu: a Cortex-M3 image for qemu-system-arm -M mps2-an385; "
-                       "esp32/esp32s3/esp32c3: a PlatformIO project, then `pio run`.",
-                       epilog=_examples(
-                           """
+    p = sub.add_parser(
+        "build",
+        help="generate and compile firmware (and bindings for host)",
+        formatter_class=fmt,
+        description="host: the simulator executable (system g++) and the compiled Python "
+        "bindings; qemu: a Cortex-M3 image for qemu-system-arm -M mps2-an385; "
+        "esp32/esp32s3/esp32c3: a PlatformIO project, then `pio run`.",
+        epilog=_examples(
+            """
                            codegen build toolspec/default_device.yaml --target host -o build/sim
                            codegen build toolspec/default_device.yaml --target qemu
                            codegen build toolspec/desk_lamp.yaml --target esp32s3
-                           """))
+                           """
+        ),
+    )
     p.add_argument("spec")
     p.add_argument("--target", choices=TARGETS, default="host")
     p.add_argument("-o", "--output", help="output directory (default: build/<spec>/<target>)")
     p.add_argument("--no-pio", action="store_true", help="esp32: only generate the PlatformIO project")
-    p.add_argument("--no-compile-bindings", action="store_true",
-                   help="host: leave the bindings as pure Python")
+    p.add_argument(
+        "--no-compile-bindings", action="store_true", help="host: leave the bindings as pure Python"
+    )
     p.set_defaults(func=cmd_build)
 
-    p = sub.add_parser("run", help="boot the firmware and connect the runtime to it", formatter_class=fmt,
-                       epilog=_examples("codegen run toolspec/default_device.yaml --target qemu"))
+    p = sub.add_parser(
+        "run",
+        help="boot the firmware and connect the runtime to it",
+        formatter_class=fmt,
+        epilog=_examples("codegen run toolspec/default_device.yaml --target qemu"),
+    )
     p.add_argument("spec")
     p.add_argument("--target", choices=("qemu",), default="qemu")
     p.add_argument("-o", "--output")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("flash", help="upload firmware to a board", formatter_class=fmt,
-                       epilog=_examples(
-                           """
+    p = sub.add_parser(
+        "flash",
+        help="upload firmware to a board",
+        formatter_class=fmt,
+        epilog=_examples(
+            """
                            codegen flash toolspec/default_device.yaml --board esp32s3 --port /dev/ttyUSB0
                            codegen flash toolspec/default_device.yaml --port /dev/ttyACM0 --esptool
-                           """))
+                           """
+        ),
+    )
     p.add_argument("spec")
     p.add_argument("--board", choices=ESP32_BOARDS, default="esp32")
     p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0 or socket://host:port")
@@ -247,18 +277,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output")
     p.set_defaults(func=cmd_flash)
 
-    p = sub.add_parser("demo", help="build the default device, connect it over WebSocket, call every tool",
-                       formatter_class=fmt, epilog=_examples("codegen demo"))
+    p = sub.add_parser(
+        "demo",
+        help="build the default device, connect it over WebSocket, call every tool",
+        formatter_class=fmt,
+        epilog=_examples("codegen demo"),
+    )
     p.add_argument("--spec", help="spec to demo (default: toolspec/default_device.yaml)")
     p.add_argument("-o", "--output", default="build/demo", help="build directory (default: build/demo)")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("bridge", help="serve devices' tools to standard MCP clients", formatter_class=fmt,
-                       epilog=_examples(
-                           """
+    p = sub.add_parser(
+        "bridge",
+        help="serve devices' tools to standard MCP clients",
+        formatter_class=fmt,
+        epilog=_examples(
+            """
                            codegen bridge --transport stdio --device-cmd "build/demo/sim --stdio"
                            codegen bridge --transport http --port 8808 --gateway-port 8765
-                           """))
+                           """
+        ),
+    )
     try:
         from runtime.bridge.cli import add_arguments
     except ImportError:  # the bridge is optional at import time; `run` reports it

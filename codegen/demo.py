@@ -8,7 +8,6 @@ prints tool, arguments, result and round-trip time.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import secrets
 import sys
@@ -56,12 +55,11 @@ def format_table(rows: list[tuple[str, str, str, str]]) -> str:
 
 
 async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
-    from runtime.errors import McpDeviceError
-
     from codegen.build_host import BuildError, build_host
-    from codegen.build_python import build_bindings
+    from codegen.build_python import build_bindings, import_bindings
     from codegen.loader import SpecErrors, load_spec
     from runtime import Gateway, TokenAuth
+    from runtime.errors import McpDeviceError
 
     spec_path = spec_path or find_default_spec()
     try:
@@ -70,8 +68,12 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
         print("\n".join(e.format() for e in exc.errors), file=sys.stderr)
         return 1
     total = 5
-    _step(1, total, f"spec {spec_path}: {spec.device.name} {spec.device.version}, "
-          f"{len(spec.tools)} tools, fingerprint {spec.fingerprint}")
+    _step(
+        1,
+        total,
+        f"spec {spec_path}: {spec.device.name} {spec.device.version}, "
+        f"{len(spec.tools)} tools, fingerprint {spec.fingerprint}",
+    )
     _step(2, total, "compiling the simulated device (g++) ...")
     try:
         exe = await asyncio.to_thread(build_host, spec_path, outdir, log=_detail)
@@ -80,26 +82,40 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
     except BuildError as exc:
         print(str(exc), file=sys.stderr)
         return 1
-    sys.path.insert(0, str(pydir))
-    module = importlib.import_module(f"{device_slug(spec.device.name)}_tools")
+    module = import_bindings(pydir, f"{device_slug(spec.device.name)}_tools")
     bindings_cls = getattr(module, device_class(spec.device.name))
 
     token = secrets.token_hex(16)
     device_log = outdir / "simulator.log"
-    async with Gateway(host="127.0.0.1", port=0, auth=TokenAuth({"*": token}),
-                       fingerprint=bindings_cls.FINGERPRINT, policy="strict") as gateway:
+    async with Gateway(
+        host="127.0.0.1",
+        port=0,
+        auth=TokenAuth({"*": token}),
+        fingerprint=bindings_cls.FINGERPRINT,
+        policy="strict",
+    ) as gateway:
         url = f"ws://127.0.0.1:{gateway.port}/xiaozhi/v1/"
         _step(4, total, f"gateway on {url}; launching the simulator as device demo-01 (log: {device_log})")
         with open(device_log, "wb") as log_file:
             proc = await asyncio.create_subprocess_exec(
-                str(exe), "--ws", url, "--token", token, "--device-id", "demo-01",
-                stdin=asyncio.subprocess.DEVNULL, stdout=log_file, stderr=log_file,
+                str(exe),
+                "--ws",
+                url,
+                "--token",
+                token,
+                "--device-id",
+                "demo-01",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
             )
             try:
                 device = await gateway.wait_for_device(timeout=20.0)
                 info = device.server_info
-                _detail(f"connected: {info.get('name')} {info.get('version')}, protocol "
-                        f"{device.protocol_version}, fingerprint {device.fingerprint} (matches the bindings)")
+                _detail(
+                    f"connected: {info.get('name')} {info.get('version')}, protocol "
+                    f"{device.protocol_version}, fingerprint {device.fingerprint} (matches the bindings)"
+                )
                 bound = bindings_cls(device)
                 _step(5, total, f"calling every tool through {module.__name__}.{bindings_cls.__name__}")
                 rows = []
@@ -119,8 +135,10 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
                 print()
                 print(format_table(rows))
                 print()
-                print(f"{len(rows)} tools called on {device.device_id}; the device lists "
-                      f"{len(device.tools)} tools. Bindings: {pydir}, simulator: {exe}")
+                print(
+                    f"{len(rows)} tools called on {device.device_id}; the device lists "
+                    f"{len(device.tools)} tools. Bindings: {pydir}, simulator: {exe}"
+                )
             finally:
                 if proc.returncode is None:
                     proc.terminate()

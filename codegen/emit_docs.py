@@ -44,8 +44,16 @@ def _cell(text: str) -> str:
 
 
 def _tool_section(t: Tool) -> list[str]:
-    flags = [f for f, on in (("user-only", t.user_only), ("read-only", t.read_only),
-                             ("destructive", t.destructive), ("idempotent", t.idempotent)) if on]
+    flags = [
+        f
+        for f, on in (
+            ("user-only", t.user_only),
+            ("read-only", t.read_only),
+            ("destructive", t.destructive),
+            ("idempotent", t.idempotent),
+        )
+        if on
+    ]
     out = [f"## `{t.name}`", ""]
     if t.title:
         out += [f"**{t.title}**", ""]

@@ -1,90 +1,71 @@
-"""PROVISIONAL minimal loader (no validation) so emitters can be developed.
+"""Load a YAML tool spec: parse with positions, validate everything, build the model.
 
-To be replaced by the validating loader; keep the signature ``load_spec(path) -> Spec``.
+``load_spec(path)`` returns the immutable ``codegen.model.Spec`` or raises ``SpecErrors``
+listing every problem of the file; ``check_spec(path)`` returns that list instead
+(empty when the spec is valid). The format is documented in ``toolspec/README.md``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import yaml
+from codegen.model import Spec
+from codegen.spec_errors import SpecError, SpecErrors
+from codegen.validate import SpecChecker
+from codegen.yaml_source import YamlSyntaxError, compose
 
-from codegen.model import DEFAULT_PAGE_SIZE, DEFAULT_PROTOCOL_VERSION, Device, Field, Param, Returns, Spec, Tool
-from codegen.names import cpp_handler_name
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """YAML 1.2 booleans: only true/false (``on:`` is a key, not True)."""
+__all__ = ["SpecError", "SpecErrors", "check_spec", "load_spec", "load_spec_text"]
 
 
-_Yaml12Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", __import__("re").compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
+def _check(text: str, source: str) -> tuple[Spec | None, list[SpecError]]:
+    try:
+        root = compose(text)
+    except YamlSyntaxError as e:
+        return None, [SpecError(source, e.line, e.column, "", e.message)]
+    checker = SpecChecker(source)
+    spec = checker.check(root)
+    errors = sorted(checker.errors, key=lambda e: (e.line, e.column))
+    return (spec if not errors else None), errors
 
 
-def _field(name: str, d: dict[str, Any]) -> Field:
-    return Field(
-        name=name,
-        type=d["type"],
-        description=d.get("description", ""),
-        properties=tuple(_field(k, v) for k, v in sorted((d.get("properties") or {}).items())),
-        items=_field("", d["items"]) if "items" in d else None,
-    )
+def _read(path: str | Path) -> tuple[str | None, list[SpecError]]:
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return None, [SpecError(source, 0, 0, "", f"cannot read the spec: {e.strerror or e}")]
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        return None, [
+            SpecError(source, line, column, "", "the spec is not valid UTF-8", "save the file as UTF-8")
+        ]
+
+
+def load_spec_text(text: str, source: str = "<memory>") -> Spec:
+    """Like ``load_spec`` for YAML already in memory; ``source`` names it in errors."""
+    spec, errors = _check(text, source)
+    if errors or spec is None:
+        raise SpecErrors(errors)
+    return spec
+
+
+def check_spec(path: str | Path) -> list[SpecError]:
+    """Every problem of the spec at ``path``, sorted by position; empty when it is valid."""
+    text, errors = _read(path)
+    if text is None:
+        return errors
+    return _check(text, str(path))[1]
 
 
 def load_spec(path: str | Path) -> Spec:
-    raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Yaml12Loader)
-    dev = raw["device"]
-    device = Device(
-        name=dev["name"],
-        version=str(dev["version"]),
-        description=dev.get("description", ""),
-        page_size=dev.get("page_size", DEFAULT_PAGE_SIZE),
-        protocol_version=dev.get("protocol_version", DEFAULT_PROTOCOL_VERSION),
-    )
-    tools = []
-    for t in raw.get("tools") or []:
-        params = []
-        for pname, p in sorted((t.get("params") or {}).items()):
-            params.append(
-                Param(
-                    name=pname,
-                    type=p["type"],
-                    description=p.get("description", ""),
-                    default=p.get("default"),
-                    minimum=p.get("min"),
-                    maximum=p.get("max"),
-                    max_length=p.get("max_length"),
-                    enum=tuple(p.get("enum") or ()),
-                    pattern=p.get("pattern"),
-                )
-            )
-        r = t.get("returns", "none")
-        if isinstance(r, str):
-            returns = Returns(kind=r)  # type: ignore[arg-type]
-        else:
-            returns = Returns(
-                kind=r["type"],
-                description=r.get("description", ""),
-                properties=tuple(_field(k, v) for k, v in sorted((r.get("properties") or {}).items())),
-            )
-        tools.append(
-            Tool(
-                name=t["name"],
-                description=t["description"],
-                handler=t.get("handler") or cpp_handler_name(t["name"]),
-                params=tuple(params),
-                returns=returns,
-                title=t.get("title"),
-                user_only=bool(t.get("user_only", False)),
-                read_only=t.get("read_only"),
-                destructive=t.get("destructive"),
-                idempotent=t.get("idempotent"),
-            )
-        )
-    return Spec(device=device, tools=tuple(tools), source=str(path))
+    """The validated model of the spec at ``path``; raises ``SpecErrors`` when it is invalid.
+
+    ``Spec.source`` and every error's ``file`` are ``str(path)``, the path as given.
+    """
+    text, errors = _read(path)
+    if text is None:
+        raise SpecErrors(errors)
+    return load_spec_text(text, str(path))

@@ -114,9 +114,8 @@ def worst_case_page_bytes(tool: Tool, spec: Spec) -> int:
     return (
         len(PAGE_PREFIX)
         + len(list_entry_json(tool).encode("utf-8"))
-        + len(PAGE_SUFFIX_MORE)
-        + longest_cursor  # includes the two quotes of the JSON string
-        + 1  # closing brace (the quote is counted in longest_cursor)
+        + len(PAGE_SUFFIX_MORE)  # ends with the cursor's opening quote
+        + longest_cursor  # len(quoted name) == len(escaped name + closing quote + "}")
     )
 
 

@@ -19,10 +19,9 @@ CPP_KEYWORDS: frozenset[str] = frozenset(
     typename union unsigned using virtual void volatile wchar_t while xor xor_eq
     main NULL""".split()
 )
-PYTHON_RESERVED: frozenset[str] = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {
-    "self",
-    "cls",
-}
+# Hard keywords only: soft keywords (match, case, type, _) are valid identifiers, and
+# kwlist is the same on every supported Python, so validity never depends on the version.
+PYTHON_RESERVED: frozenset[str] = frozenset(keyword.kwlist) | {"self", "cls"}
 
 
 def _identifier_parts(tool_name: str) -> list[str]:

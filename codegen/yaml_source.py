@@ -86,7 +86,9 @@ def compose(text: str) -> yaml.Node | None:
     except yaml.reader.ReaderError as e:
         line = text.count("\n", 0, e.position) + 1
         column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
-        raise YamlSyntaxError(line, column, f"YAML syntax error: character {e.character!r} is not allowed") from None
+        raise YamlSyntaxError(
+            line, column, f"YAML syntax error: character {e.character!r} is not allowed"
+        ) from None
     finally:
         composer.dispose()
 
@@ -149,3 +151,18 @@ def describe_node(node: yaml.Node) -> str:
         return describe(scalar_value(node))  # type: ignore[arg-type]
     except UnsupportedTag:
         return f"a value tagged {node.tag}"
+
+
+def to_plain(node: yaml.Node | None) -> Any:
+    """Plain Python data (dict/list/scalars) of a composed node, YAML 1.2 semantics.
+
+    For tools that want data rather than nodes (a JSON Schema check, for one). Duplicate
+    keys keep the last value, as in PyYAML; the validator reports them.
+    """
+    if node is None:
+        return None
+    if isinstance(node, yaml.MappingNode):
+        return {to_plain(k): to_plain(v) for k, v in node.value}
+    if isinstance(node, yaml.SequenceNode):
+        return [to_plain(v) for v in node.value]
+    return scalar_value(node)  # type: ignore[arg-type]

@@ -10,6 +10,12 @@
 // mcp_tools.h checks it and refuses to compile against a different core.
 #define MCPGEN_CORE_VERSION 1
 
+// The xiaozhi protocol version a device announces, in the `Protocol-Version` handshake
+// header and in its hello (the reference firmware sends the same number in both).
+#ifndef MCPGEN_XIAOZHI_PROTOCOL_VERSION
+#define MCPGEN_XIAOZHI_PROTOCOL_VERSION 1
+#endif
+
 // Build-time buffer sizes (override with -D). A request line longer than
 // MCPGEN_REQUEST_BUFFER_SIZE is answered with an error, never truncated.
 #ifndef MCPGEN_REQUEST_BUFFER_SIZE
@@ -30,6 +36,15 @@
 #endif
 #ifndef MCPGEN_VISION_TOKEN_SIZE
 #define MCPGEN_VISION_TOKEN_SIZE 256
+#endif
+// Room for one device notification queued by a handler with Context::notify
+// (method + params JSON, NUL-terminated each).
+#ifndef MCPGEN_NOTIFY_SIZE
+#define MCPGEN_NOTIFY_SIZE 256
+#endif
+// Maximum nesting depth of an incoming JSON message (deeper: -32700).
+#ifndef MCPGEN_JSON_MAX_DEPTH
+#define MCPGEN_JSON_MAX_DEPTH 32
 #endif
 
 namespace mcpgen {
@@ -64,6 +79,7 @@ struct ParamDesc {
 
 class Context;
 class Result;
+struct ServerImpl;
 
 // Generated thunk: casts `args` to the tool's struct and calls the typed handler.
 typedef Result (*InvokeFn)(const void* args, Context& ctx);
@@ -94,10 +110,14 @@ struct SpecDesc {
 };
 
 // Minimal streaming JSON writer over a fixed buffer. Never writes past `cap`; once
-// full it sets overflowed() and ignores further writes. Strings are always escaped.
+// full it sets overflowed() and ignores further writes. Strings are always escaped
+// (control characters as \u00XX, invalid UTF-8 replaced by U+FFFD). Numbers: integers
+// exactly, doubles as the shortest text that round-trips (non-finite -> null).
+// JsonWriter(nullptr, 0) only measures: size() grows, nothing is stored, never overflows.
 class JsonWriter {
  public:
   JsonWriter(char* buf, size_t cap);
+  void reset(char* buf, size_t cap);
   void begin_object();
   void end_object();
   void begin_array();
@@ -110,6 +130,7 @@ class JsonWriter {
   void boolean(bool v);
   void null();
   void raw(const char* json, size_t len);  // pre-serialized JSON value
+  void raw_fragment(const char* text, size_t len);  // bytes as is, no comma logic
   size_t size() const;
   bool overflowed() const;
   const char* data() const;
@@ -133,6 +154,8 @@ struct VisionConfig {
 // What a handler gets besides its typed args.
 class Context {
  public:
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
   // Starts a JSON object result in the scratch buffer; write fields, then return
   // Result::Object(). Nested objects/arrays are fine.
   JsonWriter& object();
@@ -141,14 +164,23 @@ class Context {
   size_t scratch_size() const;
   const VisionConfig& vision() const;
   void* user_data() const;  // set by the port via Server::set_user_data
+  // Queues one device notification (e.g. "notifications/state_changed" with params
+  // "{\"newState\":\"dark\"}", or params nullptr). Both strings are copied; the port
+  // sends it after the reply (Server::pending_notification). Returns false when one is
+  // already queued, params_json is not valid JSON, or it does not fit MCPGEN_NOTIFY_SIZE.
+  bool notify(const char* method, const char* params_json);
 
  private:
   friend class Server;
+  friend struct ServerImpl;
   Context();
   char scratch_[MCPGEN_SCRATCH_SIZE];
   JsonWriter writer_;
   const VisionConfig* vision_;
   void* user_data_;
+  char notify_[MCPGEN_NOTIFY_SIZE];  // "method\0params\0"
+  bool notify_pending_;
+  bool notify_has_params_;
 };
 
 // What a handler returns. Pointers must stay valid until the reply is written (string
@@ -165,10 +197,13 @@ class Result {
   static Result Error(const char* message);  // tool failure: result with isError: true
 
   ReturnKind kind() const { return kind_; }
+  // The handler's returned kind must match the spec's `returns` (Int is accepted for
+  // number); a mismatch is answered with -32603. Errors are always accepted.
   bool is_error() const { return is_error_; }
 
  private:
   friend class Server;
+  friend struct ServerImpl;
   Result() = default;
   ReturnKind kind_ = ReturnKind::kNone;
   bool is_error_ = false;
@@ -191,14 +226,24 @@ class Server {
   // its length; returns 0 when there is nothing to send (notifications).
   size_t handle(char* in, size_t len, char* out, size_t out_cap);
 
+  // Non-MCP xiaozhi messages are handled too: a peer hello ({"type":"hello",..})
+  // records its session_id (see peer_hello_received); other types ("tts", "listen",
+  // ...) are ignored (returns 0). Responses sent to the device (result/error, no
+  // method) are ignored. Requests without an id are notifications: run, never answered.
+
   // Reply for a request the port had to drop because it exceeded the request buffer:
-  // a JSON-RPC error -32600 with id null.
+  // a JSON-RPC error -32600 with id null (enveloped when the peer uses envelopes).
   size_t oversized_reply(char* out, size_t out_cap);
 
   // A device-initiated notification, e.g. ("notifications/state_changed",
   // "{\"newState\":\"idle\"}") or ("notifications/tools/list_changed", nullptr).
   // Enveloped with the last seen session_id when the peer uses envelopes.
+  // Returns 0 when params_json is not valid JSON or the buffer is too small.
   size_t notification(const char* method, const char* params_json, char* out, size_t out_cap);
+
+  // The notification a handler queued with Context::notify during the last handle(),
+  // written like notification(); 0 when none is pending. Clears it.
+  size_t pending_notification(char* out, size_t out_cap);
 
   // The xiaozhi device hello: {"type":"hello","version":3,"features":{"mcp":true},
   // "transport":<transport>,"audio_params":{...}}.
@@ -206,16 +251,24 @@ class Server {
 
   void set_session_id(const char* session_id);  // from the server hello
   const char* session_id() const;
+  // True once a {"type":"hello"} from the peer went through handle(); the port clears
+  // it per connection with reset_connection().
+  bool peer_hello_received() const;
+  // Forgets the per-connection state (session id, envelope mode, peer hello, vision).
+  void reset_connection();
   void set_user_data(void* p);
   const VisionConfig& vision() const;
   const SpecDesc& spec() const;
 
  private:
+  friend struct ServerImpl;  // the request handling code in mcp_server.cpp
+
   const SpecDesc& spec_;
   Context ctx_;
   VisionConfig vision_;
   char session_id_[MCPGEN_SESSION_ID_SIZE];
   bool enveloped_;
+  bool peer_hello_;
 };
 
 }  // namespace mcpgen

@@ -13,6 +13,10 @@ size_t stack_high_water();
 // Heap the linker left between .bss and the RAM budget (used only if code mallocs).
 size_t heap_size();
 
+// Bytes of heap handed out so far (newlib's malloc grows it through _sbrk; the request
+// path of the core needs none, but newlib's float formatting/parsing may).
+size_t heap_used();
+
 // Debug console on UART1 (never on the MCP UART).
 void log(const char* s);
 void log_uint(size_t v);

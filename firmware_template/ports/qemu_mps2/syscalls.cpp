@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "board.h"
 #include "cmsdk_uart.h"
 
 #undef errno
@@ -15,8 +16,9 @@ extern "C" {
 
 extern uint8_t __heap_start__[], __heap_end__[];
 
+static uint8_t* brk = __heap_start__;
+
 void* _sbrk(ptrdiff_t incr) {
-  static uint8_t* brk = __heap_start__;
   if (incr > __heap_end__ - brk || incr < __heap_start__ - brk) {
     errno = ENOMEM;
     return reinterpret_cast<void*>(-1);
@@ -56,3 +58,7 @@ void _exit(int) {
 }
 
 }  // extern "C"
+
+namespace board {
+size_t heap_used() { return static_cast<size_t>(brk - __heap_start__); }
+}  // namespace board

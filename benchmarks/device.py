@@ -1,0 +1,393 @@
+"""Section 3: the device side -- code/data size, heap allocations, instructions.
+
+For each example spec the portable core, the generated tables and the spec's handlers
+are compiled (with the flags of ``codegen.build_host`` for the host and of
+``codegen.build_qemu`` for the Cortex-M3) into ``build/benchmarks/device``:
+
+* sizes: ``size`` / ``arm-none-eabi-size`` of every object (text, data, bss), and per
+  tool the symbols that belong to it (``nm -S``: its parameter table, its constant
+  ``tools/list`` entry, enum tables, the invoke thunk and the user's handler) plus its
+  row of the tool table;
+* heap: ``benchmarks/device/driver.cpp`` (interposes malloc/free and replaces operator
+  new/delete) runs every request N times through ``mcpgen::Server::handle`` and counts
+  the allocations made while they ran;
+* instructions: the same driver under ``valgrind --tool=callgrind --collect-atstart=no
+  --toggle-collect=mcpgen_bench_handle_one``, at two iteration counts; the difference of
+  the totals divided by the difference of the counts is the instructions of one
+  request (one-time costs cancel out). Deterministic, so one run per figure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from benchmarks.frames import SESSION_ID, SPECS
+from codegen import emit_cpp
+from codegen.loader import load_spec
+from codegen.model import Param, Spec, Tool
+from codegen.names import device_slug
+
+Log = Callable[[str], None]
+REPO = Path(__file__).resolve().parent.parent
+CORE = REPO / "firmware_template" / "core"
+DRIVER = Path(__file__).resolve().parent / "device" / "driver.cpp"
+HOST_FLAGS_FALLBACK = (
+    "-std=c++17",
+    "-O2",
+    "-g",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-fno-exceptions",
+    "-fno-rtti",
+)
+
+
+def host_flags() -> tuple[str, ...]:
+    try:
+        from codegen.build_host import CXXFLAGS
+
+        return tuple(CXXFLAGS)
+    except ImportError:
+        return HOST_FLAGS_FALLBACK
+
+
+def arm_flags() -> Optional[tuple[str, ...]]:
+    try:
+        from codegen.build_qemu import CXX_FLAGS
+
+        return tuple(CXX_FLAGS)
+    except ImportError:
+        return None
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    cxx: str
+    size: str
+    nm: str
+    flags: tuple[str, ...]
+
+
+def targets() -> list[Target]:
+    out = [Target("host x86-64 (g++, build_host flags)", "g++", "size", "nm", host_flags())]
+    af = arm_flags()
+    if af is not None and shutil.which("arm-none-eabi-g++"):
+        out.append(
+            Target(
+                "Cortex-M3 (arm-none-eabi-g++, build_qemu flags)",
+                "arm-none-eabi-g++",
+                "arm-none-eabi-size",
+                "arm-none-eabi-nm",
+                af,
+            )
+        )
+    return out
+
+
+def _compile(cxx: str, flags: Sequence[str], includes: Sequence[Path], src: Path, obj: Path) -> None:
+    cmd = [cxx, *flags, *(f"-I{p}" for p in includes), "-c", str(src), "-o", str(obj)]
+    h = hashlib.sha256(" ".join(cmd).encode())
+    h.update(src.read_bytes())
+    for inc in includes:
+        for hdr in sorted(inc.rglob("*.h")):
+            h.update(hdr.read_bytes())
+    stamp = obj.with_suffix(".stamp")
+    if obj.exists() and stamp.exists() and stamp.read_text() == h.hexdigest():
+        return
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compile failed: {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    stamp.write_text(h.hexdigest())
+
+
+def _sizes(size_tool: str, obj: Path) -> dict[str, int]:
+    out = subprocess.run([size_tool, str(obj)], capture_output=True, text=True, check=True).stdout
+    text, data, bss = (int(x) for x in out.splitlines()[1].split()[:3])
+    return {"text": text, "data": data, "bss": bss}
+
+
+def _symbols(nm_tool: str, obj: Path) -> list[tuple[str, int, str]]:
+    """(demangled name, size, type letter) of every sized symbol."""
+    out = subprocess.run([nm_tool, "-C", "-S", str(obj)], capture_output=True, text=True, check=True).stdout
+    syms = []
+    for line in out.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) == 4 and re.fullmatch(r"[0-9a-fA-F]+", parts[1]):
+            syms.append((parts[3], int(parts[1], 16), parts[2]))
+    return syms
+
+
+def _ident(sym: str) -> str:
+    """The bare identifier of a demangled symbol: ``(anonymous namespace)::kEntry_x`` -> ``kEntry_x``."""
+    name = sym.split("(", 1)[0] if not sym.startswith("(anonymous") else sym
+    name = re.sub(r"\(anonymous namespace\)::", "", name)
+    name = name.split("(", 1)[0]
+    return name.strip()
+
+
+def per_tool_sizes(
+    spec: Spec, gen_syms: list[tuple[str, int, str]], handler_syms: list[tuple[str, int, str]]
+) -> dict[str, dict[str, int]]:
+    tools = sorted(spec.tools, key=lambda t: -len(t.handler))
+    row = next((size for s, size, _ in gen_syms if _ident(s).endswith("kTools")), 0)
+    row_share = row // max(1, len(spec.tools))
+    out: dict[str, dict[str, int]] = {
+        t.name: {"tables": 0, "list_entry": 0, "thunk": 0, "handler": 0, "tool_row": row_share}
+        for t in spec.tools
+    }
+    for sym, size, _ in gen_syms:
+        ident = _ident(sym)
+        for t in tools:
+            h = t.handler
+            if ident == f"kEntry_{h}":
+                out[t.name]["list_entry"] += size
+            elif ident == f"kParams_{h}" or ident.startswith(f"kEnum_{h}_"):
+                out[t.name]["tables"] += size
+            elif ident == f"invoke_{h}":
+                out[t.name]["thunk"] += size
+            else:
+                continue
+            break
+    for sym, size, kind in handler_syms:
+        if kind.lower() != "t":
+            continue
+        ident = _ident(sym)
+        for t in tools:
+            if ident == f"tools::{t.handler}":
+                out[t.name]["handler"] += size
+                break
+    for v in out.values():
+        v["total"] = sum(v.values())
+    return out
+
+
+def _sample(p: Param) -> Any:
+    if p.default is not None:
+        return p.default
+    if p.type == "boolean":
+        return True
+    if p.type == "integer":
+        lo = int(p.minimum) if p.minimum is not None else 0
+        hi = int(p.maximum) if p.maximum is not None else lo + 100
+        return (lo + hi) // 2
+    if p.type == "number":
+        lo = float(p.minimum) if p.minimum is not None else 0.0
+        hi = float(p.maximum) if p.maximum is not None else lo + 10.0
+        return round((lo + hi) / 2, 2)
+    if p.enum:
+        return p.enum[-1]
+    text = "desk-lamp-1" if p.pattern else "Dinner is ready"
+    return text[: p.max_length] if p.max_length else text
+
+
+def _sample_args(tool: Tool) -> dict[str, Any]:
+    return {p.name: _sample(p) for p in tool.params}
+
+
+def requests(spec: Spec) -> list[tuple[str, bytes]]:
+    """(label, enveloped request) pairs; the first two open the session."""
+
+    def env(payload: dict[str, Any]) -> bytes:
+        return json.dumps(
+            {"session_id": SESSION_ID, "type": "mcp", "payload": payload}, separators=(",", ":")
+        ).encode()
+
+    out = [
+        (
+            "initialize",
+            env(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2024-11-05",
+                        "capabilities": {},
+                        "clientInfo": {"name": "bench", "version": "1"},
+                    },
+                }
+            ),
+        ),
+        ("notifications/initialized", env({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+        (
+            "tools/list",
+            env(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/list",
+                    "params": {"cursor": "", "withUserTools": True},
+                }
+            ),
+        ),
+    ]
+    for i, t in enumerate(spec.tools):
+        out.append(
+            (
+                f"tools/call {t.name}",
+                env(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 10 + i,
+                        "method": "tools/call",
+                        "params": {"name": t.name, "arguments": _sample_args(t)},
+                    }
+                ),
+            )
+        )
+    return out
+
+
+def _callgrind_ir(exe: Path, env: dict[str, str], kind: int, n: int, workdir: Path) -> int:
+    out_file = workdir / f"callgrind.{kind}.{n}.out"
+    cmd = [
+        "valgrind",
+        "--tool=callgrind",
+        "--collect-atstart=no",
+        "--toggle-collect=mcpgen_bench_handle_one",
+        f"--callgrind-out-file={out_file}",
+        str(exe),
+        "run",
+        str(kind),
+        str(n),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"callgrind failed: {proc.stderr[-2000:]}")
+    text = out_file.read_text()
+    m = re.search(r"^(?:summary|totals):\s+(\d+)", text, re.M)
+    if m is None:
+        raise RuntimeError("no totals in the callgrind output")
+    out_file.unlink()
+    return int(m.group(1))
+
+
+def run(quick: bool, log: Log, build_root: Optional[Path] = None) -> dict[str, Any]:
+    root = (build_root or REPO / "build" / "benchmarks" / "device").resolve()
+    specs = {name: load_spec(path) for name, path in SPECS.items()}
+    if quick:
+        specs = {"desk-lamp": specs["desk-lamp"]}
+    tgts = targets()
+    core_srcs = sorted((CORE / "mcpgen").glob("*.cpp"))
+    result: dict[str, Any] = {"targets": [], "specs": {}, "flags": {t.name: list(t.flags) for t in tgts}}
+    jobs = max(1, min(4, os.cpu_count() or 1))
+
+    # ---- compile everything (core once per target, the rest per spec)
+    work: list[tuple[str, Sequence[str], Sequence[Path], Path, Path]] = []
+    layout: dict[str, dict[str, Any]] = {}
+    for t in tgts:
+        tdir = root / re.sub(r"[^a-z0-9]+", "-", t.cxx)
+        core_objs = [tdir / "core" / (s.stem + ".o") for s in core_srcs]
+        for s, o in zip(core_srcs, core_objs, strict=False):
+            work.append((t.cxx, t.flags, [CORE], s, o))
+        layout[t.name] = {"dir": tdir, "core": core_objs, "specs": {}}
+        for name, spec in specs.items():
+            slug = device_slug(spec.device.name)
+            gdir = tdir / slug / "generated"
+            files = emit_cpp.emit(spec)
+            for rel, content in files.items():
+                path = gdir / Path(rel).name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if not path.exists() or path.read_text() != content:
+                    path.write_text(content)
+            handlers = SPECS[name].with_name(SPECS[name].stem + "_handlers.cpp")
+            incs = [CORE, gdir]
+            gen_o = tdir / slug / "mcp_tools.o"
+            hnd_o = tdir / slug / "handlers.o"
+            work.append((t.cxx, t.flags, incs, gdir / "mcp_tools.cpp", gen_o))
+            work.append((t.cxx, t.flags, incs, handlers, hnd_o))
+            entry = {"gen": gen_o, "handlers": hnd_o, "incs": incs, "dir": tdir / slug}
+            if t.cxx == "g++":
+                drv_o = tdir / slug / "driver.o"
+                work.append((t.cxx, t.flags, incs, DRIVER, drv_o))
+                entry["driver"] = drv_o
+            layout[t.name]["specs"][name] = entry
+    log(f"  compiling {len(work)} objects ({jobs} jobs)")
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(lambda w: _compile(*w), work))
+
+    # ---- sizes
+    for t in tgts:
+        lay = layout[t.name]
+        core_sizes = {o.stem: _sizes(t.size, o) for o in lay["core"]}
+        total = {k: sum(v[k] for v in core_sizes.values()) for k in ("text", "data", "bss")}
+        result["targets"].append({"name": t.name, "core_objects": core_sizes, "core_total": total})
+        for name, spec in specs.items():
+            e = lay["specs"][name]
+            gen = _sizes(t.size, e["gen"])
+            hnd = _sizes(t.size, e["handlers"])
+            per_tool = per_tool_sizes(spec, _symbols(t.nm, e["gen"]), _symbols(t.nm, e["handlers"]))
+            spec_out = result["specs"].setdefault(name, {"tools": len(spec.tools), "sizes": {}})
+            spec_out["sizes"][t.name] = {"generated": gen, "handlers": hnd, "per_tool": per_tool}
+        log(f"  {t.name}: core text {total['text']} B, data {total['data']} B, bss {total['bss']} B")
+
+    # ---- host driver: allocations and instructions
+    host = next(t for t in tgts if t.cxx == "g++")
+    has_valgrind = shutil.which("valgrind") is not None
+    for name, spec in specs.items():
+        e = layout[host.name]["specs"][name]
+        exe = e["dir"] / "driver"
+        objs = [*layout[host.name]["core"], e["gen"], e["handlers"], e["driver"]]
+        proc = subprocess.run(
+            [host.cxx, *host.flags, *(str(o) for o in objs), "-o", str(exe)], capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"link failed: {proc.stdout}{proc.stderr}")
+        reqs = requests(spec)
+        req_file = e["dir"] / "requests.jsonl"
+        req_file.write_bytes(b"\n".join(r for _, r in reqs) + b"\n")
+        env = dict(os.environ, MCPGEN_BENCH_REQUESTS=str(req_file))
+        rows: list[dict[str, Any]] = []
+        for k, (label, _) in enumerate(reqs):
+            shown = subprocess.run([str(exe), "show", str(k)], capture_output=True, text=True, env=env).stdout
+            rows.append(
+                {
+                    "request": label,
+                    "reply_bytes": len(shown.rstrip("\n").encode()),
+                    "ok": '"error"' not in shown and '"isError":true' not in shown,
+                }
+            )
+        iters = 20 if quick else 200
+        allocs = json.loads(
+            subprocess.run(
+                [str(exe), "allocs", str(iters)], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )
+        probe = allocs["probe"]
+        if probe["malloc"] < 1 or probe["new"] < 1:
+            raise RuntimeError(f"the allocation counter does not work: {probe}")
+        result["specs"][name]["alloc_probe"] = probe
+        for row, a in zip(rows, allocs["per_kind"], strict=False):
+            row["heap_allocations_per_request"] = (a["malloc"] + a["new"]) / iters
+            row["heap_frees_per_request"] = (a["free"] + a["delete"]) / iters
+            row["heap_bytes_per_request"] = a["bytes"] / iters
+        if has_valgrind:
+            n1, n2 = (2, 12) if quick else (10, 110)
+            kinds = range(len(reqs)) if not quick else [2, 3]
+            for k in kinds:
+                ir1 = _callgrind_ir(exe, env, k, n1, e["dir"])
+                ir2 = _callgrind_ir(exe, env, k, n2, e["dir"])
+                rows[k]["instructions"] = (ir2 - ir1) / (n2 - n1)
+                rows[k]["instructions_first_call"] = ir1 - (n1 - 1) * rows[k]["instructions"]
+        result["specs"][name]["requests"] = rows
+        result["specs"][name]["iterations"] = iters
+        tot = sum(r["heap_allocations_per_request"] for r in rows)
+        log(f"  {name}: {len(rows)} request kinds, heap allocations per request (all kinds) {tot:g}")
+        for r in rows:
+            if "instructions" in r:
+                log(f"    {r['request']}: {r['instructions']:,.0f} instructions, {r['reply_bytes']} B reply")
+    result["valgrind"] = has_valgrind
+    return result

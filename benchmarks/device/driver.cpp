@@ -1,0 +1,205 @@
+// Host benchmark driver for the mcpgen device core (benchmarks/device.py builds it).
+//
+// Links the portable core, one spec's generated tables and its handlers, and runs
+// requests through mcpgen::Server::handle:
+//
+//   driver allocs N     N rounds of every request below, after a warm-up round;
+//                       prints JSON with malloc/calloc/realloc/free and operator
+//                       new/delete counts seen *during* the measured rounds
+//   driver run KIND N   N requests of one KIND (for callgrind: every request goes
+//                       through mcpgen_bench_handle_one, the --toggle-collect target)
+//   driver show KIND    prints the reply to one request of KIND
+//
+// KIND is the index of a request in the table read from the file named by the
+// MCPGEN_BENCH_REQUESTS environment variable (one request per line).
+//
+// Allocation counting: malloc and friends are interposed here (forwarding to glibc's
+// __libc_* entry points) and the global operator new/delete are replaced, so every heap
+// allocation of the process, from the core, the handlers, libstdc++ or libc (e.g. a
+// printf that allocates), is counted while `g_counting` is set.
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+#include "mcp_tools.h"
+#include "mcpgen/mcp_core.h"
+
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void __libc_free(void*);
+}
+
+namespace {
+volatile bool g_counting = false;
+size_t g_mallocs = 0;
+size_t g_frees = 0;
+size_t g_news = 0;
+size_t g_deletes = 0;
+size_t g_bytes = 0;
+}  // namespace
+
+extern "C" {
+void* malloc(size_t n) {
+  if (g_counting) {
+    ++g_mallocs;
+    g_bytes += n;
+  }
+  return __libc_malloc(n);
+}
+void* calloc(size_t a, size_t b) {
+  if (g_counting) {
+    ++g_mallocs;
+    g_bytes += a * b;
+  }
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, size_t n) {
+  if (g_counting) {
+    ++g_mallocs;
+    g_bytes += n;
+  }
+  return __libc_realloc(p, n);
+}
+void free(void* p) {
+  if (g_counting && p != nullptr) ++g_frees;
+  __libc_free(p);
+}
+}
+
+void* operator new(size_t n) {
+  if (g_counting) ++g_news;
+  void* p = __libc_malloc(n ? n : 1);
+  if (p == nullptr) abort();
+  return p;
+}
+void* operator new[](size_t n) {
+  if (g_counting) ++g_news;
+  void* p = __libc_malloc(n ? n : 1);
+  if (p == nullptr) abort();
+  return p;
+}
+void operator delete(void* p) noexcept {
+  if (g_counting && p != nullptr) ++g_deletes;
+  __libc_free(p);
+}
+void operator delete[](void* p) noexcept {
+  if (g_counting && p != nullptr) ++g_deletes;
+  __libc_free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  if (g_counting && p != nullptr) ++g_deletes;
+  __libc_free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  if (g_counting && p != nullptr) ++g_deletes;
+  __libc_free(p);
+}
+
+namespace {
+
+constexpr int kMaxRequests = 16;
+constexpr size_t kMaxRequestLen = MCPGEN_REQUEST_BUFFER_SIZE;
+
+char g_requests[kMaxRequests][kMaxRequestLen];
+size_t g_request_len[kMaxRequests];
+int g_request_count = 0;
+
+char g_in[MCPGEN_REQUEST_BUFFER_SIZE + 1];
+char g_out[MCPGEN_RESPONSE_BUFFER_SIZE];
+char g_notify[MCPGEN_NOTIFY_SIZE + 512];
+
+bool load_requests() {
+  const char* path = getenv("MCPGEN_BENCH_REQUESTS");
+  if (path == nullptr) return false;
+  FILE* f = fopen(path, "r");
+  if (f == nullptr) return false;
+  static char line[kMaxRequestLen + 2];
+  while (g_request_count < kMaxRequests && fgets(line, sizeof line, f) != nullptr) {
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) --n;
+    if (n == 0) continue;
+    memcpy(g_requests[g_request_count], line, n);
+    g_request_len[g_request_count] = n;
+    ++g_request_count;
+  }
+  fclose(f);
+  return g_request_count > 0;
+}
+
+}  // namespace
+
+// The one function callgrind collects (--toggle-collect=mcpgen_bench_handle_one):
+// exactly one Server::handle, plus fetching the notification a handler may have queued,
+// as a port does after every message.
+extern "C" __attribute__((noinline)) size_t mcpgen_bench_handle_one(mcpgen::Server* server, size_t len) {
+  size_t n = server->handle(g_in, len, g_out, sizeof g_out);
+  server->pending_notification(g_notify, sizeof g_notify);
+  return n;
+}
+
+static size_t run_one(mcpgen::Server& server, int kind) {
+  size_t len = g_request_len[kind];
+  memcpy(g_in, g_requests[kind], len);  // handle() unescapes strings in place
+  return mcpgen_bench_handle_one(&server, len);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !load_requests()) {
+    fprintf(stderr, "usage: MCPGEN_BENCH_REQUESTS=file %s allocs N | run KIND N | show KIND\n", argv[0]);
+    return 2;
+  }
+  static mcpgen::Server server(kMcpSpec);
+  // The session starts like a real one: initialize, then notifications/initialized are
+  // expected as the first two lines of the request file (kinds 0 and 1).
+  if (strcmp(argv[1], "show") == 0 && argc >= 3) {
+    int kind = atoi(argv[2]);
+    if (kind < 0 || kind >= g_request_count) return 2;
+    size_t n = run_one(server, kind);
+    fwrite(g_out, 1, n, stdout);
+    fputc('\n', stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "run") == 0 && argc >= 4) {
+    int kind = atoi(argv[2]);
+    long iters = atol(argv[3]);
+    if (kind < 0 || kind >= g_request_count) return 2;
+    size_t total = 0;
+    for (long i = 0; i < iters; ++i) total += run_one(server, kind);
+    printf("{\"kind\":%d,\"iterations\":%ld,\"reply_bytes\":%zu}\n", kind, iters, iters ? total / iters : 0);
+    return 0;
+  }
+  if (strcmp(argv[1], "allocs") == 0 && argc >= 3) {
+    long iters = atol(argv[2]);
+    for (int k = 0; k < g_request_count; ++k) run_one(server, k);  // warm-up round
+    // Probe: the counters must see one malloc/free and one new/delete made on purpose.
+    g_counting = true;
+    void* volatile probe = malloc(16);
+    free(probe);
+    int* volatile probe_new = new int(1);
+    delete probe_new;
+    g_counting = false;
+    printf("{\"probe\":{\"malloc\":%zu,\"free\":%zu,\"new\":%zu,\"delete\":%zu},", g_mallocs, g_frees,
+           g_news, g_deletes);
+    printf("\"requests\":%d,\"iterations\":%ld,\"per_kind\":[", g_request_count, iters);
+    for (int k = 0; k < g_request_count; ++k) {
+      g_mallocs = g_frees = g_news = g_deletes = g_bytes = 0;
+      size_t replies = 0;
+      g_counting = true;
+      for (long i = 0; i < iters; ++i) replies += run_one(server, k) > 0 ? 1 : 0;
+      g_counting = false;
+      printf("%s{\"kind\":%d,\"malloc\":%zu,\"free\":%zu,\"new\":%zu,\"delete\":%zu,\"bytes\":%zu,"
+             "\"replies\":%zu}",
+             k ? "," : "", k, g_mallocs, g_frees, g_news, g_deletes, g_bytes, replies);
+    }
+    printf("]}\n");
+    return 0;
+  }
+  fprintf(stderr, "unknown mode %s\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,333 @@
+"""Renders docs/benchmarks.md from the figures of a run (the data of benchmarks.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+FINDINGS = Path(__file__).resolve().parent / "findings.md"
+
+
+def _ns(x: float) -> str:
+    if x >= 100_000:
+        return f"{x / 1000:,.0f} µs"
+    if x >= 10_000:
+        return f"{x / 1000:,.1f} µs"
+    return f"{x:,.0f} ns"
+
+
+def _ratio(x: Optional[float]) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.2f}×" if x < 100 else f"{x:,.0f}×"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _comparison(c: dict[str, Any]) -> list[str]:
+    rows = []
+    floor = c.get("floor")
+    for name, d in sorted(c["candidates"].items(), key=lambda kv: kv[1]["ns_per_op"]["median"]):
+        st = d["ns_per_op"]
+        r = d.get("ratio_to_floor")
+        rows.append(
+            [
+                f"**{name}**" if name.startswith("mcpgen") or name.startswith("generated") else name,
+                _ns(st["median"]),
+                f"{_ns(st['p25'])} – {_ns(st['p75'])}",
+                f"{_ns(st['min'])} – {_ns(st['max'])}",
+                (
+                    _ratio(r["median"])
+                    + (f" ({_ratio(r['p25'])} – {_ratio(r['p75'])})" if name != floor else "")
+                )
+                if r
+                else "–",
+                d.get("note", ""),
+            ]
+        )
+    unit = c.get("unit", "ns/msg")
+    return (
+        [f"#### {c['title']}", ""]
+        + _table(
+            ["candidate", f"median {unit}", "p25 – p75", "min – max", "× floor (paired per round)", "note"],
+            rows,
+        )
+        + [""]
+    )
+
+
+def _hotpath(h: dict[str, Any]) -> list[str]:
+    out = ["## 1. Backend hot path", ""]
+    if "error" in h:
+        return out + [f"**Failed:** `{h['error']}`", ""]
+    info = h.get("info", {})
+    comp = info.get("runtime_compiled", {})
+    out += [
+        f"{h.get('rounds')} rounds per comparison, batches of ~{h.get('batch_ms', 0):g} ms per candidate, "
+        "candidates shuffled every round (all in one process). Figures are per message; ratios are "
+        "computed per round against the floor of the same round, then the median is taken.",
+        "",
+        "* Runtime build: "
+        + ", ".join(f"`{m}` {'compiled' if v else '**NOT compiled**'}" for m, v in comp.items()),
+        f"* Pure-Python build: {info.get('pure_loading', '')}; loaded from "
+        + ", ".join(f"`{Path(str(v)).name}`" for v in info.get("runtime_pure_loaded_from", {}).values()),
+        f"* Encode/validate uses: {info.get('bindings', {}).get('validator', '?')}",
+        "* Decode = frame bytes in → reply matched to its pending request (by id) → result decoded for the "
+        "tool's return kind → the caller's `asyncio.Future` resolved (value or typed error). Each batch gets "
+        "fresh frames with distinct ids 1..N and their pending requests, prepared before the clock starts.",
+        "* Sanity checks before timing: " + ", ".join(f"{k}: {v}" for k, v in info.get("checks", {}).items()),
+        "",
+        "### Targets",
+        "",
+    ]
+    rows = []
+    for t in h.get("targets", []):
+        v = t.get("value")
+        limit = f"≤ {t['limit']:g}×" if t["kind"] == "max" else f"≥ {t['limit']:g}× faster"
+        rows.append([t["label"], "–" if v is None else _ratio(v), limit, f"**{t['status']}**"])
+    out += _table(["target", "measured", "goal", "result"], rows) + [""]
+    frames = h.get("frames", {})
+    if frames:
+        out += ["### Messages", ""]
+        out += _table(
+            ["message", "bytes (enveloped)", "decoded as"],
+            [[v["title"], str(v["bytes"]), v["kind"]] for v in frames.values()],
+        ) + [""]
+    out += ["### Comparisons", ""]
+    for c in h.get("comparisons", {}).values():
+        out += _comparison(c)
+    bd = h.get("breakdown")
+    if bd:
+        out += [
+            "### Where the compiled decode spends its time",
+            "",
+            "Each step of `Session.feed` timed alone (same harness, compiled build): the parse "
+            "(`orjson.loads`, the floor), the per-kind result decoding, and resolving the caller's future. "
+            "What `feed` costs beyond their sum is its own dispatch (envelope probing, id lookup, "
+            "`Pending` handling).",
+            "",
+        ]
+        rows = []
+        for key, c in bd.items():
+            cand = c["candidates"]
+            cells = {name: d["ns_per_op"]["median"] for name, d in cand.items()}
+            feed = cells.get("Session.feed (whole decode)", 0.0)
+            parts = [v for n, v in cells.items() if n != "Session.feed (whole decode)"]
+            rest = feed - sum(parts)
+            rows.append(
+                [key.split("/", 1)[1]]
+                + [f"{n}: {_ns(v)}" for n, v in cells.items()]
+                + [f"{_ns(rest)}" if rest > 0 else "≈0"]
+            )
+        width = max(len(r) for r in rows)
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        out += _table(["message"] + ["step"] * (width - 2) + ["feed's own dispatch"], rows) + [""]
+    return out
+
+
+def _gateway(g: dict[str, Any]) -> list[str]:
+    out = ["## 2. Gateway", ""]
+    if "error" in g:
+        return out + [f"**Failed:** `{g['error']}`", ""]
+    out += [
+        f"`runtime.Gateway` in its own process (one per runtime build), device emulators "
+        f"(`benchmarks/gw_emulator.py`: websockets clients doing the xiaozhi handshake, hello and MCP "
+        f"envelopes) in a separate process per gateway, over 127.0.0.1. Call: {g.get('tool')}, one call in "
+        f"flight per device, all devices at once, for {g.get('round_seconds')} s per round; "
+        f"{g.get('rounds')} rounds alternating the two builds in random order (plus one warm-up round each). "
+        f"RLIMIT_NOFILE {g.get('nofile_limit')}.",
+        "",
+    ]
+    rows = []
+    for r in g.get("results", []):
+        for mode, m in r["modes"].items():
+            cps = m["calls_per_s"]
+            rows.append(
+                [
+                    str(r["devices"]),
+                    mode + ("" if m.get("runtime_compiled") or mode != "compiled" else " (NOT compiled!)"),
+                    f"{cps['median']:,.0f}",
+                    f"{cps['min']:,.0f} – {cps['max']:,.0f}",
+                    f"{m['p50_us']['median']:,.0f}",
+                    f"{m['p99_us']['median']:,.0f}",
+                    f"{m['cpu_us_per_call']['median']:,.0f}",
+                    f"{m['cpu_share']['median'] * 100:,.0f} %",
+                    f"{m['bytes_per_device'] / 1024:,.1f}",
+                    f"{m.get('setup_seconds', 0):.2f}",
+                    str(m.get("errors", 0)),
+                ]
+            )
+    out += _table(
+        [
+            "devices",
+            "runtime",
+            "calls/s (median)",
+            "calls/s min – max",
+            "p50 µs",
+            "p99 µs",
+            "gateway CPU µs / call",
+            "gateway CPU busy",
+            "RSS KiB / device",
+            "setup s",
+            "errors",
+        ],
+        rows,
+    )
+    out += [
+        "",
+        "Throughput ratio compiled / pure (median of paired rounds): "
+        + ", ".join(
+            f"{r['devices']} devices {r['throughput_ratio_compiled_vs_pure']:.2f}×"
+            for r in g.get("results", [])
+        )
+        + ". Gateway CPU per call, pure / compiled: "
+        + ", ".join(
+            f"{r['devices']} devices {r.get('cpu_per_call_ratio_pure_vs_compiled', 0):.2f}×"
+            for r in g.get("results", [])
+        )
+        + ".",
+        "",
+        "Calls/s and latency are end to end: the emulator process (Python websockets) is on the other core "
+        "and can be the bottleneck; the gateway's own CPU time per call (getrusage of the gateway process "
+        "over the round / calls) isolates the gateway's cost.",
+        "",
+        "RSS per device = (gateway RSS with all devices ready − RSS at start) / devices; with 1 device it is "
+        "mostly one-time allocations (first connection, imports done lazily), the 100/1000 rows are the "
+        "meaningful ones.",
+        "",
+    ]
+    return out
+
+
+def _device(d: dict[str, Any]) -> list[str]:
+    out = ["## 3. Device (C++ core)", ""]
+    if "error" in d:
+        return out + [f"**Failed:** `{d['error']}`", ""]
+    out += ["Objects compiled with the flags of the build drivers:", ""]
+    for name, flags in d.get("flags", {}).items():
+        out.append(f"* {name}: `{' '.join(flags)}`")
+    out += ["", "### Core code and data (bytes, `size` of each object)", ""]
+    rows = []
+    for t in d.get("targets", []):
+        for obj, s in t["core_objects"].items():
+            rows.append([t["name"], obj, str(s["text"]), str(s["data"]), str(s["bss"])])
+        tot = t["core_total"]
+        rows.append(
+            [t["name"], "**core total**", f"**{tot['text']}**", f"**{tot['data']}**", f"**{tot['bss']}**"]
+        )
+    out += _table(["target", "object", "text", "data", "bss"], rows) + [""]
+    for spec, s in d.get("specs", {}).items():
+        out += [f"### {spec} ({s['tools']} tools)", ""]
+        rows = []
+        for tname, sz in s.get("sizes", {}).items():
+            g, h = sz["generated"], sz["handlers"]
+            rows.append(
+                [tname, f"{g['text']} / {g['data']} / {g['bss']}", f"{h['text']} / {h['data']} / {h['bss']}"]
+            )
+        out += _table(
+            ["target", "generated tables text / data / bss", "handlers text / data / bss"], rows
+        ) + [""]
+        tnames = list(s.get("sizes", {}))
+        if tnames:
+            tools = list(s["sizes"][tnames[0]]["per_tool"])
+            rows = []
+            for tool in tools:
+                row = [f"`{tool}`"]
+                for tn in tnames:
+                    p = s["sizes"][tn]["per_tool"][tool]
+                    row.append(
+                        f"{p['total']} ({p['list_entry']} entry + {p['tables']} params + {p['tool_row']} row "
+                        f"+ {p['thunk']} thunk + {p['handler']} handler)"
+                    )
+                rows.append(row)
+            out += ["Per tool (bytes; strings such as parameter names are not attributed):", ""]
+            out += _table(["tool", *tnames], rows) + [""]
+        reqs = s.get("requests", [])
+        if reqs:
+            rows = []
+            for r in reqs:
+                ins = r.get("instructions")
+                rows.append(
+                    [
+                        r["request"],
+                        str(r["reply_bytes"]),
+                        f"{r['heap_allocations_per_request']:g}",
+                        f"{r['heap_bytes_per_request']:g}",
+                        "–" if ins is None else f"{ins:,.0f}",
+                    ]
+                )
+            out += [
+                f"Requests through `Server::handle` ({s.get('iterations')} iterations each for the heap "
+                f"count; allocation-counter probe: {s.get('alloc_probe')}):",
+                "",
+            ]
+            out += _table(
+                [
+                    "request",
+                    "reply bytes",
+                    "heap allocations / request",
+                    "heap bytes / request",
+                    "instructions / request (callgrind)",
+                ],
+                rows,
+            ) + [""]
+    return out
+
+
+def render(data: dict[str, Any]) -> str:
+    m = data.get("machine", {})
+    v = data.get("versions", {})
+    out = [
+        "# Benchmarks",
+        "",
+        f"Written by `{data.get('command', 'python -m benchmarks')}` on {data.get('generated', '?')} "
+        "(code: `benchmarks/`; raw figures: `docs/benchmarks.json`). Re-run with `python -m benchmarks` "
+        "(`--only hotpath|gateway|device`, `--quick` for a smoke run).",
+        "",
+        "## Machine and versions",
+        "",
+    ]
+    rows = [
+        ["CPU", f"{m.get('cpu')} ({m.get('logical_cpus')} logical CPUs, {m.get('usable_cpus')} usable)"],
+        ["OS", str(m.get("os"))],
+        ["memory", f"{m.get('memory_gib')} GiB"],
+        ["virtualization", str(m.get("virtualization") or "–")],
+    ] + [[k, str(val)] for k, val in v.items()]
+    out += _table(["", ""], rows) + [""]
+    quick = any(s.get("quick") for s in data.get("sections", {}).values() if isinstance(s, dict))
+    if quick:
+        out += [
+            "> **Quick (smoke) run**: tiny batches and few rounds; the figures only show that everything "
+            "works, they are not measurements.",
+            "",
+        ]
+    out += [
+        "## Method",
+        "",
+        "* Every comparison runs its candidates **interleaved in one process**: for each round the "
+        "candidates are shuffled and each runs one batch sized to take about the same time, so machine noise "
+        "hits all alike; the tables give the median and the spread (p25–p75, min–max) over the rounds.",
+        "* Ratios to the floor are taken **per round** (candidate / floor of the same round) and their "
+        "median is reported; targets use the same paired medians.",
+        "* The pure-Python runtime runs **in the same process** as the compiled one: `benchmarks/purepy.py` "
+        "imports the runtime packages a second time from their `.py` sources (a meta-path finder that only "
+        "uses `SourceFileLoader`, while `sys.modules` holds none of their entries), then puts the compiled "
+        "modules back. Each copy's own imports bound to its own copy, so both builds coexist and can be "
+        "interleaved round by round; no second process, no cross-process noise. The gateway section, which "
+        "measures whole processes, uses one process per build (`MCPGEN_PURE_PYTHON=1` for the pure one).",
+        "",
+    ]
+    secs = data.get("sections", {})
+    if "hotpath" in secs:
+        out += _hotpath(secs["hotpath"])
+    if "gateway" in secs:
+        out += _gateway(secs["gateway"])
+    if "device" in secs:
+        out += _device(secs["device"])
+    if FINDINGS.exists() and not quick:
+        out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
+    return "\n".join(out) + "\n"

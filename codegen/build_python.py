@@ -1,0 +1,107 @@
+"""Builds the typed Python bindings of a spec: generate, then compile them with Cython.
+
+``build_bindings(spec, outdir)`` writes ``outdir/python/`` (the ``<slug>_tools`` package
+and its ``setup.py``) and compiles ``_bindings.py`` in place by running the generated
+``setup.py build_ext --inplace`` in a subprocess (so it works from the CLI and from a
+running event loop alike). Put the returned directory on ``sys.path``, or
+``pip install`` it.
+
+With ``compile=False`` (or ``MCPGEN_PURE_PYTHON=1`` in the environment) nothing is
+compiled and stale extension modules from an earlier build are removed, so the ``.py``
+is what imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+from codegen import emit_python
+from codegen.build_errors import BuildError
+from codegen.loader import load_spec
+from codegen.names import device_slug
+from codegen.writer import write_tree
+
+
+def _extension_files(pkg_dir: Path) -> list[Path]:
+    return sorted(p for p in pkg_dir.glob("_bindings.*") if p.suffix in (".so", ".pyd"))
+
+
+def build_bindings(
+    spec_path: Path,
+    outdir: Path,
+    *,
+    log: Callable[[str], None] = print,
+    compile: bool = True,
+) -> Path:
+    """Emits (and unless ``compile`` is False, compiles) the bindings; returns ``outdir/python``."""
+    spec_path = Path(spec_path)
+    outdir = Path(outdir)
+    try:
+        spec = load_spec(spec_path)
+    except Exception as exc:
+        raise BuildError(f"{spec_path}: {exc}") from exc
+    try:
+        files = emit_python.emit(spec)
+    except ValueError as exc:
+        raise BuildError(f"{spec_path}: cannot generate Python bindings: {exc}") from exc
+    written = write_tree(outdir, files)
+    pydir = outdir / "python"
+    package = f"{device_slug(spec.device.name)}_tools"
+    pkg_dir = pydir / package
+    log(f"bindings {package}: {len(files)} files in {pydir} ({len(written)} changed)")
+
+    pure = os.environ.get("MCPGEN_PURE_PYTHON") == "1"
+    if not compile or pure:
+        for stale in _extension_files(pkg_dir):
+            stale.unlink()
+        log(f"bindings {package}: not compiled ({'MCPGEN_PURE_PYTHON=1' if pure else 'compile=False'})")
+        return pydir
+
+    source = pkg_dir / "_bindings.py"
+    built = _extension_files(pkg_dir)
+    inputs = [source, pkg_dir / "_bindings.pxd"]
+    if built and all(b.stat().st_mtime >= max(i.stat().st_mtime for i in inputs) for b in built):
+        log(f"bindings {package}: compiled module up to date")
+        return pydir
+    cmd = [sys.executable, "setup.py", "build_ext", "--inplace"]
+    log(f"bindings {package}: compiling with Cython ({' '.join(cmd[1:])})")
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run(cmd, cwd=pydir, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(
+            f"compiling the {package} bindings failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
+    built = _extension_files(pkg_dir)
+    if not built:
+        raise BuildError(f"compiling the {package} bindings produced no extension module:\n{proc.stdout}")
+    for b in built:
+        os.utime(b)
+    log(f"bindings {package}: compiled {built[-1].name}")
+    return pydir
+
+
+__all__ = ["build_bindings"]
+
+
+def import_bindings(pydir: Path, package: str) -> ModuleType:
+    """Imports the bindings package ``package`` from ``pydir``, whatever was imported before.
+
+    Two builds of the same spec (say compiled and pure, or two output directories) share a
+    package name; this drops any earlier copy from ``sys.modules`` so the one in ``pydir``
+    is what the caller gets, and leaves ``sys.path`` as it was.
+    """
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(pydir))
+    try:
+        return importlib.import_module(package)
+    finally:
+        sys.path.remove(str(pydir))

@@ -1,0 +1,266 @@
+"""Boots a Cortex-M image in ``qemu-system-arm -M mps2-an385`` and hands out its MCP UART.
+
+UART0 (the MCP stream) becomes a TCP server socket on 127.0.0.1; :attr:`QemuDevice.url`
+is the pyserial URL (``socket://127.0.0.1:PORT``) that ``runtime.connect_serial`` opens.
+UART1 (the firmware's debug console: boot banner, per-message stack high-water mark)
+goes to a log file, :attr:`QemuDevice.log_path`.
+
+    with boot(elf) as dev:
+        device = await runtime.connect_serial(dev.url)
+        ...
+        dev.stack_high_water()  # deepest stack use seen so far, in bytes
+
+``run_qemu_session(spec, outdir)`` is ``codegen run SPEC --target qemu``: build, boot,
+connect the runtime, list the tools, call every assistant-callable one with example
+arguments, print the results and the stack figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Optional
+
+Log = Callable[[str], None]
+
+QEMU = "qemu-system-arm"
+MACHINE = "mps2-an385"
+BOOT_BANNER = "mcpgen: boot "
+_HWM_RE = re.compile(r"stack_hwm (\d+)")
+_STACK_RE = re.compile(r"stack_hwm \d+/(\d+)")
+
+
+class QemuError(RuntimeError):
+    """QEMU is missing, exited early, or the firmware did not boot."""
+
+
+class QemuDevice:
+    """A running emulator. Use :func:`boot` (a context manager) to get one."""
+
+    def __init__(self, elf: Path, process: subprocess.Popen[bytes], port: int, log_path: Path,
+                 stderr_path: Path) -> None:
+        self.elf = elf
+        self.process = process
+        self.port = port
+        self.log_path = log_path
+        self.stderr_path = stderr_path
+
+    @property
+    def url(self) -> str:
+        """pyserial URL of UART0, for ``runtime.connect_serial``."""
+        return f"socket://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def log_text(self) -> str:
+        """Everything the firmware wrote to its debug console (UART1) so far."""
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def stack_high_water(self) -> Optional[int]:
+        """Deepest main-stack use the firmware has reported (bytes), None before any report."""
+        values = [int(v) for v in _HWM_RE.findall(self.log_text())]
+        return max(values) if values else None
+
+    def stack_size(self) -> Optional[int]:
+        m = _STACK_RE.findall(self.log_text())
+        return int(m[-1]) if m else None
+
+    def wait_for_log(self, needle: str, timeout: float = 10.0) -> str:
+        """Blocks until ``needle`` appears on UART1; returns the log. Raises QemuError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.log_text()
+            if needle in text:
+                return text
+            if not self.running:
+                raise QemuError(f"{QEMU} exited with {self.process.returncode}: {self._stderr()}")
+            if time.monotonic() > deadline:
+                raise QemuError(f"no {needle!r} on the firmware console within {timeout:.0f} s:\n{text}")
+            time.sleep(0.02)
+
+    def _stderr(self) -> str:
+        try:
+            return self.stderr_path.read_text(encoding="utf-8", errors="replace").strip()
+        except FileNotFoundError:
+            return ""
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stops QEMU: SIGTERM (QEMU shuts down cleanly on it), then SIGKILL if it lingers."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def qemu_available() -> bool:
+    return shutil.which(QEMU) is not None
+
+
+def _listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    sock.set_inheritable(True)
+    return sock
+
+
+def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0,
+          extra_args: tuple[str, ...] = ()) -> QemuDevice:
+    """Starts QEMU on ``elf`` and waits for the firmware's boot banner. Call ``close()`` after."""
+    exe = shutil.which(QEMU)
+    if exe is None:
+        raise QemuError(f"{QEMU} not found: install it (Debian/Ubuntu: apt-get install qemu-system-arm)")
+    elf = Path(elf).resolve()
+    if not elf.is_file():
+        raise QemuError(f"no firmware image at {elf}")
+    workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="mcpgen-qemu-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / "uart1.log"
+    stderr_path = workdir / "qemu.stderr"
+    log_path.write_bytes(b"")
+    # The listening socket is created here and inherited by QEMU (chardev fd=N): no free
+    # port guessing and no race with other processes grabbing the port.
+    sock = _listening_socket()
+    port = sock.getsockname()[1]
+    cmd = [
+        exe, "-M", MACHINE, "-nodefaults", "-display", "none", "-monitor", "none",
+        "-chardev", f"socket,id=mcp,fd={sock.fileno()},server=on,wait=off",
+        "-serial", "chardev:mcp",
+        "-chardev", f"file,id=console,path={log_path}",
+        "-serial", "chardev:console",
+        *extra_args,
+        "-kernel", str(elf),
+    ]
+    stderr_file: IO[bytes] = open(stderr_path, "wb")  # noqa: SIM115 - owned by the child
+    try:
+        process = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=stderr_file, stderr=stderr_file, pass_fds=(sock.fileno(),)
+        )
+    finally:
+        sock.close()
+        stderr_file.close()
+    dev = QemuDevice(elf, process, port, log_path, stderr_path)
+    try:
+        # Connect only once the firmware runs: a connection QEMU accepts while the
+        # machine is still being set up can lose its first bytes.
+        dev.wait_for_log(BOOT_BANNER, boot_timeout)
+    except BaseException:
+        dev.close()
+        raise
+    return dev
+
+
+@contextmanager
+def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0) -> Iterator[QemuDevice]:
+    """Context manager: a booted emulator whose UART0 is at ``.url``; shut down on exit."""
+    dev = start(elf, workdir=workdir, boot_timeout=boot_timeout)
+    try:
+        yield dev
+    finally:
+        dev.close()
+
+
+def _short(value: Any, limit: int = 100) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
+    from codegen.examples import example_arguments
+    from runtime import connect_serial
+
+    device = await connect_serial(dev.url)
+    failures = 0
+    try:
+        log(f"connected: {device.server_info} protocol {device.protocol_version} "
+            f"fingerprint {device.fingerprint} (spec {spec.fingerprint})")
+        tools = device.tools
+        log(f"{len(tools)} tools:")
+        for t in tools:
+            log(f"  {t.name}{'  [user only]' if t.user_only else ''}")
+        for tool in spec.tools:
+            if tool.user_only:
+                continue
+            args = example_arguments(tool)
+            try:
+                result = await device.call(tool.name, args, timeout=10.0)
+            except Exception as exc:  # report every tool, then fail
+                failures += 1
+                log(f"  call {tool.name}({_short(args)}) FAILED: {type(exc).__name__}: {exc}")
+            else:
+                log(f"  call {tool.name}({_short(args)}) -> {_short(result)}")
+    finally:
+        await device.close()
+    return failures
+
+
+def run_qemu_session(spec_path: Path, outdir: Path, *, log: Log = print) -> int:
+    """``codegen run SPEC --target qemu``: build, boot, connect, list and call the tools.
+
+    Returns a process exit code (0 = every call succeeded).
+    """
+    from codegen.build_errors import BuildError
+    from codegen.build_qemu import build_qemu, memory_report
+    from codegen.loader import load_spec
+
+    spec_path = Path(spec_path)
+    outdir = Path(outdir)
+    try:
+        elf = build_qemu(spec_path, outdir, log=log)
+    except BuildError as exc:
+        log(str(exc))
+        return 1
+    spec = load_spec(spec_path)
+    log(f"booting {elf.name} in {QEMU} -M {MACHINE}")
+    try:
+        with boot(elf, workdir=elf.parent / "run") as dev:
+            log(f"MCP on UART0 at {dev.url}; debug console (UART1) in {dev.log_path}")
+            failures = asyncio.run(_session(dev, spec, log))
+            hwm, size = dev.stack_high_water(), dev.stack_size()
+    except QemuError as exc:
+        log(f"error: {exc}")
+        return 1
+    log(f"memory: {memory_report(elf).summary()}")
+    log(f"stack high-water mark: {hwm} of {size} bytes")
+    if failures:
+        log(f"{failures} tool call(s) failed")
+        return 1
+    return 0
+
+
+def main() -> int:  # python -m codegen.run_qemu ELF: boot and print the UART URL until Ctrl-C
+    import sys
+
+    if len(sys.argv) != 2:
+        print("usage: python -m codegen.run_qemu FIRMWARE.elf", file=sys.stderr)
+        return 2
+    with boot(Path(sys.argv[1])) as dev:
+        print(f"MCP UART0: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)
+        try:
+            dev.process.wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["QemuDevice", "QemuError", "boot", "qemu_available", "run_qemu_session", "start"]

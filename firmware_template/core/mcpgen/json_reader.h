@@ -1,0 +1,67 @@
+// mcpgen tiny in-place JSON reader: no DOM, no heap, no recursion.
+//
+// validate() checks a whole message once (strict RFC 8259 grammar, well-formed UTF-8
+// in strings, bounded nesting). After that, values are raw spans into the buffer:
+// find() and ObjectIter walk them read-only, string_equals() compares a JSON string
+// with a C string without decoding it anywhere, and unescape() decodes a string in
+// place (\uXXXX and surrogate pairs to UTF-8; lone surrogates become U+FFFD) and
+// NUL-terminates it. A span that was unescaped must not be walked again: walk first,
+// decode last (ObjectIter has always moved past a member before returning it).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace mcpgen {
+namespace json {
+
+enum class Type : uint8_t { kInvalid, kNull, kBool, kNumber, kString, kObject, kArray };
+
+// A raw JSON value: [p, p+n) is its exact text (strings include their quotes).
+struct Value {
+  char* p = nullptr;
+  size_t n = 0;
+  Type type = Type::kInvalid;
+
+  bool valid() const { return type != Type::kInvalid; }
+  bool is(Type t) const { return type == t; }
+  bool is_true() const { return type == Type::kBool && p[0] == 't'; }
+};
+
+// Checks that text[0, len) is exactly one JSON value surrounded by optional
+// whitespace. On success stores the value span in *out. On failure returns false and
+// sets *error to a short static description.
+bool validate(char* text, size_t len, Value* out, const char** error);
+
+// Object member lookup by key (first match). Returns an invalid Value when absent or
+// when `obj` is not an object.
+Value find(const Value& obj, const char* key);
+
+// Iterates the members of a validated object.
+class ObjectIter {
+ public:
+  explicit ObjectIter(const Value& obj);
+  bool next(Value* key, Value* value);
+
+ private:
+  char* p_;
+  char* end_;
+};
+
+// Compares a JSON string value (escaped text) with a UTF-8 C string.
+bool string_equals(const Value& s, const char* lit);
+bool string_equals(const Value& s, const char* lit, size_t lit_len);
+
+// Decodes a string value in place (call once per value); returns its NUL-terminated
+// text and stores its byte length (which counts embedded NULs from \u0000) in *len.
+char* unescape(const Value& s, size_t* len);
+
+// Decodes a string value into dst (cap bytes incl. the NUL) without touching the
+// source. Returns false (dst = "") when it does not fit or is not a string.
+bool copy_string(const Value& s, char* dst, size_t cap);
+
+// Number of Unicode code points in well-formed UTF-8 text.
+size_t utf8_length(const char* s, size_t n);
+
+}  // namespace json
+}  // namespace mcpgen

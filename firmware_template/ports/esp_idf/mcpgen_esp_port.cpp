@@ -1,0 +1,335 @@
+// mcpgen ESP-IDF port: Wi-Fi station, a WebSocket connection to the backend with the
+// xiaozhi handshake, and the portable MCP core behind it.
+//
+//   app_main ── Wi-Fi STA ── esp_websocket_client ──(event task)── reassembles text
+//   messages into a free receive slot ──queue──► mcpgen worker task: Session/Server
+//   (tool handlers run here) ──► esp_websocket_client_send_text
+//
+// Handshake headers: Authorization: Bearer <token>, Protocol-Version, Device-Id (the
+// station MAC), Client-Id (a UUID kept in NVS). After connecting the device sends the
+// core's hello (Server::hello("websocket")); the server's hello (with session_id) and
+// every {"type":"mcp",...} envelope go to the core, which replies with envelopes.
+//
+// Configuration comes from the build (Kconfig menu "mcpgen device", filled from
+// sdkconfig.defaults, which `codegen build` writes from MCPGEN_WIFI_SSID,
+// MCPGEN_WIFI_PASSWORD, MCPGEN_BACKEND_URL and MCPGEN_BACKEND_TOKEN). Nothing is
+// hard-coded. cJSON is not needed here: the core parses every message itself.
+#include <stdio.h>
+#include <string.h>
+
+#include "esp_crt_bundle.h"
+#include "esp_event.h"
+#include "esp_log.h"
+#include "esp_mac.h"
+#include "esp_netif.h"
+#include "esp_random.h"
+#include "esp_websocket_client.h"
+#include "esp_wifi.h"
+#include "freertos/FreeRTOS.h"
+#include "freertos/event_groups.h"
+#include "freertos/queue.h"
+#include "freertos/task.h"
+#include "mcp_tools.h"
+#include "mcpgen/session.h"
+#include "nvs.h"
+#include "nvs_flash.h"
+
+namespace {
+
+const char* const kTag = "mcpgen";
+
+constexpr int kWsOpText = 0x1;
+constexpr int kWsOpContinuation = 0x0;
+constexpr EventBits_t kGotIp = BIT0;
+constexpr int kServerHelloTimeoutMs = 10000;
+
+// ------------------------------------------------------------------ state
+
+enum class EventKind : uint8_t { kConnected, kDisconnected, kMessage, kOversized };
+
+struct Event {
+  EventKind kind;
+  uint8_t slot;
+  uint16_t reserved;
+  uint32_t len;
+};
+
+char g_rx[CONFIG_MCPGEN_RX_SLOTS][MCPGEN_REQUEST_BUFFER_SIZE];
+char g_response[MCPGEN_RESPONSE_BUFFER_SIZE];
+mcpgen::Server g_server(kMcpSpec);
+
+QueueHandle_t g_events;      // Event, websocket task -> worker
+QueueHandle_t g_free_slots;  // uint8_t slot indices, worker -> websocket task
+EventGroupHandle_t g_net;
+esp_websocket_client_handle_t g_ws;
+
+char g_device_id[18];  // "aa:bb:cc:dd:ee:ff"
+char g_client_id[37];  // UUID
+char g_headers[640];
+
+// Reassembly of the message being received (websocket task only).
+struct Rx {
+  bool active;
+  bool oversized;
+  bool have_slot;
+  uint8_t slot;
+  size_t len;
+} g_cur;
+
+// ------------------------------------------------------------------ identity
+
+void make_device_id() {
+  uint8_t mac[6] = {0, 0, 0, 0, 0, 0};
+  esp_read_mac(mac, ESP_MAC_WIFI_STA);
+  snprintf(g_device_id, sizeof g_device_id, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+           mac[4], mac[5]);
+}
+
+void make_client_id() {
+  nvs_handle_t nvs;
+  if (nvs_open("mcpgen", NVS_READWRITE, &nvs) == ESP_OK) {
+    size_t n = sizeof g_client_id;
+    if (nvs_get_str(nvs, "client_id", g_client_id, &n) == ESP_OK && n == sizeof g_client_id) {
+      nvs_close(nvs);
+      return;
+    }
+  } else {
+    nvs = 0;
+  }
+  uint8_t b[16];
+  esp_fill_random(b, sizeof b);
+  b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
+  snprintf(g_client_id, sizeof g_client_id,
+           "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+           b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  if (nvs != 0) {
+    nvs_set_str(nvs, "client_id", g_client_id);
+    nvs_commit(nvs);
+    nvs_close(nvs);
+  }
+}
+
+// ------------------------------------------------------------------ Wi-Fi
+
+void on_wifi_event(void*, esp_event_base_t base, int32_t id, void* data) {
+  if (base == WIFI_EVENT && id == WIFI_EVENT_STA_START) {
+    esp_wifi_connect();
+  } else if (base == WIFI_EVENT && id == WIFI_EVENT_STA_DISCONNECTED) {
+    xEventGroupClearBits(g_net, kGotIp);
+    const wifi_event_sta_disconnected_t* d = static_cast<const wifi_event_sta_disconnected_t*>(data);
+    ESP_LOGW(kTag, "Wi-Fi disconnected (reason %d), reconnecting", d != nullptr ? d->reason : -1);
+    vTaskDelay(pdMS_TO_TICKS(1000));
+    esp_wifi_connect();
+  } else if (base == IP_EVENT && id == IP_EVENT_STA_GOT_IP) {
+    const ip_event_got_ip_t* e = static_cast<const ip_event_got_ip_t*>(data);
+    ESP_LOGI(kTag, "got IP " IPSTR, IP2STR(&e->ip_info.ip));
+    xEventGroupSetBits(g_net, kGotIp);
+  }
+}
+
+void start_wifi() {
+  ESP_ERROR_CHECK(esp_netif_init());
+  ESP_ERROR_CHECK(esp_event_loop_create_default());
+  esp_netif_create_default_wifi_sta();
+  wifi_init_config_t init = WIFI_INIT_CONFIG_DEFAULT();
+  ESP_ERROR_CHECK(esp_wifi_init(&init));
+  ESP_ERROR_CHECK(esp_event_handler_instance_register(WIFI_EVENT, ESP_EVENT_ANY_ID, on_wifi_event, nullptr, nullptr));
+  ESP_ERROR_CHECK(esp_event_handler_instance_register(IP_EVENT, IP_EVENT_STA_GOT_IP, on_wifi_event, nullptr, nullptr));
+  wifi_config_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  strncpy(reinterpret_cast<char*>(cfg.sta.ssid), CONFIG_MCPGEN_WIFI_SSID, sizeof cfg.sta.ssid);
+  strncpy(reinterpret_cast<char*>(cfg.sta.password), CONFIG_MCPGEN_WIFI_PASSWORD, sizeof cfg.sta.password);
+  cfg.sta.threshold.authmode = CONFIG_MCPGEN_WIFI_PASSWORD[0] != '\0' ? WIFI_AUTH_WPA2_PSK : WIFI_AUTH_OPEN;
+  ESP_ERROR_CHECK(esp_wifi_set_mode(WIFI_MODE_STA));
+  ESP_ERROR_CHECK(esp_wifi_set_config(WIFI_IF_STA, &cfg));
+  ESP_ERROR_CHECK(esp_wifi_start());
+  ESP_LOGI(kTag, "Wi-Fi: connecting to \"%s\"", CONFIG_MCPGEN_WIFI_SSID);
+}
+
+// ------------------------------------------------------------------ websocket task side
+
+void post(EventKind kind, uint8_t slot, uint32_t len) {
+  Event ev = {kind, slot, 0, len};
+  if (xQueueSend(g_events, &ev, pdMS_TO_TICKS(1000)) != pdTRUE) {
+    ESP_LOGE(kTag, "worker queue full: event dropped");
+    if (kind == EventKind::kMessage) xQueueSend(g_free_slots, &slot, 0);
+  }
+}
+
+void on_text_chunk(const esp_websocket_event_data_t* d) {
+  const bool first = d->op_code == kWsOpText && d->payload_offset == 0;
+  if (first) {
+    if (g_cur.active && g_cur.have_slot) xQueueSend(g_free_slots, &g_cur.slot, 0);  // abandoned message
+    g_cur = Rx{true, false, false, 0, 0};
+    // Backpressure: wait for the worker to free a buffer rather than drop the message.
+    if (xQueueReceive(g_free_slots, &g_cur.slot, pdMS_TO_TICKS(5000)) == pdTRUE) {
+      g_cur.have_slot = true;
+    } else {
+      ESP_LOGE(kTag, "no free receive buffer: message dropped");
+    }
+  }
+  if (!g_cur.active) return;
+  const size_t n = d->data_len > 0 ? static_cast<size_t>(d->data_len) : 0;
+  if (g_cur.len + n + 1 > sizeof g_rx[0]) {  // keep one byte for the core's NUL
+    g_cur.oversized = true;
+  } else if (g_cur.have_slot && n > 0) {
+    memcpy(g_rx[g_cur.slot] + g_cur.len, d->data_ptr, n);
+    g_cur.len += n;
+  }
+  const bool frame_done = d->payload_offset + d->data_len >= d->payload_len;
+  if (!frame_done || !d->fin) return;  // more chunks or continuation frames follow
+  g_cur.active = false;
+  if (!g_cur.have_slot) return;
+  if (g_cur.oversized) {
+    xQueueSend(g_free_slots, &g_cur.slot, 0);
+    post(EventKind::kOversized, 0, 0);
+  } else {
+    post(EventKind::kMessage, g_cur.slot, static_cast<uint32_t>(g_cur.len));
+  }
+}
+
+void on_ws_event(void*, esp_event_base_t, int32_t id, void* data) {
+  const esp_websocket_event_data_t* d = static_cast<const esp_websocket_event_data_t*>(data);
+  switch (id) {
+    case WEBSOCKET_EVENT_CONNECTED:
+      ESP_LOGI(kTag, "websocket: connected to %s", CONFIG_MCPGEN_BACKEND_URL);
+      post(EventKind::kConnected, 0, 0);
+      break;
+    case WEBSOCKET_EVENT_DISCONNECTED:
+    case WEBSOCKET_EVENT_CLOSED:
+      ESP_LOGW(kTag, "websocket: disconnected");
+      post(EventKind::kDisconnected, 0, 0);
+      break;
+    case WEBSOCKET_EVENT_DATA:
+      if (d != nullptr && (d->op_code == kWsOpText || (d->op_code == kWsOpContinuation && g_cur.active))) {
+        on_text_chunk(d);
+      }
+      break;  // binary frames (audio), pings and pongs are not ours
+    case WEBSOCKET_EVENT_ERROR:
+      ESP_LOGE(kTag, "websocket: error");
+      break;
+    default:
+      break;
+  }
+}
+
+void start_websocket() {
+  const char* token = CONFIG_MCPGEN_BACKEND_TOKEN;
+  const bool has_scheme = strchr(token, ' ') != nullptr;  // e.g. "Basic ...": sent as is
+  int n = snprintf(g_headers, sizeof g_headers,
+                   "Authorization: %s%s\r\nProtocol-Version: %d\r\nDevice-Id: %s\r\nClient-Id: %s\r\n",
+                   has_scheme ? "" : "Bearer ", token, MCPGEN_XIAOZHI_PROTOCOL_VERSION, g_device_id, g_client_id);
+  if (n < 0 || static_cast<size_t>(n) >= sizeof g_headers) {
+    ESP_LOGE(kTag, "handshake headers too long (token?)");
+    return;
+  }
+  esp_websocket_client_config_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.uri = CONFIG_MCPGEN_BACKEND_URL;
+  cfg.headers = g_headers;
+  cfg.buffer_size = 2048;
+  cfg.task_stack = 6144;
+  cfg.reconnect_timeout_ms = 3000;
+  cfg.network_timeout_ms = 10000;
+  cfg.crt_bundle_attach = esp_crt_bundle_attach;  // wss:// with the public CA bundle
+  g_ws = esp_websocket_client_init(&cfg);
+  if (g_ws == nullptr) {
+    ESP_LOGE(kTag, "websocket: bad configuration (URL \"%s\")", CONFIG_MCPGEN_BACKEND_URL);
+    return;
+  }
+  esp_websocket_register_events(g_ws, WEBSOCKET_EVENT_ANY, on_ws_event, nullptr);
+  ESP_ERROR_CHECK(esp_websocket_client_start(g_ws));
+}
+
+// ------------------------------------------------------------------ worker task
+
+class WsLink : public mcpgen::Link {
+ public:
+  bool send(const char* data, size_t len) override {
+    if (g_ws == nullptr || !esp_websocket_client_is_connected(g_ws)) return false;
+    return esp_websocket_client_send_text(g_ws, data, static_cast<int>(len), pdMS_TO_TICKS(5000)) >= 0;
+  }
+};
+
+void worker(void*) {
+  WsLink link;
+  mcpgen::Session session(g_server, link, g_response, sizeof g_response);
+  TickType_t hello_deadline = 0;
+  bool waiting_hello = false;
+  for (;;) {
+    Event ev;
+    TickType_t wait = portMAX_DELAY;
+    if (waiting_hello) {
+      const TickType_t now = xTaskGetTickCount();
+      wait = hello_deadline > now ? hello_deadline - now : 0;
+    }
+    if (xQueueReceive(g_events, &ev, wait) != pdTRUE) {
+      ESP_LOGE(kTag, "no server hello within %d ms: reconnecting", kServerHelloTimeoutMs);
+      waiting_hello = false;
+      esp_websocket_client_stop(g_ws);
+      esp_websocket_client_start(g_ws);
+      continue;
+    }
+    switch (ev.kind) {
+      case EventKind::kConnected:
+        g_server.reset_connection();
+        if (session.send_hello("websocket")) {
+          waiting_hello = true;
+          hello_deadline = xTaskGetTickCount() + pdMS_TO_TICKS(kServerHelloTimeoutMs);
+        }
+        break;
+      case EventKind::kDisconnected:
+        waiting_hello = false;
+        break;
+      case EventKind::kOversized:
+        ESP_LOGW(kTag, "dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
+        session.on_oversized();
+        break;
+      case EventKind::kMessage:
+        session.on_message(g_rx[ev.slot], ev.len);
+        xQueueSend(g_free_slots, &ev.slot, 0);
+        if (waiting_hello && g_server.peer_hello_received()) {
+          waiting_hello = false;
+          ESP_LOGI(kTag, "server hello, session_id=%s", g_server.session_id());
+        }
+        ESP_LOGD(kTag, "message %u bytes; worker stack high-water mark %u bytes free",
+                 static_cast<unsigned>(ev.len), static_cast<unsigned>(uxTaskGetStackHighWaterMark(nullptr)));
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" void app_main(void) {
+  esp_err_t err = nvs_flash_init();
+  if (err == ESP_ERR_NVS_NO_FREE_PAGES || err == ESP_ERR_NVS_NEW_VERSION_FOUND) {
+    ESP_ERROR_CHECK(nvs_flash_erase());
+    err = nvs_flash_init();
+  }
+  ESP_ERROR_CHECK(err);
+  make_device_id();
+  make_client_id();
+  ESP_LOGI(kTag, "%s %s (spec %s, %u tools): device %s, client %s", kMcpSpec.device_name, kMcpSpec.device_version,
+           kMcpSpec.fingerprint, static_cast<unsigned>(kMcpSpec.tool_count), g_device_id, g_client_id);
+
+  if (CONFIG_MCPGEN_WIFI_SSID[0] == '\0' || CONFIG_MCPGEN_BACKEND_URL[0] == '\0') {
+    for (;;) {
+      ESP_LOGE(kTag, "not configured: set MCPGEN_WIFI_SSID, MCPGEN_WIFI_PASSWORD, MCPGEN_BACKEND_URL and "
+                     "MCPGEN_BACKEND_TOKEN, then `codegen build` again (or `pio run -t menuconfig`)");
+      vTaskDelay(pdMS_TO_TICKS(10000));
+    }
+  }
+
+  g_events = xQueueCreate(CONFIG_MCPGEN_RX_SLOTS + 4, sizeof(Event));
+  g_free_slots = xQueueCreate(CONFIG_MCPGEN_RX_SLOTS, sizeof(uint8_t));
+  g_net = xEventGroupCreate();
+  for (uint8_t i = 0; i < CONFIG_MCPGEN_RX_SLOTS; ++i) xQueueSend(g_free_slots, &i, 0);
+
+  start_wifi();
+  xEventGroupWaitBits(g_net, kGotIp, pdFALSE, pdTRUE, portMAX_DELAY);
+  // Handlers run here, never on the websocket event task.
+  xTaskCreate(worker, "mcpgen", CONFIG_MCPGEN_WORKER_STACK_SIZE, nullptr, 5, nullptr);
+  start_websocket();
+}

@@ -1,0 +1,313 @@
+// The host port: the generated tools + the portable core as a device simulator process.
+//
+//   sim --stdio                       newline-delimited MCP on stdin/stdout (logs: stderr)
+//   sim --ws ws://host:port/path      connect like a xiaozhi device over WebSocket
+//       [--token T] [--device-id ID] [--client-id UUID] [--max-reconnects N]
+//       [--hello-timeout-ms MS]
+// The WebSocket mode reconnects with exponential backoff (0.2 s doubling to 5 s, reset
+// after a session that got the server hello); --max-reconnects N gives up after N.
+//
+// All buffers are static (MCPGEN_REQUEST_BUFFER_SIZE / MCPGEN_RESPONSE_BUFFER_SIZE).
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp_tools.h"
+#include "mcpgen/mcp_core.h"
+#include "mcpgen/session.h"
+#include "sha1_base64.h"
+#include "ws_client.h"
+
+namespace {
+
+char g_request[MCPGEN_REQUEST_BUFFER_SIZE];
+char g_response[MCPGEN_RESPONSE_BUFFER_SIZE];
+mcpgen::Server g_server(kMcpSpec);
+
+void log_line(const char* fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  size_t len = static_cast<size_t>(n) < sizeof line - 1 ? static_cast<size_t>(n) : sizeof line - 2;
+  line[len++] = '\n';
+  fputs("[sim] ", stderr);
+  fwrite(line, 1, len, stderr);
+  fflush(stderr);
+}
+
+// Logs the vision endpoint the client announced in initialize, once per change.
+void log_vision_change() {
+  static char last[MCPGEN_VISION_URL_SIZE] = "";
+  const mcpgen::VisionConfig& v = g_server.vision();
+  if (v.present && strcmp(last, v.url) != 0) {
+    snprintf(last, sizeof last, "%s", v.url);
+    log_line("vision configured: url=%s token=%zu chars", v.url, strlen(v.token));
+  }
+}
+
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ stdio
+
+class StdoutLink : public mcpgen::Link {
+ public:
+  bool send(const char* data, size_t len) override {
+    // The reply buffer is ours between calls: append the newline in place when it fits.
+    if (data == g_response && len < sizeof g_response) {
+      g_response[len] = '\n';
+      return write_all(1, data, len + 1);
+    }
+    return write_all(1, data, len) && write_all(1, "\n", 1);
+  }
+};
+
+int run_stdio() {
+  StdoutLink link;
+  mcpgen::Session session(g_server, link, g_response, sizeof g_response);
+  log_line("%s %s (spec %s): serving MCP on stdio", kMcpSpec.device_name, kMcpSpec.device_version,
+           kMcpSpec.fingerprint);
+  char chunk[1024];
+  size_t len = 0;
+  bool discarding = false;  // inside a line longer than the request buffer
+  for (;;) {
+    ssize_t r = read(0, chunk, sizeof chunk);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      log_line("stdin: %s", strerror(errno));
+      return 1;
+    }
+    if (r == 0) break;
+    for (ssize_t i = 0; i < r; ++i) {
+      char c = chunk[i];
+      if (discarding) {
+        if (c == '\n') {
+          discarding = false;
+          log_line("dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
+          if (!session.on_oversized()) return 1;
+        }
+        continue;
+      }
+      if (c != '\n') {
+        if (len + 1 >= sizeof g_request) {  // keep one byte for the core's NUL
+          discarding = true;
+          len = 0;
+        } else {
+          g_request[len++] = c;
+        }
+        continue;
+      }
+      if (len > 0 && g_request[len - 1] == '\r') --len;
+      bool blank = true;
+      for (size_t k = 0; k < len && blank; ++k) blank = g_request[k] == ' ' || g_request[k] == '\t';
+      if (!blank && !session.on_message(g_request, len)) return 1;
+      len = 0;
+      log_vision_change();
+    }
+  }
+  if (discarding) {
+    session.on_oversized();
+  } else if (len > 0) {  // last line without a newline
+    session.on_message(g_request, len);
+  }
+  log_line("stdin closed");
+  return 0;
+}
+
+// ------------------------------------------------------------------ websocket
+
+class WsLink : public mcpgen::Link {
+ public:
+  explicit WsLink(hostport::WsClient& ws) : ws_(ws) {}
+  bool send(const char* data, size_t len) override { return ws_.send_text(data, len); }
+
+ private:
+  hostport::WsClient& ws_;
+};
+
+struct WsOptions {
+  const char* url = nullptr;
+  const char* token = "test-token";
+  const char* device_id = "02:4d:43:50:47:4e";
+  const char* client_id = nullptr;  // random UUID when not given
+  long max_reconnects = -1;  // -1: forever
+  int hello_timeout_ms = 10000;
+};
+
+void sleep_ms(int ms) {
+  struct timespec ts;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = static_cast<long>(ms % 1000) * 1000000L;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+// One connection: handshake, hello exchange, then MCP until it drops. Returns true
+// when the session got as far as the server hello.
+bool run_ws_connection(const WsOptions& opt, const hostport::WsUrl& url, hostport::WsClient& ws) {
+  char auth[512];
+  snprintf(auth, sizeof auth, "Bearer %s", opt.token);
+  char protocol_version[12];
+  snprintf(protocol_version, sizeof protocol_version, "%d", MCPGEN_XIAOZHI_PROTOCOL_VERSION);
+  const hostport::HttpHeader headers[] = {
+      {"Authorization", auth},
+      {"Protocol-Version", protocol_version},
+      {"Device-Id", opt.device_id},
+      {"Client-Id", opt.client_id},
+  };
+  char err[256];
+  if (!ws.connect(url, headers, sizeof headers / sizeof headers[0], 5000, err, sizeof err)) {
+    log_line("websocket: %s", err);
+    return false;
+  }
+  log_line("websocket: connected to %s", opt.url);
+  g_server.reset_connection();
+  WsLink link(ws);
+  mcpgen::Session session(g_server, link, g_response, sizeof g_response);
+  if (!session.send_hello("websocket")) {
+    log_line("websocket: sending hello failed: %s", ws.last_error());
+    return false;
+  }
+  bool hello_seen = false;
+  for (;;) {
+    size_t len = 0;
+    int timeout = hello_seen ? -1 : opt.hello_timeout_ms;
+    hostport::WsClient::Recv r = ws.receive(g_request, sizeof g_request, &len, timeout);
+    if (r == hostport::WsClient::Recv::kTimeout) {
+      log_line("websocket: no server hello within %d ms", opt.hello_timeout_ms);
+      ws.close(1000);
+      return false;
+    }
+    if (r == hostport::WsClient::Recv::kClosed || r == hostport::WsClient::Recv::kError) {
+      log_line("websocket: connection lost: %s", ws.last_error());
+      return hello_seen;
+    }
+    if (r == hostport::WsClient::Recv::kOversized) {
+      log_line("websocket: dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
+      if (!session.on_oversized()) return hello_seen;
+      continue;
+    }
+    if (!session.on_message(g_request, len)) {
+      log_line("websocket: send failed: %s", ws.last_error());
+      return hello_seen;
+    }
+    if (!hello_seen && g_server.peer_hello_received()) {
+      hello_seen = true;
+      log_line("websocket: server hello, session_id=%s", g_server.session_id());
+    }
+    log_vision_change();
+  }
+}
+
+int run_ws(const WsOptions& opt) {
+  hostport::WsUrl url;
+  char err[256];
+  if (!hostport::parse_ws_url(opt.url, &url, err, sizeof err)) {
+    log_line("%s", err);
+    return 2;
+  }
+  log_line("%s %s (spec %s): device %s, client %s", kMcpSpec.device_name, kMcpSpec.device_version,
+           kMcpSpec.fingerprint, opt.device_id, opt.client_id);
+  hostport::WsClient ws;
+  const int kMinBackoffMs = 200, kMaxBackoffMs = 5000;
+  int backoff = kMinBackoffMs;
+  long reconnects = 0;
+  for (;;) {
+    bool had_session = run_ws_connection(opt, url, ws);
+    if (ws.is_open()) ws.close(1000);
+    if (had_session) backoff = kMinBackoffMs;
+    if (opt.max_reconnects >= 0 && reconnects >= opt.max_reconnects) {
+      log_line("websocket: giving up after %ld reconnects", reconnects);
+      return had_session ? 0 : 1;
+    }
+    ++reconnects;
+    log_line("websocket: reconnecting in %d ms (attempt %ld)", backoff, reconnects);
+    sleep_ms(backoff);
+    backoff = backoff * 2 > kMaxBackoffMs ? kMaxBackoffMs : backoff * 2;
+  }
+}
+
+void make_uuid(char out[37]) {
+  uint8_t b[16];
+  hostport::random_bytes(b, sizeof b);
+  b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);
+  b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+void usage(FILE* f) {
+  fprintf(f,
+          "usage: %s-sim --stdio\n"
+          "       %s-sim --ws ws://host:port/path [--token T] [--device-id ID] [--client-id UUID]\n"
+          "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
+          "       %s-sim --version\n",
+          kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  bool stdio = false;
+  WsOptions ws;
+  static char uuid[37];
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (strcmp(a, "--stdio") == 0) {
+      stdio = true;
+    } else if (strcmp(a, "--ws") == 0 && has_value) {
+      ws.url = argv[++i];
+    } else if (strcmp(a, "--token") == 0 && has_value) {
+      ws.token = argv[++i];
+    } else if (strcmp(a, "--device-id") == 0 && has_value) {
+      ws.device_id = argv[++i];
+    } else if (strcmp(a, "--client-id") == 0 && has_value) {
+      ws.client_id = argv[++i];
+    } else if (strcmp(a, "--max-reconnects") == 0 && has_value) {
+      ws.max_reconnects = strtol(argv[++i], nullptr, 10);
+    } else if (strcmp(a, "--hello-timeout-ms") == 0 && has_value) {
+      ws.hello_timeout_ms = static_cast<int>(strtol(argv[++i], nullptr, 10));
+    } else if (strcmp(a, "--version") == 0) {
+      printf("%s %s spec %s core %d\n", kMcpSpec.device_name, kMcpSpec.device_version, kMcpSpec.fingerprint,
+             MCPGEN_CORE_VERSION);
+      return 0;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else {
+      fprintf(stderr, "unknown or incomplete argument: %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (stdio == (ws.url != nullptr)) {
+    usage(stderr);
+    return 2;
+  }
+  if (stdio) return run_stdio();
+  if (ws.client_id == nullptr) {
+    make_uuid(uuid);
+    ws.client_id = uuid;
+  }
+  return run_ws(ws);
+}

@@ -1,0 +1,425 @@
+#include "ws_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sha1_base64.h"
+
+namespace hostport {
+namespace {
+
+const char kWsGuid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+int64_t now_ms() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Remaining time until deadline for poll(); -1 = forever.
+int remaining(int64_t deadline_ms) {
+  if (deadline_ms < 0) return -1;
+  int64_t left = deadline_ms - now_ms();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+bool header_value_has_token(const char* value, const char* token) {
+  size_t n = strlen(token);
+  for (const char* p = value; *p != '\0'; ++p) {
+    if (strncasecmp(p, token, n) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void random_bytes(void* buf, size_t n) {
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  size_t got = 0;
+  if (fd >= 0) {
+    while (got < n) {
+      ssize_t r = read(fd, static_cast<char*>(buf) + got, n - got);
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    ::close(fd);
+  }
+  static uint64_t state = 0;
+  if (state == 0) state = static_cast<uint64_t>(now_ms()) ^ (static_cast<uint64_t>(getpid()) << 32) ^ 1;
+  for (; got < n; ++got) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    static_cast<uint8_t*>(buf)[got] = static_cast<uint8_t>(state);
+  }
+}
+
+bool parse_ws_url(const char* url, WsUrl* out, char* err, size_t err_cap) {
+  const char* p = url;
+  if (strncmp(p, "ws://", 5) != 0) {
+    snprintf(err, err_cap, "unsupported URL %s (only ws:// is supported)", url);
+    return false;
+  }
+  p += 5;
+  const char* host_end = p;
+  if (*p == '[') {  // [IPv6]
+    host_end = strchr(p, ']');
+    if (host_end == nullptr) {
+      snprintf(err, err_cap, "bad IPv6 host in %s", url);
+      return false;
+    }
+    ++p;
+  } else {
+    while (*host_end != '\0' && *host_end != ':' && *host_end != '/' && *host_end != '?') ++host_end;
+  }
+  size_t host_len = static_cast<size_t>(host_end - p);
+  if (host_len == 0 || host_len >= sizeof out->host) {
+    snprintf(err, err_cap, "bad host in %s", url);
+    return false;
+  }
+  memcpy(out->host, p, host_len);
+  out->host[host_len] = '\0';
+  p = host_end;
+  if (*p == ']') ++p;
+  snprintf(out->port, sizeof out->port, "80");
+  if (*p == ':') {
+    ++p;
+    size_t n = 0;
+    while (p[n] >= '0' && p[n] <= '9') ++n;
+    if (n == 0 || n >= sizeof out->port) {
+      snprintf(err, err_cap, "bad port in %s", url);
+      return false;
+    }
+    memcpy(out->port, p, n);
+    out->port[n] = '\0';
+    p += n;
+  }
+  if (*p == '\0') {
+    snprintf(out->path, sizeof out->path, "/");
+  } else if (*p == '/' || *p == '?') {
+    int w = snprintf(out->path, sizeof out->path, "%s%s", *p == '?' ? "/" : "", p);
+    if (w < 0 || static_cast<size_t>(w) >= sizeof out->path) {
+      snprintf(err, err_cap, "path too long in %s", url);
+      return false;
+    }
+  } else {
+    snprintf(err, err_cap, "bad URL %s", url);
+    return false;
+  }
+  return true;
+}
+
+WsClient::WsClient() : fd_(-1), rpos_(0), rlen_(0) { error_[0] = '\0'; }
+
+WsClient::~WsClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void WsClient::fail(const char* what) {
+  snprintf(error_, sizeof error_, "%s", what);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool WsClient::send_all(const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = ::send(fd_, p, len, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(strerror(errno));
+      return false;
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+int WsClient::read_exact(void* dst, size_t n, int64_t deadline_ms) {
+  uint8_t* out = static_cast<uint8_t*>(dst);
+  while (n > 0) {
+    if (rpos_ < rlen_) {
+      size_t take = rlen_ - rpos_ < n ? rlen_ - rpos_ : n;
+      if (out != nullptr) {
+        memcpy(out, rbuf_ + rpos_, take);
+        out += take;
+      }
+      rpos_ += take;
+      n -= take;
+      continue;
+    }
+    struct pollfd pfd;
+    pfd.fd = fd_;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    int pr = poll(&pfd, 1, remaining(deadline_ms));
+    if (pr < 0) {
+      if (errno == EINTR) continue;
+      fail(strerror(errno));
+      return -1;
+    }
+    if (pr == 0) return 0;
+    ssize_t r = ::recv(fd_, rbuf_, sizeof rbuf_, 0);
+    if (r < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      fail(strerror(errno));
+      return -1;
+    }
+    if (r == 0) {
+      fail("connection closed by peer");
+      return -1;
+    }
+    rpos_ = 0;
+    rlen_ = static_cast<size_t>(r);
+  }
+  return 1;
+}
+
+bool WsClient::connect(const WsUrl& url, const HttpHeader* headers, size_t header_count, int timeout_ms,
+                       char* err, size_t err_cap) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  rpos_ = rlen_ = 0;
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  struct addrinfo* res = nullptr;
+  int gai = getaddrinfo(url.host, url.port, &hints, &res);
+  if (gai != 0) {
+    snprintf(err, err_cap, "cannot resolve %s: %s", url.host, gai_strerror(gai));
+    return false;
+  }
+  int fd = -1;
+  for (struct addrinfo* ai = res; ai != nullptr && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+      snprintf(err, err_cap, "cannot connect to %s:%s: %s", url.host, url.port, strerror(errno));
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  if (fd < 0) return false;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  fd_ = fd;
+
+  uint8_t nonce[16];
+  random_bytes(nonce, sizeof nonce);
+  char key[32];
+  base64_encode(nonce, sizeof nonce, key);
+
+  char req[4096];
+  int n = snprintf(req, sizeof req,
+                   "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n",
+                   url.path, url.host, url.port, key);
+  for (size_t i = 0; i < header_count && n > 0 && static_cast<size_t>(n) < sizeof req; ++i) {
+    n += snprintf(req + n, sizeof req - static_cast<size_t>(n), "%s: %s\r\n", headers[i].name,
+                  headers[i].value);
+  }
+  if (n > 0 && static_cast<size_t>(n) < sizeof req) n += snprintf(req + n, sizeof req - n, "\r\n");
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof req) {
+    snprintf(err, err_cap, "handshake request too long");
+    fail("handshake request too long");
+    return false;
+  }
+  if (!send_all(req, static_cast<size_t>(n))) {
+    snprintf(err, err_cap, "sending the handshake failed: %s", error_);
+    return false;
+  }
+
+  // Read the response head byte by byte up to the blank line (the rest stays buffered).
+  char head[4096];
+  size_t hl = 0;
+  int64_t deadline = now_ms() + timeout_ms;
+  while (hl < 4 || memcmp(head + hl - 4, "\r\n\r\n", 4) != 0) {
+    if (hl + 1 >= sizeof head) {
+      snprintf(err, err_cap, "handshake response head too long");
+      fail("bad handshake");
+      return false;
+    }
+    int r = read_exact(head + hl, 1, deadline);
+    if (r <= 0) {
+      snprintf(err, err_cap, "handshake response: %s", r == 0 ? "timed out" : error_);
+      if (fd_ >= 0) fail("timeout");
+      return false;
+    }
+    ++hl;
+  }
+  head[hl] = '\0';
+  if (strncmp(head, "HTTP/1.1 101", 12) != 0) {
+    char* eol = strstr(head, "\r\n");
+    if (eol != nullptr) *eol = '\0';
+    snprintf(err, err_cap, "handshake rejected: %s", head);
+    fail("handshake rejected");
+    return false;
+  }
+  char expected[32];
+  {
+    char concat[96];
+    snprintf(concat, sizeof concat, "%s%s", key, kWsGuid);
+    uint8_t digest[20];
+    sha1(concat, strlen(concat), digest);
+    base64_encode(digest, sizeof digest, expected);
+  }
+  bool upgrade = false, connection = false, accept = false;
+  for (char* line = strstr(head, "\r\n"); line != nullptr;) {
+    line += 2;
+    char* eol = strstr(line, "\r\n");
+    if (eol == nullptr || eol == line) break;
+    *eol = '\0';
+    char* colon = strchr(line, ':');
+    if (colon != nullptr) {
+      *colon = '\0';
+      char* value = colon + 1;
+      while (*value == ' ' || *value == '\t') ++value;
+      char* vend = value + strlen(value);
+      while (vend > value && (vend[-1] == ' ' || vend[-1] == '\t')) *--vend = '\0';
+      if (strcasecmp(line, "Upgrade") == 0) upgrade = strcasecmp(value, "websocket") == 0;
+      if (strcasecmp(line, "Connection") == 0) connection = header_value_has_token(value, "upgrade");
+      if (strcasecmp(line, "Sec-WebSocket-Accept") == 0) accept = strcmp(value, expected) == 0;
+    }
+    line = eol;
+  }
+  if (!upgrade || !connection || !accept) {
+    snprintf(err, err_cap, "handshake response invalid (%s)",
+             !accept ? "Sec-WebSocket-Accept mismatch" : "missing Upgrade/Connection");
+    fail("bad handshake");
+    return false;
+  }
+  return true;
+}
+
+bool WsClient::send_frame(uint8_t opcode, const char* data, size_t len) {
+  if (fd_ < 0) return false;
+  uint8_t hdr[14];
+  size_t hn = 0;
+  hdr[hn++] = static_cast<uint8_t>(0x80 | opcode);
+  if (len < 126) {
+    hdr[hn++] = static_cast<uint8_t>(0x80 | len);
+  } else if (len <= 0xFFFF) {
+    hdr[hn++] = 0x80 | 126;
+    hdr[hn++] = static_cast<uint8_t>(len >> 8);
+    hdr[hn++] = static_cast<uint8_t>(len);
+  } else {
+    hdr[hn++] = 0x80 | 127;
+    for (int i = 7; i >= 0; --i) hdr[hn++] = static_cast<uint8_t>(static_cast<uint64_t>(len) >> (8 * i));
+  }
+  uint8_t mask[4];
+  random_bytes(mask, sizeof mask);
+  memcpy(hdr + hn, mask, 4);
+  hn += 4;
+  if (!send_all(hdr, hn)) return false;
+  uint8_t chunk[512];
+  for (size_t off = 0; off < len;) {
+    size_t n = len - off < sizeof chunk ? len - off : sizeof chunk;
+    for (size_t i = 0; i < n; ++i) chunk[i] = static_cast<uint8_t>(data[off + i]) ^ mask[(off + i) & 3];
+    if (!send_all(chunk, n)) return false;
+    off += n;
+  }
+  return true;
+}
+
+bool WsClient::send_text(const char* data, size_t len) { return send_frame(0x1, data, len); }
+
+void WsClient::close(uint16_t code) {
+  if (fd_ < 0) return;
+  char payload[2] = {static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)};
+  send_frame(0x8, payload, sizeof payload);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+WsClient::Recv WsClient::receive(char* buf, size_t cap, size_t* len, int timeout_ms) {
+  int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  size_t total = 0;
+  bool in_message = false;  // inside a fragmented message
+  bool message_is_text = false;
+  bool oversized = false;
+  for (;;) {
+    if (fd_ < 0) return Recv::kError;
+    uint8_t h[2];
+    int r = read_exact(h, 2, deadline);
+    if (r <= 0) return r == 0 ? Recv::kTimeout : Recv::kError;
+    bool fin = (h[0] & 0x80) != 0;
+    uint8_t opcode = h[0] & 0x0F;
+    bool masked = (h[1] & 0x80) != 0;
+    uint64_t plen = h[1] & 0x7F;
+    if ((h[0] & 0x70) != 0 || masked) {  // no extensions; server frames are never masked
+      close(1002);
+      snprintf(error_, sizeof error_, "protocol error from server");
+      return Recv::kError;
+    }
+    if (plen >= 126) {
+      uint8_t ext[8];
+      size_t en = plen == 126 ? 2 : 8;
+      if (read_exact(ext, en, -1) <= 0) return Recv::kError;
+      plen = 0;
+      for (size_t i = 0; i < en; ++i) plen = (plen << 8) | ext[i];
+    }
+    if (opcode >= 0x8) {  // control frame
+      if (plen > 125 || !fin) {
+        close(1002);
+        return Recv::kError;
+      }
+      char payload[125];
+      if (read_exact(payload, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
+      if (opcode == 0x9) {
+        if (!send_frame(0xA, payload, static_cast<size_t>(plen))) return Recv::kError;
+      } else if (opcode == 0x8) {
+        uint16_t code = plen >= 2 ? static_cast<uint16_t>((static_cast<uint8_t>(payload[0]) << 8) |
+                                                          static_cast<uint8_t>(payload[1]))
+                                  : 1000;
+        close(code);
+        snprintf(error_, sizeof error_, "closed by server (code %u)", code);
+        return Recv::kClosed;
+      }
+      continue;  // pong
+    }
+    if (opcode == 0x1 || opcode == 0x2) {
+      if (in_message) {
+        close(1002);
+        return Recv::kError;
+      }
+      in_message = true;
+      message_is_text = opcode == 0x1;
+      total = 0;
+      oversized = false;
+    } else if (opcode != 0x0 || !in_message) {
+      close(1002);
+      return Recv::kError;
+    }
+    if (message_is_text && !oversized && total + plen <= cap - 1) {
+      if (read_exact(buf + total, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
+      total += static_cast<size_t>(plen);
+    } else {
+      if (message_is_text) oversized = true;
+      if (read_exact(nullptr, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
+    }
+    if (!fin) continue;
+    in_message = false;
+    if (!message_is_text) continue;  // binary (audio): not for the MCP core
+    if (oversized) return Recv::kOversized;
+    buf[total] = '\0';
+    *len = total;
+    return Recv::kMessage;
+  }
+}
+
+}  // namespace hostport

@@ -1,0 +1,66 @@
+// A minimal RFC 6455 WebSocket client over POSIX sockets for the host simulator:
+// ws:// only, masked client frames, text messages (fragmented or not), ping -> pong,
+// close handshake. No heap: messages are assembled in the caller's buffer.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace hostport {
+
+struct WsUrl {
+  char host[256];
+  char port[8];
+  char path[1024];  // path and query, at least "/"
+};
+
+// Parses ws://host[:port][/path]; on failure writes a reason into err.
+bool parse_ws_url(const char* url, WsUrl* out, char* err, size_t err_cap);
+
+struct HttpHeader {
+  const char* name;
+  const char* value;
+};
+
+class WsClient {
+ public:
+  enum class Recv { kMessage, kOversized, kTimeout, kClosed, kError };
+
+  WsClient();
+  ~WsClient();
+  WsClient(const WsClient&) = delete;
+  WsClient& operator=(const WsClient&) = delete;
+
+  // TCP connect + opening handshake (checks the 101 status, Upgrade, Connection and
+  // Sec-WebSocket-Accept). On failure writes a reason into err.
+  bool connect(const WsUrl& url, const HttpHeader* headers, size_t header_count, int timeout_ms,
+               char* err, size_t err_cap);
+
+  // Waits for one complete text message and copies it into buf (up to cap-1 bytes, NUL
+  // appended). Answers pings, skips binary messages. A text message longer than cap-1
+  // is read to its end and reported as kOversized. timeout_ms < 0 waits forever.
+  Recv receive(char* buf, size_t cap, size_t* len, int timeout_ms);
+
+  bool send_text(const char* data, size_t len);
+  void close(uint16_t code);  // sends a close frame (best effort) and closes the socket
+  bool is_open() const { return fd_ >= 0; }
+  const char* last_error() const { return error_; }
+
+ private:
+  bool send_frame(uint8_t opcode, const char* data, size_t len);
+  bool send_all(const void* data, size_t len);
+  // Reads exactly n bytes (into dst, or discards them when dst is null).
+  int read_exact(void* dst, size_t n, int64_t deadline_ms);  // 1 ok, 0 timeout, -1 error/EOF
+  void fail(const char* what);
+
+  int fd_;
+  uint8_t rbuf_[4096];
+  size_t rpos_;
+  size_t rlen_;
+  char error_[128];
+};
+
+// Fills buf with n random bytes (/dev/urandom, falling back to a time-seeded PRNG).
+void random_bytes(void* buf, size_t n);
+
+}  // namespace hostport

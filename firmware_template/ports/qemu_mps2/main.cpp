@@ -1,0 +1,128 @@
+// mcpgen firmware for the emulated Cortex-M3 (qemu-system-arm -M mps2-an385).
+//
+// UART0 carries the MCP stream with the stdio framing: one JSON message per line
+// (bare JSON-RPC or the xiaozhi envelope), replies and device notifications likewise,
+// nothing else. A line that does not fit the request buffer (MCPGEN_REQUEST_BUFFER_SIZE
+// bytes including the core's NUL, so at most SIZE-1 bytes of text, as on the host
+// simulator) is discarded up to its newline and answered with Server::oversized_reply.
+// UART1 is the debug console: a boot banner and, after every message, the stack
+// high-water mark and heap use:
+//   mcpgen: msg 3 in 57 out 812 stack_hwm 1432/16384 heap 0
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "board.h"
+#include "cmsdk_uart.h"
+#include "mcp_tools.h"
+#include "mcpgen/session.h"
+
+namespace {
+
+char g_request[MCPGEN_REQUEST_BUFFER_SIZE];
+char g_response[MCPGEN_RESPONSE_BUFFER_SIZE];
+mcpgen::Server g_server(kMcpSpec);
+
+class UartLink : public mcpgen::Link {
+ public:
+  bool send(const char* data, size_t len) override {
+    board::kMcpUart.write(data, len);
+    board::kMcpUart.put('\n');
+    sent_ += len + 1;
+    return true;
+  }
+  size_t sent_ = 0;
+};
+
+void report(uint32_t seq, size_t in_len, size_t out_len) {
+  board::log("mcpgen: msg ");
+  board::log_uint(seq);
+  board::log(" in ");
+  board::log_uint(in_len);
+  board::log(" out ");
+  board::log_uint(out_len);
+  board::log(" stack_hwm ");
+  board::log_uint(board::stack_high_water());
+  board::log("/");
+  board::log_uint(board::stack_size());
+  board::log(" heap ");
+  board::log_uint(board::heap_used());
+  board::log("\n");
+}
+
+// Logs the vision endpoint the client announced in initialize, once per change (the
+// same console line as the host simulator).
+void log_vision_change() {
+  static char last[MCPGEN_VISION_URL_SIZE] = "";
+  const mcpgen::VisionConfig& v = g_server.vision();
+  if (v.present && strcmp(last, v.url) != 0) {
+    strncpy(last, v.url, sizeof last - 1);
+    board::log("mcpgen: vision configured: url=");
+    board::log(v.url);
+    board::log(" token=");
+    board::log_uint(strlen(v.token));
+    board::log(" chars\n");
+  }
+}
+
+void banner() {
+  const mcpgen::SpecDesc& spec = g_server.spec();
+  board::log("mcpgen: boot ");
+  board::log(spec.device_name);
+  board::log(" ");
+  board::log(spec.device_version);
+  board::log(" fingerprint ");
+  board::log(spec.fingerprint);
+  board::log(" tools ");
+  board::log_uint(spec.tool_count);
+  board::log(" stack ");
+  board::log_uint(board::stack_size());
+  board::log(" heap_avail ");
+  board::log_uint(board::heap_size());
+  board::log(" request_buffer ");
+  board::log_uint(sizeof g_request);
+  board::log(" stack_hwm ");
+  board::log_uint(board::stack_high_water());
+  board::log("\n");
+}
+
+}  // namespace
+
+int main() {
+  UartLink link;
+  mcpgen::Session session(g_server, link, g_response, sizeof g_response);
+  banner();
+
+  uint32_t seq = 0;
+  size_t len = 0;
+  bool discarding = false;  // inside a line longer than the request buffer
+  for (;;) {
+    const char c = board::kMcpUart.get();
+    if (c != '\n') {
+      if (discarding) continue;
+      if (len + 1 >= sizeof g_request) {  // keep one byte for the core's NUL
+        discarding = true;
+        len = 0;
+      } else {
+        g_request[len++] = c;
+      }
+      continue;
+    }
+    size_t in_len = len;
+    link.sent_ = 0;
+    if (discarding) {
+      discarding = false;
+      in_len = sizeof g_request;
+      session.on_oversized();
+    } else {
+      len = 0;
+      if (in_len > 0 && g_request[in_len - 1] == '\r') --in_len;
+      bool blank = true;
+      for (size_t k = 0; k < in_len && blank; ++k) blank = g_request[k] == ' ' || g_request[k] == '\t';
+      if (blank) continue;
+      session.on_message(g_request, in_len);
+      log_vision_change();
+    }
+    report(++seq, in_len, link.sent_);
+  }
+}

@@ -1,0 +1,32 @@
+"""MCP bridge: serve connected devices' tools as an ordinary MCP server.
+
+Any MCP client (desktop assistants, IDEs, the official SDKs) can list and call the tools
+of one or many devices through it, over stdio or Streamable HTTP. See docs/bridge.md.
+"""
+
+from .core import Bridge, Reply, Session, tool_error
+from .device import DeviceLike, ToolInfoLike
+from .http import StreamableHttpApp, serve_http
+from .names import ToolKey, ToolNameMap, device_slug, safe_tool_name
+from .protocol import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+from .stdio import StdioServer, serve_stdio
+
+__all__ = [
+    "LEGACY_VERSIONS",
+    "MODERN_VERSIONS",
+    "SUPPORTED_VERSIONS",
+    "Bridge",
+    "DeviceLike",
+    "Reply",
+    "Session",
+    "StdioServer",
+    "StreamableHttpApp",
+    "ToolInfoLike",
+    "ToolKey",
+    "ToolNameMap",
+    "device_slug",
+    "safe_tool_name",
+    "serve_http",
+    "serve_stdio",
+    "tool_error",
+]

@@ -1,0 +1,7 @@
+"""``python -m runtime.bridge ...``: the same as ``codegen bridge ...``."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,716 @@
+"""The transport-independent MCP server: sessions, version handling, tools, forwarding.
+
+Transports (``stdio.py``, ``http.py``) parse bytes into JSON-RPC messages, call
+:meth:`Bridge.handle` once per message (requests in their own task, so calls run
+concurrently and can be cancelled) and write back the :class:`Reply` and whatever the
+handler emits for that request (progress, subscription notifications).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .device import DeviceLike, ToolInfoLike
+from .names import ToolKey, ToolNameMap
+from .protocol import (
+    BATCH_VERSIONS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LATEST_LEGACY,
+    LEGACY_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_DEVICE,
+    META_DEVICE_TOOL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    METHOD_NOT_FOUND,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    RpcFailure,
+    error_response,
+    notification,
+    version_at_least,
+)
+
+log = logging.getLogger("runtime.bridge")
+
+__version__ = "0.1.0"
+
+Emit = Callable[[dict[str, Any]], Awaitable[None]]
+"""Sends one message to the client on the channel of the request being handled."""
+
+TOOLS_CHANGED = notification("notifications/tools/list_changed")
+
+
+def _id_key(request_id: Any) -> str:
+    """Request ids 1 and "1" are different requests; key them by their JSON text."""
+    return json.dumps(request_id, sort_keys=True)
+
+
+@dataclass
+class Session:
+    """One client: a stdio process, a Streamable HTTP session, or one stateless request."""
+
+    transport: str
+    id: str = field(default_factory=lambda: secrets.token_hex(16))
+    protocol_version: str | None = None
+    """The version negotiated by ``initialize`` (legacy clients only)."""
+    initialized: bool = False
+    client_info: dict[str, Any] | None = None
+    push: Emit | None = None
+    """Where out-of-band notifications for a legacy client go (stdout, the GET stream)."""
+    inflight: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
+    closed: bool = False
+
+    def cancel_all(self) -> None:
+        for task in list(self.inflight.values()):
+            task.cancel()
+
+
+@dataclass
+class Reply:
+    """What to send back for one incoming message: a response (or nothing) and, for
+    Streamable HTTP, the status code that goes with it."""
+
+    message: dict[str, Any] | None
+    http_status: int = 200
+    cancelled: bool = False
+    protocol_version: str | None = None
+    """The version the message was handled under (modern or the session's legacy one)."""
+
+
+@dataclass
+class _Entry:
+    device: DeviceLike
+    tool: ToolInfoLike
+    name: str
+
+
+class Bridge:
+    """Serves the tools of one or many devices as one MCP server.
+
+    Args:
+        prefix_tools: export ``<device>__<tool>`` names (needed when serving many devices).
+        user_tools: also export tools the spec marks user-only.
+        device_ids: serve only these devices (None: every device added).
+        call_timeout: seconds a forwarded ``tools/call`` may take (None: the runtime's).
+        validate_arguments: check arguments against the tool's input schema first, so a
+            bad call is a tool error with a precise message and never reaches the device.
+        safe_names: export names matching ``^[a-zA-Z0-9_-]{1,64}$`` (see ``names.py``).
+        list_ttl_ms: the ``ttlMs`` caching hint on ``tools/list`` for 2026-07-28 clients.
+    """
+
+    def __init__(
+        self,
+        *,
+        prefix_tools: bool = False,
+        user_tools: bool = False,
+        device_ids: Collection[str] | None = None,
+        call_timeout: float | None = 30.0,
+        validate_arguments: bool = True,
+        safe_names: bool = True,
+        list_ttl_ms: int = 0,
+        server_name: str = "mcpgen-bridge",
+        server_version: str = __version__,
+        instructions: str | None = None,
+    ) -> None:
+        self.prefix_tools = prefix_tools
+        self.user_tools = user_tools
+        self.device_ids = frozenset(device_ids) if device_ids else None
+        self.call_timeout = call_timeout
+        self.validate_arguments = validate_arguments
+        self.safe_names = safe_names
+        self.list_ttl_ms = list_ttl_ms
+        self.server_info = {"name": server_name, "version": server_version}
+        self.instructions = instructions
+        self.devices: dict[str, DeviceLike] = {}
+        self._unsubscribe: dict[str, Callable[[], None]] = {}
+        self._entries: dict[str, _Entry] = {}
+        self._order: list[str] = []
+        self._gone: dict[str, str] = {}
+        self._listeners: list[Callable[[], None]] = []
+        self._sessions: dict[str, Session] = {}
+        self._progress: dict[str, tuple[Emit, Any]] = {}
+        self._progress_ids = itertools.count(1)
+        self._device_calls: dict[str, set[asyncio.Task[Any]]] = {}
+        self._validators: dict[tuple[str, str], Any] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._closing = asyncio.Event()
+        self.timeout_slack = 5.0
+        """Seconds past ``call_timeout`` after which the bridge gives up on a call itself."""
+
+    # ------------------------------------------------------------------ devices
+
+    def wants(self, device_id: str) -> bool:
+        return self.device_ids is None or device_id in self.device_ids
+
+    def add_device(self, device: DeviceLike) -> bool:
+        """Serve a device's tools (False if ``device_ids`` excludes it)."""
+        device_id = device.device_id
+        if device.closed:
+            return False
+        if not self.wants(device_id):
+            log.info("ignoring device %s (not selected)", device_id)
+            return False
+        if device_id in self.devices and self.devices[device_id] is not device:
+            self.remove_device(device_id)
+        self.devices[device_id] = device
+        self._unsubscribe[device_id] = device.on_notification(
+            lambda method, params, d=device: self._on_device_notification(d, method, params)
+        )
+        on_close = getattr(device, "on_close", None)
+        if callable(on_close):  # runtime.Device: removal at once instead of at the next poll
+            on_close(self._on_device_closed)
+        log.info("serving device %s (%d tools)", device_id, len(device.tools))
+        self._rebuild()
+        return True
+
+    def remove_device(self, device_id: str) -> None:
+        """Stop serving a device; calls in flight and later calls to its tools get tool errors."""
+        device = self.devices.pop(device_id, None)
+        if device is None:
+            return
+        unsubscribe = self._unsubscribe.pop(device_id, None)
+        if unsubscribe is not None:
+            with contextlib.suppress(Exception):
+                unsubscribe()
+        for name, entry in self._entries.items():
+            if entry.device is device:
+                self._gone[name] = device_id
+        for task in self._device_calls.pop(device_id, set()):
+            task.cancel()
+        log.info("device %s went away", device_id)
+        self._rebuild()
+
+    def prune_closed(self) -> None:
+        """Remove every device whose connection has closed."""
+        for device_id, device in list(self.devices.items()):
+            if device.closed:
+                self.remove_device(device_id)
+
+    async def watch(self, interval: float = 0.25) -> None:
+        """Notice devices that close (run as a background task)."""
+        while True:
+            self.prune_closed()
+            await asyncio.sleep(interval)
+
+    def on_tools_changed(self, callback: Callable[[], None]) -> Callable[[], None]:
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(callback)
+
+        return unsubscribe
+
+    def _visible(self, tool: ToolInfoLike) -> bool:
+        return self.user_tools or not tool.user_only
+
+    def _rebuild(self) -> None:
+        keys = [
+            ToolKey(device_id, tool.name)
+            for device_id, device in self.devices.items()
+            for tool in device.tools
+            if self._visible(tool)
+        ]
+        names = ToolNameMap(keys, prefix=self.prefix_tools, safe=self.safe_names)
+        entries: dict[str, _Entry] = {}
+        order: list[str] = []
+        for device_id in sorted(self.devices):
+            device = self.devices[device_id]
+            for tool in device.tools:
+                if not self._visible(tool):
+                    continue
+                name = names.exported(ToolKey(device_id, tool.name))
+                if name in entries:
+                    continue  # a device listing one name twice: first one wins
+                entries[name] = _Entry(device, tool, name)
+                order.append(name)
+                self._gone.pop(name, None)
+        self._entries = entries
+        self._order = order
+        self._validators.clear()
+        self._changed()
+
+    def _changed(self) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception:  # a listener must not break the others
+                log.exception("tools-changed listener failed")
+        for session in list(self._sessions.values()):
+            if session.push is not None and session.protocol_version is not None and not session.closed:
+                self._spawn(session.push(TOOLS_CHANGED))
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _on_device_notification(self, device: DeviceLike, method: str, params: Any) -> None:
+        params = params if isinstance(params, dict) else {}
+        if method == "notifications/progress":
+            route = self._progress.get(str(params.get("progressToken")))
+            if route is not None:
+                emit, client_token = route
+                forwarded = {k: v for k, v in params.items() if k != "_meta"}
+                forwarded["progressToken"] = client_token
+                self._spawn(emit(notification("notifications/progress", forwarded)))
+        elif method == "notifications/tools/list_changed":
+            self._spawn(self._refresh(device))
+
+    async def _refresh(self, device: DeviceLike) -> None:
+        # runtime.Device re-reads its tool list itself on list_changed; wait for that.
+        # A device handle without that machinery is asked to refresh, if it can.
+        waiter = getattr(device, "wait_tools_changed", None)
+        refresh = getattr(device, "refresh_tools", None)
+        try:
+            if callable(waiter):
+                await waiter(timeout=self.call_timeout or 30.0)
+            elif callable(refresh):
+                result = refresh()
+                if inspect.isawaitable(result):
+                    await result
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("re-reading the tools of %s failed: %s", device.device_id, exc)
+        if self.devices.get(device.device_id) is device:
+            self._rebuild()
+
+    def _on_device_closed(self, device: DeviceLike) -> None:
+        if self.devices.get(device.device_id) is device:
+            self.remove_device(device.device_id)
+
+    # ------------------------------------------------------------------ sessions
+
+    def new_session(self, transport: str, push: Emit | None = None) -> Session:
+        session = Session(transport=transport, push=push)
+        self._sessions[session.id] = session
+        return session
+
+    def close_session(self, session: Session) -> None:
+        session.closed = True
+        session.cancel_all()
+        self._sessions.pop(session.id, None)
+
+    async def close(self) -> None:
+        """End subscriptions gracefully and cancel what is in flight."""
+        self._closing.set()
+        for session in list(self._sessions.values()):
+            self.close_session(session)
+        for task in list(self._background):
+            task.cancel()
+
+    # ------------------------------------------------------------------ tools
+
+    def tool_names(self) -> list[str]:
+        return list(self._order)
+
+    def resolve(self, exported_name: str) -> tuple[DeviceLike, ToolInfoLike] | None:
+        entry = self._entries.get(exported_name)
+        return (entry.device, entry.tool) if entry else None
+
+    def exported_tools(self, version: str) -> list[dict[str, Any]]:
+        tools = []
+        for name in self._order:
+            entry = self._entries[name]
+            tool, device_id = entry.tool, entry.device.device_id
+            raw = tool.raw if isinstance(tool.raw, dict) else {}
+            schema = dict(tool.input_schema) if isinstance(tool.input_schema, dict) else {}
+            schema.setdefault("type", "object")
+            description = tool.description or ""
+            if self.prefix_tools:
+                description = f"[{device_id}] {description}".rstrip()
+            item: dict[str, Any] = {"name": name, "description": description, "inputSchema": schema}
+            if version_at_least(version, "2025-03-26") and isinstance(raw.get("annotations"), dict):
+                item["annotations"] = raw["annotations"]
+            if version_at_least(version, "2025-06-18"):
+                for key in ("title", "outputSchema"):
+                    if key in raw:
+                        item[key] = raw[key]
+                item["_meta"] = {META_DEVICE: device_id, META_DEVICE_TOOL: tool.name}
+            tools.append(item)
+        return tools
+
+    # ------------------------------------------------------------------ messages
+
+    async def handle(self, session: Session, message: Any, emit: Emit | None = None) -> Reply:
+        """Handle one JSON-RPC message (not a batch); run requests in their own task."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            rid = message.get("id") if isinstance(message, dict) else None
+            return Reply(error_response(rid, INVALID_REQUEST, "not a JSON-RPC 2.0 message"), 400)
+        method = message.get("method")
+        if method is None:
+            if "id" in message and ("result" in message or "error" in message):
+                return Reply(None, 202)  # a response from the client: nothing to do
+            return Reply(error_response(message.get("id"), INVALID_REQUEST, "missing method"), 400)
+        if not isinstance(method, str):
+            return Reply(error_response(message.get("id"), INVALID_REQUEST, "method must be a string"), 400)
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            if "id" not in message:
+                return Reply(None, 400)
+            return Reply(error_response(message["id"], INVALID_PARAMS, "params must be an object"), 400)
+        params = params or {}
+        if "id" not in message:
+            self._notification(session, method, params)
+            return Reply(None, 202)
+        request_id = message["id"]
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+            return Reply(error_response(None, INVALID_REQUEST, "id must be a string or an integer"), 400)
+
+        version = self._request_version(session, method, params)
+        key = _id_key(request_id)
+        worker = asyncio.ensure_future(self._request(session, request_id, method, params, emit))
+        if method != "initialize":
+            session.inflight[key] = worker
+        try:
+            result = await worker
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                worker.cancel()
+                raise
+            return Reply(None, 200, cancelled=True, protocol_version=version)
+        except RpcFailure as failure:
+            return Reply(
+                error_response(request_id, failure.code, failure.message, failure.data),
+                failure.http_status,
+                protocol_version=version,
+            )
+        except Exception as exc:
+            log.exception("internal error handling %s", method)
+            return Reply(error_response(request_id, INTERNAL_ERROR, f"internal error: {exc}"), 500)
+        finally:
+            if session.inflight.get(key) is worker:
+                del session.inflight[key]
+        return Reply({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, protocol_version=version)
+
+    @staticmethod
+    def modern_version(params: dict[str, Any]) -> Any:
+        """The version in a request's ``_meta`` (None: not a 2026-07-28-style request)."""
+        meta = params.get("_meta")
+        return meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+
+    def _request_version(self, session: Session, method: str, params: dict[str, Any]) -> str | None:
+        modern = self.modern_version(params)
+        if modern is not None:
+            return modern if isinstance(modern, str) else None
+        if method == "initialize":
+            return None
+        return session.protocol_version or LATEST_LEGACY
+
+    def _notification(self, session: Session, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/initialized":
+            session.initialized = True
+        elif method == "notifications/cancelled":
+            task = session.inflight.get(_id_key(params.get("requestId")))
+            if task is not None:
+                log.info("client cancelled request %s: %s", params.get("requestId"), params.get("reason", ""))
+                task.cancel()
+        # every other notification (roots/list_changed, progress, ...) needs nothing from us
+
+    async def handle_batch(
+        self, session: Session, batch: list[Any], emit: Emit | None = None
+    ) -> list[dict[str, Any]]:
+        """A JSON-RPC batch (2025-03-26 only; the transport checks the version)."""
+        replies = await asyncio.gather(*(self.handle(session, item, emit) for item in batch))
+        return [r.message for r in replies if r.message is not None]
+
+    @staticmethod
+    def batch_allowed(session: Session) -> bool:
+        return session.protocol_version in BATCH_VERSIONS
+
+    @classmethod
+    def is_modern(cls, method: str, params: dict[str, Any]) -> bool:
+        """Does this request use the stateless 2026-07-28 rules?"""
+        if method == "initialize":
+            return False
+        return cls.modern_version(params) is not None or method in ("server/discover", "subscriptions/listen")
+
+    @classmethod
+    def check_modern(cls, method: str, params: dict[str, Any]) -> str:
+        """Validate a stateless request's ``_meta``; returns its protocol version."""
+        modern = cls.modern_version(params)
+        if modern is None:
+            raise RpcFailure(
+                INVALID_PARAMS,
+                f"{method} needs _meta[{META_PROTOCOL_VERSION!r}]",
+                {"supported": list(SUPPORTED_VERSIONS)},
+                http_status=400,
+            )
+        if modern not in MODERN_VERSIONS:
+            raise RpcFailure(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+                {"supported": list(SUPPORTED_VERSIONS), "requested": modern},
+                http_status=400,
+            )
+        meta = params.get("_meta")
+        if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
+            raise RpcFailure(
+                INVALID_PARAMS, f"_meta[{META_CLIENT_CAPABILITIES!r}] is required", http_status=400
+            )
+        return str(modern)
+
+    async def _request(
+        self, session: Session, request_id: Any, method: str, params: dict[str, Any], emit: Emit | None
+    ) -> dict[str, Any]:
+        if method == "initialize":
+            return self._initialize(session, params)
+        if self.is_modern(method, params):
+            modern = self.check_modern(method, params)
+            result = await self._modern(session, request_id, method, params, emit, modern)
+            result["resultType"] = "complete"
+            result_meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+            result["_meta"] = {**result_meta, META_SERVER_INFO: self.server_info}
+            return result
+        version = session.protocol_version or LATEST_LEGACY
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self._tools_list(params, version)
+        if method == "tools/call":
+            return await self._tools_call(params, emit, version)
+        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    def _initialize(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise RpcFailure(INVALID_PARAMS, "initialize needs a protocolVersion string", http_status=400)
+        # Legacy negotiation: answer the client's version when we speak it, else our latest.
+        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY
+        session.protocol_version = version
+        info = params.get("clientInfo")
+        session.client_info = info if isinstance(info, dict) else None
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": dict(self.server_info),
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    async def _modern(
+        self,
+        session: Session,
+        request_id: Any,
+        method: str,
+        params: dict[str, Any],
+        emit: Emit | None,
+        version: str,
+    ) -> dict[str, Any]:
+        meta = params.get("_meta") or {}
+        if isinstance(meta.get(META_CLIENT_INFO), dict):
+            session.client_info = meta[META_CLIENT_INFO]
+        if method == "server/discover":
+            result: dict[str, Any] = {
+                "supportedVersions": list(MODERN_VERSIONS),
+                "capabilities": {"tools": {"listChanged": True}},
+                "ttlMs": self.list_ttl_ms,
+                "cacheScope": "private",
+            }
+            if self.instructions:
+                result["instructions"] = self.instructions
+            return result
+        if method == "tools/list":
+            result = self._tools_list(params, version)
+            result.update(ttlMs=self.list_ttl_ms, cacheScope="private")
+            return result
+        if method == "tools/call":
+            return await self._tools_call(params, emit, version)
+        if method == "subscriptions/listen":
+            return await self._listen(request_id, params, emit)
+        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}", http_status=404)
+
+    def _tools_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
+        if params.get("cursor") is not None:
+            raise RpcFailure(INVALID_PARAMS, "invalid cursor (this server returns one page)")
+        return {"tools": self.exported_tools(version)}
+
+    async def _listen(self, request_id: Any, params: dict[str, Any], emit: Emit | None) -> dict[str, Any]:
+        wanted = params.get("notifications")
+        wanted = wanted if isinstance(wanted, dict) else {}
+        granted: dict[str, Any] = {}
+        if wanted.get("toolsListChanged") is True:
+            granted["toolsListChanged"] = True
+        tag = {META_SUBSCRIPTION_ID: request_id}
+        if emit is None:
+            raise RpcFailure(INVALID_REQUEST, "subscriptions/listen needs a stream to answer on")
+        changed = asyncio.Event()
+        unsubscribe = self.on_tools_changed(changed.set)
+        try:
+            ack = {"_meta": tag, "notifications": granted}
+            await emit(notification("notifications/subscriptions/acknowledged", ack))
+            closing = asyncio.ensure_future(self._closing.wait())
+            try:
+                while not self._closing.is_set():
+                    waiter = asyncio.ensure_future(changed.wait())
+                    try:
+                        await asyncio.wait({waiter, closing}, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        waiter.cancel()
+                    if changed.is_set():
+                        changed.clear()
+                        if granted.get("toolsListChanged"):
+                            await emit(notification("notifications/tools/list_changed", {"_meta": dict(tag)}))
+            finally:
+                closing.cancel()
+        finally:
+            unsubscribe()
+        return {"_meta": dict(tag)}  # graceful end: the bridge is shutting down
+
+    # ------------------------------------------------------------------ tools/call
+
+    async def _tools_call(self, params: dict[str, Any], emit: Emit | None, version: str) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RpcFailure(INVALID_PARAMS, "tools/call needs a tool name")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            return tool_error("arguments must be an object")
+        resolved = self.resolve(name)
+        if resolved is None:
+            gone = self._gone.get(name)
+            if gone is not None:
+                return tool_error(f"device {gone} is not connected (tool {name} is unavailable)")
+            raise RpcFailure(INVALID_PARAMS, f"unknown tool: {name}")
+        device, tool = resolved
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        result = await self._forward(device, tool, arguments or {}, token, emit)
+        return self._shape_result(result, version)
+
+    def _shape_result(self, result: dict[str, Any], version: str) -> dict[str, Any]:
+        shaped = dict(result)
+        if not isinstance(shaped.get("content"), list):
+            shaped["content"] = []
+        if "isError" in shaped and not isinstance(shaped["isError"], bool):
+            shaped["isError"] = bool(shaped["isError"])
+        if not version_at_least(version, "2025-06-18"):
+            shaped.pop("structuredContent", None)
+        shaped.pop("resultType", None)
+        return shaped
+
+    def _validation_error(
+        self, device: DeviceLike, tool: ToolInfoLike, arguments: dict[str, Any]
+    ) -> str | None:
+        if not self.validate_arguments:
+            return None
+        key = (device.device_id, tool.name)
+        validator = self._validators.get(key)
+        if validator is None:
+            try:
+                import jsonschema
+
+                schema = dict(tool.input_schema)
+                cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+                cls.check_schema(schema)
+                validator = cls(schema)
+            except Exception:  # no jsonschema, or a schema we cannot use: the device checks
+                validator = False
+            self._validators[key] = validator
+        if validator is False:
+            return None
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if not errors:
+            return None
+        parts = []
+        for err in errors[:5]:
+            where = "/".join(str(p) for p in err.absolute_path)
+            parts.append(f"{where}: {err.message}" if where else err.message)
+        return "; ".join(parts)
+
+    def _call_kwargs(self, device: DeviceLike, bridge_token: str | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"timeout": self.call_timeout}
+        if bridge_token is None:
+            return kwargs
+        try:
+            accepted = inspect.signature(device.call_raw).parameters
+        except (TypeError, ValueError):
+            return kwargs
+        if "progress_token" in accepted:
+            kwargs["progress_token"] = bridge_token
+        elif "meta" in accepted:
+            kwargs["meta"] = {"progressToken": bridge_token}
+        return kwargs
+
+    async def _forward(
+        self,
+        device: DeviceLike,
+        tool: ToolInfoLike,
+        arguments: dict[str, Any],
+        client_token: Any,
+        emit: Emit | None,
+    ) -> dict[str, Any]:
+        device_id = device.device_id
+        if device.closed or self.devices.get(device_id) is not device:
+            return tool_error(f"device {device_id} is not connected")
+        problem = self._validation_error(device, tool, arguments)
+        if problem is not None:
+            return tool_error(f"invalid arguments for {tool.name}: {problem}")
+        bridge_token: str | None = None
+        if client_token is not None and emit is not None and isinstance(client_token, (str, int)):
+            bridge_token = f"bridge-{next(self._progress_ids)}"
+            self._progress[bridge_token] = (emit, client_token)
+        kwargs = self._call_kwargs(device, bridge_token)
+        call = asyncio.ensure_future(device.call_raw(tool.name, arguments, **kwargs))
+        calls = self._device_calls.setdefault(device_id, set())
+        calls.add(call)
+        # The runtime enforces call_timeout itself; this is a backstop so nothing hangs.
+        backstop = None if self.call_timeout is None else self.call_timeout + self.timeout_slack
+        try:
+            async with asyncio.timeout(backstop):
+                result = await call
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            return tool_error(f"device {device_id} went away during the call")
+        except TimeoutError:
+            return tool_error(f"device {device_id} did not answer {tool.name} in time")
+        except Exception as exc:
+            return tool_error(describe_device_error(device_id, tool.name, exc))
+        finally:
+            calls.discard(call)
+            if bridge_token is not None:
+                self._progress.pop(bridge_token, None)
+        if not isinstance(result, dict):
+            return tool_error(f"device {device_id} sent a malformed result for {tool.name}")
+        return result
+
+    def sessions(self) -> Iterable[Session]:
+        return list(self._sessions.values())
+
+
+def tool_error(text: str) -> dict[str, Any]:
+    """A ``tools/call`` result that reports a failure to the model (``isError: true``)."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def describe_device_error(device_id: str, tool_name: str, exc: BaseException) -> str:
+    kind = type(exc).__name__
+    if isinstance(exc, TimeoutError) or "Timeout" in kind:
+        return f"device {device_id} did not answer {tool_name} in time"
+    if isinstance(exc, (ConnectionError, EOFError)) or "Disconnect" in kind:
+        return f"device {device_id} disconnected: {exc}" if str(exc) else f"device {device_id} disconnected"
+    message = getattr(exc, "message", None) or str(exc) or kind
+    code = getattr(exc, "code", None)
+    if isinstance(code, int):
+        return f"{tool_name} failed on device {device_id} (error {code}): {message}"
+    return f"{tool_name} failed on device {device_id}: {message}"

@@ -1,0 +1,664 @@
+"""The Streamable HTTP transport: one MCP endpoint (``/mcp``), a plain ASGI app.
+
+Two eras share the endpoint:
+
+* **Legacy sessions** (2025-03-26 .. 2025-11-25, and 2024-11-05 clients that use this
+  transport): ``initialize`` mints an ``Mcp-Session-Id``; later requests must carry it
+  (400 without, 404 for an unknown or terminated one); ``DELETE`` ends the session;
+  ``GET`` opens the session's SSE stream for ``notifications/tools/list_changed``.
+* **Stateless 2026-07-28**: every POST stands alone; the ``MCP-Protocol-Version``,
+  ``Mcp-Method`` and ``Mcp-Name`` headers must match the body (400 + -32020 otherwise),
+  an unsupported version is 400 + -32022, an unknown method 404 + -32601, and
+  ``subscriptions/listen`` answers with a long-lived SSE stream. Closing a response
+  stream cancels the request.
+
+Served by uvicorn (installed with the MCP SDK) in :func:`serve_http`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import json
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable, Collection, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from .core import Bridge, Reply, Session
+from .protocol import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    PARSE_ERROR,
+    SUPPORTED_VERSIONS,
+    RpcFailure,
+    error_response,
+)
+
+log = logging.getLogger("runtime.bridge.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+MAX_BODY = 4 * 1024 * 1024
+REQUEST_CANCELLED = -32000
+
+
+def _json_bytes(message: Any) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def decode_header_value(value: str) -> str | None:
+    """Undo the ``=?base64?...?=`` sentinel encoding of ``Mcp-Name``/``Mcp-Param-*``."""
+    if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= 11:
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+    return value
+
+
+def _accepts(accept: str, wanted: str) -> bool:
+    major = wanted.split("/")[0]
+    for part in accept.split(","):
+        media = part.split(";")[0].strip().lower()
+        if media in (wanted, f"{major}/*", "*/*"):
+            return True
+    return False
+
+
+@dataclass
+class _HttpSession:
+    session: Session
+    stream: _SseStream | None = None
+    last_used: float = field(default_factory=time.monotonic)
+
+
+class _SseStream:
+    """One text/event-stream response: serialized writes, no writes after close."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._lock = asyncio.Lock()
+        self.closed = False
+        self.ended = asyncio.Event()
+
+    async def start(self, extra_headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        headers = [
+            (b"content-type", b"text/event-stream"),
+            (b"cache-control", b"no-cache, no-transform"),
+            (b"x-accel-buffering", b"no"),
+            *(extra_headers or []),
+        ]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+
+    async def _write(self, data: bytes) -> None:
+        async with self._lock:
+            if self.closed:
+                return
+            try:
+                await self._send({"type": "http.response.body", "body": data, "more_body": True})
+            except Exception:  # the client went away
+                self.closed = True
+                self.ended.set()
+
+    async def event(self, message: Any) -> None:
+        await self._write(b"event: message\ndata: " + _json_bytes(message) + b"\n\n")
+
+    async def comment(self) -> None:
+        await self._write(b":\n\n")
+
+    async def close(self) -> None:
+        async with self._lock:
+            self.ended.set()
+            if self.closed:
+                return
+            self.closed = True
+            with contextlib.suppress(Exception):
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class StreamableHttpApp:
+    """An ASGI application serving a :class:`Bridge` at one MCP endpoint.
+
+    Args:
+        allowed_origins: ``Origin`` values allowed besides localhost ones (``*``: any).
+        client_token: if set, clients must send ``Authorization: Bearer <token>``.
+        max_sessions: legacy sessions kept; the least recently used is dropped beyond it.
+        keepalive: seconds between SSE comment lines on long-lived streams.
+    """
+
+    def __init__(
+        self,
+        bridge: Bridge,
+        *,
+        path: str = "/mcp",
+        allowed_origins: Collection[str] = (),
+        client_token: str | None = None,
+        max_sessions: int = 256,
+        keepalive: float = 15.0,
+    ) -> None:
+        self.bridge = bridge
+        self.path = path.rstrip("/") or "/"
+        self.allowed_origins = {o.rstrip("/") for o in allowed_origins}
+        self.client_token = client_token
+        self.max_sessions = max_sessions
+        self.keepalive = keepalive
+        self.sessions: dict[str, _HttpSession] = {}
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = self._headers(scope)
+        path = scope.get("path", "").rstrip("/") or "/"
+        if path != self.path:
+            await self._plain(send, 404, b"not found")
+            return
+        if not self.origin_allowed(headers.get("origin")):
+            await self._error(send, 403, INVALID_REQUEST, "Forbidden: origin not allowed")
+            return
+        if self.client_token is not None and headers.get("authorization") != f"Bearer {self.client_token}":
+            await self._error(
+                send, 401, INVALID_REQUEST, "Unauthorized", extra=[(b"www-authenticate", b"Bearer")]
+            )
+            return
+        method = scope.get("method", "GET")
+        if method == "POST":
+            await self._post(headers, receive, send)
+        elif method == "GET":
+            await self._get(headers, receive, send)
+        elif method == "DELETE":
+            await self._delete(headers, send)
+        else:
+            await self._error(
+                send, 405, INVALID_REQUEST, "Method Not Allowed", extra=[(b"allow", b"GET, POST, DELETE")]
+            )
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def close(self) -> None:
+        for state in list(self.sessions.values()):
+            await self._end_session(state)
+
+    @staticmethod
+    def _headers(scope: Scope) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope.get("headers", []):
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        return headers
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        """No Origin (not a browser), a localhost origin, or one configured explicitly."""
+        if origin is None:
+            return True
+        origin = origin.strip().rstrip("/")
+        if "*" in self.allowed_origins or origin in self.allowed_origins:
+            return True
+        try:
+            parts = urlsplit(origin)
+        except ValueError:
+            return False
+        return parts.scheme in ("http", "https") and (parts.hostname or "") in LOCAL_HOSTS
+
+    @staticmethod
+    async def _plain(
+        send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), *(extra or [])]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    @staticmethod
+    async def _json(
+        send: Send, status: int, message: Any, extra: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        headers = [(b"content-type", b"application/json"), *(extra or [])]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": _json_bytes(message)})
+
+    async def _error(
+        self,
+        send: Send,
+        status: int,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        request_id: Any = None,
+        extra: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        await self._json(send, status, error_response(request_id, code, message, data), extra)
+
+    @staticmethod
+    async def _empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": list(extra or [])})
+        await send({"type": "http.response.body", "body": b""})
+
+    @staticmethod
+    async def _read_body(receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                return b"\x00too-large"
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    # ------------------------------------------------------------------ sessions
+
+    def _add_session(self, session: Session) -> _HttpSession:
+        state = _HttpSession(session)
+
+        async def push(message: dict[str, Any]) -> None:
+            # Out-of-band notifications go to the session's GET stream, if one is open.
+            if state.stream is not None and not state.stream.closed:
+                await state.stream.event(message)
+
+        session.push = push
+        self.sessions[session.id] = state
+        while len(self.sessions) > self.max_sessions:
+            oldest = min(self.sessions.values(), key=lambda s: s.last_used)
+            self._spawn_end(oldest)
+            self.sessions.pop(oldest.session.id, None)
+        return state
+
+    def _spawn_end(self, state: _HttpSession) -> None:
+        asyncio.ensure_future(self._end_session(state))
+
+    async def _end_session(self, state: _HttpSession) -> None:
+        self.sessions.pop(state.session.id, None)
+        self.bridge.close_session(state.session)
+        if state.stream is not None:
+            await state.stream.close()
+
+    async def _session_for(self, headers: dict[str, str], send: Send) -> _HttpSession | None:
+        """The legacy session a request names; answers 400/404 itself when there is none."""
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+            return None
+        state = self.sessions.get(session_id)
+        if state is None:
+            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
+            return None
+        state.last_used = time.monotonic()
+        return state
+
+    # ------------------------------------------------------------------ POST
+
+    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        accept = headers.get("accept", "")
+        if not (_accepts(accept, "application/json") and _accepts(accept, "text/event-stream")):
+            await self._error(
+                send,
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: Accept must list application/json and text/event-stream",
+            )
+            return
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            await self._error(send, 415, INVALID_REQUEST, "Unsupported Media Type: use application/json")
+            return
+        body = await self._read_body(receive)
+        if body is None:
+            return
+        if body == b"\x00too-large":
+            await self._error(send, 413, INVALID_REQUEST, "Payload Too Large")
+            return
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            await self._error(send, 400, PARSE_ERROR, "Parse error")
+            return
+
+        if isinstance(payload, list):
+            await self._post_batch(headers, payload, receive, send)
+            return
+        if not isinstance(payload, dict):
+            await self._error(send, 400, INVALID_REQUEST, "Invalid Request")
+            return
+        method = payload.get("method")
+        params = payload.get("params") if isinstance(payload.get("params"), dict) else {}
+        header_version = headers.get("mcp-protocol-version")
+        if method == "initialize" and "id" in payload:
+            await self._initialize(payload, receive, send)
+            return
+        is_request = isinstance(method, str) and "id" in payload
+        if is_request and (Bridge.is_modern(method, params) or header_version in MODERN_VERSIONS):
+            await self._post_modern(headers, payload, method, params, receive, send)
+            return
+        if header_version in MODERN_VERSIONS and not headers.get("mcp-session-id"):
+            await self._empty(send, 202)  # 2026-07-28 defines no client notifications here
+            return
+        state = await self._session_for(headers, send)
+        if state is None:
+            return
+        session = state.session
+        if header_version is not None and (
+            header_version not in SUPPORTED_VERSIONS or header_version != session.protocol_version
+        ):
+            await self._error(
+                send,
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
+                f" (this session uses {session.protocol_version})",
+                {"supported": list(SUPPORTED_VERSIONS)},
+            )
+            return
+        if not is_request:
+            reply = await self.bridge.handle(session, payload)
+            if reply.message is not None:
+                await self._json(send, reply.http_status, reply.message)
+            else:
+                await self._empty(send, 202 if reply.http_status < 300 else reply.http_status)
+            return
+        await self._respond(session, payload, params, receive, send, cancel_on_disconnect=False)
+
+    async def _initialize(self, payload: dict[str, Any], receive: Receive, send: Send) -> None:
+        session = self.bridge.new_session("http")
+        reply = await self.bridge.handle(session, payload)
+        if reply.message is None or "error" in reply.message:
+            self.bridge.close_session(session)
+            await self._json(send, reply.http_status if reply.http_status >= 400 else 200, reply.message)
+            return
+        self._add_session(session)
+        await self._json(send, 200, reply.message, [(b"mcp-session-id", session.id.encode())])
+
+    async def _post_batch(
+        self, headers: dict[str, str], batch: list[Any], receive: Receive, send: Send
+    ) -> None:
+        if not batch:
+            await self._error(send, 400, INVALID_REQUEST, "Invalid Request: empty batch")
+            return
+        if any(isinstance(m, dict) and m.get("method") == "initialize" for m in batch):
+            await self._error(send, 400, INVALID_REQUEST, "initialize must not be part of a batch")
+            return
+        state = await self._session_for(headers, send)
+        if state is None:
+            return
+        if not self.bridge.batch_allowed(state.session):
+            await self._error(
+                send, 400, INVALID_REQUEST, "JSON-RPC batches are only allowed in protocol 2025-03-26"
+            )
+            return
+        responses = await self.bridge.handle_batch(state.session, batch)
+        if responses:
+            await self._json(send, 200, responses)
+        else:
+            await self._empty(send, 202)
+
+    async def _post_modern(
+        self,
+        headers: dict[str, str],
+        payload: dict[str, Any],
+        method: str,
+        params: dict[str, Any],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        request_id = payload.get("id")
+        header_version = headers.get("mcp-protocol-version")
+        body_version = Bridge.modern_version(params)
+        try:
+            if header_version is None:
+                raise RpcFailure(HEADER_MISMATCH, "Header mismatch: missing MCP-Protocol-Version header")
+            if body_version is None:
+                raise RpcFailure(
+                    INVALID_PARAMS,
+                    "missing _meta['io.modelcontextprotocol/protocolVersion']",
+                    {"supported": list(SUPPORTED_VERSIONS)},
+                )
+            if header_version != body_version:
+                raise RpcFailure(
+                    HEADER_MISMATCH,
+                    f"Header mismatch: MCP-Protocol-Version header value {header_version!r}"
+                    f" does not match body value {body_version!r}",
+                )
+            if body_version in MODERN_VERSIONS:
+                self._check_request_headers(headers, method, params)
+            Bridge.check_modern(method, params)
+        except RpcFailure as failure:
+            await self._error(send, 400, failure.code, failure.message, failure.data, request_id=request_id)
+            return
+        # Stateless: a throwaway session; any Mcp-Session-Id header is ignored.
+        await self._respond(Session("http"), payload, params, receive, send, cancel_on_disconnect=True)
+
+    @staticmethod
+    def _check_request_headers(headers: dict[str, str], method: str, params: dict[str, Any]) -> None:
+        header_method = headers.get("mcp-method")
+        if header_method is None:
+            raise RpcFailure(HEADER_MISMATCH, "Header mismatch: missing Mcp-Method header")
+        if header_method != method:
+            raise RpcFailure(
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Method header value {header_method!r}"
+                f" does not match body value {method!r}",
+            )
+        source = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+        if source is None:
+            return
+        raw = headers.get("mcp-name")
+        if raw is None:
+            raise RpcFailure(HEADER_MISMATCH, "Header mismatch: missing Mcp-Name header")
+        value = decode_header_value(raw)
+        if value is None or value != params.get(source):
+            raise RpcFailure(
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Name header value {raw!r}"
+                f" does not match body value {params.get(source)!r}",
+            )
+
+    async def _respond(
+        self,
+        session: Session,
+        payload: dict[str, Any],
+        params: dict[str, Any],
+        receive: Receive,
+        send: Send,
+        *,
+        cancel_on_disconnect: bool,
+    ) -> None:
+        """Answer one request with JSON, or with SSE when notifications may precede the answer."""
+        method = payload.get("method")
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        streaming = method == "subscriptions/listen" or (
+            method == "tools/call" and meta.get("progressToken") is not None
+        )
+        disconnected = asyncio.Event()
+
+        async def watch_disconnect() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    disconnected.set()
+                    return
+
+        watcher = asyncio.ensure_future(watch_disconnect())
+        stream: _SseStream | None = None
+        keepalive: asyncio.Task[None] | None = None
+        if streaming:
+            stream = _SseStream(send)
+            await stream.start()
+            keepalive = asyncio.ensure_future(self._keepalive(stream))
+        handler = asyncio.ensure_future(
+            self.bridge.handle(session, payload, stream.event if stream else None)
+        )
+        try:
+            if cancel_on_disconnect:
+                gone = asyncio.ensure_future(disconnected.wait())
+                await asyncio.wait({handler, gone}, return_when=asyncio.FIRST_COMPLETED)
+                gone.cancel()
+                if not handler.done():
+                    log.info("client closed the stream of %s: cancelling it", method)
+                    handler.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await handler
+                    return
+            reply: Reply = await handler
+        finally:
+            watcher.cancel()
+            if keepalive is not None:
+                keepalive.cancel()
+            if not handler.done():
+                handler.cancel()
+        if stream is not None:
+            if reply.message is not None:
+                await stream.event(reply.message)
+            await stream.close()
+            return
+        if reply.message is None:  # cancelled by notifications/cancelled on another POST
+            reply.message = error_response(
+                payload.get("id"), REQUEST_CANCELLED, "request cancelled by the client"
+            )
+        await self._json(send, reply.http_status, reply.message)
+
+    async def _keepalive(self, stream: _SseStream) -> None:
+        while not stream.closed:
+            await asyncio.sleep(self.keepalive)
+            await stream.comment()
+
+    # ------------------------------------------------------------------ GET / DELETE
+
+    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        version = headers.get("mcp-protocol-version")
+        if version in MODERN_VERSIONS or (version is None and not headers.get("mcp-session-id")):
+            # 2026-07-28 has no GET stream (subscriptions/listen replaces it).
+            await self._error(
+                send, 405, INVALID_REQUEST, "Method Not Allowed", extra=[(b"allow", b"GET, POST, DELETE")]
+            )
+            return
+        if not _accepts(headers.get("accept", ""), "text/event-stream"):
+            await self._error(
+                send, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"
+            )
+            return
+        state = await self._session_for(headers, send)
+        if state is None:
+            return
+        if version is not None and version != state.session.protocol_version:
+            await self._error(
+                send, 400, INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
+            )
+            return
+        if state.stream is not None and not state.stream.closed:
+            await self._error(send, 409, INVALID_REQUEST, "Conflict: this session already has a GET stream")
+            return
+        stream = _SseStream(send)
+        state.stream = stream
+        await stream.start()
+        keepalive = asyncio.ensure_future(self._keepalive(stream))
+
+        async def client_gone() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        watcher = asyncio.ensure_future(client_gone())
+        ended = asyncio.ensure_future(stream.ended.wait())
+        try:
+            await asyncio.wait({watcher, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watcher.cancel()
+            ended.cancel()
+            keepalive.cancel()
+            if state.stream is stream:
+                state.stream = None
+            await stream.close()
+
+    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+        state = await self._session_for(headers, send)
+        if state is None:
+            return
+        await self._end_session(state)
+        await self._empty(send, 200)
+
+
+async def serve_http(
+    bridge: Bridge,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8808,
+    path: str = "/mcp",
+    allowed_origins: Collection[str] = (),
+    client_token: str | None = None,
+    ready: Callable[[int], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve ``bridge`` over Streamable HTTP until cancelled (or ``stop`` is set).
+
+    ``ready`` is called with the bound port once the server accepts connections (useful
+    with ``port=0``).
+    """
+    import uvicorn
+
+    app = StreamableHttpApp(bridge, path=path, allowed_origins=allowed_origins, client_token=client_token)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=1
+    )
+    server = uvicorn.Server(config)
+
+    async def stopper() -> None:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        if ready is not None:
+            ready(sock.getsockname()[1])
+        if stop is not None:
+            await stop.wait()
+            server.should_exit = True
+
+    helper = asyncio.ensure_future(stopper())
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        await app.close()  # end open streams so the graceful shutdown is quick
+        server.should_exit = True
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(serving, 5.0)
+        raise
+    finally:
+        helper.cancel()
+        await app.close()
+        sock.close()
+
+
+__all__ = ["LEGACY_VERSIONS", "StreamableHttpApp", "decode_header_value", "serve_http"]

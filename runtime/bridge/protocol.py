@@ -1,0 +1,70 @@
+"""MCP protocol constants the bridge speaks, and the JSON-RPC error type it raises."""
+
+from __future__ import annotations
+
+from typing import Any
+
+LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""Revisions that open with the ``initialize`` handshake, oldest first."""
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+"""Stateless revisions: the version travels in every request's ``_meta``."""
+SUPPORTED_VERSIONS: tuple[str, ...] = LEGACY_VERSIONS + MODERN_VERSIONS
+LATEST_LEGACY = LEGACY_VERSIONS[-1]
+BATCH_VERSIONS: frozenset[str] = frozenset({"2025-03-26"})
+"""JSON-RPC batching exists only in this revision (added in it, removed in the next)."""
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+META_DEVICE = "io.mcpgen/device"
+META_DEVICE_TOOL = "io.mcpgen/tool"
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+def version_at_least(version: str, minimum: str) -> bool:
+    """Compare two known revisions by their place in the release list (unknown -> False)."""
+    try:
+        return SUPPORTED_VERSIONS.index(version) >= SUPPORTED_VERSIONS.index(minimum)
+    except ValueError:
+        return False
+
+
+class RpcFailure(Exception):
+    """A JSON-RPC error to answer with; ``http_status`` is what Streamable HTTP returns."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int = 200) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+        self.http_status = http_status
+
+    def error_object(self) -> dict[str, Any]:
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": err}
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg

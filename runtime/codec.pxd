@@ -1,0 +1,77 @@
+# Cython declarations for runtime/codec.py (pure-Python mode).
+cimport cython
+
+cdef object _loads
+cdef object _dumps
+cdef object _JSONDecodeError
+cdef bytes _EMPTY
+
+cdef int _K_RAW, _K_AUTO, _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
+cdef int _F_INVALID, _F_REQUEST, _F_NOTIFICATION, _F_RESULT, _F_ERROR, _F_OTHER
+
+
+cdef class Image:
+    cdef readonly str mime_type
+    cdef readonly str data_base64
+    cdef object _data
+
+
+cdef class Frame:
+    cdef readonly int kind
+    cdef readonly object type
+    cdef readonly object session_id
+    cdef readonly object id
+    cdef readonly object method
+    cdef readonly object params
+    cdef readonly object result
+    cdef readonly object error
+    cdef readonly object message
+
+
+@cython.locals(f=Frame)
+cdef Frame _frame(int kind, object etype=*, object sid=*, object rid=*, object method=*, object params=*,
+                  object result=*, object error=*, object message=*)
+@cython.locals(env=dict, payload=dict)
+cdef Frame _classify(object msg)
+cdef object _content_text(object content)
+cdef object _tool_error(object content)
+cdef Image _image(object content)
+cdef object _auto_text(str text)
+cdef object _auto_item(object item)
+cdef object _decode_text_kind(object content, int kind)
+@cython.locals(res=dict, item=dict, content=object, first=object, text=object)
+cpdef object decode_result(object result, int kind)
+
+
+cdef class Pending:
+    cdef public object future
+    cdef public int kind
+
+
+cdef class Session:
+    cdef readonly dict pending
+    cdef readonly long long next_id
+    cdef readonly long long last_id
+    cdef public long long stale
+    cdef dict _heads
+    cdef readonly object session_id
+    cdef bytes _env_open
+    cdef bytes _env_close
+    cdef bytes _req_open
+    cdef bytes _call_close
+
+    cdef _set_framing(self, object session_id)
+    cdef long long _take_id(self)
+    @cython.locals(head=bytes, rid="long long")
+    cpdef bytes tools_call(self, str name, object arguments)
+    @cython.locals(rid="long long")
+    cpdef bytes request(self, str method, object params=*)
+    @cython.locals(p=Pending)
+    cpdef expect(self, object request_id, object future, int kind)
+    @cython.locals(p=Pending)
+    cpdef bytes call(self, str name, object arguments, object future, int kind)
+    @cython.locals(p=Pending)
+    cpdef bint fail(self, object request_id, object exc)
+    @cython.locals(p=Pending, msg=dict, payload=dict)
+    cpdef object feed(self, object data)
+    cdef Pending _pop_coerced(self, object rid)

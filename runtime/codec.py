@@ -1,0 +1,662 @@
+# cython: annotation_typing=False
+"""The hot path: frame decoding, reply correlation, result decoding, request encoding.
+
+Compiled by Cython (pure-Python mode; declarations in ``codec.pxd``). The same file runs
+unchanged as Python when the build skips compilation.
+
+Frames are either the xiaozhi envelope ``{"session_id", "type": "mcp", "payload"}`` or
+bare JSON-RPC 2.0 (stdio and serial transports); envelopes of other types (``hello``,
+``listen``, ...) are passed up untouched. JSON is parsed and written by orjson; replies
+to pending requests are decoded straight into the waiting future without building any
+intermediate object.
+
+What stock xiaozhi devices send is accepted: error objects without ``code``, numeric ids
+only, ``nextCursor`` holding the next tool's name, results carrying only text content.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Optional, Union
+
+import orjson
+
+from runtime.errors import ProtocolError, RpcError, ToolError
+
+_loads = orjson.loads
+_dumps = orjson.dumps
+_JSONDecodeError = orjson.JSONDecodeError
+
+# Return kinds: how the ``result`` of a ``tools/call`` is turned into a Python value.
+KIND_RAW = -1  # the MCP result object as sent (call_raw, initialize, tools/list)
+KIND_AUTO = 0  # unknown spec: structuredContent, else best-effort decoding of the text
+KIND_NONE = 1
+KIND_BOOLEAN = 2
+KIND_INTEGER = 3
+KIND_NUMBER = 4
+KIND_STRING = 5
+KIND_OBJECT = 6
+KIND_IMAGE = 7
+
+KINDS: dict = {
+    "raw": KIND_RAW,
+    "auto": KIND_AUTO,
+    "none": KIND_NONE,
+    "boolean": KIND_BOOLEAN,
+    "integer": KIND_INTEGER,
+    "number": KIND_NUMBER,
+    "string": KIND_STRING,
+    "object": KIND_OBJECT,
+    "image": KIND_IMAGE,
+}
+
+# Frame classes returned by decode_frame / Session.feed.
+FRAME_INVALID = 0  # not JSON, not an object, or not JSON-RPC
+FRAME_REQUEST = 1  # has id and method (a device-initiated request)
+FRAME_NOTIFICATION = 2  # method without id
+FRAME_RESULT = 3  # id and result
+FRAME_ERROR = 4  # error (with id, or id null)
+FRAME_OTHER = 5  # an envelope whose type is not "mcp" (hello, listen, ...)
+
+PROTOCOL_VERSION = "2024-11-05"
+
+# C-level copies used by the compiled hot path (declared in codec.pxd).
+_K_RAW = KIND_RAW
+_K_AUTO = KIND_AUTO
+_K_NONE = KIND_NONE
+_K_BOOLEAN = KIND_BOOLEAN
+_K_INTEGER = KIND_INTEGER
+_K_NUMBER = KIND_NUMBER
+_K_STRING = KIND_STRING
+_K_OBJECT = KIND_OBJECT
+_K_IMAGE = KIND_IMAGE
+_F_INVALID = FRAME_INVALID
+_F_REQUEST = FRAME_REQUEST
+_F_NOTIFICATION = FRAME_NOTIFICATION
+_F_RESULT = FRAME_RESULT
+_F_ERROR = FRAME_ERROR
+_F_OTHER = FRAME_OTHER
+
+_EMPTY = b""
+
+
+def kind_code(kind: Optional[str]) -> int:
+    """The ``KIND_*`` code of a spec return kind name (``None`` -> ``KIND_AUTO``)."""
+    if kind is None:
+        return _K_AUTO
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown return kind {kind!r}") from None
+
+
+class Image:
+    """An image returned by a tool: MIME type and base64 data (decoded on first use)."""
+
+    def __init__(self, mime_type: str, data_base64: str) -> None:
+        self.mime_type = mime_type
+        self.data_base64 = data_base64
+        self._data: Optional[bytes] = None
+
+    @property
+    def data(self) -> bytes:
+        """The decoded image bytes."""
+        d = self._data
+        if d is None:
+            d = base64.b64decode(self.data_base64)
+            self._data = d
+        return d
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Image):
+            return NotImplemented
+        return self.mime_type == other.mime_type and self.data_base64 == other.data_base64
+
+    def __hash__(self) -> int:
+        return hash((self.mime_type, self.data_base64))
+
+    def __repr__(self) -> str:
+        return f"Image({self.mime_type!r}, {len(self.data_base64)} base64 chars)"
+
+
+class Frame:
+    """One decoded incoming frame that is not a reply already routed to its caller.
+
+    ``kind`` is a ``FRAME_*`` code; ``type`` the envelope type (``None`` for bare
+    JSON-RPC); ``message`` the whole parsed object (the envelope when there is one).
+    """
+
+    def __init__(
+        self,
+        kind: int,
+        type: Optional[str] = None,
+        session_id: Any = None,
+        id: Any = None,
+        method: Optional[str] = None,
+        params: Any = None,
+        result: Any = None,
+        error: Any = None,
+        message: Any = None,
+    ) -> None:
+        self.kind = kind
+        self.type = type
+        self.session_id = session_id
+        self.id = id
+        self.method = method
+        self.params = params
+        self.result = result
+        self.error = error
+        self.message = message
+
+    def value(self, kind: int = KIND_AUTO) -> object:
+        """The decoded result (raises the device's error for error frames)."""
+        if self.kind == _F_ERROR:
+            raise rpc_error(self.error)
+        if self.kind != _F_RESULT:
+            raise ProtocolError("frame is not a response")
+        return decode_result(self.result, kind)
+
+    def __repr__(self) -> str:
+        names = ("invalid", "request", "notification", "result", "error", "other")
+        return f"Frame({names[self.kind]}, type={self.type!r}, id={self.id!r}, method={self.method!r})"
+
+
+def _frame(
+    kind: int,
+    etype: Any = None,
+    sid: Any = None,
+    rid: Any = None,
+    method: Any = None,
+    params: Any = None,
+    result: Any = None,
+    error: Any = None,
+    message: Any = None,
+) -> Frame:
+    """Builds a Frame without going through keyword-argument parsing (hot path)."""
+    f = Frame.__new__(Frame)
+    f.kind = kind
+    f.type = etype
+    f.session_id = sid
+    f.id = rid
+    f.method = method
+    f.params = params
+    f.result = result
+    f.error = error
+    f.message = message
+    return f
+
+
+def decode_frame(data: Union[bytes, bytearray, memoryview, str]) -> Frame:
+    """Parses and classifies one frame without any session state."""
+    try:
+        msg = _loads(data)
+    except _JSONDecodeError:
+        return _frame(_F_INVALID)
+    return _classify(msg)
+
+
+def _classify(msg: object) -> Frame:
+    if type(msg) is not dict:
+        return _frame(_F_INVALID, None, None, None, None, None, None, None, msg)
+    env = msg
+    etype = env.get("type")
+    sid = None
+    payload = env
+    if etype is not None:
+        sid = env.get("session_id")
+        if etype != "mcp":
+            return _frame(_F_OTHER, etype, sid, None, None, None, None, None, msg)
+        inner = env.get("payload")
+        if type(inner) is not dict:
+            return _frame(_F_INVALID, etype, sid, None, None, None, None, None, msg)
+        payload = inner
+    rid = payload.get("id")
+    method = payload.get("method")
+    if method is not None:
+        if type(method) is not str:
+            return _frame(_F_INVALID, etype, sid, rid, None, None, None, None, msg)
+        if rid is None:
+            return _frame(_F_NOTIFICATION, etype, sid, None, method, payload.get("params"), None, None, msg)
+        return _frame(_F_REQUEST, etype, sid, rid, method, payload.get("params"), None, None, msg)
+    if "result" in payload:
+        return _frame(_F_RESULT, etype, sid, rid, None, None, payload["result"], None, msg)
+    if "error" in payload:
+        return _frame(_F_ERROR, etype, sid, rid, None, None, None, payload["error"], msg)
+    return _frame(_F_INVALID, etype, sid, rid, None, None, None, None, msg)
+
+
+def rpc_error(err: object) -> RpcError:
+    """An :class:`RpcError` from a JSON-RPC error object (``code`` may be missing)."""
+    if type(err) is not dict:
+        return RpcError(None, str(err))
+    code = err.get("code")
+    if isinstance(code, bool) or not isinstance(code, int):
+        code = None
+    msg = err.get("message")
+    return RpcError(code, msg if isinstance(msg, str) else str(msg), err.get("data"))
+
+
+def _content_text(content: object) -> Optional[str]:
+    """The text of the first text item of a content list, or None."""
+    if type(content) is list:
+        for item in content:
+            if type(item) is dict and item.get("type") == "text":
+                text = item.get("text")
+                if type(text) is str:
+                    return text
+    return None
+
+
+def _tool_error(content: object) -> ToolError:
+    text = _content_text(content)
+    return ToolError(text if text is not None else "tool failed", content if type(content) is list else None)
+
+
+def _image(content: object) -> Image:
+    if type(content) is list:
+        for item in content:
+            if type(item) is dict and item.get("type") == "image":
+                data = item.get("data")
+                mime = item.get("mimeType")
+                if type(data) is str:
+                    return Image(mime if type(mime) is str else "application/octet-stream", data)
+    raise ProtocolError("expected image content in the tool result")
+
+
+def _auto_text(text: str) -> object:
+    """Best-effort value of a text result from a tool of unknown return kind."""
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    if text:
+        c = text[0]
+        if c == "{" or c == "[" or c == "-" or ("0" <= c <= "9"):
+            try:
+                return _loads(text)
+            except _JSONDecodeError:
+                return text
+    return text
+
+
+def _auto_item(item: object) -> object:
+    if type(item) is dict:
+        t = item.get("type")
+        if t == "text":
+            text = item.get("text")
+            return _auto_text(text) if type(text) is str else text
+        if t == "image":
+            return _image([item])
+    return item
+
+
+def _decode_text_kind(content: object, kind: int) -> object:
+    text = _content_text(content)
+    if text is None:
+        raise ProtocolError("expected text content in the tool result")
+    if kind == _K_STRING:
+        return text
+    if kind == _K_BOOLEAN:
+        if text == "true":
+            return True
+        if text == "false":
+            return False
+        low = text.strip().lower()
+        if low in ("true", "1"):
+            return True
+        if low in ("false", "0"):
+            return False
+        raise ProtocolError(f"expected a boolean result, got {text!r}")
+    if kind == _K_INTEGER:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            f = float(text)
+        except ValueError:
+            raise ProtocolError(f"expected an integer result, got {text!r}") from None
+        if f != f or f != int(f):
+            raise ProtocolError(f"expected an integer result, got {text!r}")
+        return int(f)
+    if kind == _K_NUMBER:
+        try:
+            return float(text)
+        except ValueError:
+            raise ProtocolError(f"expected a number result, got {text!r}") from None
+    # _K_OBJECT without structuredContent: the text is the JSON object.
+    try:
+        return _loads(text)
+    except _JSONDecodeError:
+        raise ProtocolError(f"expected a JSON object result, got {text[:80]!r}") from None
+
+
+def decode_result(result: object, kind: int) -> object:
+    """The value of a ``tools/call`` result for a tool of return kind ``kind``.
+
+    ``isError: true`` raises :class:`ToolError` with the device's message.
+    """
+    if type(result) is not dict:
+        raise ProtocolError("the result of tools/call must be an object")
+    if kind == _K_RAW:
+        return result
+    res = result
+    content = res.get("content")
+    if res.get("isError") is True:
+        raise _tool_error(content)
+    if kind == _K_NONE:
+        return None
+    if kind == _K_BOOLEAN or kind == _K_STRING or kind == _K_INTEGER or kind == _K_NUMBER:
+        # Fast path: one text item, as every device sends for scalars.
+        if type(content) is list and len(content) == 1:
+            first = content[0]
+            if type(first) is dict:
+                item = first
+                text = item.get("text")
+                if type(text) is str:
+                    if kind == _K_STRING:
+                        return text
+                    if kind == _K_BOOLEAN:
+                        if text == "true":
+                            return True
+                        if text == "false":
+                            return False
+        return _decode_text_kind(content, kind)
+    if kind == _K_OBJECT:
+        sc = res.get("structuredContent")
+        if sc is not None:
+            return sc
+        return _decode_text_kind(content, kind)
+    if kind == _K_IMAGE:
+        return _image(content)
+    # _K_AUTO
+    sc = res.get("structuredContent")
+    if sc is not None:
+        return sc
+    if type(content) is not list or not content:
+        return None
+    if len(content) == 1:
+        return _auto_item(content[0])
+    return [_auto_item(x) for x in content]
+
+
+class Pending:
+    """A request waiting for its reply: the future to resolve and how to decode."""
+
+    def __init__(self, future: Any, kind: int) -> None:
+        self.future = future
+        self.kind = kind
+
+
+class Session:
+    """Per-session request ids, pending-reply table and frame encoder.
+
+    Ids start at 1 and only grow: an id is never reused within a session. With a
+    ``session_id`` frames are xiaozhi envelopes, without one bare JSON-RPC.
+    """
+
+    def __init__(self, session_id: Optional[str] = None) -> None:
+        self.pending: dict[Any, Pending] = {}
+        self.next_id = 1
+        self.last_id = 0
+        self.stale = 0
+        self._heads: dict[str, bytes] = {}
+        self._set_framing(session_id)
+
+    def _set_framing(self, session_id: Optional[str]) -> None:
+        self.session_id = session_id
+        if session_id is None:
+            self._env_open = _EMPTY
+            self._env_close = _EMPTY
+        else:
+            self._env_open = b'{"session_id":' + _dumps(session_id) + b',"type":"mcp","payload":'
+            self._env_close = b"}"
+        self._req_open = self._env_open + b'{"jsonrpc":"2.0","id":'
+        self._call_close = b"}}" + self._env_close
+
+    def set_session_id(self, session_id: Optional[str]) -> None:
+        """Switches framing (envelope with this id, or bare when ``None``)."""
+        self._set_framing(session_id)
+
+    @property
+    def enveloped(self) -> bool:
+        return self.session_id is not None
+
+    def _take_id(self) -> int:
+        rid = self.next_id
+        self.next_id = rid + 1
+        self.last_id = rid
+        return rid
+
+    # -- encoding ---------------------------------------------------------------------
+
+    def tools_call(self, name: str, arguments: object) -> bytes:
+        """Encodes ``tools/call`` with a fresh id (``last_id``); ``arguments`` must be a dict."""
+        head = self._heads.get(name)
+        if head is None:
+            head = b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":'
+            self._heads[name] = head
+        rid = self._take_id()
+        return b"".join((self._req_open, str(rid).encode(), head, _dumps(arguments), self._call_close))
+
+    def request(self, method: str, params: object = None) -> bytes:
+        """Encodes a request with a fresh id (``last_id``)."""
+        rid = self._take_id()
+        if params is None:
+            body = b',"method":' + _dumps(method) + b"}"
+        else:
+            body = b',"method":' + _dumps(method) + b',"params":' + _dumps(params) + b"}"
+        return b"".join((self._req_open, str(rid).encode(), body, self._env_close))
+
+    def notification(self, method: str, params: object = None) -> bytes:
+        """Encodes a notification (no id)."""
+        msg: dict = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        return self._env_open + _dumps(msg) + self._env_close
+
+    def initialize(
+        self,
+        client_name: str = "mcpgen-runtime",
+        client_version: str = "0.1.0",
+        vision_url: Optional[str] = None,
+        vision_token: Optional[str] = None,
+        protocol_version: str = PROTOCOL_VERSION,
+    ) -> bytes:
+        """Encodes ``initialize`` (with the optional xiaozhi ``vision`` capability)."""
+        caps: dict = {}
+        if vision_url is not None:
+            caps["vision"] = {"url": vision_url, "token": vision_token or ""}
+        return self.request(
+            "initialize",
+            {
+                "protocolVersion": protocol_version,
+                "capabilities": caps,
+                "clientInfo": {"name": client_name, "version": client_version},
+            },
+        )
+
+    def initialized(self) -> bytes:
+        return self.notification("notifications/initialized")
+
+    def tools_list(self, cursor: str = "", with_user_tools: bool = True) -> bytes:
+        return self.request("tools/list", {"cursor": cursor, "withUserTools": with_user_tools})
+
+    def ping(self) -> bytes:
+        return self.request("ping")
+
+    def cancelled(self, request_id: int, reason: Optional[str] = None) -> bytes:
+        params: dict = {"requestId": request_id}
+        if reason is not None:
+            params["reason"] = reason
+        return self.notification("notifications/cancelled", params)
+
+    # -- correlation --------------------------------------------------------------------
+
+    def expect(self, request_id: int, future: Any, kind: int) -> None:
+        """Registers ``future`` to receive the decoded reply to ``request_id``."""
+        p = Pending.__new__(Pending)
+        p.future = future
+        p.kind = kind
+        self.pending[request_id] = p
+
+    def call(self, name: str, arguments: object, future: Any, kind: int) -> bytes:
+        """:meth:`tools_call` + :meth:`expect` in one step."""
+        data = self.tools_call(name, arguments)
+        p = Pending.__new__(Pending)
+        p.future = future
+        p.kind = kind
+        self.pending[self.last_id] = p
+        return data
+
+    def forget(self, request_id: int) -> bool:
+        """Drops a pending request (its reply, if it comes, is ignored)."""
+        return self.pending.pop(request_id, None) is not None
+
+    def fail(self, request_id: int, exc: BaseException) -> bool:
+        """Ends one pending request with ``exc``; False when it was no longer pending."""
+        p = self.pending.pop(request_id, None)
+        if p is None:
+            return False
+        fut = p.future
+        if not fut.done():
+            fut.set_exception(exc)
+        return True
+
+    def fail_all(self, exc: BaseException) -> int:
+        """Ends every pending request with ``exc``; returns how many there were."""
+        items = list(self.pending.values())
+        self.pending.clear()
+        for p in items:
+            fut = p.future
+            if not fut.done():
+                fut.set_exception(exc)
+        return len(items)
+
+    @property
+    def pending_count(self) -> int:
+        return len(self.pending)
+
+    # -- decoding -----------------------------------------------------------------------
+
+    def feed(self, data: Union[bytes, bytearray, memoryview, str]) -> Optional[Frame]:
+        """Decodes one incoming frame.
+
+        A reply to a pending request resolves that request's future (value or typed
+        error) and returns ``None``; so does a late reply to a forgotten request
+        (counted in ``stale``). Everything else is returned as a :class:`Frame`.
+        """
+        try:
+            obj = _loads(data)
+        except _JSONDecodeError:
+            return _frame(_F_INVALID)
+        if type(obj) is not dict:
+            return _frame(_F_INVALID, None, None, None, None, None, None, None, obj)
+        msg = obj
+        etype = msg.get("type")
+        if etype is None:
+            payload = msg
+        elif etype == "mcp":
+            inner = msg.get("payload")
+            if type(inner) is not dict:
+                return _frame(_F_INVALID, "mcp", msg.get("session_id"), None, None, None, None, None, msg)
+            payload = inner
+        else:
+            return _classify(msg)
+        rid = payload.get("id")
+        if rid is None or "method" in payload:
+            return _classify(msg)
+        p = self.pending.pop(rid, None)
+        if p is None:
+            p = self._pop_coerced(rid)
+            if p is None:
+                self.stale += 1
+                if "error" in payload:
+                    return _classify(msg)
+                return None
+        fut = p.future
+        if fut.done():
+            return None
+        if "result" in payload:
+            try:
+                value = decode_result(payload["result"], p.kind)
+            except Exception as exc:  # ToolError / ProtocolError reach the caller
+                fut.set_exception(exc)
+                return None
+            fut.set_result(value)
+        elif "error" in payload:
+            fut.set_exception(rpc_error(payload["error"]))
+        else:
+            fut.set_exception(ProtocolError("reply has neither result nor error"))
+        return None
+
+    def _pop_coerced(self, rid: object) -> Optional[Pending]:
+        """Some peers echo numeric ids as strings (or 3.0): match them anyway."""
+        key = None
+        if type(rid) is str:
+            if rid.isdigit():
+                key = int(rid)
+        elif type(rid) is float:
+            if rid == int(rid):
+                key = int(rid)
+        if key is None:
+            return None
+        return self.pending.pop(key, None)
+
+
+def encode_notification(method: str, params: object = None, session_id: Optional[str] = None) -> bytes:
+    """A one-off notification frame (enveloped when ``session_id`` is given)."""
+    msg: dict = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    if session_id is None:
+        return _dumps(msg)
+    return _dumps({"session_id": session_id, "type": "mcp", "payload": msg})
+
+
+def encode_envelope(message: dict) -> bytes:
+    """Any non-MCP envelope (e.g. the server ``hello``)."""
+    return _dumps(message)
+
+
+def loads(data: Union[bytes, bytearray, memoryview, str]) -> Any:
+    """orjson.loads, re-exported so callers share one JSON parser."""
+    return _loads(data)
+
+
+def dumps(value: object) -> bytes:
+    """orjson.dumps, re-exported so callers share one JSON writer."""
+    return _dumps(value)
+
+
+__all__ = [
+    "KIND_RAW",
+    "KIND_AUTO",
+    "KIND_NONE",
+    "KIND_BOOLEAN",
+    "KIND_INTEGER",
+    "KIND_NUMBER",
+    "KIND_STRING",
+    "KIND_OBJECT",
+    "KIND_IMAGE",
+    "KINDS",
+    "FRAME_INVALID",
+    "FRAME_REQUEST",
+    "FRAME_NOTIFICATION",
+    "FRAME_RESULT",
+    "FRAME_ERROR",
+    "FRAME_OTHER",
+    "PROTOCOL_VERSION",
+    "Image",
+    "Frame",
+    "Pending",
+    "Session",
+    "decode_frame",
+    "decode_result",
+    "rpc_error",
+    "kind_code",
+    "encode_notification",
+    "encode_envelope",
+    "loads",
+    "dumps",
+]

@@ -1,0 +1,613 @@
+"""Device handles: one MCP session with one device, over any transport.
+
+A :class:`Device` owns a :class:`runtime.codec.Session` (ids, pending replies, framing)
+and a transport that delivers incoming frames to :meth:`Device.feed` and reports a lost
+connection with :meth:`Device.connection_lost`. Session setup (``initialize``,
+``notifications/initialized``, every ``tools/list`` page, fingerprint check) is shared by
+all transports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional, Protocol, Union
+
+from runtime import codec
+from runtime.errors import (
+    DeviceDisconnected,
+    DeviceTimeout,
+    ProtocolError,
+    SpecMismatch,
+    ValidationError,
+)
+from runtime.validate import SchemaValidator
+
+log = logging.getLogger("runtime.device")
+
+Policy = Literal["strict", "warn", "off"]
+NotificationCallback = Callable[[str, dict], Any]
+FINGERPRINT_META_KEY = "mcpgen/fingerprint"
+CLIENT_NAME = "mcpgen-runtime"
+CLIENT_VERSION = "0.1.0"
+_MAX_LIST_PAGES = 1000
+
+
+class Transport(Protocol):
+    """What a :class:`Device` needs from its link to the device."""
+
+    async def send(self, data: bytes) -> None:
+        """Sends one frame (already encoded; the transport adds its own delimiting)."""
+        ...
+
+    async def close(self) -> None:
+        """Closes the link; must not raise when it is already closed."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A tool as the device reported it in ``tools/list``."""
+
+    name: str
+    description: str
+    input_schema: dict
+    user_only: bool
+    raw: dict = field(repr=False)
+    title: Optional[str] = None
+    output_schema: Optional[dict] = field(default=None, repr=False)
+    annotations: Optional[dict] = field(default=None, repr=False)
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> ToolInfo:
+        ann = raw.get("annotations")
+        ann = ann if isinstance(ann, dict) else None
+        audience = ann.get("audience") if ann else None
+        user_only = isinstance(audience, list) and "user" in audience and "assistant" not in audience
+        schema = raw.get("inputSchema")
+        out = raw.get("outputSchema")
+        title = raw.get("title")
+        if title is None and ann is not None and isinstance(ann.get("title"), str):
+            title = ann["title"]
+        desc = raw.get("description")
+        return cls(
+            name=str(raw["name"]),
+            description=desc if isinstance(desc, str) else "",
+            input_schema=schema if isinstance(schema, dict) else {"type": "object", "properties": {}},
+            user_only=user_only,
+            raw=dict(raw),
+            title=title if isinstance(title, str) else None,
+            output_schema=out if isinstance(out, dict) else None,
+            annotations=ann,
+        )
+
+
+class Device:
+    """A ready MCP session with one device (see docs/architecture.md, "Runtime API")."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        device_id: str,
+        session_id: Optional[str] = None,
+        call_timeout: float = 10.0,
+        loop: Optional[asyncio.AbstractEventLoop] = None,
+    ) -> None:
+        self.device_id = device_id
+        self.call_timeout = call_timeout
+        self.server_info: dict = {}
+        self.protocol_version: Optional[str] = None
+        self.capabilities: dict = {}
+        self.fingerprint: Optional[str] = None
+        self.expected_fingerprint: Optional[str] = None
+        self.dynamic = True
+        self.initialize_result: dict = {}
+        self.client_id: Optional[str] = None  # gateway: the Client-Id header
+        self.hello: Optional[dict] = None  # gateway: the device's hello message
+        self._transport = transport
+        self._session = codec.Session(session_id)
+        self._loop = loop or asyncio.get_running_loop()
+        self._closed = False
+        self._close_reason = ""
+        self._closed_event = asyncio.Event()
+        self._tools: list[ToolInfo] = []
+        self._tool_map: dict[str, ToolInfo] = {}
+        self._validators: dict[str, SchemaValidator] = {}
+        self._kinds: dict[str, int] = {}
+        self._bound_kinds: dict[str, int] = {}
+        self._callbacks: list[NotificationCallback] = []
+        self._message_callbacks: list[Callable[[dict], Any]] = []
+        self._close_callbacks: list[Callable[[Device], Any]] = []
+        self._relist_task: Optional[asyncio.Task] = None
+        self._relist_pending = False
+        self._tasks: set[asyncio.Task] = set()
+        self._sending: dict[int, Optional[asyncio.Task]] = {}
+        self._send_expired: set[int] = set()
+        self._tools_changed = asyncio.Event()
+
+    # -- properties ---------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The xiaozhi session id (``None`` for bare JSON-RPC transports)."""
+        return self._session.session_id
+
+    @property
+    def session(self) -> codec.Session:
+        """The compiled session core (ids, pending table, encoder)."""
+        return self._session
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def close_reason(self) -> str:
+        return self._close_reason
+
+    @property
+    def tools(self) -> list[ToolInfo]:
+        """Every tool the device reported, user-only ones included, in list order."""
+        return list(self._tools)
+
+    def tool(self, name: str) -> ToolInfo:
+        try:
+            return self._tool_map[name]
+        except KeyError:
+            raise KeyError(f"device {self.device_id!r} has no tool {name!r}") from None
+
+    def llm_tools(self, flavor: str = "openai", *, include_user_only: bool = False) -> list[dict]:
+        """The tools as LLM function definitions (``"openai"`` or ``"anthropic"``)."""
+        from runtime import llm
+
+        return llm.export_tools(self._tools, flavor, include_user_only=include_user_only)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        mode = "dynamic" if self.dynamic else "spec"
+        return f"<Device {self.device_id!r} {state} {mode} tools={len(self._tools)}>"
+
+    # -- calls --------------------------------------------------------------------------
+
+    async def call(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+        validate: bool = True,
+    ) -> Any:
+        """Calls a tool and returns its decoded value.
+
+        With ``validate`` the arguments are checked against the schema the device
+        reported (defaults filled in) and nothing is sent when they break it.
+        """
+        if validate:
+            v = self._validators.get(name)
+            if v is None:
+                info = self._tool_map.get(name)
+                if info is None:
+                    raise ValidationError("", "tool", f"device {self.device_id!r} has no tool {name!r}")
+                v = SchemaValidator(info.input_schema)
+                self._validators[name] = v
+            args = v.validate(arguments)
+        elif arguments is None:
+            args = {}
+        else:
+            args = arguments if type(arguments) is dict else dict(arguments)
+        kind = self._bound_kinds.get(name)
+        if kind is None:
+            kind = self._kinds.get(name, codec.KIND_AUTO)
+        return await self.invoke(name, args, kind, timeout)
+
+    async def call_raw(
+        self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Optional[float] = None
+    ) -> dict:
+        """Calls a tool without validation; returns the MCP result object as sent."""
+        args = {} if arguments is None else dict(arguments)
+        return await self.invoke(name, args, codec.KIND_RAW, timeout)  # type: ignore[no-any-return]
+
+    async def invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None) -> Any:
+        """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``."""
+        if self._closed:
+            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        fut = self._loop.create_future()
+        data = self._session.call(name, arguments, fut, kind)
+        return await self._complete(self._session.last_id, fut, data, timeout, name)
+
+    async def request(
+        self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None
+    ) -> Any:
+        """Any JSON-RPC request; returns the ``result`` as sent."""
+        if self._closed:
+            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        fut = self._loop.create_future()
+        data = self._session.request(method, params)
+        rid = self._session.last_id
+        self._session.expect(rid, fut, codec.KIND_RAW)
+        return await self._complete(rid, fut, data, timeout, method)
+
+    async def ping(self, *, timeout: Optional[float] = None) -> None:
+        await self.request("ping", timeout=timeout)
+
+    async def notify(self, method: str, params: Optional[dict] = None) -> None:
+        """Sends a notification to the device."""
+        if self._closed:
+            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        await self._send(self._session.notification(method, params))
+
+    async def _complete(
+        self, rid: int, fut: asyncio.Future, data: bytes, timeout: Optional[float], what: str
+    ) -> Any:
+        t = self.call_timeout if timeout is None else timeout
+        handle = self._loop.call_later(t, self._expire, rid, t, what) if t is not None and t >= 0 else None
+        try:
+            # While the frame is being written (a stalled link can block here), the
+            # timeout must still end the call: _expire cancels the task and we turn that
+            # cancellation back into the DeviceTimeout it stands for.
+            self._sending[rid] = asyncio.current_task()
+            try:
+                await self._transport.send(data)
+            except asyncio.CancelledError:
+                if rid in self._send_expired:
+                    self._send_expired.discard(rid)
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
+                    exc = fut.exception() if fut.done() and not fut.cancelled() else None
+                    raise (exc or DeviceTimeout(f"{what}: timed out while sending")) from None
+                raise
+            except Exception as exc:
+                self._session.forget(rid)
+                if self._closed:
+                    raise DeviceDisconnected(
+                        f"device {self.device_id!r} is disconnected ({self._close_reason})"
+                    ) from exc
+                raise DeviceDisconnected(f"sending to device {self.device_id!r} failed: {exc}") from exc
+            finally:
+                del self._sending[rid]
+            return await fut
+        except asyncio.CancelledError:
+            if self._session.forget(rid) and not self._closed:
+                self._spawn(self._send_quietly(self._session.cancelled(rid, "cancelled by the client")))
+            raise
+        finally:
+            if handle is not None:
+                handle.cancel()
+
+    def _expire(self, rid: int, t: float, what: str) -> None:
+        exc = DeviceTimeout(f"{what}: no reply from device {self.device_id!r} within {t:g}s (request {rid})")
+        if self._session.fail(rid, exc):
+            sender = self._sending.get(rid)
+            if sender is not None:
+                self._send_expired.add(rid)
+                sender.cancel()
+            elif not self._closed:
+                self._spawn(self._send_quietly(self._session.cancelled(rid, "timeout")))
+
+    async def _send(self, data: bytes) -> None:
+        try:
+            await self._transport.send(data)
+        except Exception as exc:
+            raise DeviceDisconnected(f"sending to device {self.device_id!r} failed: {exc}") from exc
+
+    async def _send_quietly(self, data: bytes) -> None:
+        try:
+            await self._transport.send(data)
+        except Exception:  # the link is going away; nothing to report to anyone
+            log.debug("device %s: could not send %r", self.device_id, data[:80])
+
+    def _spawn(self, coro: Any) -> asyncio.Task:
+        task = self._loop.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- notifications ------------------------------------------------------------------
+
+    def on_notification(self, callback: NotificationCallback) -> Callable[[], None]:
+        """Subscribes ``callback(method, params)`` to every device notification.
+
+        ``callback`` may be a plain function or a coroutine function; it runs on the
+        event loop as the frame arrives (keep plain callbacks short). Returns a function
+        that unsubscribes it.
+        """
+        return _subscribe(self._callbacks, callback)
+
+    def on_message(self, callback: Callable[[dict], Any]) -> Callable[[], None]:
+        """Subscribes to non-MCP envelopes from the device (``listen``, ``abort``, ...)."""
+        return _subscribe(self._message_callbacks, callback)
+
+    def on_close(self, callback: Callable[[Device], Any]) -> None:
+        """``callback(device)`` runs once when the handle closes (any reason)."""
+        self._close_callbacks.append(callback)
+
+    def _dispatch(self, callbacks: list, *args: Any) -> None:
+        for cb in list(callbacks):
+            try:
+                res = cb(*args)
+                if inspect.isawaitable(res):
+                    self._spawn(self._await_callback(res))
+            except Exception:
+                log.exception("device %s: callback %r failed", self.device_id, cb)
+
+    async def _await_callback(self, aw: Any) -> None:
+        try:
+            await aw
+        except Exception:
+            log.exception("device %s: async callback failed", self.device_id)
+
+    async def wait_tools_changed(self, timeout: Optional[float] = None) -> None:
+        """Waits until the tool list is re-read after ``notifications/tools/list_changed``."""
+        self._tools_changed.clear()
+        await asyncio.wait_for(self._tools_changed.wait(), timeout)
+
+    # -- incoming -----------------------------------------------------------------------
+
+    def feed(self, data: Union[bytes, str]) -> None:
+        """Transports call this with every incoming frame."""
+        frame = self._session.feed(data)
+        if frame is None:
+            return
+        kind = frame.kind
+        if kind == codec.FRAME_NOTIFICATION:
+            params = frame.params if isinstance(frame.params, dict) else {}
+            method = frame.method
+            if method == "notifications/tools/list_changed" and not self._closed:
+                self._schedule_relist()
+            self._dispatch(self._callbacks, method, params)
+        elif kind == codec.FRAME_REQUEST:
+            self._answer_device_request(frame)
+        elif kind == codec.FRAME_OTHER:
+            self._dispatch(self._message_callbacks, frame.message)
+        elif kind == codec.FRAME_ERROR:
+            err = codec.rpc_error(frame.error)
+            log.warning(
+                "device %s: error without a pending request (id %r): %s", self.device_id, frame.id, err
+            )
+        elif kind == codec.FRAME_INVALID:
+            text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
+            log.debug("device %s: ignoring non-JSON-RPC frame %r", self.device_id, text[:120])
+
+    def _answer_device_request(self, frame: codec.Frame) -> None:
+        if frame.method == "ping":
+            reply = {"jsonrpc": "2.0", "id": frame.id, "result": {}}
+        else:
+            reply = {
+                "jsonrpc": "2.0",
+                "id": frame.id,
+                "error": {"code": -32601, "message": f"Method not found: {frame.method}"},
+            }
+        sid = self._session.session_id
+        data = codec.dumps(reply if sid is None else {"session_id": sid, "type": "mcp", "payload": reply})
+        self._spawn(self._send_quietly(data))
+
+    def connection_lost(self, reason: str = "connection lost") -> None:
+        """Transports call this once when the link drops: pending calls fail at once."""
+        self._mark_closed(reason)
+
+    def _mark_closed(self, reason: str) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._close_reason = reason
+        n = self._session.fail_all(DeviceDisconnected(f"device {self.device_id!r} disconnected: {reason}"))
+        if n:
+            log.info("device %s: %d pending call(s) failed: %s", self.device_id, n, reason)
+        if self._relist_task is not None:
+            self._relist_task.cancel()
+        self._closed_event.set()
+        self._dispatch(self._close_callbacks, self)
+
+    async def close(self, reason: str = "closed by the client") -> None:
+        """Closes the handle and its transport; pending calls fail with DeviceDisconnected."""
+        self._mark_closed(reason)
+        try:
+            await self._transport.close()
+        except Exception:
+            log.debug("device %s: error while closing the transport", self.device_id, exc_info=True)
+
+    async def wait_closed(self) -> None:
+        await self._closed_event.wait()
+
+    async def __aenter__(self) -> Device:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- session setup ------------------------------------------------------------------
+
+    def set_return_kinds(self, kinds: Mapping[str, Union[str, int]]) -> None:
+        """Declares tools' return kinds (from a known spec) for :meth:`call` decoding."""
+        for name, k in kinds.items():
+            self._bound_kinds[name] = codec.kind_code(k) if isinstance(k, str) else int(k)
+
+    async def setup(
+        self,
+        *,
+        fingerprint: Optional[str] = None,
+        policy: Policy = "warn",
+        timeout: Optional[float] = None,
+        init_retry: Optional[float] = None,
+        vision: Optional[Mapping[str, str]] = None,
+        client_info: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        """``initialize`` -> ``notifications/initialized`` -> all ``tools/list`` pages ->
+        fingerprint check. Raises :class:`SpecMismatch` (and closes) under policy strict.
+
+        ``init_retry`` re-sends ``initialize`` (with a new id) at that interval until the
+        device answers: for serial links to devices that may still be booting.
+        """
+        if policy not in ("strict", "warn", "off"):
+            raise ValueError(f"policy must be 'strict', 'warn' or 'off', not {policy!r}")
+        t = self.call_timeout if timeout is None else timeout
+        info = dict(client_info or {})
+        params: dict = {
+            "protocolVersion": codec.PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {
+                "name": info.get("name", CLIENT_NAME),
+                "version": info.get("version", CLIENT_VERSION),
+            },
+        }
+        if vision is not None:
+            params["capabilities"]["vision"] = {
+                "url": vision.get("url", ""),
+                "token": vision.get("token", ""),
+            }
+        result = await self._initialize(params, t, init_retry)
+        if not isinstance(result, dict):
+            raise ProtocolError("initialize returned a non-object result")
+        self.initialize_result = result
+        pv = result.get("protocolVersion")
+        self.protocol_version = pv if isinstance(pv, str) else None
+        si = result.get("serverInfo")
+        self.server_info = si if isinstance(si, dict) else {}
+        caps = result.get("capabilities")
+        self.capabilities = caps if isinstance(caps, dict) else {}
+        self.fingerprint = _reported_fingerprint(result)
+        await self.notify("notifications/initialized")
+        await self.refresh_tools(timeout=t)
+        self.expected_fingerprint = fingerprint
+        self._check_fingerprint(fingerprint, policy)
+
+    async def _initialize(self, params: dict, timeout: float, retry: Optional[float]) -> Any:
+        if not retry:
+            return await self.request("initialize", params, timeout=timeout)
+        deadline = self._loop.time() + timeout
+        while True:
+            left = deadline - self._loop.time()
+            try:
+                return await self.request("initialize", params, timeout=min(retry, max(left, 0.0)))
+            except DeviceTimeout:
+                if self._loop.time() >= deadline:
+                    raise
+
+    def _check_fingerprint(self, expected: Optional[str], policy: Policy) -> None:
+        if expected is None:
+            self.dynamic = True
+            return
+        if policy == "off":
+            self.dynamic = False
+            return
+        if self.fingerprint == expected:
+            self.dynamic = False
+            return
+        if policy == "strict":
+            raise SpecMismatch(expected, self.fingerprint)
+        log.warning(
+            "device %s: spec fingerprint %r differs from the expected %r; using dynamic mode "
+            "(arguments validated against the schemas the device reported)",
+            self.device_id,
+            self.fingerprint,
+            expected,
+        )
+        self.dynamic = True
+
+    async def refresh_tools(self, *, timeout: Optional[float] = None) -> list[ToolInfo]:
+        """Reads every ``tools/list`` page (``withUserTools: true``) and replaces the list."""
+        tools: list[ToolInfo] = []
+        names: set[str] = set()
+        cursor = ""
+        seen: set[str] = set()
+        for _ in range(_MAX_LIST_PAGES):
+            res = await self.request("tools/list", {"cursor": cursor, "withUserTools": True}, timeout=timeout)
+            if not isinstance(res, dict):
+                raise ProtocolError("tools/list returned a non-object result")
+            page = res.get("tools")
+            if not isinstance(page, list):
+                raise ProtocolError("tools/list result has no tools array")
+            for raw in page:
+                if isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw["name"] not in names:
+                    names.add(raw["name"])
+                    tools.append(ToolInfo.from_raw(raw))
+            nxt = res.get("nextCursor")
+            if not nxt or not isinstance(nxt, str):
+                break
+            if nxt in seen:
+                log.warning("device %s: tools/list cursor %r repeats; stopping", self.device_id, nxt)
+                break
+            seen.add(nxt)
+            cursor = nxt
+        self._set_tools(tools)
+        return list(tools)
+
+    def _set_tools(self, tools: list[ToolInfo]) -> None:
+        self._tools = tools
+        self._tool_map = {t.name: t for t in tools}
+        self._validators = {}
+        self._kinds = {
+            t.name: (codec.KIND_OBJECT if t.output_schema is not None else codec.KIND_AUTO) for t in tools
+        }
+        self._tools_changed.set()
+
+    def _schedule_relist(self) -> None:
+        if self._relist_task is not None and not self._relist_task.done():
+            self._relist_pending = True
+            return
+        self._relist_pending = False
+        self._relist_task = self._spawn(self._relist())
+
+    async def _relist(self) -> None:
+        while True:
+            try:
+                await self.refresh_tools()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("device %s: re-listing tools failed: %s", self.device_id, exc)
+                return
+            if not self._relist_pending:
+                return
+            self._relist_pending = False
+
+
+def _subscribe(callbacks: list, callback: Any) -> Callable[[], None]:
+    callbacks.append(callback)
+
+    def unsubscribe() -> None:
+        try:
+            callbacks.remove(callback)
+        except ValueError:
+            pass
+
+    return unsubscribe
+
+
+def _reported_fingerprint(result: dict) -> Optional[str]:
+    meta = result.get("_meta")
+    if isinstance(meta, dict):
+        fp = meta.get(FINGERPRINT_META_KEY)
+        if isinstance(fp, str):
+            return fp
+    si = result.get("serverInfo")
+    if isinstance(si, dict):
+        m2 = si.get("_meta")
+        if isinstance(m2, dict) and isinstance(m2.get(FINGERPRINT_META_KEY), str):
+            return m2[FINGERPRINT_META_KEY]  # type: ignore[no-any-return]
+    return None
+
+
+async def start_session(
+    device: Device,
+    *,
+    fingerprint: Optional[str],
+    policy: Policy,
+    timeout: Optional[float] = None,
+    init_retry: Optional[float] = None,
+    vision: Optional[Mapping[str, str]] = None,
+) -> Device:
+    """Runs :meth:`Device.setup`; on any failure closes the device and re-raises."""
+    try:
+        await device.setup(
+            fingerprint=fingerprint, policy=policy, timeout=timeout, init_retry=init_retry, vision=vision
+        )
+    except BaseException as exc:
+        await device.close(f"session setup failed: {exc!r}")
+        raise
+    return device

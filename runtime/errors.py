@@ -1,0 +1,87 @@
+"""Typed errors raised by the backend runtime.
+
+Every error a device interaction can end in derives from :class:`McpDeviceError`, so
+``except McpDeviceError`` catches them all. Each also derives from the closest builtin
+(``ValueError``, ``TimeoutError``, ``ConnectionError``) so generic handlers keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+class McpDeviceError(Exception):
+    """Base class of every error the runtime raises about a device."""
+
+
+class ToolError(McpDeviceError):
+    """The tool ran and failed: the device answered with ``isError: true``.
+
+    ``message`` is the device's text; ``content`` the MCP content list as sent.
+    """
+
+    def __init__(self, message: str, content: Optional[list[Any]] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.content: list[Any] = list(content) if content else []
+
+
+class RpcError(McpDeviceError):
+    """A JSON-RPC error object from the device.
+
+    ``code`` is ``None`` when the device sent none (stock xiaozhi firmware omits it).
+    """
+
+    def __init__(self, code: Optional[int], message: str, data: Any = None) -> None:
+        super().__init__(f"[{code}] {message}" if code is not None else message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ProtocolError(McpDeviceError):
+    """The device sent something that is not valid MCP/JSON-RPC for the request."""
+
+
+class DeviceTimeout(McpDeviceError, TimeoutError):
+    """No reply arrived within the call timeout."""
+
+
+class DeviceDisconnected(McpDeviceError, ConnectionError):
+    """The transport to the device dropped (or the handle was closed)."""
+
+
+class ValidationError(McpDeviceError, ValueError):
+    """An argument broke a rule of the tool's input schema; nothing was sent.
+
+    ``argument`` is the argument name (``""`` for the arguments object itself),
+    ``rule`` the JSON Schema keyword it broke (``type``, ``minimum``, ``maximum``,
+    ``maxLength``, ``enum``, ``pattern``, ``required``, ``additionalProperties``).
+    """
+
+    def __init__(self, argument: str, rule: str, message: str) -> None:
+        super().__init__(f"{argument}: {message}" if argument else message)
+        self.argument = argument
+        self.rule = rule
+        self.message = message
+
+
+class SpecMismatch(McpDeviceError):
+    """The device's spec fingerprint differs from the expected one (policy strict)."""
+
+    def __init__(self, expected: Optional[str], actual: Optional[str]) -> None:
+        super().__init__(f"spec fingerprint mismatch: expected {expected!r}, device reports {actual!r}")
+        self.expected = expected
+        self.actual = actual
+
+
+__all__ = [
+    "McpDeviceError",
+    "ToolError",
+    "RpcError",
+    "ProtocolError",
+    "DeviceTimeout",
+    "DeviceDisconnected",
+    "ValidationError",
+    "SpecMismatch",
+]

@@ -1,0 +1,357 @@
+# cython: annotation_typing=False
+"""Argument validation: primitives for generated bindings and a schema-driven validator.
+
+Compiled by Cython (pure-Python mode; declarations in ``validate.pxd``). The same file
+runs unchanged as Python when the build skips compilation.
+
+Rules follow the JSON Schema keywords the device enforces: ``type``, ``minimum``,
+``maximum`` (inclusive), ``maxLength`` (Unicode code points), ``enum``, ``pattern``
+(a regular-expression *search*, as in JSON Schema), ``required`` and unknown arguments
+(``additionalProperties``). A Python ``bool`` is never accepted as an integer or number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Optional, Union
+
+from runtime.errors import ValidationError
+
+_INF = math.inf
+_PATTERNS: dict = {}
+
+T_ANY = 0
+T_BOOLEAN = 1
+T_INTEGER = 2
+T_NUMBER = 3
+T_STRING = 4
+T_OBJECT = 5
+T_ARRAY = 6
+T_NULL = 7
+T_MULTI = 8
+
+_TYPE_CODES: dict = {
+    "boolean": T_BOOLEAN,
+    "integer": T_INTEGER,
+    "number": T_NUMBER,
+    "string": T_STRING,
+    "object": T_OBJECT,
+    "array": T_ARRAY,
+    "null": T_NULL,
+}
+
+PatternLike = Union[str, "re.Pattern[str]"]
+
+
+def _kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, dict):
+        return "object"
+    if isinstance(v, (list, tuple)):
+        return "array"
+    return type(v).__name__
+
+
+def compile_pattern(pattern: PatternLike) -> re.Pattern[str]:
+    """A compiled pattern, cached per source text."""
+    if not isinstance(pattern, str):
+        return pattern
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        compiled = re.compile(pattern)
+        _PATTERNS[pattern] = compiled
+    return compiled
+
+
+def _type_error(name: str, v: object, expected: str) -> ValidationError:
+    return ValidationError(name, "type", f"must be {expected}, got {_kind(v)}")
+
+
+def _enum_error(name: str, v: object, enum: Any) -> ValidationError:
+    allowed = ", ".join([repr(e) for e in enum])
+    return ValidationError(name, "enum", f"must be one of {allowed}, got {v!r}")
+
+
+def check_int(name: str, v: object, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
+    """``v`` as an ``int`` within ``[lo, hi]`` (either bound may be ``None``)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _type_error(name, v, "an integer")
+    if lo is not None and v < lo:
+        raise ValidationError(name, "minimum", f"must be >= {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise ValidationError(name, "maximum", f"must be <= {hi}, got {v}")
+    return int(v)
+
+
+def check_number(
+    name: str, v: object, lo: Optional[float] = None, hi: Optional[float] = None
+) -> Union[int, float]:
+    """``v`` as a finite ``int`` or ``float`` within ``[lo, hi]``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _type_error(name, v, "a number")
+    if isinstance(v, float):
+        if v != v or v == _INF or v == -_INF:
+            raise ValidationError(name, "type", f"must be a finite number, got {v}")
+        v = float(v)
+    else:
+        v = int(v)
+    if lo is not None and v < lo:
+        raise ValidationError(name, "minimum", f"must be >= {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise ValidationError(name, "maximum", f"must be <= {hi}, got {v}")
+    return v
+
+
+def check_bool(name: str, v: object) -> bool:
+    """``v`` must be a real ``bool`` (``1`` and ``"true"`` are refused)."""
+    if v is True or v is False:
+        return v  # type: ignore[return-value]
+    raise _type_error(name, v, "a boolean")
+
+
+def check_str(
+    name: str,
+    v: object,
+    max_length: Optional[int] = None,
+    enum: Optional[Any] = None,
+    pattern: Optional[PatternLike] = None,
+) -> str:
+    """``v`` as a ``str`` of at most ``max_length`` code points, in ``enum``, matching ``pattern``."""
+    if not isinstance(v, str):
+        raise _type_error(name, v, "a string")
+    s = str(v)
+    if max_length is not None and len(s) > max_length:
+        raise ValidationError(name, "maxLength", f"must be at most {max_length} characters, got {len(s)}")
+    if enum is not None and s not in enum:
+        raise _enum_error(name, s, enum)
+    if pattern is not None and compile_pattern(pattern).search(s) is None:
+        src = pattern if isinstance(pattern, str) else pattern.pattern
+        raise ValidationError(name, "pattern", f"must match {src!r}, got {s!r}")
+    return s
+
+
+def check_arguments(v: object) -> dict:
+    """The arguments object itself: ``None`` -> ``{}``, otherwise it must be a dict."""
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        if isinstance(v, Mapping):
+            return dict(v)
+        raise _type_error("", v, "an object of named arguments")
+    return v
+
+
+class _Prop:
+    """One property of an input schema, pre-digested for fast checking."""
+
+    def __init__(self, name: str, schema: Any) -> None:
+        self.name = name
+        self.types: tuple = ()
+        self.type_code = T_ANY
+        self.has_lo = False
+        self.has_hi = False
+        self.lo: Any = -_INF
+        self.hi: Any = _INF
+        self.lo_exclusive = False
+        self.hi_exclusive = False
+        self.max_length = -1
+        self.min_length = -1
+        self.enum: Optional[tuple] = None
+        self.pattern: Optional[re.Pattern[str]] = None
+        if not isinstance(schema, dict):
+            return
+        t = schema.get("type")
+        if isinstance(t, str):
+            self.type_code = _TYPE_CODES.get(t, T_ANY)
+        elif isinstance(t, (list, tuple)):
+            codes = tuple(_TYPE_CODES[x] for x in t if isinstance(x, str) and x in _TYPE_CODES)
+            if len(codes) == 1:
+                self.type_code = codes[0]
+            elif codes:
+                self.type_code = T_MULTI
+                self.types = codes
+        lo: Any = schema.get("minimum")
+        if _is_num(lo):
+            self.has_lo = True
+            self.lo = lo
+        hi: Any = schema.get("maximum")
+        if _is_num(hi):
+            self.has_hi = True
+            self.hi = hi
+        xlo: Any = schema.get("exclusiveMinimum")
+        if _is_num(xlo) and (not self.has_lo or xlo >= self.lo):
+            self.has_lo = True
+            self.lo = xlo
+            self.lo_exclusive = True
+        xhi: Any = schema.get("exclusiveMaximum")
+        if _is_num(xhi) and (not self.has_hi or xhi <= self.hi):
+            self.has_hi = True
+            self.hi = xhi
+            self.hi_exclusive = True
+        ml: Any = schema.get("maxLength")
+        if _is_num(ml):
+            self.max_length = int(ml)
+        nl: Any = schema.get("minLength")
+        if _is_num(nl):
+            self.min_length = int(nl)
+        en = schema.get("enum")
+        if isinstance(en, (list, tuple)):
+            self.enum = tuple(en)
+        pat = schema.get("pattern")
+        if isinstance(pat, str):
+            self.pattern = compile_pattern(pat)
+
+    def check(self, v: object) -> object:
+        code = self.type_code
+        if code == T_MULTI:
+            code = self._pick_type(v)
+        if code == T_INTEGER:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise _type_error(self.name, v, "an integer")
+            if isinstance(v, float):
+                if not v.is_integer():
+                    raise _type_error(self.name, v, "an integer")
+                v = int(v)
+            self._check_range(v)
+        elif code == T_NUMBER:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise _type_error(self.name, v, "a number")
+            if isinstance(v, float) and (v != v or v in (_INF, -_INF)):
+                raise ValidationError(self.name, "type", f"must be a finite number, got {v}")
+            self._check_range(v)
+        elif code == T_STRING:
+            if not isinstance(v, str):
+                raise _type_error(self.name, v, "a string")
+            n = len(v)
+            if self.max_length >= 0 and n > self.max_length:
+                raise ValidationError(
+                    self.name, "maxLength", f"must be at most {self.max_length} characters, got {n}"
+                )
+            if self.min_length >= 0 and n < self.min_length:
+                raise ValidationError(
+                    self.name, "minLength", f"must be at least {self.min_length} characters, got {n}"
+                )
+            if self.pattern is not None and self.pattern.search(v) is None:
+                raise ValidationError(self.name, "pattern", f"must match {self.pattern.pattern!r}, got {v!r}")
+        elif code == T_BOOLEAN:
+            if v is not True and v is not False:
+                raise _type_error(self.name, v, "a boolean")
+        elif code == T_OBJECT:
+            if not isinstance(v, dict):
+                raise _type_error(self.name, v, "an object")
+        elif code == T_ARRAY:
+            if not isinstance(v, (list, tuple)):
+                raise _type_error(self.name, v, "an array")
+        elif code == T_NULL:
+            if v is not None:
+                raise _type_error(self.name, v, "null")
+        if self.enum is not None and not _in_enum(v, self.enum):
+            raise _enum_error(self.name, v, self.enum)
+        return v
+
+    def _pick_type(self, v: object) -> int:
+        k = _TYPE_CODES.get(_kind(v), -1)
+        if k in self.types:
+            return k
+        if k == T_INTEGER and T_NUMBER in self.types:
+            return T_NUMBER
+        if k == T_NUMBER and T_INTEGER in self.types and isinstance(v, float) and v.is_integer():
+            return T_INTEGER
+        names = " or ".join([n for n, c in _TYPE_CODES.items() if c in self.types])
+        raise _type_error(self.name, v, names)
+
+    def _check_range(self, v: Any) -> None:
+        if self.has_lo:
+            if v < self.lo or (self.lo_exclusive and v == self.lo):
+                op = ">" if self.lo_exclusive else ">="
+                raise ValidationError(self.name, "minimum", f"must be {op} {self.lo}, got {v}")
+        if self.has_hi:
+            if v > self.hi or (self.hi_exclusive and v == self.hi):
+                op = "<" if self.hi_exclusive else "<="
+                raise ValidationError(self.name, "maximum", f"must be {op} {self.hi}, got {v}")
+
+
+def _is_num(v: object) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float))
+
+
+def _in_enum(v: object, enum: tuple) -> bool:
+    for e in enum:
+        if e == v and isinstance(e, bool) == isinstance(v, bool):
+            return True
+    return False
+
+
+class SchemaValidator:
+    """Validates an arguments object against a tool's reported ``inputSchema``.
+
+    Build once per tool; :meth:`validate` returns the arguments to send (a new dict with
+    the schema's defaults filled in when some were missing, else the caller's dict).
+    Unknown arguments are refused unless the schema sets ``additionalProperties: true``.
+    """
+
+    def __init__(self, schema: Optional[Mapping[str, Any]]) -> None:
+        schema = dict(schema or {})
+        props = schema.get("properties") or {}
+        self.props = {}
+        defaults = []
+        if isinstance(props, dict):
+            for name, sub in props.items():
+                self.props[name] = _Prop(str(name), sub)
+                if isinstance(sub, dict) and "default" in sub:
+                    defaults.append((name, sub["default"]))
+        self.defaults = tuple(defaults)
+        req = schema.get("required") or ()
+        self.required = tuple(str(r) for r in req) if isinstance(req, (list, tuple)) else ()
+        self.allow_additional = schema.get("additionalProperties", False) is not False
+        self.schema = schema
+
+    def validate(self, arguments: object) -> dict:
+        args = check_arguments(arguments)
+        props = self.props
+        changed = None
+        for key, value in args.items():
+            prop = props.get(key)
+            if prop is None:
+                if not self.allow_additional:
+                    raise ValidationError(str(key), "additionalProperties", "unknown argument")
+                continue
+            out = prop.check(value)
+            if out is not value or type(out) is not type(value):
+                if changed is None:
+                    changed = dict(args)
+                changed[key] = out
+        for name in self.required:
+            if name not in args:
+                raise ValidationError(name, "required", "is required")
+        for name, default in self.defaults:
+            if name not in args:
+                if changed is None:
+                    changed = dict(args)
+                changed[name] = default
+        return args if changed is None else changed
+
+    def __repr__(self) -> str:
+        return f"SchemaValidator(properties={list(self.props)!r}, required={list(self.required)!r})"
+
+
+__all__ = [
+    "check_int",
+    "check_number",
+    "check_bool",
+    "check_str",
+    "check_arguments",
+    "compile_pattern",
+    "SchemaValidator",
+]

@@ -1,0 +1,269 @@
+"""The transport-independent bridge: names, visibility, device lifecycle, cancellation,
+version handling, and the raw stdio transport."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from bridge_fakes import FakeDevice, FakeTool
+from bridge_testlib import HERE, subprocess_env
+
+from runtime.bridge import Bridge, ToolKey, ToolNameMap, device_slug, safe_tool_name
+from runtime.bridge.names import SAFE_NAME_RE
+
+
+def req(method: str, params: dict[str, Any] | None = None, id: Any = 1) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def call(name: str, arguments: dict[str, Any] | None = None, id: Any = 1) -> dict[str, Any]:
+    return req("tools/call", {"name": name, "arguments": arguments or {}}, id)
+
+
+# ---------------------------------------------------------------- names
+
+
+def test_safe_names_and_reverse_mapping() -> None:
+    assert safe_tool_name("self.audio_speaker.set_volume") == "self__audio_speaker__set_volume"
+    assert safe_tool_name("weird name/ü").startswith("weird_name___")
+    assert SAFE_NAME_RE.match(safe_tool_name("weird name/ü"))
+    assert safe_tool_name("self.a__b") != safe_tool_name("self.a.b") == "self__a__b"
+    assert device_slug("aa:bb:cc:dd:ee:ff") == "aa_bb_cc_dd_ee_ff"
+    assert "__" not in device_slug("a::__b")
+    long_tool = "self." + "x" * 80
+    keys = [
+        ToolKey("aa:bb:cc:dd:ee:ff", "self.audio_speaker.set_volume"),
+        ToolKey("kitchen", "self.audio_speaker.set_volume"),
+        ToolKey("kitchen", long_tool),
+        ToolKey("kitchen", "self.a_b"),
+        ToolKey("kitchen", "self.a.b"),
+        ToolKey("kitchen", "self.a__b"),  # self__a__b would be ambiguous: hashed instead
+        ToolKey("kitchen", "x" * 60),
+        ToolKey("kitchen", "x" * 60 + "y"),  # both cut to the same prefix: hash differs
+    ]
+    names = ToolNameMap(keys, prefix=True)
+    exported = [names.exported(k) for k in keys]
+    assert exported[0] == "aa_bb_cc_dd_ee_ff__self__audio_speaker__set_volume"
+    assert exported[1] == "kitchen__self__audio_speaker__set_volume"
+    assert len(set(exported)) == len(keys)
+    assert all(SAFE_NAME_RE.match(n) for n in exported)
+    assert len(exported[2]) == 64
+    for key, name in zip(keys, exported, strict=True):
+        assert names.resolve(name) == key
+    # the same set in another order maps identically
+    again = ToolNameMap(reversed(keys), prefix=True)
+    assert [again.exported(k) for k in keys] == exported
+    raw = ToolNameMap([ToolKey("d", "self.a.b")], prefix=False, safe=False)
+    assert raw.exported(ToolKey("d", "self.a.b")) == "self.a.b"
+
+
+async def test_tool_list_meta_user_only_and_filter() -> None:
+    bridge = Bridge()
+    bridge.add_device(FakeDevice("one"))
+    tools = bridge.exported_tools("2025-06-18")
+    assert "self__reboot" not in [t["name"] for t in tools]
+    status = tools[0]
+    assert status["_meta"] == {"io.mcpgen/device": "one", "io.mcpgen/tool": "self.get_device_status"}
+    assert "_meta" not in bridge.exported_tools("2024-11-05")[0]
+
+    with_user = Bridge(user_tools=True)
+    with_user.add_device(FakeDevice("one"))
+    assert "self__reboot" in with_user.tool_names()
+
+    only = Bridge(device_ids=["two"], prefix_tools=True)
+    assert only.add_device(FakeDevice("one")) is False
+    assert only.add_device(FakeDevice("two")) is True
+    assert all(n.startswith("two__") for n in only.tool_names())
+    assert only.exported_tools("2025-11-25")[0]["description"].startswith("[two] ")
+
+
+# ---------------------------------------------------------------- devices come and go
+
+
+async def test_list_changed_on_tool_change_and_device_churn() -> None:
+    bridge = Bridge(prefix_tools=True)
+    pushed: list[dict[str, Any]] = []
+
+    async def push(message: dict[str, Any]) -> None:
+        pushed.append(message)
+
+    session = bridge.new_session("stdio", push=push)
+    await bridge.handle(session, req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+    device = FakeDevice("one")
+    bridge.add_device(device)
+    await asyncio.sleep(0)
+    assert pushed == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
+
+    device.set_tools([FakeTool("self.only", "The only tool.", {"type": "object"})])
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+    assert bridge.tool_names() == ["one__self__only"]
+    assert len(pushed) == 2
+
+    await device.close()
+    bridge.prune_closed()
+    await asyncio.sleep(0)
+    assert bridge.tool_names() == [] and len(pushed) == 3
+    reply = await bridge.handle(session, call("one__self__only"))
+    assert reply.message is not None
+    result = reply.message["result"]
+    assert result["isError"] is True and "one is not connected" in result["content"][0]["text"]
+
+
+async def test_device_lost_mid_call_is_a_tool_error() -> None:
+    bridge = Bridge()
+    device = FakeDevice("one", step=0.05)
+    bridge.add_device(device)
+    session = bridge.new_session("stdio")
+    pending = asyncio.ensure_future(bridge.handle(session, call("self__slow__count", {"steps": 100})))
+    await asyncio.sleep(0.1)
+    await device.close()
+    reply = await asyncio.wait_for(pending, 2)
+    assert reply.message is not None
+    result = reply.message["result"]
+    assert result["isError"] is True and "disconnected" in result["content"][0]["text"]
+
+
+async def test_removed_device_cancels_calls_in_flight() -> None:
+    bridge = Bridge()
+    device = FakeDevice("one", step=0.05)
+    bridge.add_device(device)
+    pending = asyncio.ensure_future(
+        bridge.handle(bridge.new_session("http"), call("self__slow__count", {"steps": 100}))
+    )
+    await asyncio.sleep(0.1)
+    bridge.remove_device("one")
+    reply = await asyncio.wait_for(pending, 2)
+    assert reply.message is not None and reply.message["result"]["isError"] is True
+    assert device.cancelled == ["self.slow.count"]
+
+
+async def test_hung_device_cannot_hang_the_client() -> None:
+    class Hung(FakeDevice):
+        async def call_raw(
+            self, name: str, arguments: Any, *, timeout: float | None = None
+        ) -> dict[str, Any]:
+            await asyncio.Event().wait()  # ignores its timeout
+            raise AssertionError
+
+    bridge = Bridge(call_timeout=0.05)
+    bridge.timeout_slack = 0.05
+    bridge.add_device(Hung("one"))
+    reply = await asyncio.wait_for(bridge.handle(bridge.new_session("stdio"), call("self__fail")), 2)
+    assert reply.message is not None
+    assert "did not answer" in reply.message["result"]["content"][0]["text"]
+
+
+async def test_cancelled_notification_cancels_the_device_call() -> None:
+    bridge = Bridge()
+    device = FakeDevice("one", step=0.05)
+    bridge.add_device(device)
+    session = bridge.new_session("stdio")
+    pending = asyncio.ensure_future(
+        bridge.handle(session, call("self__slow__count", {"steps": 100}, id="abc"))
+    )
+    await asyncio.sleep(0.1)
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "abc"}}
+    assert (await bridge.handle(session, note)).message is None
+    reply = await asyncio.wait_for(pending, 2)
+    assert reply.cancelled and reply.message is None  # no response for a cancelled request
+    assert device.cancelled == ["self.slow.count"]
+
+
+async def test_runtime_errors_become_tool_errors() -> None:
+    from runtime.errors import DeviceTimeout, RpcError
+
+    class Failing(FakeDevice):
+        def __init__(self, exc: Exception) -> None:
+            super().__init__("one")
+            self.exc = exc
+
+        async def call_raw(
+            self, name: str, arguments: Any, *, timeout: float | None = None
+        ) -> dict[str, Any]:
+            raise self.exc
+
+    for exc, text in [
+        (RpcError(-32602, "Invalid params: volume"), "(error -32602): Invalid params: volume"),
+        (DeviceTimeout("late"), "did not answer"),
+    ]:
+        bridge = Bridge()
+        bridge.add_device(Failing(exc))
+        reply = await bridge.handle(bridge.new_session("stdio"), call("self__fail"))
+        assert reply.message is not None
+        result = reply.message["result"]
+        assert result["isError"] is True and text in result["content"][0]["text"], result
+
+
+# ---------------------------------------------------------------- versions
+
+
+async def test_legacy_negotiation_and_modern_errors() -> None:
+    bridge = Bridge()
+    bridge.add_device(FakeDevice("one"))
+    session = bridge.new_session("stdio")
+    reply = await bridge.handle(
+        session, req("initialize", {"protocolVersion": "2030-01-01", "capabilities": {}})
+    )
+    assert reply.message is not None and reply.message["result"]["protocolVersion"] == "2025-11-25"
+    # structuredContent exists from 2025-06-18 on; older sessions do not get it
+    old = bridge.new_session("stdio")
+    await bridge.handle(old, req("initialize", {"protocolVersion": "2025-03-26", "capabilities": {}}))
+    reply = await bridge.handle(old, call("self__audio_speaker__set_volume", {"volume": 3}))
+    assert reply.message is not None and "structuredContent" not in reply.message["result"]
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    reply = await bridge.handle(session, req("server/discover", {"_meta": meta}))
+    assert reply.message is not None and reply.message["result"]["supportedVersions"] == ["2026-07-28"]
+    reply = await bridge.handle(session, req("server/discover", {}))
+    assert reply.message is not None and reply.message["error"]["code"] == -32602
+    bad = {**meta, "io.modelcontextprotocol/protocolVersion": "2025-06-18"}
+    reply = await bridge.handle(session, req("tools/list", {"_meta": bad}))
+    assert reply.message is not None and reply.message["error"]["code"] == -32022
+    assert "2026-07-28" in reply.message["error"]["data"]["supported"]
+
+
+# ---------------------------------------------------------------- stdio, raw
+
+
+def run_stdio(lines: list[Any], *args: str) -> list[dict[str, Any]]:
+    text = "".join(json.dumps(m) + "\n" for m in lines)
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "fake_bridge_main.py"), *args],
+        input=text.encode() + b"not json\n",
+        capture_output=True,
+        timeout=30,
+        env=subprocess_env(),
+    )
+    assert b"stray print" in proc.stderr
+    out = proc.stdout.decode().splitlines()
+    return [json.loads(line) for line in out]  # every stdout line is one JSON-RPC message
+
+
+@pytest.mark.parametrize(("version", "batch_ok"), [("2025-03-26", True), ("2025-06-18", False)])
+def test_stdio_raw_batches_and_parse_errors(version: str, batch_ok: bool) -> None:
+    init = req(
+        "initialize",
+        {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+    )
+    batch = [req("tools/list", {}, 2), call("self__light__set_rgb", {"r": 9, "g": 8, "b": 7}, 3)]
+    out = run_stdio([init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, batch])
+    assert len(out) == 3
+    assert out[0]["id"] == 1 and out[0]["result"]["protocolVersion"] == version
+    assert {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}} in out
+    middle = next(m for m in out[1:] if isinstance(m, list) or m["error"]["code"] != -32700)
+    if batch_ok:
+        assert isinstance(middle, list) and {m["id"] for m in middle} == {2, 3}
+    else:
+        assert middle["error"]["code"] == -32600 and middle["id"] is None

@@ -1,0 +1,77 @@
+"""Builds the example specs' simulators once per session (host g++ build via build_host)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from device_sim_driver import StdioSim  # noqa: E402
+from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
+
+from codegen.build_host import build_host  # noqa: E402
+from codegen.loader import load_spec  # noqa: E402
+from codegen.mcp_json import worst_case_page_bytes  # noqa: E402
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="session")
+def default_sim_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_host(DEFAULT_SPEC, tmp_path_factory.mktemp("build_default"), log=_quiet)
+
+
+@pytest.fixture(scope="session")
+def lamp_sim_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_host(LAMP_SPEC, tmp_path_factory.mktemp("build_lamp"), log=_quiet)
+
+
+@pytest.fixture(scope="session")
+def small_page_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """default_device.yaml with page_size as small as every tool allows (>= 3 pages)."""
+    spec = load_spec(DEFAULT_SPEC)
+    page = max(worst_case_page_bytes(t, spec) for t in spec.tools)
+    return copy_spec(
+        DEFAULT_SPEC,
+        tmp_path_factory.mktemp("small_page_spec"),
+        lambda text: re.sub(r"page_size: \d+", f"page_size: {page}", text),
+    )
+
+
+@pytest.fixture(scope="session")
+def small_page_exe(small_page_spec: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_host(small_page_spec, tmp_path_factory.mktemp("build_small_page"), log=_quiet)
+
+
+@pytest.fixture(scope="session")
+def tiny_buffers_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default device with a 512-byte response buffer and 256-byte request buffer."""
+    spec = copy_spec(DEFAULT_SPEC, tmp_path_factory.mktemp("tiny_spec"))
+    return build_host(
+        spec,
+        tmp_path_factory.mktemp("build_tiny"),
+        log=_quiet,
+        extra_flags=("-DMCPGEN_RESPONSE_BUFFER_SIZE=512", "-DMCPGEN_REQUEST_BUFFER_SIZE=256"),
+    )
+
+
+@pytest.fixture
+def sim(default_sim_exe: Path, tmp_path: Path) -> Iterator[StdioSim]:
+    s = StdioSim(default_sim_exe, tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def lamp(lamp_sim_exe: Path, tmp_path: Path) -> Iterator[StdioSim]:
+    s = StdioSim(lamp_sim_exe, tmp_path)
+    yield s
+    s.close()

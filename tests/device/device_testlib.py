@@ -1,0 +1,24 @@
+"""Paths and helpers shared by the device tests (imported by name, not via conftest)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLSPEC = REPO / "toolspec"
+DEFAULT_SPEC = TOOLSPEC / "default_device.yaml"
+LAMP_SPEC = TOOLSPEC / "desk_lamp.yaml"
+
+
+def copy_spec(src: Path, dest_dir: Path, text_edit=None) -> Path:
+    """Copies a spec and its handlers file into dest_dir (optionally editing the YAML)."""
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    text = src.read_text(encoding="utf-8")
+    if text_edit is not None:
+        text = text_edit(text)
+    dest = dest_dir / src.name
+    dest.write_text(text, encoding="utf-8")
+    handlers = src.parent / f"{src.stem}_handlers.cpp"
+    shutil.copy(handlers, dest_dir / handlers.name)
+    return dest

@@ -1,0 +1,330 @@
+"""Generated typed bindings: emission, build, import, validation, calls against a fake device."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from runtime_fakes import DEFAULT_SPEC, LAMP_SPEC, FakeCore, FakeWsDevice
+
+import runtime
+from codegen import emit_python
+from codegen.build_python import build_bindings, import_bindings
+from codegen.header import generated_header
+from codegen.loader import load_spec
+from codegen.model import Device as SpecDevice
+from codegen.model import Field, Param, Returns, Spec, Tool
+from runtime import Gateway
+from runtime.errors import SpecMismatch, ValidationError
+
+
+@pytest.fixture(scope="session")
+def bindings_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both example specs' bindings, compiled when the runtime is (else plain Python)."""
+    out = tmp_path_factory.mktemp("bindings")
+    build_bindings(DEFAULT_SPEC, out / "default", log=lambda s: None, compile=runtime.COMPILED)
+    build_bindings(LAMP_SPEC, out / "lamp", log=lambda s: None, compile=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def sim_mod(bindings_dir: Path) -> ModuleType:
+    return import_bindings(bindings_dir / "default" / "python", "xiaozhi_sim_tools")
+
+
+@pytest.fixture(scope="session")
+def lamp_mod(bindings_dir: Path) -> ModuleType:
+    return import_bindings(bindings_dir / "lamp" / "python", "desk_lamp_tools")
+
+
+# -- emission --------------------------------------------------------------------------------
+
+
+def test_emit_is_deterministic_and_every_file_has_the_header() -> None:
+    spec = load_spec(DEFAULT_SPEC)
+    a = emit_python.emit(spec)
+    b = emit_python.emit(load_spec(DEFAULT_SPEC))
+    assert a == b
+    assert set(a) == {
+        "python/setup.py",
+        "python/xiaozhi_sim_tools/__init__.py",
+        "python/xiaozhi_sim_tools/_bindings.py",
+        "python/xiaozhi_sim_tools/_bindings.pxd",
+        "python/xiaozhi_sim_tools/_bindings.pyi",
+        "python/xiaozhi_sim_tools/py.typed",
+    }
+    header = generated_header(spec, "#")
+    for path, text in a.items():
+        assert text.startswith(header), path
+
+
+def test_generated_python_compiles_as_python() -> None:
+    for spec_path in (DEFAULT_SPEC, LAMP_SPEC):
+        for path, text in emit_python.emit(load_spec(spec_path)).items():
+            if path.endswith((".py", ".pyi")):
+                compile(text, path, "exec")
+
+
+def test_build_is_incremental(tmp_path: Path) -> None:
+    logs: list[str] = []
+    build_bindings(LAMP_SPEC, tmp_path, log=logs.append, compile=False)
+    build_bindings(LAMP_SPEC, tmp_path, log=logs.append, compile=False)
+    assert "(0 changed)" in logs[-2]
+
+
+# -- the generated module ---------------------------------------------------------------------
+
+
+def test_module_constants_and_build_flavour(sim_mod: ModuleType) -> None:
+    spec = load_spec(DEFAULT_SPEC)
+    assert sim_mod.COMPILED == runtime.COMPILED
+    cls = sim_mod.XiaozhiSim
+    assert cls.FINGERPRINT == sim_mod.FINGERPRINT == spec.fingerprint
+    assert list(cls.SPEC) == [t.name for t in spec.tools]
+    entry = cls.SPEC["self.audio_speaker.set_volume"]
+    assert entry["returns"] == "boolean" and entry["python_path"] == ("audio_speaker", "set_volume")
+    assert entry["input_schema"]["properties"]["volume"] == {
+        "type": "integer",
+        "description": "Volume in percent.",
+        "minimum": 0,
+        "maximum": 100,
+    }
+    assert cls.SPEC["self.reboot"]["user_only"] is True
+
+
+def test_signatures_are_keyword_only_with_spec_defaults(sim_mod: ModuleType) -> None:
+    show = inspect.signature(sim_mod.DisplayTools.show_text)
+    params = show.parameters
+    assert [p for p in params if p != "self"] == ["scroll", "seconds", "text"]
+    assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in ("scroll", "seconds", "text"))
+    assert params["seconds"].default == 3.0 and params["scroll"].default is False
+    assert params["text"].default is inspect.Parameter.empty
+    assert "Show a short message" in (sim_mod.DisplayTools.show_text.__doc__ or "")
+    assert inspect.iscoroutinefunction(sim_mod.XiaozhiSim.get_device_status) or sim_mod.COMPILED
+
+
+@pytest.mark.parametrize(
+    "fn, kwargs, argument, rule",
+    [
+        ("args_audio_speaker_set_volume", {"volume": 101}, "volume", "maximum"),
+        ("args_audio_speaker_set_volume", {"volume": -1}, "volume", "minimum"),
+        ("args_audio_speaker_set_volume", {"volume": True}, "volume", "type"),
+        ("args_audio_speaker_set_volume", {"volume": 5.0}, "volume", "type"),
+        ("args_audio_speaker_set_volume", {"volume": "5"}, "volume", "type"),
+        ("args_display_show_text", {"scroll": False, "seconds": "3", "text": "x"}, "seconds", "type"),
+        ("args_screen_set_theme", {"theme": None}, "theme", "type"),
+        ("args_screen_set_theme", {"theme": "blue"}, "theme", "enum"),
+        ("args_display_show_text", {"scroll": False, "seconds": 3.0, "text": "x" * 65}, "text", "maxLength"),
+        ("args_display_show_text", {"scroll": 1, "seconds": 3.0, "text": "x"}, "scroll", "type"),
+        ("args_display_show_text", {"scroll": False, "seconds": 0.1, "text": "x"}, "seconds", "minimum"),
+        (
+            "args_display_show_text",
+            {"scroll": False, "seconds": float("nan"), "text": "x"},
+            "seconds",
+            "type",
+        ),
+        ("args_network_set_hostname", {"hostname": "Bad_Host"}, "hostname", "pattern"),
+        ("args_counter_add", {"amount": 1001}, "amount", "maximum"),
+    ],
+)
+def test_argument_builders_validate_like_the_device(
+    sim_mod: ModuleType, fn: str, kwargs: dict, argument: str, rule: str
+) -> None:
+    builder = getattr(sim_mod._bindings, fn)
+    with pytest.raises(ValidationError) as err:
+        builder(**kwargs)
+    assert (err.value.argument, err.value.rule) == (argument, rule)
+
+
+def test_argument_builders_accept_valid_values(sim_mod: ModuleType) -> None:
+    b = sim_mod._bindings
+    assert b.args_audio_speaker_set_volume(0) == {"volume": 0}
+    assert b.args_display_show_text(True, 30, "é" * 64) == {"scroll": True, "seconds": 30, "text": "é" * 64}
+    assert b.args_network_set_hostname("lamp-01") == {"hostname": "lamp-01"}
+    assert b.args_get_device_status() == {}
+
+
+async def test_typed_calls_against_a_fake_device(
+    sim_mod: ModuleType, gateway: Gateway, ws_url: str, fake_devices
+) -> None:
+    fake = FakeWsDevice(ws_url, "typed")
+    fake_devices.append(fake)
+    await fake.start()
+    device = await gateway.wait_for_device(timeout=5)
+    sim = sim_mod.XiaozhiSim(device, policy="strict")
+    assert sim.device is device
+    assert await sim.audio_speaker.set_volume(volume=42) is True
+    status = await sim.get_device_status()
+    assert status["audio_speaker"]["volume"] == 42
+    assert await sim.counter.add() == 1 and await sim.counter.add(amount=-3) == -2
+    temp = await sim.sensor.read_temperature()
+    assert temp == 21.5 and type(temp) is float
+    assert await sim.display.show_text(text="hello") == "shown: hello"
+    img = await sim.camera.snapshot()
+    assert isinstance(img, runtime.Image) and img.mime_type == "image/png" and img.data.startswith(b"\x89PNG")
+    assert await sim.reboot() is None
+    sent = [m for m in fake.core.received if m.get("method") == "tools/call"]
+    assert sent[-3]["params"] == {
+        "name": "self.display.show_text",
+        "arguments": {"scroll": False, "seconds": 3.0, "text": "hello"},
+    }
+    before = len(fake.core.received)
+    with pytest.raises(ValidationError):
+        await sim.screen.set_theme(theme="blue")
+    assert len(fake.core.received) == before, "nothing is sent when validation fails"
+    # device.call uses the bindings' return kinds once bound
+    assert await device.call("self.counter.add", {"amount": 1}) == -1
+
+
+async def test_bindings_fingerprint_policy(
+    sim_mod: ModuleType, gateway: Gateway, ws_url: str, fake_devices
+) -> None:
+    fake = FakeWsDevice(ws_url, "other-spec", core=FakeCore(fingerprint="ffffffffffffffff"))
+    fake_devices.append(fake)
+    await fake.start()
+    device = await gateway.wait_for_device(timeout=5)
+    with pytest.raises(SpecMismatch):
+        sim_mod.XiaozhiSim(device, policy="strict")
+    sim = sim_mod.XiaozhiSim(device)  # warn: usable, validated locally
+    assert await sim.audio_speaker.set_volume(volume=3) is True
+    with pytest.raises(ValueError):
+        sim_mod.XiaozhiSim(device, policy="sometimes")
+
+
+async def test_lamp_bindings(lamp_mod: ModuleType, gateway: Gateway, ws_url: str, fake_devices) -> None:
+    fake = FakeWsDevice(ws_url, "lamp", core=FakeCore(LAMP_SPEC, extra_tools=False))
+    fake_devices.append(fake)
+    await fake.start()
+    lamp = lamp_mod.DeskLamp(await gateway.wait_for_device(timeout=5), policy="strict")
+    assert await lamp.light.set_rgb(r=255, g=0, b=0) is True
+    assert await lamp.light.set_power(on=True) is True
+    with pytest.raises(ValidationError):
+        await lamp.light.set_rgb(r=256, g=0, b=0)
+    with pytest.raises(TypeError):
+        await lamp.light.set_rgb(255, 0, 0)  # keyword-only
+    assert lamp_mod.COMPILED is False
+
+
+# -- unusual specs ----------------------------------------------------------------------------
+
+
+def _odd_spec() -> Spec:
+    tools = (
+        Tool(
+            name="self.import.from",  # Python keywords as path segments
+            description='Tricky """quotes""" and \\backslashes\\.',
+            handler="import_from",
+            params=(
+                Param(name="class", type="string", enum=("a", "b"), default="a"),
+                Param(name="lambda", type="number"),
+                Param(name="x-y", type="integer", minimum=-5, maximum=5),
+            ),
+            returns=Returns(
+                kind="object",
+                properties=(
+                    Field(name="not-an-identifier", type="boolean"),
+                    Field(
+                        name="items",
+                        type="array",
+                        items=Field(name="", type="object", properties=(Field("v", "integer"),)),
+                    ),
+                ),
+            ),
+        ),
+        Tool(
+            name="self.ping_me",
+            description="Pong.",
+            handler="ping_me",
+            params=(),
+            returns=Returns(kind="none"),
+        ),
+    )
+    return Spec(device=SpecDevice(name="9 odd device!", version="x.y"), tools=tools, source="odd.yaml")
+
+
+def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
+    files = emit_python.emit(_odd_spec())
+    from codegen.writer import write_tree
+
+    write_tree(tmp_path, files)
+    sys.path.insert(0, str(tmp_path / "python"))
+    try:
+        mod = importlib.import_module("device_9_odd_device_tools")
+    finally:
+        sys.path.remove(str(tmp_path / "python"))
+    assert mod.Device9OddDevice.DEVICE_NAME == "9 odd device!"
+    sig = inspect.signature(mod.ImportTools.from_)
+    assert set(sig.parameters) >= {"class_", "lambda_", "x_y"}
+    assert mod._bindings.args_import_from("b", 1.5, 5) == {"class": "b", "lambda": 1.5, "x-y": 5}
+    with pytest.raises(ValidationError) as err:
+        mod._bindings.args_import_from("a", 1.0, 6)
+    assert err.value.argument == "x-y"
+    assert "Tricky" in (mod.ImportTools.from_.__doc__ or "")
+    assert 'version="0.0.0"' in files["python/setup.py"]
+
+
+def test_colliding_tools_are_refused() -> None:
+    base = dict(description="d", params=(), returns=Returns(kind="none"))
+    spec = Spec(
+        device=SpecDevice(name="c", version="1"),
+        tools=(
+            Tool(name="self.a.b", handler="h1", **base),
+            Tool(name="self.a_b", handler="h2", **base),
+            Tool(name="self.a", handler="h3", **base),
+        ),
+    )
+    with pytest.raises(ValueError, match="namespace"):
+        emit_python.emit(spec)
+    reserved = Spec(
+        device=SpecDevice(name="c", version="1"), tools=(Tool(name="self.FINGERPRINT", handler="h", **base),)
+    )
+    with pytest.raises(ValueError, match="reserved"):
+        emit_python.emit(reserved)
+
+
+# -- editors and mypy see the signatures --------------------------------------------------------
+
+
+def test_mypy_checks_calls_against_the_stubs(bindings_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("mypy")
+    snippet = tmp_path / "use_sim.py"
+    snippet.write_text(
+        "from runtime import Device\n"
+        "from xiaozhi_sim_tools import XiaozhiSim\n\n\n"
+        "async def main(device: Device) -> None:\n"
+        "    sim = XiaozhiSim(device)\n"
+        "    ok: bool = await sim.audio_speaker.set_volume(volume=5)\n"
+        "    status = await sim.get_device_status()\n"
+        "    level: int = status['battery']['level']\n"
+        "    await sim.audio_speaker.set_volume(volume='loud')\n"
+        "    await sim.display.show_text(txt='typo')\n"
+        "    bad: str = await sim.counter.add()\n",
+        encoding="utf-8",
+    )
+    root = Path(__file__).resolve().parents[2]
+    env_path = f"{bindings_dir / 'default' / 'python'}:{root}"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-incremental",
+            "--follow-imports=silent",
+            "--ignore-missing-imports",
+            str(snippet),
+        ],
+        capture_output=True,
+        text=True,
+        env={"MYPYPATH": env_path, "PATH": "/usr/bin:/bin", "PYTHONPATH": env_path},
+        cwd=tmp_path,
+        timeout=300,
+    )
+    out = proc.stdout
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    lines = {int(line.split(":")[1]) for line in errors}
+    assert lines == {10, 11, 12}, out

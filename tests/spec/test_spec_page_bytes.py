@@ -1,0 +1,21 @@
+"""worst_case_page_bytes is exact: it is the size of a real one-tool page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from spec_testlib import EXAMPLE_SPECS
+
+from codegen.loader import load_spec
+from codegen.mcp_json import list_entry, worst_case_page_bytes
+
+
+@pytest.mark.parametrize("path", EXAMPLE_SPECS, ids=lambda p: p.name)
+def test_worst_case_equals_a_real_page(path):
+    spec = load_spec(path)
+    longest = max((t.name for t in spec.tools), key=lambda n: len(json.dumps(n, ensure_ascii=False).encode()))
+    for tool in spec.tools:
+        page = {"tools": [list_entry(tool)], "nextCursor": longest}
+        real = json.dumps(page, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        assert worst_case_page_bytes(tool, spec) == len(real), tool.name
