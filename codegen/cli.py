@@ -293,7 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
         epilog=_examples(
             """
-                           codegen bridge --transport stdio --device-cmd "build/demo/sim --stdio"
+                           codegen bridge --transport stdio \\
+                               --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
                            codegen bridge --transport http --port 8808 --gateway-port 8765
                            """
         ),

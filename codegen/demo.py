@@ -54,6 +54,29 @@ def format_table(rows: list[tuple[str, str, str, str]]) -> str:
     return "\n".join(out)
 
 
+async def _show_checks(spec: Any, device: Any, bound: Any) -> None:
+    """Out-of-range arguments: refused locally by the bindings, and by the device itself."""
+    from runtime.errors import McpDeviceError
+
+    bounded = [(t, p) for t in spec.tools for p in t.params if p.type == "integer" and p.maximum is not None]
+    if not bounded:
+        return
+    tool, param = bounded[0]
+    args = {**example_arguments(tool), param.name: int(param.maximum) + 1}
+    method: Any = bound
+    for part in tool.path:
+        method = getattr(method, part)
+    try:
+        await method(**args)
+    except McpDeviceError as exc:
+        print(f"bindings:  {'.'.join(tool.path)}(**{args}) -> {type(exc).__name__}: {exc} (nothing sent)")
+    try:
+        await device.call(tool.name, args, validate=False)
+    except McpDeviceError as exc:
+        print(f"on device: the same call with validate=False -> {type(exc).__name__}: {exc}")
+    print()
+
+
 async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
     from codegen.build_host import BuildError, build_host
     from codegen.build_python import build_bindings, import_bindings
@@ -135,6 +158,7 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
                 print()
                 print(format_table(rows))
                 print()
+                await _show_checks(spec, device, bound)
                 print(
                     f"{len(rows)} tools called on {device.device_id}; the device lists "
                     f"{len(device.tools)} tools. Bindings: {pydir}, simulator: {exe}"

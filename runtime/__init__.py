@@ -29,6 +29,7 @@ from runtime.errors import (  # noqa: E402
 )
 from runtime.gateway import Gateway  # noqa: E402
 from runtime.llm import NameMap, to_anthropic_tools, to_openai_tools  # noqa: E402
+from runtime.mqtt import MqttGateway as MqttGateway  # noqa: E402  (aiomqtt is imported on start)
 from runtime.transports import connect_process, connect_serial  # noqa: E402
 from runtime.validate import SchemaValidator  # noqa: E402
 

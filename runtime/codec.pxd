@@ -5,6 +5,12 @@ cdef object _loads
 cdef object _dumps
 cdef object _JSONDecodeError
 cdef bytes _EMPTY
+cdef object _Future
+cdef object _future_set_result
+cdef object _future_set_exception
+cdef object _InvalidStateError
+cdef object _exc_new
+cdef object _MISSING
 
 cdef int _K_RAW, _K_AUTO, _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
 cdef int _F_INVALID, _F_REQUEST, _F_NOTIFICATION, _F_RESULT, _F_ERROR, _F_OTHER
@@ -33,14 +39,22 @@ cdef Frame _frame(int kind, object etype=*, object sid=*, object rid=*, object m
                   object result=*, object error=*, object message=*)
 @cython.locals(env=dict, payload=dict)
 cdef Frame _classify(object msg)
+@cython.locals(e=dict)
+cpdef object rpc_error(object err)
+cdef object _new_rpc_error(object code, object message, object data)
+@cython.locals(item=dict)
 cdef object _content_text(object content)
 cdef object _tool_error(object content)
+@cython.locals(item=dict)
 cdef Image _image(object content)
 cdef object _auto_text(str text)
+@cython.locals(d=dict)
 cdef object _auto_item(object item)
 cdef object _decode_text_kind(object content, int kind)
-@cython.locals(res=dict, item=dict, content=object, first=object, text=object)
+@cython.locals(res=dict, item=dict, items=list, s=str, content=object, first=object, text=object)
 cpdef object decode_result(object result, int kind)
+cdef object _resolve(object fut, object value)
+cdef object _reject(object fut, object exc)
 
 
 cdef class Pending:

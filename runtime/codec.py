@@ -16,6 +16,7 @@ only, ``nextCursor`` holding the next tool's name, results carrying only text co
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from typing import Any, Optional, Union
 
@@ -26,6 +27,19 @@ from runtime.errors import ProtocolError, RpcError, ToolError
 _loads = orjson.loads
 _dumps = orjson.dumps
 _JSONDecodeError = orjson.JSONDecodeError
+
+# Resolving the caller's future: for the C-implemented asyncio.Future (what every event
+# loop's create_future returns) the unbound methods are called directly, which skips the
+# per-call attribute lookup; a future that is already done (its caller was cancelled
+# between the reply's arrival and forget()) raises InvalidStateError, which is ignored.
+_Future = asyncio.Future
+_future_set_result = asyncio.Future.set_result
+_future_set_exception = asyncio.Future.set_exception
+_InvalidStateError = asyncio.InvalidStateError
+_exc_new = BaseException.__new__
+
+# "absent" for dict.get, where JSON null is a value
+_MISSING = object()
 
 # Return kinds: how the ``result`` of a ``tools/call`` is turned into a Python value.
 KIND_RAW = -1  # the MCP result object as sent (call_raw, initialize, tools/list)
@@ -228,38 +242,62 @@ def _classify(msg: object) -> Frame:
 def rpc_error(err: object) -> RpcError:
     """An :class:`RpcError` from a JSON-RPC error object (``code`` may be missing)."""
     if type(err) is not dict:
-        return RpcError(None, str(err))
-    code = err.get("code")
-    if isinstance(code, bool) or not isinstance(code, int):
+        return _new_rpc_error(None, str(err), None)
+    e = err
+    code = e.get("code")
+    if type(code) is not int and (isinstance(code, bool) or not isinstance(code, int)):
         code = None
-    msg = err.get("message")
-    return RpcError(code, msg if isinstance(msg, str) else str(msg), err.get("data"))
+    msg = e.get("message")
+    return _new_rpc_error(code, msg if isinstance(msg, str) else str(msg), e.get("data"))
+
+
+def _new_rpc_error(code: Optional[int], message: str, data: object) -> RpcError:
+    """``RpcError(code, message, data)`` without running its interpreted ``__init__``.
+
+    The object is the same as the constructor's (``args``, ``code``, ``message``,
+    ``data``; tests/runtime check it): on the decode hot path the Python-level
+    ``__init__`` and ``super().__init__`` cost more than parsing the reply.
+    """
+    exc = _exc_new(RpcError, message if code is None else f"[{code}] {message}")
+    exc.code = code
+    exc.message = message
+    exc.data = data
+    return exc
 
 
 def _content_text(content: object) -> Optional[str]:
     """The text of the first text item of a content list, or None."""
     if type(content) is list:
-        for item in content:
-            if type(item) is dict and item.get("type") == "text":
-                text = item.get("text")
-                if type(text) is str:
-                    return text
+        for x in content:
+            if type(x) is dict:
+                item = x
+                if item.get("type") == "text":
+                    text = item.get("text")
+                    if type(text) is str:
+                        return text
     return None
 
 
 def _tool_error(content: object) -> ToolError:
+    """``ToolError(message, content)`` for an ``isError`` result, built like :func:`_new_rpc_error`."""
     text = _content_text(content)
-    return ToolError(text if text is not None else "tool failed", content if type(content) is list else None)
+    message = text if text is not None else "tool failed"
+    exc = _exc_new(ToolError, message)
+    exc.message = message
+    exc.content = list(content) if type(content) is list and content else []
+    return exc
 
 
 def _image(content: object) -> Image:
     if type(content) is list:
-        for item in content:
-            if type(item) is dict and item.get("type") == "image":
-                data = item.get("data")
-                mime = item.get("mimeType")
-                if type(data) is str:
-                    return Image(mime if type(mime) is str else "application/octet-stream", data)
+        for x in content:
+            if type(x) is dict:
+                item = x
+                if item.get("type") == "image":
+                    data = item.get("data")
+                    mime = item.get("mimeType")
+                    if type(data) is str:
+                        return Image(mime if type(mime) is str else "application/octet-stream", data)
     raise ProtocolError("expected image content in the tool result")
 
 
@@ -281,12 +319,13 @@ def _auto_text(text: str) -> object:
 
 def _auto_item(item: object) -> object:
     if type(item) is dict:
-        t = item.get("type")
+        d = item
+        t = d.get("type")
         if t == "text":
-            text = item.get("text")
+            text = d.get("text")
             return _auto_text(text) if type(text) is str else text
         if t == "image":
-            return _image([item])
+            return _image([d])
     return item
 
 
@@ -341,31 +380,45 @@ def decode_result(result: object, kind: int) -> object:
     if kind == _K_RAW:
         return result
     res = result
-    content = res.get("content")
     if res.get("isError") is True:
-        raise _tool_error(content)
+        raise _tool_error(res.get("content"))
     if kind == _K_NONE:
         return None
-    if kind == _K_BOOLEAN or kind == _K_STRING or kind == _K_INTEGER or kind == _K_NUMBER:
-        # Fast path: one text item, as every device sends for scalars.
-        if type(content) is list and len(content) == 1:
-            first = content[0]
-            if type(first) is dict:
-                item = first
-                text = item.get("text")
-                if type(text) is str:
-                    if kind == _K_STRING:
-                        return text
-                    if kind == _K_BOOLEAN:
-                        if text == "true":
-                            return True
-                        if text == "false":
-                            return False
-        return _decode_text_kind(content, kind)
     if kind == _K_OBJECT:
         sc = res.get("structuredContent")
         if sc is not None:
             return sc
+        return _decode_text_kind(res.get("content"), kind)
+    content = res.get("content")
+    if kind == _K_BOOLEAN or kind == _K_STRING or kind == _K_INTEGER or kind == _K_NUMBER:
+        # Fast path: one text item, as every device sends for scalars; anything else
+        # (and text the fast path does not take) goes through _decode_text_kind.
+        if type(content) is list:
+            items = content
+            if len(items) == 1:
+                first = items[0]
+                if type(first) is dict:
+                    item = first
+                    text = item.get("text")
+                    if type(text) is str:
+                        s = text
+                        if kind == _K_STRING:
+                            return s
+                        if kind == _K_BOOLEAN:
+                            if s == "true":
+                                return True
+                            if s == "false":
+                                return False
+                        elif kind == _K_INTEGER:
+                            try:
+                                return int(s)
+                            except ValueError:
+                                pass
+                        else:
+                            try:
+                                return float(s)
+                            except ValueError:
+                                pass
         return _decode_text_kind(content, kind)
     if kind == _K_IMAGE:
         return _image(content)
@@ -378,6 +431,28 @@ def decode_result(result: object, kind: int) -> object:
     if len(content) == 1:
         return _auto_item(content[0])
     return [_auto_item(x) for x in content]
+
+
+def _resolve(fut: Any, value: object) -> None:
+    """Completes ``fut`` with ``value`` unless it is already done (its caller gave up)."""
+    if type(fut) is _Future:
+        try:
+            _future_set_result(fut, value)
+        except _InvalidStateError:
+            pass
+    elif not fut.done():
+        fut.set_result(value)
+
+
+def _reject(fut: Any, exc: BaseException) -> None:
+    """Fails ``fut`` with ``exc`` unless it is already done."""
+    if type(fut) is _Future:
+        try:
+            _future_set_exception(fut, exc)
+        except _InvalidStateError:
+            pass
+    elif not fut.done():
+        fut.set_exception(exc)
 
 
 class Pending:
@@ -437,7 +512,7 @@ class Session:
             head = b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":'
             self._heads[name] = head
         rid = self._take_id()
-        return b"".join((self._req_open, str(rid).encode(), head, _dumps(arguments), self._call_close))
+        return b"".join((self._req_open, f"{rid}".encode(), head, _dumps(arguments), self._call_close))
 
     def request(self, method: str, params: object = None) -> bytes:
         """Encodes a request with a fresh id (``last_id``)."""
@@ -446,7 +521,7 @@ class Session:
             body = b',"method":' + _dumps(method) + b"}"
         else:
             body = b',"method":' + _dumps(method) + b',"params":' + _dumps(params) + b"}"
-        return b"".join((self._req_open, str(rid).encode(), body, self._env_close))
+        return b"".join((self._req_open, f"{rid}".encode(), body, self._env_close))
 
     def notification(self, method: str, params: object = None) -> bytes:
         """Encodes a notification (no id)."""
@@ -518,9 +593,7 @@ class Session:
         p = self.pending.pop(request_id, None)
         if p is None:
             return False
-        fut = p.future
-        if not fut.done():
-            fut.set_exception(exc)
+        _reject(p.future, exc)
         return True
 
     def fail_all(self, exc: BaseException) -> int:
@@ -528,9 +601,7 @@ class Session:
         items = list(self.pending.values())
         self.pending.clear()
         for p in items:
-            fut = p.future
-            if not fut.done():
-                fut.set_exception(exc)
+            _reject(p.future, exc)
         return len(items)
 
     @property
@@ -574,20 +645,22 @@ class Session:
                 if "error" in payload:
                     return _classify(msg)
                 return None
-        fut = p.future
-        if fut.done():
-            return None
-        if "result" in payload:
+        # A future that is already done (its caller was cancelled and has not called
+        # forget() yet) is skipped by _resolve/_reject.
+        result = payload.get("result", _MISSING)
+        if result is not _MISSING:
             try:
-                value = decode_result(payload["result"], p.kind)
+                value = decode_result(result, p.kind)
             except Exception as exc:  # ToolError / ProtocolError reach the caller
-                fut.set_exception(exc)
+                _reject(p.future, exc)
                 return None
-            fut.set_result(value)
-        elif "error" in payload:
-            fut.set_exception(rpc_error(payload["error"]))
+            _resolve(p.future, value)
+            return None
+        err = payload.get("error", _MISSING)
+        if err is not _MISSING:
+            _reject(p.future, rpc_error(err))
         else:
-            fut.set_exception(ProtocolError("reply has neither result nor error"))
+            _reject(p.future, ProtocolError("reply has neither result nor error"))
         return None
 
     def _pop_coerced(self, rid: object) -> Optional[Pending]:

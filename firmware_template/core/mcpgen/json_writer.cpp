@@ -1,12 +1,392 @@
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
+// JsonWriter, and the number text of text_format.h: integers, shortest round-trip
+// doubles, correctly rounded decimal -> double, without libc and without heap (the exact
+// paths use fixed-size big integers on the stack).
+//
+// format_double: an exact digit generator over big integers (the free-format method of
+// Steele & White / Burger & Dybvig). v and the two half-gaps to its neighbouring doubles
+// are the exact fractions r/s, m-/s and m+/s; digits come out of r*10/s one at a time
+// until the digits so far, or the next one rounded up, lie inside the rounding interval
+// of v (closed when v's mantissa is even, since parsing then breaks the tie towards v).
+// That gives the shortest text that parses back to v; the last digit is picked to make
+// it the nearest such text. Integers below 2^53 skip all that.
+//
+// parse_double: up to 19 significant digits go into a uint64; when that is exact in a
+// double and the power of ten is too (<= 1e22), one IEEE multiplication or division is
+// already correctly rounded. Otherwise the value D * 10^E is evaluated exactly: for
+// E >= 0 as the big integer D * 5^E (times 2^E), for E < 0 as the 64-bit quotient of
+// D / 5^-E by long division, and the top 64 bits plus a sticky bit (any nonzero bit
+// below them) are rounded to the double's precision once, normal or subnormal. Digits
+// past the 800th significant one are folded into a trailing 1: a rounding boundary of
+// binary64 (a midpoint between two doubles) never has more than 768 significant digits,
+// so that stand-in rounds like the full text.
+#include <float.h>
 #include <string.h>
 
 #include "mcpgen/mcp_core.h"
 #include "mcpgen/text_format.h"
 
 namespace mcpgen {
+namespace {
+
+// ---------------------------------------------------------------- big integers
+
+// Unsigned big integer over caller-provided storage: little-endian 32-bit limbs, n
+// limbs in use, no leading zero limb (n == 0 is zero). Writes never pass `cap` limbs;
+// the callers size the storage so that they cannot need to (checked in the tests with
+// MCPGEN_TEXT_FORMAT_CHECKED, which traps instead of dropping a carry).
+struct Big {
+  uint32_t* w;
+  int cap;
+  int n;
+};
+
+inline void big_full() {
+#ifdef MCPGEN_TEXT_FORMAT_CHECKED
+  __builtin_trap();
+#endif
+}
+
+void big_set(Big& a, uint64_t v) {
+  a.n = 0;
+  while (v != 0 && a.n < a.cap) {
+    a.w[a.n++] = static_cast<uint32_t>(v);
+    v >>= 32;
+  }
+}
+
+// a = a * m + add
+void big_mul_add(Big& a, uint32_t m, uint32_t add) {
+  uint64_t carry = add;
+  for (int i = 0; i < a.n; ++i) {
+    uint64_t t = static_cast<uint64_t>(a.w[i]) * m + carry;
+    a.w[i] = static_cast<uint32_t>(t);
+    carry = t >> 32;
+  }
+  if (carry != 0) {
+    if (a.n < a.cap) {
+      a.w[a.n++] = static_cast<uint32_t>(carry);
+    } else {
+      big_full();
+    }
+  }
+}
+
+void big_mul_pow5(Big& a, int e) {
+  static const uint32_t kPow5[14] = {1,       5,        25,        125,        625,
+                                     3125,    15625,    78125,     390625,     1953125,
+                                     9765625, 48828125, 244140625, 1220703125};
+  while (e >= 13) {
+    big_mul_add(a, kPow5[13], 0);
+    e -= 13;
+  }
+  if (e > 0) big_mul_add(a, kPow5[e], 0);
+}
+
+void big_shl(Big& a, int bits) {
+  if (a.n == 0 || bits <= 0) return;
+  int words = bits >> 5;
+  int b = bits & 31;
+  int top = a.n + words + (b != 0 ? 1 : 0);
+  if (top > a.cap) {
+    big_full();
+    top = a.cap;
+  }
+  for (int i = top - 1; i >= 0; --i) {
+    int src = i - words;
+    uint32_t hi = (src >= 0 && src < a.n) ? a.w[src] : 0;
+    uint32_t lo = (src - 1 >= 0 && src - 1 < a.n) ? a.w[src - 1] : 0;
+    a.w[i] = b == 0 ? hi : (hi << b) | (lo >> (32 - b));
+  }
+  a.n = top;
+  while (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
+}
+
+void big_shr1(Big& a) {
+  for (int i = 0; i < a.n; ++i) {
+    uint32_t next = i + 1 < a.n ? a.w[i + 1] : 0;
+    a.w[i] = (a.w[i] >> 1) | (next << 31);
+  }
+  if (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
+}
+
+int big_cmp(const Big& a, const Big& b) {
+  if (a.n != b.n) return a.n < b.n ? -1 : 1;
+  for (int i = a.n - 1; i >= 0; --i) {
+    if (a.w[i] != b.w[i]) return a.w[i] < b.w[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+// dst = a + b (dst may be a or b)
+void big_add(Big& dst, const Big& a, const Big& b) {
+  int n = a.n > b.n ? a.n : b.n;
+  if (n > dst.cap) n = dst.cap;
+  uint64_t carry = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t t = carry;
+    if (i < a.n) t += a.w[i];
+    if (i < b.n) t += b.w[i];
+    dst.w[i] = static_cast<uint32_t>(t);
+    carry = t >> 32;
+  }
+  dst.n = n;
+  if (carry != 0) {
+    if (n < dst.cap) {
+      dst.w[dst.n++] = static_cast<uint32_t>(carry);
+    } else {
+      big_full();
+    }
+  }
+}
+
+// a -= b, requires a >= b
+void big_sub(Big& a, const Big& b) {
+  int64_t borrow = 0;
+  for (int i = 0; i < a.n; ++i) {
+    int64_t t = static_cast<int64_t>(a.w[i]) - (i < b.n ? b.w[i] : 0) - borrow;
+    borrow = t < 0 ? 1 : 0;
+    a.w[i] = static_cast<uint32_t>(t + (borrow << 32));
+  }
+  while (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
+}
+
+void big_copy(Big& dst, const Big& src) {
+  dst.n = src.n <= dst.cap ? src.n : dst.cap;
+  memcpy(dst.w, src.w, static_cast<size_t>(dst.n) * sizeof(uint32_t));
+}
+
+int bit_length64(uint64_t v) {
+  int n = 0;
+  while (v != 0) {
+    ++n;
+    v >>= 1;
+  }
+  return n;
+}
+
+int big_bits(const Big& a) {
+  if (a.n == 0) return 0;
+  return (a.n - 1) * 32 + bit_length64(a.w[a.n - 1]);
+}
+
+inline uint32_t limb(const Big& a, int i) { return i >= 0 && i < a.n ? a.w[i] : 0; }
+
+// The 64 bits of a starting at bit `pos`; *sticky = any bit below pos is set.
+uint64_t big_bits_at(const Big& a, int pos, bool* sticky) {
+  int wi = pos >> 5;
+  int b = pos & 31;
+  uint64_t lo = limb(a, wi) | (static_cast<uint64_t>(limb(a, wi + 1)) << 32);
+  uint64_t hi = limb(a, wi + 2);
+  bool st = b != 0 && (limb(a, wi) & ((uint32_t{1} << b) - 1)) != 0;
+  for (int i = 0; i < wi && !st; ++i) st = a.w[i] != 0;
+  *sticky = st;
+  return b == 0 ? lo : (lo >> b) | (hi << (64 - b));
+}
+
+// floor(e * log10(2)) for |e| <= 1650 (checked against the exact value for that range).
+inline int floor_log10_pow2(int e) { return (e * 78913) >> 18; }
+
+// ---------------------------------------------------------------- double <-> bits
+
+inline uint64_t bits_of(double v) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+inline double double_of(uint64_t b) {
+  double v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// The double nearest to (m + sticky) * 2^e2, ties to even, where `sticky` stands for
+// something nonzero but smaller than m's lowest bit. Handles subnormals and overflow.
+double make_double(bool neg, uint64_t m, bool sticky, int e2) {
+  uint64_t sign = neg ? uint64_t{1} << 63 : 0;
+  if (m == 0) return double_of(sign);
+  while ((m >> 63) == 0) {
+    m <<= 1;
+    --e2;
+  }
+  int lead = e2 + 63;  // m * 2^e2 is in [2^lead, 2^(lead+1))
+  if (lead > 1023) return double_of(sign | (uint64_t{0x7FF} << 52));
+  int shift = lead >= -1022 ? 11 : 11 + (-1022 - lead);  // low bits of m that go
+  if (shift > 64) return double_of(sign);  // below half of the smallest subnormal
+  uint64_t kept = shift == 64 ? 0 : m >> shift;
+  uint64_t rest = shift == 64 ? m : m & ((uint64_t{1} << shift) - 1);
+  uint64_t half = uint64_t{1} << (shift - 1);
+  if (rest > half || (rest == half && (sticky || (kept & 1) != 0))) ++kept;
+  // kept carries the implicit bit for normals, so adding it bumps the exponent field by
+  // one; a carry out of the mantissa (or into infinity) falls out of the same sum.
+  uint64_t field = lead >= -1022 ? static_cast<uint64_t>(lead + 1022) : 0;
+  return double_of(sign | ((field << 52) + kept));
+}
+
+// ---------------------------------------------------------------- formatting
+
+constexpr int kFmtLimbs = 38;  // 1216 bits: the largest value below is about 2^1090
+
+// Shortest digits of f * 2^e (f > 0). Writes up to 17 ASCII digits into d and returns
+// their count; *x10 is the decimal exponent of the first digit.
+int shortest_digits(uint64_t f, int e, bool lower_closer, char* d, int* x10) {
+  uint32_t rw[kFmtLimbs], sw[kFmtLimbs], mw[kFmtLimbs], tw[kFmtLimbs];
+  Big r{rw, kFmtLimbs, 0}, s{sw, kFmtLimbs, 0}, mm{mw, kFmtLimbs, 0}, t{tw, kFmtLimbs, 0};
+  // v = r/s, lower half-gap = mm/s, upper half-gap = mp/s with mp = mm * (1 or 2).
+  int extra = lower_closer ? 1 : 0;
+  big_set(r, f);
+  big_set(s, 1);
+  big_set(mm, 1);
+  if (e >= 0) {
+    big_shl(r, e + 1 + extra);
+    big_shl(s, 1 + extra);
+    big_shl(mm, e);
+  } else {
+    big_shl(r, 1 + extra);
+    big_shl(s, 1 - e + extra);
+  }
+  const bool even = (f & 1) == 0;  // then the interval is closed: ties parse to v
+  auto high_reached = [&](const Big& rr) {  // rr + mp > s (>= when even), t as scratch
+    big_add(t, rr, mm);
+    if (lower_closer) big_add(t, t, mm);
+    int c = big_cmp(t, s);
+    return even ? c >= 0 : c > 0;
+  };
+  // k: the first digit has weight 10^(k-1). The estimate is never above the answer.
+  int k = floor_log10_pow2(e + bit_length64(f) - 1) + 1;
+  if (k >= 0) {
+    for (int i = 0; i < k; ++i) big_mul_add(s, 10, 0);
+  } else {
+    for (int i = 0; i < -k; ++i) {
+      big_mul_add(r, 10, 0);
+      big_mul_add(mm, 10, 0);
+    }
+  }
+  while (high_reached(r)) {
+    big_mul_add(s, 10, 0);
+    ++k;
+  }
+  *x10 = k - 1;
+  int n = 0;
+  for (;;) {
+    big_mul_add(r, 10, 0);
+    big_mul_add(mm, 10, 0);
+    int digit = 0;
+    while (big_cmp(r, s) >= 0) {
+      big_sub(r, s);
+      ++digit;
+    }
+    int c = big_cmp(r, mm);
+    bool low = even ? c <= 0 : c < 0;  // the digits so far are within the lower gap
+    bool high = high_reached(r);  // the next digit up is within the upper gap
+    if (!low && !high && n < 16) {
+      d[n++] = static_cast<char>('0' + digit);
+      continue;
+    }
+    if (low && high) {  // both round-trip: take the nearer (2r vs s), ties to even
+      big_copy(t, r);
+      big_shl(t, 1);
+      int half = big_cmp(t, s);
+      if (half > 0 || (half == 0 && (digit & 1) != 0)) ++digit;
+    } else if (high) {
+      ++digit;
+    }
+    d[n++] = static_cast<char>('0' + digit);
+    return n;
+  }
+}
+
+// Python repr() layout of the digits d[0, n) with the first digit at 10^x.
+size_t layout(bool neg, const char* d, int n, int x, char* buf) {
+  char* p = buf;
+  if (neg) *p++ = '-';
+  if (x >= -4 && x < 16) {
+    if (x >= 0) {
+      for (int i = 0; i <= x; ++i) *p++ = i < n ? d[i] : '0';
+      *p++ = '.';
+      if (n > x + 1) {
+        for (int i = x + 1; i < n; ++i) *p++ = d[i];
+      } else {
+        *p++ = '0';
+      }
+    } else {
+      *p++ = '0';
+      *p++ = '.';
+      for (int i = 0; i < -x - 1; ++i) *p++ = '0';
+      for (int i = 0; i < n; ++i) *p++ = d[i];
+    }
+  } else {
+    *p++ = d[0];
+    if (n > 1) {
+      *p++ = '.';
+      for (int i = 1; i < n; ++i) *p++ = d[i];
+    }
+    *p++ = 'e';
+    *p++ = x < 0 ? '-' : '+';
+    int ax = x < 0 ? -x : x;
+    if (ax >= 100) *p++ = static_cast<char>('0' + ax / 100);
+    *p++ = static_cast<char>('0' + ax / 10 % 10);
+    *p++ = static_cast<char>('0' + ax % 10);
+  }
+  *p = '\0';
+  return static_cast<size_t>(p - buf);
+}
+
+// ---------------------------------------------------------------- parsing
+
+constexpr int kMaxDigits = 800;  // significant digits kept exactly (see the top)
+constexpr int kParseLimbs = 86;  // 2752 bits: D < 10^801 (2661 bits), 5^1124 * 2^63 (2673)
+
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The double nearest to dig * 10^e10 where dig is the decimal integer of the digit
+// sequence `at(0..nd)`, nd <= kMaxDigits + 1, no leading zero.
+template <typename DigitAt>
+double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
+  uint32_t aw[kParseLimbs], bw[kParseLimbs];
+  Big a{aw, kParseLimbs, 0}, b{bw, kParseLimbs, 0};
+  big_set(a, 0);
+  uint32_t chunk = 0;
+  int in_chunk = 0;
+  static const uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
+                                      100000, 1000000, 10000000, 100000000, 1000000000};
+  for (int i = 0; i < nd; ++i) {
+    chunk = chunk * 10 + static_cast<uint32_t>(at(i) - '0');
+    if (++in_chunk == 9) {
+      big_mul_add(a, kPow10[9], chunk);
+      chunk = 0;
+      in_chunk = 0;
+    }
+  }
+  if (in_chunk > 0) big_mul_add(a, kPow10[in_chunk], chunk);
+  bool sticky = false;
+  if (e10 >= 0) {  // a * 5^e10 * 2^e10, exactly
+    big_mul_pow5(a, e10);
+    int bits = big_bits(a);
+    if (bits <= 64) return make_double(neg, big_bits_at(a, 0, &sticky), false, e10);
+    uint64_t top = big_bits_at(a, bits - 64, &sticky);
+    return make_double(neg, top, sticky, e10 + bits - 64);
+  }
+  // a / 5^-e10 * 2^e10: scale so the quotient has 63 or 64 bits, then long division.
+  big_set(b, 1);
+  big_mul_pow5(b, -e10);
+  int diff = big_bits(a) - big_bits(b);
+  int sa = diff < 63 ? 63 - diff : 0;
+  int sb = diff > 63 ? diff - 63 : 0;
+  big_shl(a, sa);
+  big_shl(b, sb + 63);
+  uint64_t q = 0;
+  for (int i = 63; i >= 0; --i) {
+    if (big_cmp(a, b) >= 0) {
+      big_sub(a, b);
+      q |= uint64_t{1} << i;
+    }
+    big_shr1(b);
+  }
+  return make_double(neg, q, a.n != 0, e10 - sa + sb);
+}
+
+}  // namespace
 
 size_t format_int64(int64_t v, char* buf) {
   char tmp[21];
@@ -25,31 +405,144 @@ size_t format_int64(int64_t v, char* buf) {
 }
 
 size_t format_double(double v, char* buf) {
-  if (!isfinite(v)) {
+  uint64_t bits = bits_of(v);
+  bool neg = (bits >> 63) != 0;
+  int be = static_cast<int>((bits >> 52) & 0x7FF);
+  uint64_t frac = bits & ((uint64_t{1} << 52) - 1);
+  if (be == 0x7FF) {
     memcpy(buf, "null", 5);
     return 4;
   }
-  int len = 0;
-  for (int prec = 15; prec <= 17; ++prec) {
-    len = snprintf(buf, 32, "%.*g", prec, v);
-    if (len <= 0 || len >= 32) {
-      memcpy(buf, "null", 5);
-      return 4;
+  char d[20];
+  int n = 0;
+  int x = 0;
+  if (be == 0 && frac == 0) {
+    d[n++] = '0';
+  } else if (be >= 1023 && be <= 1075 &&
+             ((frac | (uint64_t{1} << 52)) & ((uint64_t{1} << (1075 - be)) - 1)) == 0) {
+    // An integer below 2^53: its digits without the trailing zeros are the shortest.
+    uint64_t u = (frac | (uint64_t{1} << 52)) >> (1075 - be);
+    char tmp[20];
+    int len = 0;
+    while (u != 0) {
+      tmp[len++] = static_cast<char>('0' + u % 10);
+      u /= 10;
     }
-    if (strtod(buf, nullptr) == v) break;
+    x = len - 1;
+    int lo = 0;
+    while (tmp[lo] == '0') ++lo;
+    for (int i = len - 1; i >= lo; --i) d[n++] = tmp[i];
+  } else if (be == 0) {
+    n = shortest_digits(frac, -1074, false, d, &x);
+  } else {
+    n = shortest_digits(frac | (uint64_t{1} << 52), be - 1075, frac == 0 && be > 1, d, &x);
   }
-  bool plain = true;
-  for (int i = 0; i < len; ++i) {
-    char c = buf[i];
-    if (c == '.' || c == 'e' || c == 'E') plain = false;
-  }
-  if (plain && len + 2 < 32) {
-    buf[len++] = '.';
-    buf[len++] = '0';
-    buf[len] = '\0';
-  }
-  return static_cast<size_t>(len);
+  return layout(neg, d, n, x, buf);
 }
+
+bool parse_double(const char* text, size_t len, double* out) {
+  *out = 0;
+  const char* p = text;
+  const char* const end = text + len;
+  bool neg = false;
+  if (p < end && *p == '-') {
+    neg = true;
+    ++p;
+  }
+  const char* const int0 = p;
+  if (p >= end || !is_digit(*p)) return false;
+  if (*p == '0') {
+    ++p;
+  } else {
+    while (p < end && is_digit(*p)) ++p;
+  }
+  const char* const int1 = p;
+  const char* frac0 = p;
+  const char* frac1 = p;
+  if (p < end && *p == '.') {
+    frac0 = ++p;
+    while (p < end && is_digit(*p)) ++p;
+    frac1 = p;
+    if (frac1 == frac0) return false;
+  }
+  int64_t exp10 = 0;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    bool eneg = false;
+    if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+    const char* e0 = p;
+    while (p < end && is_digit(*p)) {
+      if (exp10 < 1000000000) exp10 = exp10 * 10 + (*p - '0');  // saturates: 0 or inf anyway
+      ++p;
+    }
+    if (p == e0) return false;
+    if (eneg) exp10 = -exp10;
+  }
+  if (p != end) return false;
+
+  // The digit sequence is int0..int1 followed by frac0..frac1.
+  const int64_t n_int = int1 - int0;
+  const int64_t n_all = n_int + (frac1 - frac0);
+  auto at = [&](int64_t i) { return i < n_int ? int0[i] : frac0[i - n_int]; };
+  int64_t first = 0;
+  while (first < n_all && at(first) == '0') ++first;
+  if (first == n_all) {
+    *out = neg ? -0.0 : 0.0;
+    return true;
+  }
+  int64_t last = n_all - 1;
+  while (at(last) == '0') --last;
+  // value = digits[first..last] * 10^e, leading digit at 10^lead
+  const int64_t nsig = last - first + 1;
+  const int64_t e = exp10 - (frac1 - frac0) + (n_all - 1 - last);
+  const int64_t lead = nsig - 1 + e;
+  if (lead > 308) {  // >= 1e309: beyond the largest double (1.797...e308)
+    *out = double_of((neg ? uint64_t{1} << 63 : 0) | (uint64_t{0x7FF} << 52));
+    return true;
+  }
+  if (lead < -324) {  // < 1e-324: below half the smallest subnormal (4.94e-324)
+    *out = neg ? -0.0 : 0.0;
+    return true;
+  }
+  if (nsig <= 19) {
+    uint64_t w = 0;
+    for (int64_t i = first; i <= last; ++i) w = w * 10 + static_cast<uint64_t>(at(i) - '0');
+#if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 1)
+    // Both operands exact doubles, so one IEEE operation rounds correctly.
+    static const double kExact10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    if (w <= (uint64_t{1} << 53) && e >= -22 && e <= 22) {
+      double m = static_cast<double>(w);
+      double r = e >= 0 ? m * kExact10[e] : m / kExact10[-e];
+      *out = neg ? -r : r;
+      return true;
+    }
+#endif
+    if (e >= 0) {  // small exact case without big integers: w * 10^e < 2^64
+      uint64_t m = w;
+      int64_t k = 0;
+      while (k < e && m <= UINT64_MAX / 10) {
+        m *= 10;
+        ++k;
+      }
+      if (k == e) {
+        *out = make_double(neg, m, false, 0);
+        return true;
+      }
+    }
+  }
+  // Exact path, at most kMaxDigits digits plus a sticky 1.
+  auto digit = [&](int64_t i) { return i < kMaxDigits ? at(first + i) : '1'; };
+  if (nsig <= kMaxDigits) {
+    *out = exact_decimal(neg, digit, static_cast<int>(nsig), static_cast<int>(e));
+  } else {
+    *out = exact_decimal(neg, digit, kMaxDigits + 1, static_cast<int>(e + nsig - kMaxDigits - 1));
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- JsonWriter
 
 JsonWriter::JsonWriter(char* buf, size_t cap)
     : buf_(buf), cap_(cap), len_(0), overflow_(false), need_comma_(false) {}

@@ -118,7 +118,8 @@ IntParse parse_int(const char* p, size_t n, int64_t* out) {
     *out = neg ? static_cast<int64_t>(~u + 1) : static_cast<int64_t>(u);
     return IntParse::kOk;
   }
-  double d = strtod(p, nullptr);
+  double d = 0;
+  parse_double(p, n, &d);
   if (!isfinite(d) || d != floor(d)) {
     if (isfinite(d)) return IntParse::kNotInteger;
     return d > 0 ? IntParse::kTooLarge : IntParse::kTooSmall;
@@ -519,7 +520,8 @@ struct ServerImpl {
           break;
         }
         case ParamType::kNumber: {
-          double x = strtod(v.p, nullptr);
+          double x = 0;
+          parse_double(v.p, v.n, &x);
           if (!isfinite(x)) {
             head.add("must be a finite number, got ").quote(v.p, v.n, 40);
             return false;

@@ -6,6 +6,9 @@
 //       [--hello-timeout-ms MS]
 // The WebSocket mode reconnects with exponential backoff (0.2 s doubling to 5 s, reset
 // after a session that got the server hello); --max-reconnects N gives up after N.
+//   sim --mqtt HOST:PORT              the same over MQTT 3.1.1 (mqtt_client.h, docs/mqtt.md)
+//       [--device-id ID] [--client-id ID] [--username U] [--password P] [--token T]
+//       [--topic-prefix P] [--keepalive S] [--max-reconnects N] [--hello-timeout-ms MS]
 //
 // All buffers are static (MCPGEN_REQUEST_BUFFER_SIZE / MCPGEN_RESPONSE_BUFFER_SIZE).
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include "mcp_tools.h"
 #include "mcpgen/mcp_core.h"
 #include "mcpgen/session.h"
+#include "mqtt_client.h"  // --mqtt mode
 #include "sha1_base64.h"
 #include "ws_client.h"
 
@@ -259,8 +263,11 @@ void usage(FILE* f) {
           "usage: %s-sim --stdio\n"
           "       %s-sim --ws ws://host:port/path [--token T] [--device-id ID] [--client-id UUID]\n"
           "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
+          "       %s-sim --mqtt HOST:PORT [--device-id ID] [--client-id ID] [--username U] [--password P]\n"
+          "              [--token T] [--topic-prefix P] [--keepalive S] [--max-reconnects N]\n"
+          "              [--hello-timeout-ms MS]\n"
           "       %s-sim --version\n",
-          kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name);
+          kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name);
 }
 
 }  // namespace
@@ -270,10 +277,12 @@ int main(int argc, char** argv) {
   bool stdio = false;
   WsOptions ws;
   static char uuid[37];
+  hostport::MqttDeviceOptions mqtt;  // --mqtt mode
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     bool has_value = i + 1 < argc;
-    if (strcmp(a, "--stdio") == 0) {
+    if (hostport::parse_mqtt_arg(argc, argv, &i, &mqtt)) {  // --mqtt mode options (observes --token)
+    } else if (strcmp(a, "--stdio") == 0) {
       stdio = true;
     } else if (strcmp(a, "--ws") == 0 && has_value) {
       ws.url = argv[++i];
@@ -300,7 +309,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (stdio == (ws.url != nullptr)) {
+  if ((stdio ? 1 : 0) + (ws.url != nullptr ? 1 : 0) + (mqtt.broker != nullptr ? 1 : 0) != 1) {
     usage(stderr);
     return 2;
   }
@@ -308,6 +317,14 @@ int main(int argc, char** argv) {
   if (ws.client_id == nullptr) {
     make_uuid(uuid);
     ws.client_id = uuid;
+  }
+  if (mqtt.broker != nullptr) {  // --mqtt mode: shares the device identity options with --ws
+    mqtt.device_id = ws.device_id;
+    mqtt.client_id = ws.client_id;
+    mqtt.max_reconnects = ws.max_reconnects;
+    mqtt.hello_timeout_ms = ws.hello_timeout_ms;
+    return hostport::run_mqtt_device(mqtt, g_server, g_request, sizeof g_request, g_response, sizeof g_response,
+                                     log_line, log_vision_change);
   }
   return run_ws(ws);
 }

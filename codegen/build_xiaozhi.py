@@ -1,0 +1,89 @@
+"""The "xiaozhi" target: a drop-in directory for the stock xiaozhi-esp32 firmware.
+
+``build_xiaozhi(spec, outdir)`` writes ``outdir/xiaozhi/``: the generated glue and tables
+(``codegen.emit_xiaozhi``), the mcpgen core files the handlers and the glue need (copied
+unchanged from ``firmware_template/core/mcpgen``), the port
+(``firmware_template/ports/xiaozhi``) and a copy of the spec's ``<stem>_handlers.cpp``
+(created beside the spec as a starter first when missing). Nothing is compiled here: the
+stock firmware's ``main/mcp_server.h`` comes from the user's checkout (see
+``docs/xiaozhi.md``; ``tests/xiaozhi`` compiles and runs it against the real header).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from codegen import emit_cpp, emit_xiaozhi
+from codegen.build_errors import BuildError
+from codegen.loader import load_spec
+from codegen.writer import write_once, write_tree
+
+FIRMWARE_TEMPLATE = Path(__file__).resolve().parent.parent / "firmware_template"
+PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BuildError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] = print) -> Path:
+    """Writes the xiaozhi drop-in directory of ``spec_path``; returns ``outdir/xiaozhi``.
+
+    Only changed files are rewritten. Raises BuildError when the spec is invalid or uses
+    something the stock McpServer cannot serve (the message names the tool and parameter).
+    """
+    spec_path = Path(spec_path).resolve()
+    outdir = Path(outdir).resolve()
+    try:
+        spec = load_spec(spec_path)
+    except Exception as exc:  # SpecErrors (with positions) or OSError
+        raise BuildError(f"{spec_path}: {exc}") from exc
+    try:
+        files = emit_xiaozhi.emit(spec)
+    except ValueError as exc:  # XiaozhiSpecError, or emit_cpp's limits
+        raise BuildError(f"{spec_path}: cannot build for the xiaozhi target: {exc}") from exc
+
+    handlers = spec_path.parent / emit_xiaozhi.handlers_file_name(spec)
+    if write_once(handlers, emit_cpp.starter_handlers(spec, spec_path.name)):
+        log(f"wrote starter handlers {handlers} (edit it: it is never overwritten)")
+    out = emit_xiaozhi.OUT_DIR
+    for name in emit_xiaozhi.core_files():
+        files[f"{out}/mcpgen/{name}"] = _read(emit_xiaozhi.CORE_DIR / name)
+    for name in emit_xiaozhi.PORT_FILES:
+        files[f"{out}/{name}"] = _read(PORT_DIR / name)
+    files[f"{out}/{handlers.name}"] = _read(handlers)
+
+    written = write_tree(outdir, files)
+    for path in written:
+        log(f"wrote {path}")
+    for name in emit_xiaozhi.stock_collisions(spec):
+        log(
+            f"warning: {name}: the stock xiaozhi firmware registers a tool of this name too; "
+            "its own tool wins unless you remove it from main/mcp_server.cc"
+        )
+    target = outdir / out
+    log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}) in {target}; see README.md there")
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Write the stock xiaozhi-esp32 glue of a spec.")
+    ap.add_argument("spec", type=Path)
+    ap.add_argument("-o", "--outdir", type=Path, default=Path("build"))
+    args = ap.parse_args(argv)
+    try:
+        build_xiaozhi(args.spec, args.outdir)
+    except BuildError as exc:
+        print(exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

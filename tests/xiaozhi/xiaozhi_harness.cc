@@ -1,0 +1,154 @@
+// Test harness for the generated xiaozhi glue: defines the McpServer members the glue
+// calls (constructor, destructor, AddTool, AddUserOnlyTool) against the REAL stock
+// main/mcp_server.h, registers the spec's tools with mcpgen_register_tools, and drives
+// the registered McpTool objects like the stock McpServer::DoToolCall does: PropertyList
+// filled from the JSON arguments (matching type only; defaults otherwise), then the
+// stock inline McpTool::Call. Replies are framed like the stock ReplyResult/ReplyError.
+//
+// stdin: one JSON request per line; stdout: one JSON line per request.
+//   {"op":"list"}
+//     -> {"tools":[{"user_only":bool,"entry":"<McpTool::to_json()>"},...]}
+//   {"op":"call","name":"<tool>","arguments":{...}}
+//     -> {"reply":"<the JSON-RPC message the stock server would send>",
+//         "notifications":["<JSON-RPC notification>",...]}
+//   {"op":"register_again"}  (mcpgen_register_tools a second time: duplicates are dropped)
+//     -> {"count":<tools registered>}
+#include <stdio.h>
+
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "mcp_server.h"
+#include "mcpgen_xiaozhi_tools.h"
+
+namespace {
+
+std::vector<McpTool*> g_tools;  // what McpServer::tools_ holds, visible to the driver
+std::vector<std::string> g_notifications;
+
+}  // namespace
+
+McpServer::McpServer() {}
+
+McpServer::~McpServer() {
+  for (McpTool* tool : tools_) delete tool;
+  tools_.clear();
+  g_tools.clear();
+}
+
+void McpServer::AddTool(McpTool* tool) {
+  for (const McpTool* t : tools_) {
+    if (t->name() == tool->name()) {  // like the stock server: the first tool of a name stays
+      delete tool;
+      return;
+    }
+  }
+  tools_.push_back(tool);
+  g_tools.push_back(tool);
+}
+
+void McpServer::AddTool(const std::string& name, const std::string& description, const PropertyList& properties,
+                        std::function<ReturnValue(const PropertyList&)> callback) {
+  AddTool(new McpTool(name, description, properties, callback));
+}
+
+void McpServer::AddUserOnlyTool(const std::string& name, const std::string& description,
+                                const PropertyList& properties,
+                                std::function<ReturnValue(const PropertyList&)> callback) {
+  McpTool* tool = new McpTool(name, description, properties, callback);
+  tool->set_user_only(true);
+  AddTool(tool);
+}
+
+namespace {
+
+std::string reply_result(const std::string& result) { return "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":" + result + "}"; }
+
+// Pasted without escaping, like the stock ReplyError.
+std::string reply_error(const std::string& message) {
+  return "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"message\":\"" + message + "\"}}";
+}
+
+std::string call(const std::string& name, const cJSON* args) {
+  McpTool* tool = nullptr;
+  for (McpTool* t : g_tools) {
+    if (t->name() == name) {
+      tool = t;
+      break;
+    }
+  }
+  if (tool == nullptr) return reply_error("Unknown tool: " + name);
+  PropertyList arguments = tool->properties();
+  try {
+    for (Property& argument : arguments) {
+      bool found = false;
+      const cJSON* value = cJSON_IsObject(args) ? cJSON_GetObjectItem(args, argument.name().c_str()) : nullptr;
+      if (argument.type() == kPropertyTypeBoolean && cJSON_IsBool(value)) {
+        argument.set_value<bool>(cJSON_IsTrue(value) != 0);
+        found = true;
+      } else if (argument.type() == kPropertyTypeInteger && cJSON_IsNumber(value)) {
+        argument.set_value<int>(value->valueint);
+        found = true;
+      } else if (argument.type() == kPropertyTypeString && cJSON_IsString(value)) {
+        argument.set_value<std::string>(value->valuestring);
+        found = true;
+      }
+      if (!argument.has_default_value() && !found) return reply_error("Missing valid argument: " + argument.name());
+    }
+  } catch (const std::exception& e) {
+    return reply_error(e.what());
+  }
+  try {
+    return reply_result(tool->Call(arguments));
+  } catch (const std::exception& e) {
+    return reply_error(e.what());
+  }
+}
+
+void print_and_free(cJSON* out) {
+  char* text = cJSON_PrintUnformatted(out);
+  std::cout << text << std::endl;
+  cJSON_free(text);
+  cJSON_Delete(out);
+}
+
+}  // namespace
+
+int main() {
+  McpServer& server = McpServer::GetInstance();
+  mcpgen_register_tools(server);
+  mcpgen::xiaozhi::set_notification_sink([](const std::string& m) { g_notifications.push_back(m); });
+
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    cJSON* request = cJSON_Parse(line.c_str());
+    const char* op = cJSON_GetStringValue(cJSON_GetObjectItem(request, "op"));
+    cJSON* out = cJSON_CreateObject();
+    if (op != nullptr && std::string(op) == "list") {
+      cJSON* tools = cJSON_AddArrayToObject(out, "tools");
+      for (const McpTool* t : g_tools) {
+        cJSON* item = cJSON_CreateObject();
+        cJSON_AddBoolToObject(item, "user_only", t->user_only());
+        cJSON_AddStringToObject(item, "entry", t->to_json().c_str());
+        cJSON_AddItemToArray(tools, item);
+      }
+    } else if (op != nullptr && std::string(op) == "call") {
+      const char* name = cJSON_GetStringValue(cJSON_GetObjectItem(request, "name"));
+      g_notifications.clear();
+      std::string reply = call(name != nullptr ? name : "", cJSON_GetObjectItem(request, "arguments"));
+      cJSON_AddStringToObject(out, "reply", reply.c_str());
+      cJSON* notes = cJSON_AddArrayToObject(out, "notifications");
+      for (const std::string& n : g_notifications) cJSON_AddItemToArray(notes, cJSON_CreateString(n.c_str()));
+    } else if (op != nullptr && std::string(op) == "register_again") {
+      mcpgen_register_tools(server);
+      cJSON_AddNumberToObject(out, "count", static_cast<double>(g_tools.size()));
+    } else {
+      cJSON_AddStringToObject(out, "bad_request", line.c_str());
+    }
+    cJSON_Delete(request);
+    print_and_free(out);
+  }
+  return 0;
+}

@@ -1,0 +1,210 @@
+"""Helpers of the xiaozhi-target tests: find the stock header, build and drive the harness."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLSPEC = REPO / "toolspec"
+DEFAULT_SPEC = TOOLSPEC / "default_device.yaml"
+LAMP_SPEC = TOOLSPEC / "desk_lamp.yaml"
+HARNESS_SOURCE = Path(__file__).resolve().parent / "xiaozhi_harness.cc"
+
+# The bare mirror of 78/xiaozhi-esp32 on development machines (absent on CI).
+XIAOZHI_MIRROR = Path("/work/.mirror/78+xiaozhi-esp32/repo")
+STOCK_HEADER = "main/mcp_server.h"
+CJSON_INCLUDE = Path("/usr/include/cjson")  # Debian libcjson-dev puts cJSON.h here
+
+CXXFLAGS = ("-std=c++17", "-O1", "-g", "-Wall", "-Wextra", "-Werror")
+SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
+LIBS = ("-lcjson", "-lmbedcrypto")
+
+
+class HeaderNotFound(Exception):
+    """No xiaozhi-esp32 checkout or mirror: the message is the skip reason."""
+
+
+def stock_header(dest_dir: Path) -> Path:
+    """A directory holding the real stock ``mcp_server.h`` (and nothing else).
+
+    From ``$MCPGEN_XIAOZHI_SRC/main/mcp_server.h`` (a checkout) when the variable is set,
+    else extracted from the bare mirror. Raises HeaderNotFound when neither exists, and
+    FileNotFoundError when MCPGEN_XIAOZHI_SRC is set but holds no header (a wrong setting
+    should fail loudly, not skip).
+    """
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / "mcp_server.h"
+    src = os.environ.get("MCPGEN_XIAOZHI_SRC")
+    if src:
+        header = Path(src) / STOCK_HEADER
+        if not header.is_file():
+            raise FileNotFoundError(f"MCPGEN_XIAOZHI_SRC={src}: no {STOCK_HEADER} there")
+        shutil.copyfile(header, dest)
+        return dest_dir
+    if not XIAOZHI_MIRROR.is_dir() or shutil.which("git") is None:
+        raise HeaderNotFound(
+            f"stock xiaozhi-esp32 header not available: set MCPGEN_XIAOZHI_SRC to a xiaozhi-esp32 "
+            f"checkout (no mirror at {XIAOZHI_MIRROR})"
+        )
+    proc = subprocess.run(
+        ["git", "--git-dir", str(XIAOZHI_MIRROR), "show", f"HEAD:{STOCK_HEADER}"],
+        capture_output=True,
+    )
+    if proc.returncode != 0:
+        raise HeaderNotFound(f"cannot read {STOCK_HEADER} from {XIAOZHI_MIRROR}: {proc.stderr.decode()}")
+    dest.write_bytes(proc.stdout)
+    return dest_dir
+
+
+def missing_libraries(cxx: str = "g++") -> str | None:
+    """Why the stock header cannot be compiled here (cJSON / mbedtls), or None."""
+    if shutil.which(cxx) is None:
+        return f"{cxx} not found"
+    probe = "#include <cJSON.h>\n#include <mbedtls/base64.h>\nint main() { return 0; }\n"
+    proc = subprocess.run(
+        [cxx, "-x", "c++", f"-I{CJSON_INCLUDE}", "-", "-o", os.devnull, *LIBS],
+        input=probe,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        return (
+            "cJSON or mbedtls headers/libraries missing (apt-get install libcjson-dev libmbedtls-dev): "
+            + proc.stderr.strip()[:300]
+        )
+    return None
+
+
+def sanitizers_work(cxx: str = "g++") -> bool:
+    proc = subprocess.run(
+        [cxx, "-x", "c++", *SANITIZE, "-", "-o", os.devnull],
+        input="int main() { return 0; }\n",
+        capture_output=True,
+        text=True,
+    )
+    return proc.returncode == 0
+
+
+def glue_sources(glue_dir: Path) -> list[Path]:
+    return sorted([*glue_dir.glob("*.cc"), *glue_dir.glob("*.cpp"), *glue_dir.glob("mcpgen/*.cpp")])
+
+
+def compile_units(glue_dir: Path, header_dir: Path, objdir: Path, cxx: str = "g++") -> list[Path]:
+    """Compiles every unit of the glue directory with -Wall -Wextra -Werror; returns the objects."""
+    objdir.mkdir(parents=True, exist_ok=True)
+    objs: list[Path] = []
+    for src in glue_sources(glue_dir):
+        obj = objdir / (src.stem + ".o")
+        cmd = [cxx, *CXXFLAGS, f"-I{glue_dir}", f"-I{header_dir}", f"-I{CJSON_INCLUDE}", "-c", str(src), "-o", str(obj)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"
+        objs.append(obj)
+    return objs
+
+
+def build_harness(glue_dir: Path, header_dir: Path, exe: Path, *, sanitize: bool, cxx: str = "g++") -> Path:
+    flags = [*CXXFLAGS, *(SANITIZE if sanitize else ())]
+    cmd = [
+        cxx,
+        *flags,
+        f"-I{glue_dir}",
+        f"-I{header_dir}",
+        f"-I{CJSON_INCLUDE}",
+        str(HARNESS_SOURCE),
+        *(str(s) for s in glue_sources(glue_dir)),
+        *LIBS,
+        "-o",
+        str(exe),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"
+    return exe
+
+
+@dataclass
+class Reply:
+    """One tools/call as the stock server would answer it."""
+
+    message: dict[str, Any]  # the JSON-RPC reply
+    notifications: list[dict[str, Any]]
+
+    @property
+    def error(self) -> str | None:
+        err = self.message.get("error")
+        return None if err is None else err["message"]
+
+    @property
+    def content(self) -> list[dict[str, Any]]:
+        assert "result" in self.message, f"expected a result, got {self.message}"
+        assert self.message["result"]["isError"] is False
+        return self.message["result"]["content"]
+
+    @property
+    def text(self) -> str:
+        (item,) = self.content
+        assert item["type"] == "text", item
+        return item["text"]
+
+
+class Harness:
+    """Runs the harness executable on a batch of requests."""
+
+    def __init__(self, exe: Path) -> None:
+        self.exe = exe
+
+    def run(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="print_stacktrace=1")
+        proc = subprocess.run(
+            [str(self.exe)],
+            input="".join(json.dumps(r) + "\n" for r in requests),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        assert proc.returncode == 0, f"harness failed ({proc.returncode}):\n{proc.stderr}"
+        assert proc.stderr == "", proc.stderr
+        lines = proc.stdout.splitlines()
+        assert len(lines) == len(requests), proc.stdout
+        return [json.loads(line) for line in lines]
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        (out,) = self.run([{"op": "list"}])
+        return [{"user_only": t["user_only"], **json.loads(t["entry"])} for t in out["tools"]]
+
+    def calls(self, *calls: tuple[str, dict[str, Any]]) -> list[Reply]:
+        """Calls in order in one process (state carries over between them)."""
+        outs = self.run([{"op": "call", "name": n, "arguments": a} for n, a in calls])
+        replies = []
+        for out in outs:
+            # The reply must be valid JSON even though the stock ReplyError does not escape.
+            message = json.loads(out["reply"])
+            replies.append(Reply(message, [json.loads(n) for n in out["notifications"]]))
+        return replies
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> Reply:
+        return self.calls((name, arguments or {}))[0]
+
+
+_ESCAPE = re.compile(r"\\([0-7]{3}|.)")
+
+
+def decode_cpp_literals(text: str) -> str:
+    """The value of adjacent C++ string literals as written by codegen.emit_cpp.cpp_string."""
+    raw = bytearray()
+    for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', text):
+        pos = 0
+        for m in _ESCAPE.finditer(lit):
+            raw += lit[pos : m.start()].encode()
+            esc = m.group(1)
+            raw += bytes([int(esc, 8)]) if len(esc) == 3 else esc.encode()
+            pos = m.end()
+        raw += lit[pos:].encode()
+    return raw.decode("utf-8")
