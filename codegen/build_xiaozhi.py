@@ -66,7 +66,8 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
             "its own tool wins unless you remove it from main/mcp_server.cc"
         )
     target = outdir / out
-    log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}) in {target}; see README.md there")
+    log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}): {target}")
+    log(f"next: follow {target / 'README.md'} to add it to a xiaozhi-esp32 firmware")
     return target
 
 

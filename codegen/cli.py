@@ -16,7 +16,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 HOST_TARGETS = ("host",)
 ESP32_BOARDS = ("esp32", "esp32s3", "esp32c3")
-TARGETS = ("host", "qemu", *ESP32_BOARDS)
+TARGETS = ("host", "qemu", *ESP32_BOARDS, "xiaozhi")  # xiaozhi: added by the xiaozhi-target work
 
 
 def _err(msg: str) -> None:
@@ -123,6 +123,12 @@ def cmd_build(args: argparse.Namespace) -> int:
             if _load(spec_path) is None:
                 return 1
             print(f"firmware: {build_qemu(spec_path, outdir)}")
+        elif args.target == "xiaozhi":  # glue for the stock xiaozhi-esp32 firmware (docs/xiaozhi.md)
+            from codegen.build_xiaozhi import build_xiaozhi
+
+            if _load(spec_path) is None:
+                return 1
+            build_xiaozhi(spec_path, outdir)
         else:
             from codegen.build_esp32 import build_esp32
 
@@ -230,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
         description="host: the simulator executable (system g++) and the compiled Python "
         "bindings; qemu: a Cortex-M3 image for qemu-system-arm -M mps2-an385; "
-        "esp32/esp32s3/esp32c3: a PlatformIO project, then `pio run`.",
+        "esp32/esp32s3/esp32c3: a PlatformIO project, then `pio run`; "
+        "xiaozhi: glue that registers the spec's tools in a stock xiaozhi-esp32 firmware.",
         epilog=_examples(
             """
                            codegen build toolspec/default_device.yaml --target host -o build/sim

@@ -158,10 +158,7 @@ def _fits_int32(v: float) -> bool:
 def _stock_int_range(p: Param) -> bool:
     """True when the stock Property can carry the spec's integer range itself."""
     return (
-        p.minimum is not None
-        and p.maximum is not None
-        and _fits_int32(p.minimum)
-        and _fits_int32(p.maximum)
+        p.minimum is not None and p.maximum is not None and _fits_int32(p.minimum) and _fits_int32(p.maximum)
     )
 
 
@@ -243,7 +240,9 @@ def _param_view(tool: Tool, p: Param) -> _ParamView:
         if p.default is None:
             prop = f"Property({name}, kPropertyTypeString)"
         else:
-            prop = f"Property({name}, kPropertyTypeString, std::string({cpp_string(str(p.default), ' ' * 10)}))"
+            prop = (
+                f"Property({name}, kPropertyTypeString, std::string({cpp_string(str(p.default), ' ' * 10)}))"
+            )
         read = f"const std::string {local} = props[{name}].value<std::string>();"
         write = (f"w.key({name});", f"w.string({local}.data(), {local}.size());")
     return _ParamView(name_literal=name, property=prop, local=read, write=write)
@@ -269,7 +268,7 @@ def _tool_view(tool: Tool) -> _ToolView:
 def spec_tool_description(spec: Spec) -> str:
     return (
         f"mcpgen spec of this firmware: fingerprint {spec.fingerprint}, device {spec.device.name} "
-        f"{spec.device.version}. Returns {{\"fingerprint\", \"device\", \"version\"}}."
+        f'{spec.device.version}. Returns {{"fingerprint", "device", "version"}}.'
     )
 
 
@@ -307,9 +306,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "handlers": handlers,
         "sources": sources,
         "collisions": stock_collisions(spec),
-        "number_params": [
-            (t.name, p.name) for t in spec.tools for p in t.params if p.type == "number"
-        ],
+        "number_params": [(t.name, p.name) for t in spec.tools for p in t.params if p.type == "number"],
     }
 
 
@@ -325,9 +322,7 @@ def emit(spec: Spec) -> dict[str, str]:
         TOOLS_HEADER: cpp_banner + env.get_template("mcpgen_xiaozhi_tools.h.j2").render(**ctx),
         TOOLS_SOURCE: cpp_banner + env.get_template("mcpgen_xiaozhi_tools.cc.j2").render(**ctx),
         CMAKE_FILE: generated_header(spec, "#") + env.get_template("mcpgen.cmake.j2").render(**ctx),
-        README_FILE: "".join(
-            f"<!-- {line.strip()} -->\n" for line in generated_header(spec, "").splitlines()
-        )
+        README_FILE: "".join(f"<!-- {line.strip()} -->\n" for line in generated_header(spec, "").splitlines())
         + env.get_template("README.md.j2").render(**ctx),
     }
     tables = emit_cpp.emit(spec)

@@ -11,6 +11,7 @@ cdef object _future_set_exception
 cdef object _InvalidStateError
 cdef object _exc_new
 cdef object _MISSING
+cdef bint _COMPILED
 
 cdef int _K_RAW, _K_AUTO, _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
 cdef int _F_INVALID, _F_REQUEST, _F_NOTIFICATION, _F_RESULT, _F_ERROR, _F_OTHER
@@ -41,6 +42,7 @@ cdef Frame _frame(int kind, object etype=*, object sid=*, object rid=*, object m
 cdef Frame _classify(object msg)
 @cython.locals(e=dict)
 cpdef object rpc_error(object err)
+@cython.locals(icode=long)
 cdef object _new_rpc_error(object code, object message, object data)
 @cython.locals(item=dict)
 cdef object _content_text(object content)
@@ -53,6 +55,8 @@ cdef object _auto_item(object item)
 cdef object _decode_text_kind(object content, int kind)
 @cython.locals(res=dict, item=dict, items=list, s=str, content=object, first=object, text=object)
 cpdef object decode_result(object result, int kind)
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, neg=bint, v="long long", c=Py_UCS4)
+cdef object _plain_int(str s)
 cdef object _resolve(object fut, object value)
 cdef object _reject(object fut, object exc)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import types
 from typing import Any, Optional, Union
 
 import orjson
@@ -40,6 +41,14 @@ _exc_new = BaseException.__new__
 
 # "absent" for dict.get, where JSON null is a value
 _MISSING = object()
+
+
+def _compiled() -> bool:
+    """True in the Cython build (its functions are not interpreted Python functions)."""
+    return not isinstance(_compiled, types.FunctionType)
+
+
+_COMPILED = _compiled()
 
 # Return kinds: how the ``result`` of a ``tools/call`` is turned into a Python value.
 KIND_RAW = -1  # the MCP result object as sent (call_raw, initialize, tools/list)
@@ -258,7 +267,14 @@ def _new_rpc_error(code: Optional[int], message: str, data: object) -> RpcError:
     ``data``; tests/runtime check it): on the decode hot path the Python-level
     ``__init__`` and ``super().__init__`` cost more than parsing the reply.
     """
-    exc = _exc_new(RpcError, message if code is None else f"[{code}] {message}")
+    if code is None:
+        text = message
+    elif -2147483648 <= code <= 2147483647:  # JSON-RPC codes: formatted as a C int when compiled
+        icode = code
+        text = f"[{icode}] {message}"
+    else:
+        text = f"[{code}] {message}"
+    exc = _exc_new(RpcError, text)
     exc.code = code
     exc.message = message
     exc.data = data
@@ -410,6 +426,10 @@ def decode_result(result: object, kind: int) -> object:
                             if s == "false":
                                 return False
                         elif kind == _K_INTEGER:
+                            if _COMPILED:
+                                n = _plain_int(s)
+                                if n is not None:
+                                    return n
                             try:
                                 return int(s)
                             except ValueError:
@@ -431,6 +451,29 @@ def decode_result(result: object, kind: int) -> object:
     if len(content) == 1:
         return _auto_item(content[0])
     return [_auto_item(x) for x in content]
+
+
+def _plain_int(s: str) -> Optional[int]:
+    """``int(s)`` for short plain decimals (``-?[0-9]{1,18}``), else None.
+
+    Only used by the compiled build, where it is a C loop; ``int(str)`` goes through a
+    normalised copy of the text first. The interpreted build calls ``int`` directly.
+    """
+    n = len(s)
+    if n == 0 or n > 18:
+        return None
+    neg = s[0] == "-"
+    i = 1 if neg else 0
+    if i == n:
+        return None
+    v = 0
+    while i < n:
+        c = s[i]
+        if c < "0" or c > "9":
+            return None
+        v = v * 10 + (ord(c) - 48)
+        i += 1
+    return -v if neg else v
 
 
 def _resolve(fut: Any, value: object) -> None:

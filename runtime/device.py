@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ log = logging.getLogger("runtime.device")
 
 Policy = Literal["strict", "warn", "off"]
 NotificationCallback = Callable[[str, dict], Any]
+#: ``on_progress(progress, total, message)`` for ``notifications/progress`` of one call.
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
+ProgressToken = Union[str, int]
 FINGERPRINT_META_KEY = "mcpgen/fingerprint"
 CLIENT_NAME = "mcpgen-runtime"
 CLIENT_VERSION = "0.1.0"
@@ -128,6 +132,8 @@ class Device:
         self._sending: dict[int, Optional[asyncio.Task]] = {}
         self._send_expired: set[int] = set()
         self._tools_changed = asyncio.Event()
+        self._progress: dict[str, ProgressCallback] = {}
+        self._progress_ids = itertools.count(1)
 
     # -- properties ---------------------------------------------------------------------
 
@@ -180,11 +186,14 @@ class Device:
         *,
         timeout: Optional[float] = None,
         validate: bool = True,
+        progress_token: Optional[ProgressToken] = None,
+        on_progress: Optional[ProgressCallback] = None,
     ) -> Any:
         """Calls a tool and returns its decoded value.
 
         With ``validate`` the arguments are checked against the schema the device
         reported (defaults filled in) and nothing is sent when they break it.
+        ``progress_token`` / ``on_progress``: see :meth:`call_raw`.
         """
         if validate:
             v = self._validators.get(name)
@@ -202,14 +211,64 @@ class Device:
         kind = self._bound_kinds.get(name)
         if kind is None:
             kind = self._kinds.get(name, codec.KIND_AUTO)
-        return await self.invoke(name, args, kind, timeout)
+        if progress_token is None and on_progress is None:
+            return await self.invoke(name, args, kind, timeout)
+        return await self._invoke_with_progress(name, args, kind, timeout, progress_token, on_progress)
 
     async def call_raw(
-        self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Optional[float] = None
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+        progress_token: Optional[ProgressToken] = None,
+        on_progress: Optional[ProgressCallback] = None,
     ) -> dict:
-        """Calls a tool without validation; returns the MCP result object as sent."""
+        """Calls a tool without validation; returns the MCP result object as sent.
+
+        ``progress_token`` (a str or int) is sent as ``params._meta.progressToken`` so the
+        device may report progress with ``notifications/progress``; ``on_progress(progress,
+        total, message)`` (plain or async; ``total``/``message`` may be None) then gets
+        each report for that token while the call runs. ``on_progress`` alone picks a
+        fresh token. Progress notifications also reach :meth:`on_notification` callbacks.
+        """
         args = {} if arguments is None else dict(arguments)
-        return await self.invoke(name, args, codec.KIND_RAW, timeout)  # type: ignore[no-any-return]
+        if progress_token is None and on_progress is None:
+            return await self.invoke(name, args, codec.KIND_RAW, timeout)  # type: ignore[no-any-return]
+        return await self._invoke_with_progress(  # type: ignore[no-any-return]
+            name, args, codec.KIND_RAW, timeout, progress_token, on_progress
+        )
+
+    async def _invoke_with_progress(
+        self,
+        name: str,
+        arguments: dict,
+        kind: int,
+        timeout: Optional[float],
+        token: Optional[ProgressToken],
+        on_progress: Optional[ProgressCallback],
+    ) -> Any:
+        if token is None:
+            token = f"mcpgen-progress-{next(self._progress_ids)}"
+        elif isinstance(token, bool) or not isinstance(token, (str, int)):
+            raise TypeError(f"progress_token must be a str or an int, not {type(token).__name__}")
+        key = str(token)
+        if on_progress is not None and key in self._progress:
+            raise ValueError(f"progress token {token!r} is already in use by another call")
+        if self._closed:
+            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        params = {"name": name, "arguments": arguments, "_meta": {"progressToken": token}}
+        fut = self._loop.create_future()
+        data = self._session.request("tools/call", params)
+        rid = self._session.last_id
+        self._session.expect(rid, fut, kind)
+        if on_progress is not None:
+            self._progress[key] = on_progress
+        try:
+            return await self._complete(rid, fut, data, timeout, name)
+        finally:
+            if on_progress is not None and self._progress.get(key) is on_progress:
+                del self._progress[key]
 
     async def invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None) -> Any:
         """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``."""
@@ -359,6 +418,8 @@ class Device:
             method = frame.method
             if method == "notifications/tools/list_changed" and not self._closed:
                 self._schedule_relist()
+            elif method == "notifications/progress" and self._progress:
+                self._deliver_progress(params)
             self._dispatch(self._callbacks, method, params)
         elif kind == codec.FRAME_REQUEST:
             self._answer_device_request(frame)
@@ -372,6 +433,24 @@ class Device:
         elif kind == codec.FRAME_INVALID:
             text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
             log.debug("device %s: ignoring non-JSON-RPC frame %r", self.device_id, text[:120])
+
+    def _deliver_progress(self, params: dict) -> None:
+        """Hands ``notifications/progress`` to the ``on_progress`` of the call with that token."""
+        token = params.get("progressToken")
+        if token is None or isinstance(token, (dict, list)):
+            return
+        cb = self._progress.get(str(token))
+        if cb is None:
+            return
+        progress = params.get("progress")
+        total = params.get("total")
+        message = params.get("message")
+        if isinstance(progress, bool) or not isinstance(progress, (int, float)):
+            log.debug("device %s: progress report without a number: %r", self.device_id, params)
+            return
+        total_f = None if isinstance(total, bool) or not isinstance(total, (int, float)) else float(total)
+        text = message if isinstance(message, str) else None
+        self._dispatch([cb], float(progress), total_f, text)
 
     def _answer_device_request(self, frame: codec.Frame) -> None:
         if frame.method == "ping":

@@ -14,16 +14,28 @@ class McpDeviceError(Exception):
     """Base class of every error the runtime raises about a device."""
 
 
+# ToolError and RpcError are raised for device replies on the decode hot path, where
+# runtime.codec builds them without running __init__ (BaseException.__new__ with the
+# same ``args``, then the slots below): keep codec._tool_error / codec._new_rpc_error in
+# step with these constructors (tests/runtime/test_runtime_codec.py compares them).
+# The attributes are slots, which are much cheaper to set than instance-dict entries.
+
+
 class ToolError(McpDeviceError):
     """The tool ran and failed: the device answered with ``isError: true``.
 
     ``message`` is the device's text; ``content`` the MCP content list as sent.
     """
 
+    __slots__ = ("message", "content")
+
     def __init__(self, message: str, content: Optional[list[Any]] = None) -> None:
         super().__init__(message)
         self.message = message
         self.content: list[Any] = list(content) if content else []
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.content))
 
 
 class RpcError(McpDeviceError):
@@ -32,11 +44,16 @@ class RpcError(McpDeviceError):
     ``code`` is ``None`` when the device sent none (stock xiaozhi firmware omits it).
     """
 
+    __slots__ = ("code", "message", "data")
+
     def __init__(self, code: Optional[int], message: str, data: Any = None) -> None:
         super().__init__(f"[{code}] {message}" if code is not None else message)
         self.code = code
         self.message = message
         self.data = data
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.code, self.message, self.data))
 
 
 class ProtocolError(McpDeviceError):

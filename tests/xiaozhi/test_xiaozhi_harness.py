@@ -18,10 +18,7 @@ from codegen.loader import load_spec
 
 pytestmark = pytest.mark.slow
 
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5E"
-    "rkJggg=="
-)
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 
 def _quiet(_: str) -> None:
@@ -49,7 +46,7 @@ def test_registered_tools_match_the_spec(spec_path: Path, request: pytest.Fixtur
     spec = load_spec(spec_path)
     listed = harness.list_tools()
     assert [t["name"] for t in listed] == [t.name for t in spec.tools] + [SPEC_TOOL_NAME]
-    for entry, tool in zip(listed, spec.tools):
+    for entry, tool in zip(listed, spec.tools, strict=False):
         assert entry["user_only"] == tool.user_only
         assert ("annotations" in entry) == tool.user_only
         assert entry["description"].startswith(tool.description)
@@ -221,17 +218,24 @@ def test_desk_lamp_handlers(lamp_harness: Harness):
         ("self.light.set_effect", {"effect": "disco"}),
     )
     assert rgb.text == "true"
-    assert power.notifications == [{"jsonrpc": "2.0", "method": "notifications/state_changed", "params": {"on": True}}]
+    assert power.notifications == [
+        {"jsonrpc": "2.0", "method": "notifications/state_changed", "params": {"on": True}}
+    ]
     assert json.loads(state.text) == {"on": True, "rgb": [10, 20, 255], "timer_minutes": 0}
     assert timer.text == "720"
     assert effect.text == "effect candle at speed 2.5"
     assert slow.error == "invalid argument `speed`: must be >= 0.1, got 0.05"
-    assert unknown.error is not None and unknown.error.startswith("invalid argument `effect`: must be one of none,")
+    assert unknown.error is not None and unknown.error.startswith(
+        "invalid argument `effect`: must be one of none,"
+    )
 
 
 def test_handler_returning_the_wrong_kind_is_an_error(edge_harness: Harness):
     wrong, bad_object = edge_harness.calls(("self.edge.wrong_kind", {}), ("self.edge.bad_object", {}))
-    assert wrong.error == "Internal error: handler of self.edge.wrong_kind returned string, the spec declares integer"
+    assert (
+        wrong.error
+        == "Internal error: handler of self.edge.wrong_kind returned string, the spec declares integer"
+    )
     assert bad_object.error is not None
     assert "did not write a valid JSON object" in bad_object.error
 

@@ -102,7 +102,17 @@ def compile_units(glue_dir: Path, header_dir: Path, objdir: Path, cxx: str = "g+
     objs: list[Path] = []
     for src in glue_sources(glue_dir):
         obj = objdir / (src.stem + ".o")
-        cmd = [cxx, *CXXFLAGS, f"-I{glue_dir}", f"-I{header_dir}", f"-I{CJSON_INCLUDE}", "-c", str(src), "-o", str(obj)]
+        cmd = [
+            cxx,
+            *CXXFLAGS,
+            f"-I{glue_dir}",
+            f"-I{header_dir}",
+            f"-I{CJSON_INCLUDE}",
+            "-c",
+            str(src),
+            "-o",
+            str(obj),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"
         objs.append(obj)

@@ -279,7 +279,7 @@ int shortest_digits(uint64_t f, int e, bool lower_closer, char* d, int* x10) {
     int c = big_cmp(r, mm);
     bool low = even ? c <= 0 : c < 0;  // the digits so far are within the lower gap
     bool high = high_reached(r);  // the next digit up is within the upper gap
-    if (!low && !high && n < 16) {
+    if (!low && !high && n < 16) {  // (17 digits always suffice: n < 16 only bounds d)
       d[n++] = static_cast<char>('0' + digit);
       continue;
     }

@@ -611,10 +611,11 @@ size_t build_hello(Ctx& c) {
   size_t n = c.server.hello("mqtt", c.out, c.out_cap);
   if (n == 0 || c.out[n - 1] != '}') return 0;
   mcpgen::JsonWriter w(c.out + n - 1, c.out_cap - (n - 1));
-  w.raw_fragment(",\"client_id\":", 13);
+  w.raw_fragment(",", 1);
+  w.key("client_id");
   w.string(c.opt.client_id);
   if (c.opt.token != nullptr) {
-    w.raw_fragment(",\"token\":", 9);
+    w.key("token");
     w.string(c.opt.token);
   }
   w.raw_fragment("}", 1);

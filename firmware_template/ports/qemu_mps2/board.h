@@ -13,8 +13,9 @@ size_t stack_high_water();
 // Heap the linker left between .bss and the RAM budget (used only if code mallocs).
 size_t heap_size();
 
-// Bytes of heap handed out so far (newlib's malloc grows it through _sbrk; the request
-// path of the core needs none, but newlib's float formatting/parsing may).
+// High-water mark of the heap in bytes: the most newlib's malloc ever took through
+// _sbrk. The core needs none (it formats and parses numbers itself, without newlib's
+// heap-using printf/strtod), so this stays 0 unless a handler allocates.
 size_t heap_used();
 
 // Debug console on UART1 (never on the MCP UART).

@@ -5,8 +5,8 @@
 // nothing else. A line that does not fit the request buffer (MCPGEN_REQUEST_BUFFER_SIZE
 // bytes including the core's NUL, so at most SIZE-1 bytes of text, as on the host
 // simulator) is discarded up to its newline and answered with Server::oversized_reply.
-// UART1 is the debug console: a boot banner and, after every message, the stack
-// high-water mark and heap use:
+// UART1 is the debug console: a boot banner and, after every message, the stack and
+// heap high-water marks:
 //   mcpgen: msg 3 in 57 out 812 stack_hwm 1432/16384 heap 0
 #include <stddef.h>
 #include <stdint.h>

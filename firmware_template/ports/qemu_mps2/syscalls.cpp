@@ -17,6 +17,7 @@ extern "C" {
 extern uint8_t __heap_start__[], __heap_end__[];
 
 static uint8_t* brk = __heap_start__;
+static uint8_t* brk_peak = __heap_start__;  // high-water mark (free() may shrink brk)
 
 void* _sbrk(ptrdiff_t incr) {
   if (incr > __heap_end__ - brk || incr < __heap_start__ - brk) {
@@ -25,6 +26,7 @@ void* _sbrk(ptrdiff_t incr) {
   }
   uint8_t* prev = brk;
   brk += incr;
+  if (brk > brk_peak) brk_peak = brk;
   return prev;
 }
 
@@ -60,5 +62,5 @@ void _exit(int) {
 }  // extern "C"
 
 namespace board {
-size_t heap_used() { return static_cast<size_t>(brk - __heap_start__); }
+size_t heap_used() { return static_cast<size_t>(brk_peak - __heap_start__); }
 }  // namespace board
