@@ -47,7 +47,12 @@ setup(
     package_data={"codegen": ["templates/**/*", "templates/*"], "runtime": ["*.pxd", "py.typed"]},
     include_package_data=True,
     install_requires=["PyYAML>=6", "Jinja2>=3", "orjson>=3.8", "websockets>=12"],
-    extras_require={"test": ["pytest", "pytest-asyncio", "mcp", "ruff", "pyserial"]},
+    extras_require={
+        "test": ["pytest", "pytest-asyncio", "mcp", "ruff", "pyserial", "aiomqtt>=2.3"],
+        "serial": ["pyserial>=3.5"],
+        "mqtt": ["aiomqtt>=2.3"],
+        "bridge": ["uvicorn"],
+    },
     entry_points={"console_scripts": ["codegen=codegen.cli:main"]},
     ext_modules=_extensions(),
     zip_safe=False,

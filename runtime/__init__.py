@@ -50,6 +50,7 @@ __all__ = [
     "HmacAuth",
     "Image",
     "McpDeviceError",
+    "MqttGateway",
     "NameMap",
     "ProtocolError",
     "RpcError",

@@ -46,7 +46,7 @@ case "${1:-}" in
     log "tests: compiled runtime"
     MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
     log "tests: the same runtime as pure Python"
-    MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 $PY -m pytest -q tests/runtime tests/e2e "$@"
+    MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 $PY -m pytest -q tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
     ;;
   bench) setup; shift; exec $PY -m benchmarks "$@" ;;
   *) echo "usage: scripts/dev.sh {demo|test|setup|bench} [args...]" >&2; exit 2 ;;

@@ -250,6 +250,7 @@ class Spy:
         self.client_args = client_args
         self.seen: list[Seen] = []
         self._task: Optional[asyncio.Task] = None
+        self._client: Any = None
         self._event = asyncio.Event()
 
     async def __aenter__(self) -> Spy:
@@ -259,6 +260,7 @@ class Spy:
 
         async def run() -> None:
             async with aiomqtt.Client(HOST, self.port, **self.client_args) as client:
+                self._client = client
                 await client.subscribe(f"{self.prefix}/#", qos=1)
                 ready.set_result(None)
                 async for m in client.messages:
@@ -280,6 +282,9 @@ class Spy:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._task
 
+    async def publish(self, topic: str, payload: bytes, qos: int = 1) -> None:
+        await self._client.publish(topic, payload, qos=qos)
+
     async def wait(self, pred: Callable[[Seen], bool], timeout: float = 10.0) -> Seen:
         deadline = time.monotonic() + timeout
         start = 0
@@ -291,6 +296,7 @@ class Spy:
             start = len(self.seen)
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"no such message; seen: {self.seen}")
+                seen = "\n".join(f"  {m.topic} {m.payload[:160]!r}" for m in self.seen)
+                raise AssertionError(f"no such message; seen:\n{seen}")
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._event.wait(), left)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -320,6 +321,63 @@ async def test_custom_topic_prefix(broker: Broker, built: Built, tmp_path: Path)
         assert await device.call("self.counter.add", {"amount": 9}) == 9
         await spy.wait(lambda m: m.topic == "site/7/dev-i/up")
         assert all(m.topic.startswith("site/7/dev-i/") for m in spy.seen)
+
+
+async def test_keepalive_pings_keep_an_idle_device_connected(
+    broker: Broker, built: Built, tmp_path: Path
+) -> None:
+    # Keepalive 1 s: the broker drops a client that sends nothing for 1.5 s.
+    async with (
+        MqttGateway("127.0.0.1", broker.port) as gw,
+        launch(built.exe, broker.port, "dev-k", tmp_path, "--keepalive", "1") as sim,
+    ):
+        device = await gw.wait_for_device("dev-k", timeout=15)
+        await asyncio.sleep(4.0)
+        assert not device.closed, device.close_reason
+        assert await device.call("self.counter.add", {"amount": 4}) == 4
+        assert "connection lost" not in sim.log()
+        assert "exceeded timeout" not in broker.log()
+
+
+async def test_oversized_message_is_answered_not_truncated(
+    broker: Broker, built: Built, tmp_path: Path
+) -> None:
+    async with Spy(broker.port) as spy, launch(built.exe, broker.port, "dev-o", tmp_path):
+        hello = await spy.wait(lambda m: m.topic == "mcpgen/dev-o/up")
+        assert _json(hello)["type"] == "hello"
+        await spy.publish("mcpgen/dev-o/down", b'{"type":"hello","transport":"mqtt","session_id":"s-1"}')
+
+        def ping(rid: int) -> bytes:
+            return orjson.dumps(
+                {
+                    "session_id": "s-1",
+                    "type": "mcp",
+                    "payload": {"jsonrpc": "2.0", "id": rid, "method": "ping"},
+                }
+            )
+
+        def reply_to(rid: object) -> Callable[[Seen], bool]:
+            return lambda m: m.topic == "mcpgen/dev-o/up" and _json(m).get("payload", {}).get("id", 0) == rid
+
+        await spy.publish("mcpgen/dev-o/down", ping(8))
+        assert _json(await spy.wait(reply_to(8)))["payload"]["result"] == {}
+        big = {
+            "session_id": "s-1",
+            "type": "mcp",
+            "payload": {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "tools/call",
+                "params": {"name": "self.display.show_text", "arguments": {"text": "x" * 20000}},
+            },
+        }
+        await spy.publish("mcpgen/dev-o/down", orjson.dumps(big))
+        reply = _json(await spy.wait(reply_to(None)))
+        assert reply["session_id"] == "s-1" and reply["type"] == "mcp"
+        assert reply["payload"]["error"]["code"] == -32600
+        # The stream stays in sync: the next request is answered normally.
+        await spy.publish("mcpgen/dev-o/down", ping(10))
+        assert _json(await spy.wait(reply_to(10)))["payload"]["result"] == {}
 
 
 async def test_bad_device_options_are_refused(built: Built, tmp_path: Path) -> None:

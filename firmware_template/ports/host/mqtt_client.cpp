@@ -419,7 +419,11 @@ MqttClient::Step MqttClient::step(char* topic, size_t topic_cap, char* buf, size
         return Step::kError;
       }
       uint8_t tlen[2];
-      if (rl < 2 || !read(tlen, 2)) return rl < 2 ? (fail("malformed PUBLISH"), Step::kError) : Step::kError;
+      if (rl < 2) {
+        fail("malformed PUBLISH");
+        return Step::kError;
+      }
+      if (!read(tlen, 2)) return Step::kError;
       size_t tl = static_cast<size_t>(tlen[0]) << 8 | tlen[1];
       size_t header = 2 + tl + (qos > 0 ? 2 : 0);
       if (header > rl) {
@@ -449,13 +453,21 @@ MqttClient::Step MqttClient::step(char* topic, size_t topic_cap, char* buf, size
     }
     case kPuback: {
       uint8_t idb[2];
-      if (rl != 2 || !read(idb, 2)) return rl != 2 ? (fail("malformed PUBACK"), Step::kError) : Step::kError;
+      if (rl != 2) {
+        fail("malformed PUBACK");
+        return Step::kError;
+      }
+      if (!read(idb, 2)) return Step::kError;
       if (unacked_ > 0) --unacked_;
       return Step::kControl;
     }
     case kSuback: {
       uint8_t idb[2];
-      if (rl < 3 || !read(idb, 2)) return rl < 3 ? (fail("malformed SUBACK"), Step::kError) : Step::kError;
+      if (rl < 3) {
+        fail("malformed SUBACK");
+        return Step::kError;
+      }
+      if (!read(idb, 2)) return Step::kError;
       uint8_t rc = 0x80;
       if (!read(&rc, 1) || (rl > 3 && !read(nullptr, rl - 3))) return Step::kError;
       if (static_cast<uint16_t>(idb[0] << 8 | idb[1]) == sub_id_) {
