@@ -33,6 +33,8 @@ from typing import Any, Optional
 
 from benchmarks.frames import SESSION_ID, SPECS
 from codegen import emit_cpp
+from codegen.build_host import CXXFLAGS as HOST_CXXFLAGS
+from codegen.build_qemu import CXX_FLAGS as ARM_CXX_FLAGS
 from codegen.loader import load_spec
 from codegen.model import Param, Spec, Tool
 from codegen.names import device_slug
@@ -41,34 +43,6 @@ Log = Callable[[str], None]
 REPO = Path(__file__).resolve().parent.parent
 CORE = REPO / "firmware_template" / "core"
 DRIVER = Path(__file__).resolve().parent / "device" / "driver.cpp"
-HOST_FLAGS_FALLBACK = (
-    "-std=c++17",
-    "-O2",
-    "-g",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-fno-exceptions",
-    "-fno-rtti",
-)
-
-
-def host_flags() -> tuple[str, ...]:
-    try:
-        from codegen.build_host import CXXFLAGS
-
-        return tuple(CXXFLAGS)
-    except ImportError:
-        return HOST_FLAGS_FALLBACK
-
-
-def arm_flags() -> Optional[tuple[str, ...]]:
-    try:
-        from codegen.build_qemu import CXX_FLAGS
-
-        return tuple(CXX_FLAGS)
-    except ImportError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -81,16 +55,15 @@ class Target:
 
 
 def targets() -> list[Target]:
-    out = [Target("host x86-64 (g++, build_host flags)", "g++", "size", "nm", host_flags())]
-    af = arm_flags()
-    if af is not None and shutil.which("arm-none-eabi-g++"):
+    out = [Target("host x86-64 (g++, build_host flags)", "g++", "size", "nm", HOST_CXXFLAGS)]
+    if shutil.which("arm-none-eabi-g++"):
         out.append(
             Target(
                 "Cortex-M3 (arm-none-eabi-g++, build_qemu flags)",
                 "arm-none-eabi-g++",
                 "arm-none-eabi-size",
                 "arm-none-eabi-nm",
-                af,
+                ARM_CXX_FLAGS,
             )
         )
     return out

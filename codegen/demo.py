@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from codegen.examples import example_arguments
 from codegen.names import device_class, device_slug
+from codegen.simulator import launch_simulator
 
 DEFAULT_SPEC = Path("toolspec") / "default_device.yaml"
 
@@ -120,18 +121,7 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
         url = f"ws://127.0.0.1:{gateway.port}/xiaozhi/v1/"
         _step(4, total, f"gateway on {url}; launching the simulator as device demo-01 (log: {device_log})")
         with open(device_log, "wb") as log_file:
-            proc = await asyncio.create_subprocess_exec(
-                str(exe),
-                "--ws",
-                url,
-                "--token",
-                token,
-                "--device-id",
-                "demo-01",
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=log_file,
-            )
+            proc = await launch_simulator(exe, url, token, "demo-01", output=log_file)
             try:
                 device = await gateway.wait_for_device(timeout=20.0)
                 info = device.server_info

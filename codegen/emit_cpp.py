@@ -13,21 +13,19 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
-import jinja2
-
-from codegen.header import generated_header
+from codegen.header import generated_header, spec_file_name
 from codegen.mcp_json import list_entry_json
 from codegen.model import Field, Param, Spec, Tool
 from codegen.names import CPP_KEYWORDS, cpp_args_struct
+from codegen.templating import TEMPLATES_ROOT, environment
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h.
 CORE_VERSION = 1
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates" / "cpp"
+TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
 
 _LITERAL_CHUNK = 88  # escaped characters per source line of a long string literal
 _INT64_MIN = -(2**63)
@@ -44,7 +42,7 @@ _PARAM_TYPE_ENUM = {
     "number": "mcpgen::ParamType::kNumber",
     "string": "mcpgen::ParamType::kString",
 }
-_RETURN_KIND_ENUM = {
+RETURN_KIND_ENUM = {
     "none": "mcpgen::ReturnKind::kNone",
     "boolean": "mcpgen::ReturnKind::kBoolean",
     "integer": "mcpgen::ReturnKind::kInteger",
@@ -273,20 +271,9 @@ def _tool_view(index: int, tool: Tool) -> _ToolView:
         entry_literal=cpp_string(entry),
         entry_len=len(entry.encode("utf-8")),
         user_only=tool.user_only,
-        returns_enum=_RETURN_KIND_ENUM[tool.returns.kind],
+        returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
         returns=tool.returns.kind,
         placeholder=_placeholder(tool),
-    )
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
     )
 
 
@@ -305,7 +292,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "protocol_version": cpp_string(spec.device.protocol_version),
         "fingerprint_literal": cpp_string(spec.fingerprint),
         "page_size": spec.device.page_size,
-        "spec_name": cpp_comment(Path(spec.source).name if spec.source else "<memory>"),
+        "spec_name": cpp_comment(spec_file_name(spec)),
         "device_comment": cpp_comment(spec.device.name),
         "placeholder_png": cpp_string(PLACEHOLDER_PNG_BASE64),
         "needs_png": any(t.returns == "image" for t in tools),
@@ -315,7 +302,7 @@ def _context(spec: Spec) -> dict[str, object]:
 
 def emit(spec: Spec) -> dict[str, str]:
     """Relative path -> content of the generated device files (deterministic)."""
-    env = _environment()
+    env = environment(TEMPLATE_DIR)
     ctx = _context(spec)
     banner = generated_header(spec, "//")
     return {
@@ -326,7 +313,7 @@ def emit(spec: Spec) -> dict[str, str]:
 
 def starter_handlers(spec: Spec, spec_filename: str) -> str:
     """A compilable handlers file for the user to fill in (written once, never overwritten)."""
-    env = _environment()
+    env = environment(TEMPLATE_DIR)
     ctx = _context(spec)
     ctx["spec_name"] = cpp_comment(spec_filename)
     return env.get_template("handlers.cpp.j2").render(**ctx)

@@ -21,17 +21,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional
-
-import jinja2
 
 from codegen.header import generated_header
 from codegen.mcp_json import input_schema, output_schema
 from codegen.model import Field, Param, Spec, Tool
 from codegen.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
+from codegen.templating import TEMPLATES_ROOT, environment
 
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates" / "python"
+TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -397,20 +395,6 @@ def _spec_table(spec: Spec) -> dict[str, Any]:
     return table
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-    env.filters["lit"] = py_literal
-    env.filters["strlit"] = _str_literal
-    return env
-
-
 def context(spec: Spec) -> dict[str, Any]:
     """The template context (exposed for tests and other emitters)."""
     slug = device_slug(spec.device.name)
@@ -452,7 +436,7 @@ def context(spec: Spec) -> dict[str, Any]:
 
 def emit(spec: Spec) -> dict[str, str]:
     """Relative path -> content of every bindings file."""
-    env = _environment()
+    env = environment(TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal})
     ctx = context(spec)
     pkg = f"python/{ctx['package']}"
     files = {

@@ -30,12 +30,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
-
 from codegen import emit_cpp
-from codegen.emit_cpp import cpp_comment, cpp_field_name, cpp_string
-from codegen.header import generated_header
+from codegen.emit_cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
+from codegen.header import generated_header, spec_file_name
 from codegen.model import Param, Spec, Tool
+from codegen.templating import TEMPLATES_ROOT, environment
 
 OUT_DIR = "xiaozhi"
 TOOLS_HEADER = f"{OUT_DIR}/mcpgen_xiaozhi_tools.h"
@@ -44,7 +43,7 @@ TABLES_HEADER = f"{OUT_DIR}/mcp_tools.h"
 TABLES_SOURCE = f"{OUT_DIR}/mcp_tools.cpp"
 CMAKE_FILE = f"{OUT_DIR}/mcpgen.cmake"
 README_FILE = f"{OUT_DIR}/README.md"
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates" / "xiaozhi"
+TEMPLATE_DIR = TEMPLATES_ROOT / "xiaozhi"
 
 # The generated user-only tool whose description and result carry the spec fingerprint
 # (the stock server's initialize reply has no `_meta`).
@@ -93,17 +92,6 @@ STOCK_TOOL_NAMES: frozenset[str] = frozenset(
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
-
-_RETURN_KIND = {
-    "none": "mcpgen::ReturnKind::kNone",
-    "boolean": "mcpgen::ReturnKind::kBoolean",
-    "integer": "mcpgen::ReturnKind::kInteger",
-    "number": "mcpgen::ReturnKind::kNumber",
-    "string": "mcpgen::ReturnKind::kString",
-    "object": "mcpgen::ReturnKind::kObject",
-    "image": "mcpgen::ReturnKind::kImage",
-}
-
 
 class XiaozhiSpecError(ValueError):
     """The spec uses something the stock xiaozhi McpServer cannot express."""
@@ -260,7 +248,7 @@ def _tool_view(tool: Tool) -> _ToolView:
         description_literal=cpp_string(stock_description(tool), " " * 6),
         add="AddUserOnlyTool" if tool.user_only else "AddTool",
         returns=tool.returns.kind,
-        returns_enum=_RETURN_KIND[tool.returns.kind],
+        returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
         params=tuple(_param_view(tool, p) for p in tool.params),
     )
 
@@ -269,17 +257,6 @@ def spec_tool_description(spec: Spec) -> str:
     return (
         f"mcpgen spec of this firmware: fingerprint {spec.fingerprint}, device {spec.device.name} "
         f'{spec.device.version}. Returns {{"fingerprint", "device", "version"}}.'
-    )
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
     )
 
 
@@ -302,7 +279,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "spec_tool_literal": cpp_string(SPEC_TOOL_NAME),
         "spec_tool_description": cpp_string(spec_tool_description(spec), " " * 6),
         "spec_tool_name": SPEC_TOOL_NAME,
-        "spec_name": Path(spec.source).name if spec.source else "<memory>",
+        "spec_name": spec_file_name(spec),
         "handlers": handlers,
         "sources": sources,
         "collisions": stock_collisions(spec),
@@ -315,7 +292,7 @@ def emit(spec: Spec) -> dict[str, str]:
 
     Raises XiaozhiSpecError when the spec cannot be served by the stock McpServer.
     """
-    env = _environment()
+    env = environment(TEMPLATE_DIR)
     ctx = _context(spec)
     cpp_banner = generated_header(spec, "//")
     files = {

@@ -288,19 +288,24 @@ class Gateway:
             remote=remote,
             headers={k: v for k, v in headers.raw_items()},
         )
-        if self.auth is not None:
-            try:
-                ok = self.auth.authenticate(hs)
-                if inspect.isawaitable(ok):
-                    ok = await ok
-            except Exception:
-                log.exception("authenticator failed for device %r", device_id)
-                ok = False
-            if not ok:
-                reason = "no bearer token" if hs.token is None else "invalid token"
-                return self._reject(connection, http.HTTPStatus.UNAUTHORIZED, device_id, remote, reason)
+        if not await self._authenticate(hs):
+            reason = "no bearer token" if hs.token is None else "invalid token"
+            return self._reject(connection, http.HTTPStatus.UNAUTHORIZED, device_id, remote, reason)
         setattr(connection, _INFO_ATTR, hs)
         return None
+
+    async def _authenticate(self, hs: Handshake, logger: logging.Logger = log) -> bool:
+        """Whether the authenticator (if any) accepts ``hs``; one that raises refuses (logged)."""
+        if self.auth is None:
+            return True
+        try:
+            ok = self.auth.authenticate(hs)
+            if inspect.isawaitable(ok):
+                ok = await ok
+        except Exception:
+            logger.exception("authenticator failed for device %r", hs.device_id)
+            return False
+        return bool(ok)
 
     def _reject(
         self, connection: ServerConnection, status: http.HTTPStatus, device_id: str, remote: str, reason: str

@@ -34,7 +34,6 @@ The broker client is ``aiomqtt`` (on ``paho-mqtt``), imported when the gateway s
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 import uuid
@@ -350,19 +349,11 @@ class MqttGateway(Gateway):
             protocol_version=version if isinstance(version, int) and not isinstance(version, bool) else None,
             remote=f"mqtt:{up}",
         )
-        if self.auth is not None:
-            try:
-                ok = self.auth.authenticate(hs)
-                if inspect.isawaitable(ok):
-                    ok = await ok
-            except Exception:
-                log.exception("authenticator failed for device %r", device_id)
-                ok = False
-            if not ok:
-                self.rejected += 1
-                reason = "no token in its hello" if token is None else "invalid token"
-                log.warning("rejected device %r on %s: %s", device_id, up, reason)
-                return
+        if not await self._authenticate(hs, log):
+            self.rejected += 1
+            reason = "no token in its hello" if token is None else "invalid token"
+            log.warning("rejected device %r on %s: %s", device_id, up, reason)
+            return
         if self._closing:
             return
         session_id = str(uuid.uuid4())

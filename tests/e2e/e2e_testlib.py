@@ -16,6 +16,7 @@ from codegen.build_python import build_bindings, import_bindings
 from codegen.loader import load_spec
 from codegen.model import Spec
 from codegen.names import device_class, device_slug
+from codegen.simulator import launch_simulator
 
 REPO = Path(__file__).resolve().parents[2]
 PURE = os.environ.get("MCPGEN_PURE_PYTHON") == "1"
@@ -59,19 +60,7 @@ class SimProcess:
 async def launch_ws(
     exe: Path, url: str, token: str, device_id: str, extra: tuple[str, ...] = ()
 ) -> AsyncIterator[SimProcess]:
-    proc = await asyncio.create_subprocess_exec(
-        str(exe),
-        "--ws",
-        url,
-        "--token",
-        token,
-        "--device-id",
-        device_id,
-        *extra,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    proc = await launch_simulator(exe, url, token, device_id, *extra)
     sim = SimProcess(proc)
     try:
         yield sim

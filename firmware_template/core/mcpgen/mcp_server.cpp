@@ -239,7 +239,9 @@ struct ServerImpl {
     bool enveloped = false;
   };
 
-  static void begin(const Server& s, JsonWriter& w, const Request& rq) {
+  // Opens any outgoing JSON-RPC message: the xiaozhi envelope when rq.enveloped (its
+  // session_id: the request's, else the connection's), then {"jsonrpc":"2.0".
+  static void open(const Server& s, JsonWriter& w, const Request& rq) {
     if (rq.enveloped) {
       w.begin_object();
       if (rq.session.is(Type::kString)) {
@@ -256,6 +258,11 @@ struct ServerImpl {
     w.begin_object();
     w.key("jsonrpc");
     w.string("2.0");
+  }
+
+  // Opens a reply to rq (up to its "id").
+  static void begin(const Server& s, JsonWriter& w, const Request& rq) {
+    open(s, w, rq);
     w.key("id");
     if (rq.id.valid()) {
       w.raw(rq.id.p, rq.id.n);
@@ -447,6 +454,17 @@ struct ServerImpl {
   }
 
   // ------------------------------------------------------------ tools/call
+  // An integer argument beyond a bound: "must be <= max" (op and bound; without a bound,
+  // beyond int64: "must fit a 64-bit integer"), then ", got <its text>".
+  static void int_out_of_range(Msg& head, bool has_bound, const char* op, int64_t bound, const Value& v) {
+    if (has_bound) {
+      head.add(op).add_int(bound);
+    } else {
+      head.add("must fit a 64-bit integer");
+    }
+    head.add(", got ").quote(v.p, v.n, 40);
+  }
+
   // Decodes and checks the arguments into args; on a violation writes the message into m.
   static bool decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
     memset(storage, 0, tool.args_size);
@@ -499,21 +517,11 @@ struct ServerImpl {
             return false;
           }
           if (r == IntParse::kTooLarge || (r == IntParse::kOk && p->has_max && x > p->int_max)) {
-            if (p->has_max) {
-              head.add("must be <= ").add_int(p->int_max);
-            } else {
-              head.add("must fit a 64-bit integer");
-            }
-            head.add(", got ").quote(v.p, v.n, 40);
+            int_out_of_range(head, p->has_max, "must be <= ", p->int_max, v);
             return false;
           }
           if (r == IntParse::kTooSmall || (p->has_min && x < p->int_min)) {
-            if (p->has_min) {
-              head.add("must be >= ").add_int(p->int_min);
-            } else {
-              head.add("must fit a 64-bit integer");
-            }
-            head.add(", got ").quote(v.p, v.n, 40);
+            int_out_of_range(head, p->has_min, "must be >= ", p->int_min, v);
             return false;
           }
           store(storage, p->offset, x);
@@ -875,28 +883,17 @@ size_t Server::notification(const char* method, const char* params_json, char* o
     // validate() only reads the text (the char* is for in-place decoding elsewhere).
     if (!json::validate(const_cast<char*>(params_json), plen, &v, &err)) return 0;
   }
+  ServerImpl::Request rq;  // no id, no session token: the connection's session_id
+  rq.enveloped = enveloped_;
   JsonWriter w(out, out_cap);
-  if (enveloped_) {
-    w.begin_object();
-    if (session_id_[0] != '\0') {
-      w.key("session_id");
-      w.string(session_id_);
-    }
-    w.key("type");
-    w.string("mcp");
-    w.key("payload");
-  }
-  w.begin_object();
-  w.key("jsonrpc");
-  w.string("2.0");
+  ServerImpl::open(*this, w, rq);
   w.key("method");
   w.string(method);
   if (params_json != nullptr) {
     w.key("params");
     w.raw(params_json, plen);
   }
-  w.end_object();
-  if (enveloped_) w.end_object();
+  ServerImpl::end(w, rq);
   return w.overflowed() ? 0 : w.size();
 }
 

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "mcp_tools.h"
@@ -156,14 +155,6 @@ struct WsOptions {
   int hello_timeout_ms = 10000;
 };
 
-void sleep_ms(int ms) {
-  struct timespec ts;
-  ts.tv_sec = ms / 1000;
-  ts.tv_nsec = static_cast<long>(ms % 1000) * 1000000L;
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
 // One connection: handshake, hello exchange, then MCP until it drops. Returns true
 // when the session got as far as the server hello.
 bool run_ws_connection(const WsOptions& opt, const hostport::WsUrl& url, hostport::WsClient& ws) {
@@ -244,7 +235,7 @@ int run_ws(const WsOptions& opt) {
     }
     ++reconnects;
     log_line("websocket: reconnecting in %d ms (attempt %ld)", backoff, reconnects);
-    sleep_ms(backoff);
+    hostport::sleep_ms(backoff);
     backoff = backoff * 2 > kMaxBackoffMs ? kMaxBackoffMs : backoff * 2;
   }
 }

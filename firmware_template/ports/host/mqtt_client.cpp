@@ -1,18 +1,8 @@
 #include "mqtt_client.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/types.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "mcpgen/json_reader.h"
 #include "mcpgen/session.h"
@@ -38,19 +28,6 @@ enum : uint8_t {
 
 const size_t kMaxTopic = 512;
 const int kPacketTimeoutMs = 10000;  // the rest of a packet once its first byte arrived
-
-int64_t now_ms() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-int remaining(int64_t deadline_ms) {
-  if (deadline_ms < 0) return -1;
-  int64_t left = deadline_ms - now_ms();
-  if (left < 0) return 0;
-  return left > 0x7FFFFFFF ? 0x7FFFFFFF : static_cast<int>(left);
-}
 
 // Encodes an MQTT "remaining length" (1-4 bytes); returns the byte count.
 size_t put_varint(uint8_t* p, uint32_t v) {
@@ -94,9 +71,7 @@ const char* connack_reason(uint8_t rc) {
 }  // namespace
 
 MqttClient::MqttClient()
-    : fd_(-1),
-      rpos_(0),
-      rlen_(0),
+    : TcpStream("connection closed by the broker"),
       packet_id_(0),
       keepalive_s_(0),
       last_send_ms_(0),
@@ -104,38 +79,15 @@ MqttClient::MqttClient()
       unacked_(0),
       sub_id_(0),
       sub_done_(false),
-      sub_rc_(0x80) {
-  error_[0] = '\0';
-}
-
-MqttClient::~MqttClient() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void MqttClient::fail(const char* what) {
-  snprintf(error_, sizeof error_, "%s", what);
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
+      sub_rc_(0x80) {}
 
 uint16_t MqttClient::next_packet_id() {
   if (++packet_id_ == 0) packet_id_ = 1;
   return packet_id_;
 }
 
-bool MqttClient::send_all(const void* data, size_t len, bool more) {
-  const char* p = static_cast<const char*>(data);
-  while (len > 0) {
-    if (fd_ < 0) return false;
-    ssize_t n = ::send(fd_, p, len, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(strerror(errno));
-      return false;
-    }
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
+bool MqttClient::send(const void* data, size_t len, bool more) {
+  if (!send_all(data, len, more)) return false;
   last_send_ms_ = now_ms();
   return true;
 }
@@ -144,57 +96,8 @@ bool MqttClient::send_control(uint8_t type_flags, const uint8_t* body, size_t bo
   uint8_t head[5];
   head[0] = type_flags;
   size_t hn = 1 + put_varint(head + 1, static_cast<uint32_t>(body_len));
-  if (body_len == 0) return send_all(head, hn, false);
-  return send_all(head, hn, true) && send_all(body, body_len, false);
-}
-
-int MqttClient::wait_readable(int64_t deadline_ms) {
-  if (rpos_ < rlen_) return 1;
-  for (;;) {
-    if (fd_ < 0) return -1;
-    struct pollfd pfd;
-    pfd.fd = fd_;
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    int pr = poll(&pfd, 1, remaining(deadline_ms));
-    if (pr < 0) {
-      if (errno == EINTR) continue;
-      fail(strerror(errno));
-      return -1;
-    }
-    return pr == 0 ? 0 : 1;
-  }
-}
-
-int MqttClient::read_exact(void* dst, size_t n, int64_t deadline_ms) {
-  uint8_t* out = static_cast<uint8_t*>(dst);
-  while (n > 0) {
-    if (rpos_ < rlen_) {
-      size_t take = rlen_ - rpos_ < n ? rlen_ - rpos_ : n;
-      if (out != nullptr) {
-        memcpy(out, rbuf_ + rpos_, take);
-        out += take;
-      }
-      rpos_ += take;
-      n -= take;
-      continue;
-    }
-    int w = wait_readable(deadline_ms);
-    if (w <= 0) return w;
-    ssize_t r = ::recv(fd_, rbuf_, sizeof rbuf_, 0);
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      fail(strerror(errno));
-      return -1;
-    }
-    if (r == 0) {
-      fail("connection closed by the broker");
-      return -1;
-    }
-    rpos_ = 0;
-    rlen_ = static_cast<size_t>(r);
-  }
-  return 1;
+  if (body_len == 0) return send(head, hn, false);
+  return send(head, hn, true) && send(body, body_len, false);
 }
 
 // Reads a packet's fixed header (the caller saw data waiting).
@@ -223,9 +126,7 @@ bool MqttClient::read_packet_head(uint8_t* type, uint32_t* remaining_len) {
 }
 
 bool MqttClient::connect(const MqttConnectOptions& opt, int timeout_ms, char* err, size_t err_cap) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  rpos_ = rlen_ = 0;
+  close_socket();
   unacked_ = 0;
   ping_sent_ms_ = -1;
   error_[0] = '\0';
@@ -260,31 +161,7 @@ bool MqttClient::connect(const MqttConnectOptions& opt, int timeout_ms, char* er
     return false;
   }
 
-  struct addrinfo hints;
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  struct addrinfo* res = nullptr;
-  int gai = getaddrinfo(opt.host, opt.port, &hints, &res);
-  if (gai != 0) {
-    snprintf(err, err_cap, "cannot resolve %s: %s", opt.host, gai_strerror(gai));
-    return false;
-  }
-  int fd = -1;
-  for (struct addrinfo* ai = res; ai != nullptr && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) continue;
-    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-      snprintf(err, err_cap, "cannot connect to %s:%s: %s", opt.host, opt.port, strerror(errno));
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(res);
-  if (fd < 0) return false;
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  fd_ = fd;
+  if (!open(opt.host, opt.port, err, err_cap)) return false;
   keepalive_s_ = opt.keepalive_s;
 
   if (!send_control(kConnect << 4, body, n)) {
@@ -372,7 +249,7 @@ bool MqttClient::publish(const char* topic, const char* data, size_t len, uint8_
     head[hn++] = static_cast<uint8_t>(id >> 8);
     head[hn++] = static_cast<uint8_t>(id);
   }
-  if (!send_all(head, hn, len > 0) || (len > 0 && !send_all(data, len, false))) return false;
+  if (!send(head, hn, len > 0) || (len > 0 && !send(data, len, false))) return false;
   if (qos > 0) ++unacked_;
   return true;
 }
@@ -515,14 +392,10 @@ MqttClient::Recv MqttClient::receive(char* topic, size_t topic_cap, char* buf, s
 void MqttClient::disconnect() {
   if (fd_ < 0) return;
   send_control(kDisconnect << 4, nullptr, 0);
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  close_socket();
 }
 
-void MqttClient::abort() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
+void MqttClient::abort() { close_socket(); }
 
 bool parse_host_port(const char* text, char* host, size_t host_cap, char* port, size_t port_cap, char* err,
                      size_t err_cap) {
@@ -640,7 +513,7 @@ bool idle(Ctx& c, MqttClient& mq, int ms) {
   char topic[kMaxTopic + 1];
   for (;;) {
     size_t len = 0;
-    int left = remaining(until);
+    int left = remaining_ms(until);
     MqttClient::Recv r = mq.receive(topic, sizeof topic, c.in, c.in_cap, &len, left);
     if (r == MqttClient::Recv::kTimeout) return true;
     if (r == MqttClient::Recv::kClosed || r == MqttClient::Recv::kError) {
@@ -821,11 +694,7 @@ int run_mqtt_device(const MqttDeviceOptions& opt, mcpgen::Server& server, char* 
     }
     ++reconnects;
     log("mqtt: reconnecting in %d ms (attempt %ld)", backoff, reconnects);
-    struct timespec ts;
-    ts.tv_sec = backoff / 1000;
-    ts.tv_nsec = static_cast<long>(backoff % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    sleep_ms(backoff);
     backoff = backoff * 2 > kMaxBackoffMs ? kMaxBackoffMs : backoff * 2;
   }
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "mcpgen/mcp_core.h"
+#include "tcp.h"
 
 namespace hostport {
 
@@ -33,14 +34,11 @@ struct MqttConnectOptions {
   bool will_retain = true;
 };
 
-class MqttClient {
+class MqttClient : public TcpStream {
  public:
   enum class Recv { kMessage, kOversized, kTimeout, kClosed, kError };
 
   MqttClient();
-  ~MqttClient();
-  MqttClient(const MqttClient&) = delete;
-  MqttClient& operator=(const MqttClient&) = delete;
 
   // TCP connect + CONNECT, waits for the CONNACK. On failure writes a reason into err
   // (including the broker's refusal reason, e.g. "bad user name or password").
@@ -59,26 +57,16 @@ class MqttClient {
 
   void disconnect();  // sends DISCONNECT (the broker then drops the will) and closes
   void abort();       // closes the socket without DISCONNECT (the broker sends the will)
-  bool is_open() const { return fd_ >= 0; }
-  const char* last_error() const { return error_; }
   uint32_t unacked() const { return unacked_; }
 
  private:
   enum class Step { kPublish, kOversized, kControl, kTimeout, kError };
   Step step(char* topic, size_t topic_cap, char* buf, size_t cap, size_t* len, int64_t deadline_ms);
-  bool send_all(const void* data, size_t len, bool more);
+  bool send(const void* data, size_t len, bool more);  // send_all, noting the time for keepalive
   bool send_control(uint8_t type_flags, const uint8_t* body, size_t body_len);
-  int wait_readable(int64_t deadline_ms);  // 1 readable, 0 timeout, -1 error
-  int read_exact(void* dst, size_t n, int64_t deadline_ms);  // 1 ok, 0 timeout, -1 error/EOF
   bool read_packet_head(uint8_t* type, uint32_t* remaining);
   uint16_t next_packet_id();
-  void fail(const char* what);
 
-  int fd_;
-  uint8_t rbuf_[4096];
-  size_t rpos_;
-  size_t rlen_;
-  char error_[160];
   uint16_t packet_id_;
   uint16_t keepalive_s_;
   int64_t last_send_ms_;

@@ -1,18 +1,10 @@
 #include "ws_client.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sha1_base64.h"
@@ -21,19 +13,6 @@ namespace hostport {
 namespace {
 
 const char kWsGuid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-
-int64_t now_ms() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-// Remaining time until deadline for poll(); -1 = forever.
-int remaining(int64_t deadline_ms) {
-  if (deadline_ms < 0) return -1;
-  int64_t left = deadline_ms - now_ms();
-  return left < 0 ? 0 : static_cast<int>(left);
-}
 
 bool header_value_has_token(const char* value, const char* token) {
   size_t n = strlen(token);
@@ -121,103 +100,11 @@ bool parse_ws_url(const char* url, WsUrl* out, char* err, size_t err_cap) {
   return true;
 }
 
-WsClient::WsClient() : fd_(-1), rpos_(0), rlen_(0) { error_[0] = '\0'; }
-
-WsClient::~WsClient() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void WsClient::fail(const char* what) {
-  snprintf(error_, sizeof error_, "%s", what);
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
-bool WsClient::send_all(const void* data, size_t len) {
-  const char* p = static_cast<const char*>(data);
-  while (len > 0) {
-    ssize_t n = ::send(fd_, p, len, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(strerror(errno));
-      return false;
-    }
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-int WsClient::read_exact(void* dst, size_t n, int64_t deadline_ms) {
-  uint8_t* out = static_cast<uint8_t*>(dst);
-  while (n > 0) {
-    if (rpos_ < rlen_) {
-      size_t take = rlen_ - rpos_ < n ? rlen_ - rpos_ : n;
-      if (out != nullptr) {
-        memcpy(out, rbuf_ + rpos_, take);
-        out += take;
-      }
-      rpos_ += take;
-      n -= take;
-      continue;
-    }
-    struct pollfd pfd;
-    pfd.fd = fd_;
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    int pr = poll(&pfd, 1, remaining(deadline_ms));
-    if (pr < 0) {
-      if (errno == EINTR) continue;
-      fail(strerror(errno));
-      return -1;
-    }
-    if (pr == 0) return 0;
-    ssize_t r = ::recv(fd_, rbuf_, sizeof rbuf_, 0);
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      fail(strerror(errno));
-      return -1;
-    }
-    if (r == 0) {
-      fail("connection closed by peer");
-      return -1;
-    }
-    rpos_ = 0;
-    rlen_ = static_cast<size_t>(r);
-  }
-  return 1;
-}
+WsClient::WsClient() : TcpStream("connection closed by peer") {}
 
 bool WsClient::connect(const WsUrl& url, const HttpHeader* headers, size_t header_count, int timeout_ms,
                        char* err, size_t err_cap) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  rpos_ = rlen_ = 0;
-  struct addrinfo hints;
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  struct addrinfo* res = nullptr;
-  int gai = getaddrinfo(url.host, url.port, &hints, &res);
-  if (gai != 0) {
-    snprintf(err, err_cap, "cannot resolve %s: %s", url.host, gai_strerror(gai));
-    return false;
-  }
-  int fd = -1;
-  for (struct addrinfo* ai = res; ai != nullptr && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) continue;
-    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-      snprintf(err, err_cap, "cannot connect to %s:%s: %s", url.host, url.port, strerror(errno));
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(res);
-  if (fd < 0) return false;
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  fd_ = fd;
+  if (!open(url.host, url.port, err, err_cap)) return false;
 
   uint8_t nonce[16];
   random_bytes(nonce, sizeof nonce);
@@ -239,7 +126,7 @@ bool WsClient::connect(const WsUrl& url, const HttpHeader* headers, size_t heade
     fail("handshake request too long");
     return false;
   }
-  if (!send_all(req, static_cast<size_t>(n))) {
+  if (!send_all(req, static_cast<size_t>(n), false)) {
     snprintf(err, err_cap, "sending the handshake failed: %s", error_);
     return false;
   }
@@ -325,12 +212,12 @@ bool WsClient::send_frame(uint8_t opcode, const char* data, size_t len) {
   random_bytes(mask, sizeof mask);
   memcpy(hdr + hn, mask, 4);
   hn += 4;
-  if (!send_all(hdr, hn)) return false;
+  if (!send_all(hdr, hn, false)) return false;
   uint8_t chunk[512];
   for (size_t off = 0; off < len;) {
     size_t n = len - off < sizeof chunk ? len - off : sizeof chunk;
     for (size_t i = 0; i < n; ++i) chunk[i] = static_cast<uint8_t>(data[off + i]) ^ mask[(off + i) & 3];
-    if (!send_all(chunk, n)) return false;
+    if (!send_all(chunk, n, false)) return false;
     off += n;
   }
   return true;
@@ -342,8 +229,7 @@ void WsClient::close(uint16_t code) {
   if (fd_ < 0) return;
   char payload[2] = {static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)};
   send_frame(0x8, payload, sizeof payload);
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  close_socket();
 }
 
 WsClient::Recv WsClient::receive(char* buf, size_t cap, size_t* len, int timeout_ms) {

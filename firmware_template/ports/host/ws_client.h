@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tcp.h"
+
 namespace hostport {
 
 struct WsUrl {
@@ -22,14 +24,11 @@ struct HttpHeader {
   const char* value;
 };
 
-class WsClient {
+class WsClient : public TcpStream {
  public:
   enum class Recv { kMessage, kOversized, kTimeout, kClosed, kError };
 
   WsClient();
-  ~WsClient();
-  WsClient(const WsClient&) = delete;
-  WsClient& operator=(const WsClient&) = delete;
 
   // TCP connect + opening handshake (checks the 101 status, Upgrade, Connection and
   // Sec-WebSocket-Accept). On failure writes a reason into err.
@@ -43,21 +42,9 @@ class WsClient {
 
   bool send_text(const char* data, size_t len);
   void close(uint16_t code);  // sends a close frame (best effort) and closes the socket
-  bool is_open() const { return fd_ >= 0; }
-  const char* last_error() const { return error_; }
 
  private:
   bool send_frame(uint8_t opcode, const char* data, size_t len);
-  bool send_all(const void* data, size_t len);
-  // Reads exactly n bytes (into dst, or discards them when dst is null).
-  int read_exact(void* dst, size_t n, int64_t deadline_ms);  // 1 ok, 0 timeout, -1 error/EOF
-  void fail(const char* what);
-
-  int fd_;
-  uint8_t rbuf_[4096];
-  size_t rpos_;
-  size_t rlen_;
-  char error_[128];
 };
 
 // Fills buf with n random bytes (/dev/urandom, falling back to a time-seeded PRNG).
