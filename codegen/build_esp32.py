@@ -126,7 +126,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
     from codegen import emit_cpp
     from codegen.loader import load_spec
     from codegen.names import device_slug
-    from codegen.writer import write_once, write_tree
+    from codegen.writer import write_tree
 
     spec_path = Path(spec_path)
     try:
@@ -140,12 +140,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         lines = [e.format() if hasattr(e, "format") else str(e) for e in errors]
         raise BuildError(f"{spec_path}: invalid spec\n" + "\n".join(lines)) from exc
 
-    handlers = spec_path.with_name(spec_path.stem + "_handlers.cpp")
-    starter = getattr(emit_cpp, "starter_handlers", None)
-    if not handlers.exists() and starter is not None and write_once(handlers, starter(spec, spec_path.name)):
-        log(f"wrote starter handlers {handlers}: implement your tools there (never overwritten)")
-    if not handlers.exists():
-        raise BuildError(f"handlers file {handlers} not found")
+    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
 
     root = template_root()
     tpl = root / "platformio"

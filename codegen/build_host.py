@@ -22,7 +22,7 @@ from pathlib import Path
 from codegen import emit_cpp
 from codegen.loader import load_spec
 from codegen.names import device_slug
-from codegen.writer import write_once, write_tree
+from codegen.writer import write_tree
 
 FIRMWARE_TEMPLATE = Path(__file__).resolve().parent.parent / "firmware_template"
 CORE_DIR = FIRMWARE_TEMPLATE / "core"
@@ -48,10 +48,6 @@ class BuildError(RuntimeError):
 class _Unit:
     source: Path
     obj: Path
-
-
-def handlers_path(spec_path: Path) -> Path:
-    return spec_path.parent / f"{spec_path.stem}_handlers.cpp"
 
 
 def _deps_of(dep_file: Path) -> list[Path]:
@@ -141,9 +137,7 @@ def build_host(
     written = write_tree(outdir, files)
     for path in written:
         log(f"generated {path}")
-    handlers = handlers_path(spec_path)
-    if write_once(handlers, emit_cpp.starter_handlers(spec, spec_path.name)):
-        log(f"wrote starter handlers {handlers} (edit it: it is never overwritten)")
+    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
 
     generated_dir = outdir / "firmware" / "generated"
     build_dir = outdir / "firmware" / "build"

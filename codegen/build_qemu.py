@@ -129,7 +129,7 @@ def _run(cmd: Sequence[str], what: str) -> None:
 def _generate(spec_path: Path, outdir: Path, log: Log) -> tuple[object, list[Path], list[Path], Path]:
     """Emits the generated C++; returns (spec, generated sources, include dirs, handlers file)."""
     from codegen import emit_cpp
-    from codegen.writer import write_once, write_tree
+    from codegen.writer import write_tree
 
     try:
         from codegen.loader import load_spec
@@ -147,12 +147,7 @@ def _generate(spec_path: Path, outdir: Path, log: Log) -> tuple[object, list[Pat
     write_tree(outdir, files)
     sources = sorted(outdir / rel for rel in files if rel.endswith((".cpp", ".cc")))
     includes = sorted({(outdir / rel).parent for rel in files if rel.endswith((".h", ".hpp"))})
-    handlers = spec_path.with_name(spec_path.stem + "_handlers.cpp")
-    starter = getattr(emit_cpp, "starter_handlers", None)
-    if not handlers.exists() and starter is not None and write_once(handlers, starter(spec, spec_path.name)):
-        log(f"wrote starter handlers {handlers}: implement your tools there (never overwritten)")
-    if not handlers.exists():
-        raise BuildError(f"handlers file {handlers} not found: run `codegen generate {spec_path} -o DIR`")
+    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
     log(f"generated {len(files)} files in {outdir} (fingerprint {getattr(spec, 'fingerprint', '?')})")
     return spec, sources, includes, handlers
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from codegen import emit_cpp, emit_xiaozhi
 from codegen.build_errors import BuildError
 from codegen.loader import load_spec
-from codegen.writer import write_once, write_tree
+from codegen.writer import write_tree
 
 FIRMWARE_TEMPLATE = Path(__file__).resolve().parent.parent / "firmware_template"
 PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
@@ -47,9 +47,7 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
     except ValueError as exc:  # XiaozhiSpecError, or emit_cpp's limits
         raise BuildError(f"{spec_path}: cannot build for the xiaozhi target: {exc}") from exc
 
-    handlers = spec_path.parent / emit_xiaozhi.handlers_file_name(spec)
-    if write_once(handlers, emit_cpp.starter_handlers(spec, spec_path.name)):
-        log(f"wrote starter handlers {handlers} (edit it: it is never overwritten)")
+    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
     out = emit_xiaozhi.OUT_DIR
     for name in emit_xiaozhi.core_files():
         files[f"{out}/mcpgen/{name}"] = _read(emit_xiaozhi.CORE_DIR / name)

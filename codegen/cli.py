@@ -54,7 +54,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = print) -> Optional[object]:
     """Emits every generated file for a spec; writes the starter handlers once. None if invalid."""
     from codegen import emit_cpp, emit_docs, emit_python
-    from codegen.writer import write_once, write_tree
+    from codegen.writer import write_tree
 
     spec = _load(spec_path)
     if spec is None:
@@ -64,9 +64,7 @@ def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = pri
         files.update(emitter.emit(spec))
     written = write_tree(outdir, files)
     log(f"generated {len(files)} files in {outdir} ({len(written)} changed, fingerprint {spec.fingerprint})")
-    handlers = spec_path.with_name(spec_path.stem + "_handlers.cpp")
-    if write_once(handlers, emit_cpp.starter_handlers(spec, spec_path.name)):
-        log(f"wrote starter handlers {handlers}: implement your tools there (never overwritten)")
+    emit_cpp.ensure_handlers(spec, spec_path, log)
     return spec
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 from codegen.header import generated_header, spec_file_name
@@ -317,3 +319,21 @@ def starter_handlers(spec: Spec, spec_filename: str) -> str:
     ctx = _context(spec)
     ctx["spec_name"] = cpp_comment(spec_filename)
     return env.get_template("handlers.cpp.j2").render(**ctx)
+
+
+def handlers_path(spec_path: Path) -> Path:
+    """Where the user's handlers live: ``<spec stem>_handlers.cpp`` beside the spec."""
+    return spec_path.parent / f"{spec_path.stem}_handlers.cpp"
+
+
+def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None]) -> Path:
+    """Writes the starter handlers file beside the spec unless it exists; returns its path.
+
+    The file belongs to the user from then on: it is never overwritten.
+    """
+    from codegen.writer import write_once
+
+    path = handlers_path(spec_path)
+    if write_once(path, starter_handlers(spec, spec_path.name)):
+        log(f"wrote starter handlers {path}: implement your tools there (never overwritten)")
+    return path
