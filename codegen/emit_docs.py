@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from codegen.header import generated_header
-from codegen.mcp_json import list_entry, param_schema
+from codegen.mcp_json import param_schema, tools_list
 from codegen.model import Param, Spec, Tool
 
 
@@ -20,7 +20,7 @@ def tools_json(spec: Spec) -> str:
         "_generated": banner,
         "device": {"name": spec.device.name, "version": spec.device.version},
         "fingerprint": spec.fingerprint,
-        "tools": [list_entry(t) for t in spec.tools],
+        "tools": tools_list(spec),
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 

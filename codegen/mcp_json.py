@@ -14,7 +14,6 @@ from codegen.model import Field, Param, Spec, Tool
 # Bytes the core adds around the entries of one page:
 #   {"tools":[ e1 , e2 ],"nextCursor":"<next tool name>"}
 PAGE_PREFIX = '{"tools":['
-PAGE_SUFFIX_LAST = "]}"
 PAGE_SUFFIX_MORE = '],"nextCursor":"'  # + escaped cursor + '"}'
 
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
+from codegen.names import python_path
+
 ParamType = Literal["boolean", "integer", "number", "string"]
 ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
 FieldType = Literal["boolean", "integer", "number", "string", "object", "array"]
@@ -93,8 +95,6 @@ class Tool:
     @property
     def path(self) -> tuple[str, ...]:
         """Python attribute path of the tool's binding: ``self.a.b`` -> ("a", "b")."""
-        from codegen.names import python_path
-
         return python_path(self.name)
 
 

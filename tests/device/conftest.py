@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from device_sim_driver import StdioSim  # noqa: E402
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
+from device_testlib import small_page_spec as make_small_page_spec  # noqa: E402
 
 from codegen.build_host import build_host  # noqa: E402
-from codegen.loader import load_spec  # noqa: E402
-from codegen.mcp_json import worst_case_page_bytes  # noqa: E402
 
 
 def _quiet(_: str) -> None:
@@ -36,14 +34,7 @@ def lamp_sim_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def small_page_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """default_device.yaml with page_size as small as every tool allows (>= 3 pages)."""
-    spec = load_spec(DEFAULT_SPEC)
-    page = max(worst_case_page_bytes(t, spec) for t in spec.tools)
-    return copy_spec(
-        DEFAULT_SPEC,
-        tmp_path_factory.mktemp("small_page_spec"),
-        lambda text: re.sub(r"page_size: \d+", f"page_size: {page}", text),
-    )
+    return make_small_page_spec(tmp_path_factory.mktemp("small_page_spec"))
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
+
+from codegen.loader import load_spec
+from codegen.mcp_json import worst_case_page_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLSPEC = REPO / "toolspec"
@@ -22,3 +26,12 @@ def copy_spec(src: Path, dest_dir: Path, text_edit=None) -> Path:
     handlers = src.parent / f"{src.stem}_handlers.cpp"
     shutil.copy(handlers, dest_dir / handlers.name)
     return dest
+
+
+def small_page_spec(dest_dir: Path) -> Path:
+    """default_device.yaml with page_size as small as every tool allows (>= 3 pages)."""
+    spec = load_spec(DEFAULT_SPEC)
+    page = max(worst_case_page_bytes(t, spec) for t in spec.tools)
+    return copy_spec(
+        DEFAULT_SPEC, dest_dir, lambda text: re.sub(r"page_size: \d+", f"page_size: {page}", text)
+    )

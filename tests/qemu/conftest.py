@@ -7,7 +7,6 @@ suite runs against QEMU unchanged (see test_qemu_conformance.py).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -17,12 +16,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
 
+from device_testlib import small_page_spec as make_small_page_spec  # noqa: E402
 from qemu_uart_driver import DEFAULT_SPEC, LAMP_SPEC, TOOLSPEC, QemuSim, copy_spec  # noqa: E402,F401
 
 from codegen.build_qemu import build_qemu  # noqa: E402
-from codegen.loader import load_spec  # noqa: E402
-from codegen.mcp_json import worst_case_page_bytes  # noqa: E402
 
 REQUIRED_TOOLS = ("qemu-system-arm", "arm-none-eabi-g++")
 
@@ -36,8 +35,10 @@ def qemu_toolchain() -> None:
     """Skips (locally) or fails (in CI) when QEMU or the Arm toolchain is missing."""
     missing = [t for t in REQUIRED_TOOLS if shutil.which(t) is None]
     if missing:
-        msg = (f"{', '.join(missing)} not installed (apt-get install qemu-system-arm gcc-arm-none-eabi "
-               "libstdc++-arm-none-eabi-newlib)")
+        msg = (
+            f"{', '.join(missing)} not installed (apt-get install qemu-system-arm gcc-arm-none-eabi "
+            "libstdc++-arm-none-eabi-newlib)"
+        )
         if os.environ.get("CI"):
             pytest.fail(msg + " -- required in CI")
         pytest.skip(msg)
@@ -55,13 +56,7 @@ def lamp_sim_exe(qemu_toolchain, tmp_path_factory: pytest.TempPathFactory) -> Pa
 
 @pytest.fixture(scope="session")
 def small_page_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = load_spec(DEFAULT_SPEC)
-    page = max(worst_case_page_bytes(t, spec) for t in spec.tools)
-    return copy_spec(
-        DEFAULT_SPEC,
-        tmp_path_factory.mktemp("qemu_small_page_spec"),
-        lambda text: re.sub(r"page_size: \d+", f"page_size: {page}", text),
-    )
+    return make_small_page_spec(tmp_path_factory.mktemp("qemu_small_page_spec"))
 
 
 @pytest.fixture(scope="session")

@@ -19,27 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from device_sim_driver import StdioSim  # noqa: E402
+from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
 
 from codegen.run_qemu import QemuDevice, start  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[2]
-TOOLSPEC = REPO / "toolspec"
-DEFAULT_SPEC = TOOLSPEC / "default_device.yaml"
-LAMP_SPEC = TOOLSPEC / "desk_lamp.yaml"
-
-
-def copy_spec(src: Path, dest_dir: Path, text_edit=None) -> Path:  # noqa: ANN001
-    """Copies a spec and its handlers file into dest_dir (optionally editing the YAML)."""
-    import shutil
-
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    text = src.read_text(encoding="utf-8")
-    if text_edit is not None:
-        text = text_edit(text)
-    dest = dest_dir / src.name
-    dest.write_text(text, encoding="utf-8")
-    shutil.copy(src.parent / f"{src.stem}_handlers.cpp", dest_dir / f"{src.stem}_handlers.cpp")
-    return dest
 
 
 class QemuSim(StdioSim):
