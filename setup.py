@@ -1,32 +1,56 @@
-"""Installs the ``codegen`` and ``runtime`` packages and compiles the runtime hot path.
+"""The parts of the build that ``pyproject.toml`` cannot declare.
 
-Set ``MCPGEN_PURE_PYTHON=1`` to skip Cython: the same modules then run as plain Python.
+* Where each installed package comes from: the repository keeps the user's top-level
+  folders (``codegen/``, ``runtime/``, ``firmware_template/``, ``toolspec/``); the wheel
+  installs them all under the one ``mcpgen`` import namespace.
+* The Cython extensions of the runtime hot path. ``MCPGEN_PURE_PYTHON=1`` skips them: the
+  same modules then run as plain Python.
 """
 
 from __future__ import annotations
 
 import os
 
-from setuptools import find_packages, setup
+from setuptools import Extension, setup
 
-# Runtime modules compiled by Cython (pure-Python mode .py files with .pxd beside them).
-COMPILED_MODULES: list[str] = ["runtime.codec", "runtime.validate"]
+# Installed package -> folder in the repository.
+PACKAGE_DIRS: dict[str, str] = {
+    "mcpgen": "src/mcpgen",
+    "mcpgen.codegen": "codegen",
+    "mcpgen.runtime": "runtime",
+    "mcpgen.runtime.bridge": "runtime/bridge",
+    # Data shipped as packages so that a plain wheel install can build firmware.
+    "mcpgen.firmware_template": "firmware_template",
+    "mcpgen.toolspec": "toolspec",
+}
+
+PACKAGE_DATA: dict[str, list[str]] = {
+    "mcpgen": ["py.typed"],
+    "mcpgen.codegen": ["py.typed", "templates/**/*"],
+    "mcpgen.runtime": ["py.typed", "*.pxd"],
+    "mcpgen.firmware_template": ["**/*"],
+    "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],
+}
+
+# Runtime modules compiled by Cython (pure-Python mode .py files with a .pxd beside each).
+COMPILED_MODULES: dict[str, str] = {
+    "mcpgen.runtime.codec": "runtime/codec.py",
+    "mcpgen.runtime.validate": "runtime/validate.py",
+}
 
 
-def _extensions() -> list:
-    if os.environ.get("MCPGEN_PURE_PYTHON") == "1" or not COMPILED_MODULES:
+def _extensions() -> list[Extension]:
+    if os.environ.get("MCPGEN_PURE_PYTHON") == "1":
         return []
     try:
         from Cython.Build import cythonize
     except ImportError as exc:
         raise SystemExit(
-            "mcpgen: Cython>=3 is needed to compile the runtime hot path (pip install cython; with pip "
-            "use --no-build-isolation), or set MCPGEN_PURE_PYTHON=1 to install it as plain Python"
+            "mcpgen: Cython>=3 is needed to compile the runtime hot path. Install with pip, which reads "
+            "pyproject.toml and provides it (pip install .), or set MCPGEN_PURE_PYTHON=1 for plain Python."
         ) from exc
-    from setuptools import Extension
-
     return cythonize(
-        [Extension(m, [m.replace(".", "/") + ".py"]) for m in COMPILED_MODULES],
+        [Extension(name, [source]) for name, source in COMPILED_MODULES.items()],
         compiler_directives={
             "language_level": "3",
             "boundscheck": False,
@@ -39,21 +63,8 @@ def _extensions() -> list:
 
 
 setup(
-    name="mcpgen",
-    version="0.1.0",
-    description="One YAML spec -> MCP tools on ESP32 devices and typed, compiled backend bindings",
-    python_requires=">=3.10",
-    packages=find_packages(include=["codegen", "codegen.*", "runtime", "runtime.*"]),
-    package_data={"codegen": ["templates/**/*", "templates/*"], "runtime": ["*.pxd", "py.typed"]},
-    include_package_data=True,
-    install_requires=["PyYAML>=6", "Jinja2>=3", "orjson>=3.8", "websockets>=12"],
-    extras_require={
-        "test": ["pytest", "pytest-asyncio", "mcp", "ruff", "pyserial", "aiomqtt>=2.3"],
-        "serial": ["pyserial>=3.5"],
-        "mqtt": ["aiomqtt>=2.3"],
-        "bridge": ["uvicorn"],
-    },
-    entry_points={"console_scripts": ["codegen=codegen.cli:main"]},
+    packages=list(PACKAGE_DIRS),
+    package_dir=PACKAGE_DIRS,
+    package_data=PACKAGE_DATA,
     ext_modules=_extensions(),
-    zip_safe=False,
 )

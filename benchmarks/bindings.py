@@ -66,7 +66,7 @@ def from_module(mod: ModuleType) -> Bindings:
 def build(log: Log, build_root: Optional[Path] = None) -> Optional[Path]:
     """Generates and compiles the desk-lamp bindings; returns the directory to import from."""
     try:
-        from codegen.build_python import build_bindings
+        from mcpgen.codegen.build_python import build_bindings
     except ImportError:
         return None
     outdir = (build_root or REPO / "build" / "benchmarks" / "bindings").resolve()
@@ -81,7 +81,7 @@ def build(log: Log, build_root: Optional[Path] = None) -> Optional[Path]:
 def load_compiled(log: Log) -> tuple[Optional[ModuleType], Bindings, Optional[Path]]:
     pydir = build(log)
     if pydir is None:
-        return None, fallback(importlib.import_module("runtime.validate")), None
+        return None, fallback(importlib.import_module("mcpgen.runtime.validate")), None
     if str(pydir) not in sys.path:
         sys.path.insert(0, str(pydir))
     mod = importlib.import_module(MODULE)

@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from benchmarks.frames import SESSION_ID, SPECS
-from codegen import emit_cpp
-from codegen.build_host import CXXFLAGS as HOST_CXXFLAGS
-from codegen.build_qemu import CXX_FLAGS as ARM_CXX_FLAGS
-from codegen.loader import load_spec
-from codegen.model import Param, Spec, Tool
-from codegen.names import device_slug
+from mcpgen.codegen import emit_cpp
+from mcpgen.codegen.build_host import CXXFLAGS as HOST_CXXFLAGS
+from mcpgen.codegen.build_qemu import CXX_FLAGS as ARM_CXX_FLAGS
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.model import Param, Spec, Tool
+from mcpgen.codegen.names import device_slug
 
 Log = Callable[[str], None]
 REPO = Path(__file__).resolve().parent.parent

@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
-from codegen import mcp_json
-from codegen.loader import load_spec
-from codegen.model import Spec, Tool
+from mcpgen.codegen import mcp_json
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.model import Spec, Tool
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = {

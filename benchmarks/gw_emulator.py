@@ -27,8 +27,8 @@ import orjson
 from websockets.asyncio.client import ClientConnection, connect
 
 from benchmarks.procutil import raise_nofile_limit
-from codegen import mcp_json
-from codegen.loader import load_spec
+from mcpgen.codegen import mcp_json
+from mcpgen.codegen.loader import load_spec
 
 MAX_DEVICES = 2000
 CONNECT_CONCURRENCY = 64

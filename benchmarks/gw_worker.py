@@ -107,8 +107,8 @@ async def bench(gw: Any, duration: float, per_device: int, bindings: Any) -> dic
 
 
 async def main_async(bindings_dir: Optional[str]) -> int:
-    import runtime
-    from runtime import Gateway
+    from mcpgen import runtime
+    from mcpgen.runtime import Gateway
 
     bindings = None
     if bindings_dir:

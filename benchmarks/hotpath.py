@@ -24,11 +24,11 @@ from benchmarks import sdk_path, xiaozhi_ref
 from benchmarks.bindings import Bindings
 from benchmarks.harness import Candidate, Comparison, Target, compare, each, loop, loop0
 from benchmarks.purepy import import_pure, is_compiled
-from codegen import mcp_json
+from mcpgen.codegen import mcp_json
 
 Log = Callable[[str], None]
 
-RUNTIME_MODULES = ("runtime.codec", "runtime.validate")
+RUNTIME_MODULES = ("mcpgen.runtime.codec", "mcpgen.runtime.validate")
 SET_RGB = "self.light.set_rgb"
 RGB_ARGS = {"r": 12, "g": 200, "b": 255}
 
@@ -69,7 +69,7 @@ def load_builds(log: Log) -> tuple[Build, Build, dict[str, Any]]:
     if gen_mod is not None:
         pure_bind = bnd.from_module(pure_mods[bnd.MODULE])
     else:
-        pure_bind = bnd.fallback(pure_mods["runtime.validate"])
+        pure_bind = bnd.fallback(pure_mods["mcpgen.runtime.validate"])
     info = {
         "runtime_compiled": {m: is_compiled(mod) for m, mod in compiled_mods.items()},
         "runtime_pure_loaded_from": {m: getattr(mod, "__file__", None) for m, mod in pure_mods.items()},
@@ -81,12 +81,13 @@ def load_builds(log: Log) -> tuple[Build, Build, dict[str, Any]]:
     }
     comp = Build(
         "compiled",
-        compiled_mods["runtime.codec"],
-        compiled_mods["runtime.validate"],
+        compiled_mods["mcpgen.runtime.codec"],
+        compiled_mods["mcpgen.runtime.validate"],
         all(info["runtime_compiled"].values()),
         comp_bind,
     )
-    pure = Build("pure Python", pure_mods["runtime.codec"], pure_mods["runtime.validate"], False, pure_bind)
+    pure_codec, pure_validate = pure_mods["mcpgen.runtime.codec"], pure_mods["mcpgen.runtime.validate"]
+    pure = Build("pure Python", pure_codec, pure_validate, False, pure_bind)
     if not comp.compiled:
         log(
             "  WARNING: the runtime is not compiled (no extension modules): run `python setup.py build_ext "

@@ -4,7 +4,7 @@ build driver defines it (the CLI catches that class), else a stand-in with the s
 from __future__ import annotations
 
 try:
-    from codegen.build_host import BuildError
+    from mcpgen.codegen.build_host import BuildError
 except ImportError:  # build_host not integrated yet
 
     class BuildError(Exception):  # type: ignore[no-redef]

@@ -33,11 +33,11 @@ from pathlib import Path
 from string import Template
 from typing import Optional
 
-from codegen.build_errors import BuildError
+from mcpgen.codegen import resources
+from mcpgen.codegen.build_errors import BuildError
 
 Log = Callable[[str], None]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PLATFORM = "espressif32 @ ^6.9.0"  # ESP-IDF 5.3+; MCPGEN_PIO_PLATFORM overrides
 REGISTRY_HOST = "api.registry.platformio.org"
 
@@ -85,9 +85,7 @@ def board_info(board: str) -> Board:
         raise BuildError(f"unknown board {board!r}: choose one of {', '.join(BOARDS)}") from None
 
 
-def template_root() -> Path:
-    env = os.environ.get("MCPGEN_FIRMWARE_TEMPLATE")
-    return Path(env) if env else REPO_ROOT / "firmware_template"
+template_root = resources.firmware_template
 
 
 def project_dir(outdir: Path) -> Path:
@@ -123,10 +121,10 @@ def _sync_sdkconfig(path: Path, values: dict[str, Optional[str]]) -> bool:
 def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
                      environ: Optional[dict[str, str]] = None) -> Path:
     """Writes the complete PlatformIO project for ``spec_path``; returns its directory."""
-    from codegen import emit_cpp
-    from codegen.loader import load_spec
-    from codegen.names import device_slug
-    from codegen.writer import write_tree
+    from mcpgen.codegen import emit_cpp
+    from mcpgen.codegen.loader import load_spec
+    from mcpgen.codegen.names import device_slug
+    from mcpgen.codegen.writer import write_tree
 
     spec_path = Path(spec_path)
     try:

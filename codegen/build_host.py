@@ -13,18 +13,19 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import shutil
 import subprocess
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen import emit_cpp
-from codegen.loader import load_spec
-from codegen.names import device_slug
-from codegen.writer import write_tree
+from mcpgen.codegen import emit_cpp, resources
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.names import device_slug
+from mcpgen.codegen.writer import write_tree
 
-FIRMWARE_TEMPLATE = Path(__file__).resolve().parent.parent / "firmware_template"
+FIRMWARE_TEMPLATE = resources.firmware_template()
 CORE_DIR = FIRMWARE_TEMPLATE / "core"
 HOST_PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "host"
 
@@ -124,6 +125,8 @@ def build_host(
     compile; ``jobs`` is the number of parallel compiles (0: up to 2 or the CPU count).
     Raises BuildError with the compiler output when a unit does not compile or link.
     """
+    if shutil.which(cxx) is None:
+        raise BuildError(f"{cxx} not found: the simulator needs a C++17 compiler (apt-get install g++)")
     spec_path = Path(spec_path).resolve()
     outdir = Path(outdir).resolve()
     try:

@@ -15,21 +15,38 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from codegen import emit_python
-from codegen.build_errors import BuildError
-from codegen.loader import load_spec
-from codegen.names import device_slug
-from codegen.writer import write_tree
+from mcpgen.codegen import emit_python
+from mcpgen.codegen.build_errors import BuildError
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.names import device_slug
+from mcpgen.codegen.writer import write_tree
 
 
 def _extension_files(pkg_dir: Path) -> list[Path]:
     return sorted(p for p in pkg_dir.glob("_bindings.*") if p.suffix in (".so", ".pyd"))
+
+
+def missing_compile_tools() -> str:
+    """Why the bindings cannot be compiled here, as one line naming what to install; "" if they can."""
+    try:
+        import Cython  # noqa: F401
+    except ImportError:
+        return "Cython is not installed: pip install 'cython>=3'"
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
+        return f"no C compiler ({cc}): apt install gcc"
+    include = sysconfig.get_paths().get("include", "")
+    if not Path(include, "Python.h").is_file():
+        return f"no Python headers in {include}: apt install python3-dev"
+    return ""
 
 
 def build_bindings(
@@ -71,10 +88,13 @@ def build_bindings(
         return pydir
     cmd = [sys.executable, "setup.py", "build_ext", "--inplace"]
     log(f"bindings {package}: compiling with Cython ({' '.join(cmd[1:])})")
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run(cmd, cwd=pydir, env=env, capture_output=True, text=True)
+    missing = missing_compile_tools()
+    if missing:
+        for stale in _extension_files(pkg_dir):
+            stale.unlink()
+        log(f"bindings {package}: not compiled, running as pure Python ({missing})")
+        return pydir
+    proc = subprocess.run(cmd, cwd=pydir, capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(
             f"compiling the {package} bindings failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"

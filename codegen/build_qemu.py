@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
-from codegen.build_errors import BuildError
+from mcpgen.codegen import resources
+from mcpgen.codegen.build_errors import BuildError
 
 Log = Callable[[str], None]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 PORT_NAME = "qemu_mps2"
 QEMU_MACHINE = "mps2-an385"
 DEFAULT_STACK_SIZE = 16 * 1024
@@ -52,10 +52,7 @@ CXX_FLAGS: tuple[str, ...] = (
 )
 
 
-def template_root() -> Path:
-    """``firmware_template/`` (``MCPGEN_FIRMWARE_TEMPLATE`` overrides the in-tree copy)."""
-    env = os.environ.get("MCPGEN_FIRMWARE_TEMPLATE")
-    return Path(env) if env else REPO_ROOT / "firmware_template"
+template_root = resources.firmware_template
 
 
 def cross_tool(name: str) -> str:
@@ -128,11 +125,11 @@ def _run(cmd: Sequence[str], what: str) -> None:
 
 def _generate(spec_path: Path, outdir: Path, log: Log) -> tuple[object, list[Path], list[Path], Path]:
     """Emits the generated C++; returns (spec, generated sources, include dirs, handlers file)."""
-    from codegen import emit_cpp
-    from codegen.writer import write_tree
+    from mcpgen.codegen import emit_cpp
+    from mcpgen.codegen.writer import write_tree
 
     try:
-        from codegen.loader import load_spec
+        from mcpgen.codegen.loader import load_spec
 
         spec = load_spec(spec_path)
     except OSError as exc:
@@ -166,7 +163,7 @@ def build_qemu(
     ``defines`` adds ``-DNAME=VALUE`` (e.g. ``{"MCPGEN_REQUEST_BUFFER_SIZE": "2048"}``).
     Raises :class:`BuildError` with the compiler's output when anything fails.
     """
-    from codegen.names import device_slug
+    from mcpgen.codegen.names import device_slug
 
     spec_path = Path(spec_path)
     outdir = Path(outdir)

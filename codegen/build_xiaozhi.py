@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from codegen import emit_cpp, emit_xiaozhi
-from codegen.build_errors import BuildError
-from codegen.loader import load_spec
-from codegen.writer import write_tree
+from mcpgen.codegen import emit_cpp, emit_xiaozhi, resources
+from mcpgen.codegen.build_errors import BuildError
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.writer import write_tree
 
-FIRMWARE_TEMPLATE = Path(__file__).resolve().parent.parent / "firmware_template"
+FIRMWARE_TEMPLATE = resources.firmware_template()
 PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
 
 

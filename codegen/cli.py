@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
-from codegen import __version__
+from mcpgen.codegen import __version__
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -25,7 +25,7 @@ def _err(msg: str) -> None:
 
 def _load(spec: Path):  # noqa: ANN202 - returns codegen.model.Spec or None
     """Loads a spec, printing every error; None when it is invalid."""
-    from codegen.loader import SpecErrors, load_spec
+    from mcpgen.codegen.loader import SpecErrors, load_spec
 
     try:
         return load_spec(spec)
@@ -53,8 +53,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = print) -> Optional[object]:
     """Emits every generated file for a spec; writes the starter handlers once. None if invalid."""
-    from codegen import emit_cpp, emit_docs, emit_python
-    from codegen.writer import write_tree
+    from mcpgen.codegen import emit_cpp, emit_docs, emit_python
+    from mcpgen.codegen.writer import write_tree
 
     spec = _load(spec_path)
     if spec is None:
@@ -73,8 +73,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from codegen.names import device_slug
-    from codegen.starter import starter_spec
+    from mcpgen.codegen import resources
+    from mcpgen.codegen.names import device_slug
+    from mcpgen.codegen.starter import starter_spec
 
     directory = Path(args.directory)
     spec_path = directory / f"{device_slug(args.name)}.yaml"
@@ -82,7 +83,7 @@ def cmd_new(args: argparse.Namespace) -> int:
         _err(f"{spec_path} already exists; pick another name or directory")
         return 1
     try:
-        text = starter_spec(args.name)
+        text = starter_spec(args.name, schema_ref=resources.spec_schema().as_uri())
     except ValueError as exc:
         _err(str(exc))
         return 1
@@ -102,12 +103,12 @@ def _default_out(spec: Path, target: str) -> Path:
 def cmd_build(args: argparse.Namespace) -> int:
     spec_path = Path(args.spec)
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
-    from codegen.build_host import BuildError
+    from mcpgen.codegen.build_host import BuildError
 
     try:
         if args.target == "host":
-            from codegen.build_host import build_host
-            from codegen.build_python import build_bindings
+            from mcpgen.codegen.build_host import build_host
+            from mcpgen.codegen.build_python import build_bindings
 
             if _load(spec_path) is None:
                 return 1
@@ -116,19 +117,19 @@ def cmd_build(args: argparse.Namespace) -> int:
             pydir = build_bindings(spec_path, outdir, compile=not args.no_compile_bindings)
             print(f"bindings:  {pydir} (pip install {pydir}, or put it on PYTHONPATH)")
         elif args.target == "qemu":
-            from codegen.build_qemu import build_qemu
+            from mcpgen.codegen.build_qemu import build_qemu
 
             if _load(spec_path) is None:
                 return 1
             print(f"firmware: {build_qemu(spec_path, outdir)}")
         elif args.target == "xiaozhi":  # glue for the stock xiaozhi-esp32 firmware (docs/xiaozhi.md)
-            from codegen.build_xiaozhi import build_xiaozhi
+            from mcpgen.codegen.build_xiaozhi import build_xiaozhi
 
             if _load(spec_path) is None:
                 return 1
             build_xiaozhi(spec_path, outdir)
         else:
-            from codegen.build_esp32 import build_esp32
+            from mcpgen.codegen.build_esp32 import build_esp32
 
             if _load(spec_path) is None:
                 return 1
@@ -144,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
     if _load(spec_path) is None:
         return 1
-    from codegen.run_qemu import run_qemu_session
+    from mcpgen.codegen.run_qemu import run_qemu_session
 
     return run_qemu_session(spec_path, outdir)
 
@@ -154,19 +155,19 @@ def cmd_flash(args: argparse.Namespace) -> int:
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.board)
     if _load(spec_path) is None:
         return 1
-    from codegen.flash import flash
+    from mcpgen.codegen.flash import flash
 
     return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from codegen.demo import run_demo
+    from mcpgen.codegen.demo import run_demo
 
     return asyncio.run(run_demo(Path(args.spec) if args.spec else None, Path(args.output)))
 
 
 def cmd_bridge(args: argparse.Namespace) -> int:
-    from runtime.bridge.cli import run
+    from mcpgen.runtime.bridge.cli import run
 
     return asyncio.run(run(args))
 
@@ -305,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     try:
-        from runtime.bridge.cli import add_arguments
+        from mcpgen.runtime.bridge.cli import add_arguments
     except ImportError:  # the bridge is optional at import time; `run` reports it
         pass
     else:

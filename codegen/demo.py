@@ -15,19 +15,15 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from codegen.examples import example_arguments
-from codegen.names import device_class, device_slug
-from codegen.simulator import launch_simulator
-
-DEFAULT_SPEC = Path("toolspec") / "default_device.yaml"
+from mcpgen.codegen import resources
+from mcpgen.codegen.examples import example_arguments
+from mcpgen.codegen.names import device_class, device_slug
+from mcpgen.codegen.simulator import launch_simulator
 
 
 def find_default_spec() -> Path:
-    """The demo spec: ./toolspec/ when run from a checkout, else beside the package."""
-    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        if (base / DEFAULT_SPEC).is_file():
-            return base / DEFAULT_SPEC
-    raise FileNotFoundError(f"{DEFAULT_SPEC} not found; pass --spec PATH")
+    """The demo spec, ``default_device.yaml``, as shipped inside the package."""
+    return resources.example_spec("default_device")
 
 
 def _step(n: int, total: int, text: str) -> None:
@@ -57,7 +53,7 @@ def format_table(rows: list[tuple[str, str, str, str]]) -> str:
 
 async def _show_checks(spec: Any, device: Any, bound: Any) -> None:
     """Out-of-range arguments: refused locally by the bindings, and by the device itself."""
-    from runtime.errors import McpDeviceError
+    from mcpgen.runtime.errors import McpDeviceError
 
     bounded = [(t, p) for t in spec.tools for p in t.params if p.type == "integer" and p.maximum is not None]
     if not bounded:
@@ -79,11 +75,11 @@ async def _show_checks(spec: Any, device: Any, bound: Any) -> None:
 
 
 async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
-    from codegen.build_host import BuildError, build_host
-    from codegen.build_python import build_bindings, import_bindings
-    from codegen.loader import SpecErrors, load_spec
-    from runtime import Gateway, TokenAuth
-    from runtime.errors import McpDeviceError
+    from mcpgen.codegen.build_host import BuildError, build_host
+    from mcpgen.codegen.build_python import build_bindings, import_bindings
+    from mcpgen.codegen.loader import SpecErrors, load_spec
+    from mcpgen.runtime import Gateway, TokenAuth
+    from mcpgen.runtime.errors import McpDeviceError
 
     spec_path = spec_path or find_default_spec()
     try:

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from codegen.header import generated_header, spec_file_name
-from codegen.mcp_json import list_entry_json
-from codegen.model import Field, Param, Spec, Tool
-from codegen.names import CPP_KEYWORDS, cpp_args_struct
-from codegen.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.header import generated_header, spec_file_name
+from mcpgen.codegen.mcp_json import list_entry_json
+from mcpgen.codegen.model import Field, Param, Spec, Tool
+from mcpgen.codegen.names import CPP_KEYWORDS, cpp_args_struct
+from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h.
 CORE_VERSION = 1
@@ -331,7 +331,7 @@ def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None]) -> 
 
     The file belongs to the user from then on: it is never overwritten.
     """
-    from codegen.writer import write_once
+    from mcpgen.codegen.writer import write_once
 
     path = handlers_path(spec_path)
     if write_once(path, starter_handlers(spec, spec_path.name)):

@@ -10,7 +10,7 @@ Files (relative to the output directory):
   device's ranges / enums / max_length / pattern, and typed results. Per tool also a
   synchronous ``args_<handler>(...)`` that validates and builds the arguments dict.
 * ``python/<slug>_tools/_bindings.pyi`` -- the signatures for editors and mypy.
-* ``python/<slug>_tools/__init__.py``, ``py.typed``, and ``python/setup.py``.
+* ``python/<slug>_tools/__init__.py``, ``py.typed``, ``python/pyproject.toml`` and ``python/setup.py``.
 
 Every file starts with ``codegen.header.generated_header(spec, "#")``; output is a pure
 function of the spec.
@@ -18,16 +18,18 @@ function of the spec.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from codegen.header import generated_header
-from codegen.mcp_json import input_schema, output_schema
-from codegen.model import Field, Param, Spec, Tool
-from codegen.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
-from codegen.templating import TEMPLATES_ROOT, environment
+import mcpgen
+from mcpgen.codegen.header import generated_header
+from mcpgen.codegen.mcp_json import input_schema, output_schema
+from mcpgen.codegen.model import Field, Param, Spec, Tool
+from mcpgen.codegen.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
+from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
 
 TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 
@@ -415,6 +417,8 @@ def context(spec: Spec) -> dict[str, Any]:
         "package": f"{slug}_tools",
         "dist_name": f"{slug.replace('_', '-')}-tools",
         "dist_version": version,
+        "mcpgen_version": _release(mcpgen.__version__),
+        "mcpgen_next_minor": _next_minor(mcpgen.__version__),
         "cls": cls,
         "device_name": spec.device.name,
         "device_version": spec.device.version,
@@ -434,9 +438,26 @@ def context(spec: Spec) -> dict[str, Any]:
     }
 
 
+def _release(version: str) -> str:
+    """``0.2.0`` of ``0.2.0``, ``0.2.0.dev3`` or ``0.2.0+local``."""
+    match = re.match(r"\d+(\.\d+)*", version)
+    return match.group(0) if match else "0"
+
+
+def _next_minor(version: str) -> str:
+    """The first release that may break the bindings' runtime API: ``0.3`` for ``0.2.x``."""
+    parts = [int(x) for x in _release(version).split(".")] + [0, 0]
+    return f"{parts[0]}.{parts[1] + 1}"
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (JSON string escapes are valid TOML)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 def emit(spec: Spec) -> dict[str, str]:
     """Relative path -> content of every bindings file."""
-    env = environment(TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal})
+    env = environment(TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal, "tomlstr": _toml_string})
     ctx = context(spec)
     pkg = f"python/{ctx['package']}"
     files = {
@@ -446,6 +467,7 @@ def emit(spec: Spec) -> dict[str, str]:
         f"{pkg}/__init__.py": "init.py.j2",
         f"{pkg}/py.typed": "py.typed.j2",
         "python/setup.py": "setup.py.j2",
+        "python/pyproject.toml": "pyproject.toml.j2",
     }
     return {path: env.get_template(tpl).render(**ctx) for path, tpl in files.items()}
 

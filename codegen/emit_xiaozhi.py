@@ -30,11 +30,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen import emit_cpp
-from codegen.emit_cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
-from codegen.header import generated_header, spec_file_name
-from codegen.model import Param, Spec, Tool
-from codegen.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen import emit_cpp, resources
+from mcpgen.codegen.emit_cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.header import generated_header, spec_file_name
+from mcpgen.codegen.model import Param, Spec, Tool
+from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
 
 OUT_DIR = "xiaozhi"
 TOOLS_HEADER = f"{OUT_DIR}/mcpgen_xiaozhi_tools.h"
@@ -53,7 +53,7 @@ SPEC_TOOL_FINGERPRINT_RE = re.compile(r"\bfingerprint ([0-9a-f]{16})\b")
 
 # The mcpgen core files (firmware_template/core/mcpgen) copied next to the glue: all of
 # them but the mcpgen ports' transport loop, which the stock firmware replaces.
-CORE_DIR = Path(__file__).resolve().parent.parent / "firmware_template" / "core" / "mcpgen"
+CORE_DIR = resources.firmware_template() / "core" / "mcpgen"
 CORE_EXCLUDE: frozenset[str] = frozenset({"session.h", "session.cpp"})
 
 

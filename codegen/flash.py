@@ -24,8 +24,15 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from codegen.build_errors import BuildError
-from codegen.build_esp32 import board_info, generate_project, images_for, pio_run, project_dir, run_streaming
+from mcpgen.codegen.build_errors import BuildError
+from mcpgen.codegen.build_esp32 import (
+    board_info,
+    generate_project,
+    images_for,
+    pio_run,
+    project_dir,
+    run_streaming,
+)
 
 Log = Callable[[str], None]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codegen import __version__
-from codegen.model import Spec
+from mcpgen.codegen import __version__
+from mcpgen.codegen.model import Spec
 
 
 def spec_file_name(spec: Spec) -> str:

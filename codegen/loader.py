@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codegen.model import Spec
-from codegen.spec_errors import SpecError, SpecErrors
-from codegen.validate import SpecChecker
-from codegen.yaml_source import YamlSyntaxError, compose
+from mcpgen.codegen.model import Spec
+from mcpgen.codegen.spec_errors import SpecError, SpecErrors
+from mcpgen.codegen.validate import SpecChecker
+from mcpgen.codegen.yaml_source import YamlSyntaxError, compose
 
 __all__ = ["SpecError", "SpecErrors", "check_spec", "load_spec", "load_spec_text"]
 

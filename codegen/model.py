@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
-from codegen.names import python_path
+from mcpgen.codegen.names import python_path
 
 ParamType = Literal["boolean", "integer", "number", "string"]
 ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]

@@ -62,12 +62,3 @@ def device_class(device_name: str) -> str:
     """``xiaozhi-sim`` -> ``XiaozhiSim``: the bindings class backends import."""
     return camel(device_slug(device_name))
 
-
-def llm_function_name(tool_name: str) -> str:
-    """A name valid for LLM function calling (``^[a-zA-Z0-9_-]{1,64}$``), reversible.
-
-    ``.`` becomes ``__`` and a literal ``_`` run next to a dot cannot be confused because
-    MCP names from specs never contain ``__`` (checked by validation for spec tools; the
-    runtime keeps an explicit map for foreign devices).
-    """
-    return tool_name.replace(".", "__")

@@ -182,8 +182,8 @@ def _short(value: Any, limit: int = 100) -> str:
 
 
 async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
-    from codegen.examples import example_arguments
-    from runtime import connect_serial
+    from mcpgen.codegen.examples import example_arguments
+    from mcpgen.runtime import connect_serial
 
     device = await connect_serial(dev.url)
     failures = 0
@@ -215,9 +215,9 @@ def run_qemu_session(spec_path: Path, outdir: Path, *, log: Log = print) -> int:
 
     Returns a process exit code (0 = every call succeeded).
     """
-    from codegen.build_errors import BuildError
-    from codegen.build_qemu import build_qemu, memory_report
-    from codegen.loader import load_spec
+    from mcpgen.codegen.build_errors import BuildError
+    from mcpgen.codegen.build_qemu import build_qemu, memory_report
+    from mcpgen.codegen.loader import load_spec
 
     spec_path = Path(spec_path)
     outdir = Path(outdir)
@@ -244,11 +244,11 @@ def run_qemu_session(spec_path: Path, outdir: Path, *, log: Log = print) -> int:
     return 0
 
 
-def main() -> int:  # python -m codegen.run_qemu ELF: boot and print the UART URL until Ctrl-C
+def main() -> int:  # python -m mcpgen.codegen.run_qemu ELF: boot and print the UART URL until Ctrl-C
     import sys
 
     if len(sys.argv) != 2:
-        print("usage: python -m codegen.run_qemu FIRMWARE.elf", file=sys.stderr)
+        print("usage: python -m mcpgen.codegen.run_qemu FIRMWARE.elf", file=sys.stderr)
         return 2
     with boot(Path(sys.argv[1])) as dev:
         print(f"MCP UART0: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)

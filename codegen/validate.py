@@ -17,8 +17,8 @@ from typing import Any, Optional, Union
 
 import yaml
 
-from codegen.mcp_json import worst_case_page_bytes
-from codegen.model import (
+from mcpgen.codegen.mcp_json import worst_case_page_bytes
+from mcpgen.codegen.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
     FIELD_TYPES,
@@ -31,7 +31,7 @@ from codegen.model import (
     Spec,
     Tool,
 )
-from codegen.names import (
+from mcpgen.codegen.names import (
     CPP_KEYWORDS,
     IDENTIFIER_RE,
     MCP_TOOL_NAME_RE,
@@ -41,8 +41,8 @@ from codegen.names import (
     device_class,
     python_path,
 )
-from codegen.spec_errors import SpecError, did_you_mean
-from codegen.yaml_source import TAG_MAP, TAG_SEQ, UnsupportedTag, describe, describe_node, scalar_value
+from mcpgen.codegen.spec_errors import SpecError, did_you_mean
+from mcpgen.codegen.yaml_source import TAG_MAP, TAG_SEQ, UnsupportedTag, describe, describe_node, scalar_value
 
 PROTOCOL_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 SIMPLE_RETURN_KINDS: tuple[str, ...] = ("boolean", "integer", "number", "string", "image", "none")

@@ -8,16 +8,16 @@ and runs as plain Python when built or imported with ``MCPGEN_PURE_PYTHON=1``.
 
 from __future__ import annotations
 
-from runtime._purepy import is_compiled, prefer_source
+from mcpgen.runtime._purepy import is_compiled, prefer_source
 
-HOT_MODULES: tuple[str, ...] = ("runtime.codec", "runtime.validate")
+HOT_MODULES: tuple[str, ...] = ("mcpgen.runtime.codec", "mcpgen.runtime.validate")
 prefer_source(HOT_MODULES)
 
-from runtime import codec, validate  # noqa: E402
-from runtime.auth import Authenticator, Handshake, HmacAuth, TokenAuth  # noqa: E402
-from runtime.codec import Image  # noqa: E402
-from runtime.device import Device, ToolInfo  # noqa: E402
-from runtime.errors import (  # noqa: E402
+from mcpgen.runtime import codec, validate  # noqa: E402
+from mcpgen.runtime.auth import Authenticator, Handshake, HmacAuth, TokenAuth  # noqa: E402
+from mcpgen.runtime.codec import Image  # noqa: E402
+from mcpgen.runtime.device import Device, ToolInfo  # noqa: E402
+from mcpgen.runtime.errors import (  # noqa: E402
     DeviceDisconnected,
     DeviceTimeout,
     McpDeviceError,
@@ -27,16 +27,16 @@ from runtime.errors import (  # noqa: E402
     ToolError,
     ValidationError,
 )
-from runtime.gateway import Gateway  # noqa: E402
-from runtime.llm import NameMap, to_anthropic_tools, to_openai_tools  # noqa: E402
-from runtime.mqtt import MqttGateway as MqttGateway  # noqa: E402  (aiomqtt is imported on start)
-from runtime.transports import connect_process, connect_serial  # noqa: E402
-from runtime.validate import SchemaValidator  # noqa: E402
+from mcpgen.runtime.gateway import Gateway  # noqa: E402
+from mcpgen.runtime.llm import NameMap, to_anthropic_tools, to_openai_tools  # noqa: E402
+from mcpgen.runtime.mqtt import MqttGateway as MqttGateway  # noqa: E402  (aiomqtt is imported on start)
+from mcpgen.runtime.transports import connect_process, connect_serial  # noqa: E402
+from mcpgen.runtime.validate import SchemaValidator  # noqa: E402
 
 #: True when every hot-path module is a compiled extension module.
 COMPILED: bool = all(is_compiled(m) for m in (codec, validate))
 
-__version__ = "0.1.0"
+from mcpgen import __version__ as __version__  # noqa: E402
 
 __all__ = [
     "COMPILED",

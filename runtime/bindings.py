@@ -6,9 +6,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.errors import SpecMismatch
+from mcpgen.runtime.errors import SpecMismatch
 
-log = logging.getLogger("runtime.bindings")
+log = logging.getLogger("mcpgen.runtime.bindings")
 
 POLICIES = ("strict", "warn", "off")
 

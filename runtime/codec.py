@@ -23,7 +23,7 @@ from typing import Any, Optional, Union
 
 import orjson
 
-from runtime.errors import ProtocolError, RpcError, ToolError
+from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
 _loads = orjson.loads
 _dumps = orjson.dumps

@@ -17,17 +17,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Protocol, Union
 
-from runtime import codec
-from runtime.errors import (
+from mcpgen.runtime import codec
+from mcpgen.runtime.errors import (
     DeviceDisconnected,
     DeviceTimeout,
     ProtocolError,
     SpecMismatch,
     ValidationError,
 )
-from runtime.validate import SchemaValidator
+from mcpgen.runtime.validate import SchemaValidator
 
-log = logging.getLogger("runtime.device")
+log = logging.getLogger("mcpgen.runtime.device")
 
 Policy = Literal["strict", "warn", "off"]
 NotificationCallback = Callable[[str, dict], Any]
@@ -168,7 +168,7 @@ class Device:
 
     def llm_tools(self, flavor: str = "openai", *, include_user_only: bool = False) -> list[dict]:
         """The tools as LLM function definitions (``"openai"`` or ``"anthropic"``)."""
-        from runtime import llm
+        from mcpgen.runtime import llm
 
         return llm.export_tools(self._tools, flavor, include_user_only=include_user_only)
 

@@ -31,11 +31,11 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from runtime.auth import Authenticator, Handshake, bearer_token
-from runtime.device import Device, Policy
-from runtime.errors import DeviceTimeout, SpecMismatch
+from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
+from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
 
-log = logging.getLogger("runtime.gateway")
+log = logging.getLogger("mcpgen.runtime.gateway")
 
 _INFO_ATTR = "_mcpgen_handshake"
 
@@ -112,7 +112,7 @@ class Gateway:
             compression=None,
             ping_interval=self.ping_interval,
             close_timeout=self.close_timeout,
-            logger=logging.getLogger("runtime.gateway.websockets"),
+            logger=logging.getLogger("mcpgen.runtime.gateway.websockets"),
         )
         sock = next(iter(self._server.sockets))
         self._port = sock.getsockname()[1]

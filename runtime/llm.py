@@ -2,7 +2,7 @@
 
 MCP tool names like ``self.audio_speaker.set_volume`` are not valid function names for
 LLM APIs (``^[a-zA-Z0-9_-]{1,64}$``). :class:`NameMap` maps them with the scheme of
-``codegen.names.llm_function_name`` (``.`` -> ``__``) when that is valid and reversible,
+:func:`llm_function_name` (``.`` -> ``__``) when that is valid and reversible,
 and otherwise with a sanitized, truncated name plus a deterministic hash suffix
 (``_`` + 8 hex digits of SHA-256 of the MCP name). It maps both ways.
 """
@@ -16,12 +16,20 @@ from typing import Any, Literal, Optional, Union
 
 import orjson
 
-from codegen.names import llm_function_name
-
 LLM_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_LLM_NAME = 64
 _HASH_HEX = 8
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def llm_function_name(tool_name: str) -> str:
+    """A name valid for LLM function calling (``^[a-zA-Z0-9_-]{1,64}$``), reversible.
+
+    ``.`` becomes ``__`` and a literal ``_`` run next to a dot cannot be confused because
+    MCP names from specs never contain ``__`` (checked by validation for spec tools; the
+    runtime keeps an explicit map for foreign devices).
+    """
+    return tool_name.replace(".", "__")
 
 ToolLike = Any  # ToolInfo, a tools/list entry dict, or a bindings SPEC entry
 Flavor = Literal["openai", "anthropic"]

@@ -28,7 +28,7 @@ it sees ``online`` (retained) without a session, so devices that outlived a gate
 restart send a fresh hello at once.
 
 The broker client is ``aiomqtt`` (on ``paho-mqtt``), imported when the gateway starts, so
-``import runtime`` works without it.
+``import mcpgen.runtime`` works without it.
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ from typing import Any, Optional
 
 import orjson
 
-from runtime.auth import Authenticator, Handshake, bearer_token
-from runtime.device import Device, Policy
-from runtime.errors import DeviceDisconnected
-from runtime.gateway import Gateway
+from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
+from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime.errors import DeviceDisconnected
+from mcpgen.runtime.gateway import Gateway
 
-log = logging.getLogger("runtime.mqtt")
+log = logging.getLogger("mcpgen.runtime.mqtt")
 
 _NUDGE_INTERVAL = 2.0  # at most one unsolicited goodbye per device in this many seconds
 _MIN_BACKOFF, _MAX_BACKOFF = 0.2, 5.0  # broker reconnects (the devices use the same)
@@ -198,7 +198,7 @@ class MqttGateway(Gateway):
             clean_session=True,
             protocol=aiomqtt.ProtocolVersion.V311,
             timeout=self.connect_timeout,
-            logger=logging.getLogger("runtime.mqtt.client"),
+            logger=logging.getLogger("mcpgen.runtime.mqtt.client"),
         )
         await client.__aenter__()
         try:

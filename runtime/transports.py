@@ -15,11 +15,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Optional
 
-from runtime.device import Device, Policy, start_session
-from runtime.errors import DeviceDisconnected
+from mcpgen.runtime.device import Device, Policy, start_session
+from mcpgen.runtime.errors import DeviceDisconnected
 
-log = logging.getLogger("runtime.transports")
-stderr_log = logging.getLogger("runtime.process.stderr")
+log = logging.getLogger("mcpgen.runtime.transports")
+stderr_log = logging.getLogger("mcpgen.runtime.process.stderr")
 
 DEFAULT_MAX_FRAME = 1 << 20
 

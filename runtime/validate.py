@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Optional, Union
 
-from runtime.errors import ValidationError
+from mcpgen.runtime.errors import ValidationError
 
 _INF = math.inf
 _PATTERNS: dict = {}

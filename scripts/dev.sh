@@ -29,11 +29,11 @@ setup() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
   fi
-  log "pip install (runtime, codegen and test tools)"
-  $PY -m pip install -q --disable-pip-version-check -r requirements-dev.txt
-  log "installing mcpgen (editable) and compiling the Cython hot path"
-  $PY -m pip install -q --disable-pip-version-check --no-build-isolation -e .
-  $PY setup.py -q build_ext --inplace
+  log "pip install -e .[test]: mcpgen (Cython hot path compiled) and the test tools"
+  # pyproject.toml names the build requirements (setuptools with bdist_wheel, Cython), so pip
+  # builds in isolation on a machine that has neither. The strict editable mode installs a
+  # tree of links, so mypy and every tool see the real mcpgen.* packages.
+  $PY -m pip install -q --disable-pip-version-check -e ".[test]" --config-settings editable_mode=strict
 }
 
 case "${1:-}" in

@@ -1,4 +1,4 @@
-"""``python -m runtime.bridge ...``: the same as ``codegen bridge ...``."""
+"""``python -m mcpgen.runtime.bridge ...``: the same as ``codegen bridge ...``."""
 
 import sys
 

@@ -1,7 +1,7 @@
 """``codegen bridge``: serve devices' tools to standard MCP clients.
 
 The lead's ``codegen`` command calls :func:`add_arguments` on its ``bridge`` sub-parser
-and ``asyncio.run(run(args))``; ``python -m runtime.bridge`` does the same on its own.
+and ``asyncio.run(run(args))``; ``python -m mcpgen.runtime.bridge`` does the same on its own.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .core import Bridge
 from .http import serve_http
 from .stdio import protect_stdout, serve_stdio
 
-log = logging.getLogger("runtime.bridge")
+log = logging.getLogger("mcpgen.runtime.bridge")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,8 +117,7 @@ def _prefix_default(args: argparse.Namespace) -> bool:
 def _auth(args: argparse.Namespace) -> Any:
     if not args.auth_token and not args.hmac_secret:
         return None
-    import runtime
-
+    from mcpgen import runtime
     if args.hmac_secret:
         return runtime.HmacAuth(args.hmac_secret)
     tokens: dict[str, str] = {}  # device id -> token; "*" is the token for any device
@@ -164,7 +163,7 @@ async def run(args: argparse.Namespace) -> int:
     gateway: Any = None
     try:
         try:
-            import runtime
+            from mcpgen import runtime
         except ImportError as exc:  # pragma: no cover - the runtime ships with the bridge
             log.error("the backend runtime is not importable: %s", exc)
             return 1
@@ -221,7 +220,7 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m runtime.bridge", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m mcpgen.runtime.bridge", description=__doc__)
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -45,7 +45,7 @@ from .protocol import (
     version_at_least,
 )
 
-log = logging.getLogger("runtime.bridge")
+log = logging.getLogger("mcpgen.runtime.bridge")
 
 __version__ = "0.1.0"
 

@@ -43,7 +43,7 @@ from .protocol import (
     error_response,
 )
 
-log = logging.getLogger("runtime.bridge.http")
+log = logging.getLogger("mcpgen.runtime.bridge.http")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -4,7 +4,7 @@ Device tool names such as ``self.audio_speaker.set_volume`` are valid MCP names 
 valid function names for most LLM APIs, which accept only ``^[a-zA-Z0-9_-]{1,64}$``.
 The bridge therefore exports *safe* names by default:
 
-* ``.`` becomes ``__`` (the rule of ``codegen.names.llm_function_name``); a name that
+* ``.`` becomes ``__`` (the rule of ``mcpgen.runtime.llm.llm_function_name``); a name that
   would not map back that way is sanitized and hashed (as ``runtime.llm.NameMap`` does);
 * with per-device prefixes the name is ``<device slug>__<tool>``, where the device slug
   never contains ``__`` so the first ``__`` always ends the prefix;

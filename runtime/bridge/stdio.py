@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 from .core import Bridge, Session
 from .protocol import INVALID_REQUEST, PARSE_ERROR, error_response
 
-log = logging.getLogger("runtime.bridge.stdio")
+log = logging.getLogger("mcpgen.runtime.bridge.stdio")
 
 LINE_LIMIT = 16 * 1024 * 1024
 

@@ -5,25 +5,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for p in (str(REPO), str(HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
 
 from bridge_fakes import FakeDevice  # noqa: E402
 
-from runtime.bridge import Bridge, serve_http  # noqa: E402
+from mcpgen.runtime.bridge import Bridge, serve_http  # noqa: E402
 
 
 def subprocess_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 

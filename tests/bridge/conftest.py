@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
+from bridge_fakes import FakeDevice
+from bridge_testlib import HERE, REPO, HttpBridge, running_http, subprocess_env  # noqa: F401
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-for p in (str(REPO), str(HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
-
-from bridge_fakes import FakeDevice  # noqa: E402
-from bridge_testlib import HERE, REPO, HttpBridge, running_http, subprocess_env  # noqa: E402,F401
-
-from runtime.bridge import Bridge  # noqa: E402
+from mcpgen.runtime.bridge import Bridge
 
 
 @pytest.fixture

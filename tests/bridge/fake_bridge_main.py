@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from bridge_fakes import FakeDevice  # noqa: E402
 
-from runtime.bridge import Bridge, serve_stdio  # noqa: E402
-from runtime.bridge.stdio import protect_stdout  # noqa: E402
+from mcpgen.runtime.bridge import Bridge, serve_stdio  # noqa: E402
+from mcpgen.runtime.bridge.stdio import protect_stdout  # noqa: E402
 
 
 async def main() -> None:

@@ -1,4 +1,4 @@
-"""The real command line (`python -m runtime.bridge`, what `codegen bridge` runs) with a
+"""The real command line (`python -m mcpgen.runtime.bridge`, what `codegen bridge` runs) with a
 device process launched through runtime.connect_process."""
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ DEVICE_CMD = shlex.join([sys.executable, str(HERE / "fake_device_proc.py")])
 
 def _runtime_ready() -> bool:
     try:
-        import runtime
-
+        from mcpgen import runtime
         return callable(getattr(runtime, "connect_process", None))
     except Exception:
         return False
@@ -31,7 +30,7 @@ pytestmark = pytest.mark.skipif(not _runtime_ready(), reason="runtime.connect_pr
 
 
 def bridge_argv(*extra: str) -> list[str]:
-    return ["-m", "runtime.bridge", "--device-cmd", DEVICE_CMD, "--log-level", "WARNING", *extra]
+    return ["-m", "mcpgen.runtime.bridge", "--device-cmd", DEVICE_CMD, "--log-level", "WARNING", *extra]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -67,7 +66,7 @@ async def http_bridge_process(*extra: str) -> AsyncIterator[str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "runtime.bridge",
+        "mcpgen.runtime.bridge",
         "--device-cmd",
         DEVICE_CMD,
         "--transport",
@@ -198,7 +197,7 @@ async def test_cli_http_with_gateway_devices() -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "runtime.bridge",
+        "mcpgen.runtime.bridge",
         "--transport",
         "http",
         "--port",

@@ -13,8 +13,8 @@ import pytest
 from bridge_fakes import FakeDevice, FakeTool
 from bridge_testlib import HERE, subprocess_env
 
-from runtime.bridge import Bridge, ToolKey, ToolNameMap, device_slug, safe_tool_name
-from runtime.bridge.names import SAFE_NAME_RE
+from mcpgen.runtime.bridge import Bridge, ToolKey, ToolNameMap, device_slug, safe_tool_name
+from mcpgen.runtime.bridge.names import SAFE_NAME_RE
 
 
 def req(method: str, params: dict[str, Any] | None = None, id: Any = 1) -> dict[str, Any]:
@@ -179,7 +179,7 @@ async def test_cancelled_notification_cancels_the_device_call() -> None:
 
 
 async def test_runtime_errors_become_tool_errors() -> None:
-    from runtime.errors import DeviceTimeout, RpcError
+    from mcpgen.runtime.errors import DeviceTimeout, RpcError
 
     class Failing(FakeDevice):
         def __init__(self, exc: Exception) -> None:

@@ -13,7 +13,7 @@ import httpx2 as httpx
 from bridge_fakes import FakeDevice
 from bridge_testlib import HttpBridge, running_http
 
-from runtime.bridge import Bridge
+from mcpgen.runtime.bridge import Bridge
 
 ACCEPT = "application/json, text/event-stream"
 MODERN = "2026-07-28"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.cli import main
+from mcpgen.codegen.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "toolspec"
@@ -18,7 +18,7 @@ SPECS = REPO / "toolspec"
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", *args],
+        [sys.executable, "-m", "mcpgen.codegen.cli", *args],
         cwd=cwd or REPO,
         capture_output=True,
         text=True,
@@ -73,7 +73,7 @@ def test_generated_files_carry_the_banner(tmp_path: Path) -> None:
     spec = _copy_spec(tmp_path, "desk_lamp")
     out = tmp_path / "out"
     assert main(["generate", str(spec), "-o", str(out)]) == 0
-    from codegen.loader import load_spec
+    from mcpgen.codegen.loader import load_spec
 
     fp = load_spec(spec).fingerprint
     for path in out.rglob("*"):

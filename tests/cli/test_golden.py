@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen import emit_cpp, emit_docs, emit_python
-from codegen.loader import load_spec
+from mcpgen.codegen import emit_cpp, emit_docs, emit_python
+from mcpgen.codegen.loader import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from device_sim_driver import StdioSim  # noqa: E402
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
 from device_testlib import small_page_spec as make_small_page_spec  # noqa: E402
 
-from codegen.build_host import build_host  # noqa: E402
+from mcpgen.codegen.build_host import build_host  # noqa: E402
 
 
 def _quiet(_: str) -> None:

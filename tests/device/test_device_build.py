@@ -13,11 +13,11 @@ import pytest
 from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, copy_spec
 
-from codegen import emit_cpp
-from codegen.build_host import BuildError, build_host
-from codegen.header import generated_header
-from codegen.loader import load_spec
-from codegen.mcp_json import list_entry_json
+from mcpgen.codegen import emit_cpp
+from mcpgen.codegen.build_host import BuildError, build_host
+from mcpgen.codegen.header import generated_header
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.mcp_json import list_entry_json
 
 
 def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:

@@ -46,7 +46,6 @@ def _compiled_build_really_used() -> Iterator[None]:
     """CI sets MCPGEN_EXPECT_COMPILED: the suite must run on the build it claims."""
     expect = os.environ.get("MCPGEN_EXPECT_COMPILED")
     if expect is not None:
-        import runtime
-
+        from mcpgen import runtime
         assert runtime.COMPILED == (expect == "1"), f"runtime.COMPILED={runtime.COMPILED}, expected {expect}"
     yield

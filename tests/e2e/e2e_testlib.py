@@ -11,12 +11,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from codegen.build_host import build_host
-from codegen.build_python import build_bindings, import_bindings
-from codegen.loader import load_spec
-from codegen.model import Spec
-from codegen.names import device_class, device_slug
-from codegen.simulator import launch_simulator
+from mcpgen.codegen.build_host import build_host
+from mcpgen.codegen.build_python import build_bindings, import_bindings
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.model import Spec
+from mcpgen.codegen.names import device_class, device_slug
+from mcpgen.codegen.simulator import launch_simulator
 
 REPO = Path(__file__).resolve().parents[2]
 PURE = os.environ.get("MCPGEN_PURE_PYTHON") == "1"

@@ -18,7 +18,7 @@ def bridge_params(built: Built, *extra: str) -> StdioServerParameters:
     device_cmd = shlex.join([str(built.exe), "--stdio"])
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "codegen.cli", "bridge", "--transport", "stdio", "--device-cmd", device_cmd, *extra],
+        args=["-m", "mcpgen", "bridge", "--transport", "stdio", "--device-cmd", device_cmd, *extra],
         env=env,
     )
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from e2e_testlib import Built, launch_ws
 
-from codegen.examples import example_arguments
-from runtime import Gateway, TokenAuth, connect_process
-from runtime.errors import (
+from mcpgen.codegen.examples import example_arguments
+from mcpgen.runtime import Gateway, TokenAuth, connect_process
+from mcpgen.runtime.errors import (
     DeviceDisconnected,
     DeviceTimeout,
     RpcError,

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLSPEC = REPO / "toolspec"
-sys.path.insert(0, str(REPO))
 
 
 def require(module: str, what: str) -> None:

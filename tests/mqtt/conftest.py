@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from mqtt_testlib import REPO, Broker, Built, build, mosquitto_available  # noqa: E402
 
 
@@ -51,7 +46,6 @@ def _compiled_build_really_used() -> Iterator[None]:
     """CI sets MCPGEN_EXPECT_COMPILED: the suite must run on the build it claims."""
     expect = os.environ.get("MCPGEN_EXPECT_COMPILED")
     if expect is not None:
-        import runtime
-
+        from mcpgen import runtime
         assert runtime.COMPILED == (expect == "1"), f"runtime.COMPILED={runtime.COMPILED}, expected {expect}"
     yield

@@ -12,8 +12,8 @@ import orjson
 import pytest
 from mqtt_testlib import Broker, Built, Seen, Spy, launch
 
-from runtime import Device, Image, MqttGateway, TokenAuth
-from runtime.errors import DeviceDisconnected, DeviceTimeout, ToolError, ValidationError
+from mcpgen.runtime import Device, Image, MqttGateway, TokenAuth
+from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, ToolError, ValidationError
 
 pytestmark = pytest.mark.slow
 

@@ -8,20 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
-
 from device_testlib import small_page_spec as make_small_page_spec  # noqa: E402
 from qemu_uart_driver import DEFAULT_SPEC, LAMP_SPEC, TOOLSPEC, QemuSim, copy_spec  # noqa: E402,F401
 
-from codegen.build_qemu import build_qemu  # noqa: E402
+from mcpgen.codegen.build_qemu import build_qemu  # noqa: E402
 
 REQUIRED_TOOLS = ("qemu-system-arm", "arm-none-eabi-g++")
 

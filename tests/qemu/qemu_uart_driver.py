@@ -10,18 +10,14 @@ simulator's stderr.
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 from pathlib import Path
 from typing import Optional, Union
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "device"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from device_sim_driver import StdioSim  # noqa: E402
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
 
-from codegen.run_qemu import QemuDevice, start  # noqa: E402
+from mcpgen.codegen.run_qemu import QemuDevice, start  # noqa: E402
 
 
 class QemuSim(StdioSim):

@@ -17,7 +17,6 @@ import pytest
 from qemu_uart_driver import QemuSim
 
 DEVICE_TESTS = Path(__file__).resolve().parents[1] / "device"
-sys.path.insert(0, str(DEVICE_TESTS))
 
 
 def _import_host_suite():  # noqa: ANN202

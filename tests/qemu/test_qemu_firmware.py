@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from qemu_uart_driver import DEFAULT_SPEC, LAMP_SPEC, QemuSim, copy_spec
 
-from codegen.build_errors import BuildError
-from codegen.build_qemu import build_qemu, memory_report
-from codegen.run_qemu import boot, run_qemu_session
+from mcpgen.codegen.build_errors import BuildError
+from mcpgen.codegen.build_qemu import build_qemu, memory_report
+from mcpgen.codegen.run_qemu import boot, run_qemu_session
 
 pytestmark = pytest.mark.slow
 
@@ -54,8 +54,8 @@ def test_console_reports_stack_high_water_mark_and_uart0_stays_clean(default_sim
 
 
 async def test_runtime_connect_serial_over_the_uart(lamp_sim_exe: Path, tmp_path: Path) -> None:
-    from codegen.loader import load_spec
-    from runtime import connect_serial
+    from mcpgen.codegen.loader import load_spec
+    from mcpgen.runtime import connect_serial
 
     spec = load_spec(LAMP_SPEC)
     with boot(lamp_sim_exe, workdir=tmp_path) as dev:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from runtime_fakes import FakeWsDevice  # noqa: E402
 
-import runtime  # noqa: E402
-from runtime import Gateway, TokenAuth  # noqa: E402
+from mcpgen import runtime  # noqa: E402
+from mcpgen.runtime import Gateway, TokenAuth  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -13,9 +13,6 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from runtime_fakes import DEFAULT_SPEC, Die, FakeCore  # noqa: E402
 
 

@@ -12,15 +12,15 @@ from types import ModuleType
 import pytest
 from runtime_fakes import DEFAULT_SPEC, LAMP_SPEC, FakeCore, FakeWsDevice
 
-import runtime
-from codegen import emit_python
-from codegen.build_python import build_bindings, import_bindings
-from codegen.header import generated_header
-from codegen.loader import load_spec
-from codegen.model import Device as SpecDevice
-from codegen.model import Field, Param, Returns, Spec, Tool
-from runtime import Gateway
-from runtime.errors import SpecMismatch, ValidationError
+from mcpgen import runtime
+from mcpgen.codegen import emit_python
+from mcpgen.codegen.build_python import build_bindings, import_bindings
+from mcpgen.codegen.header import generated_header
+from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.model import Device as SpecDevice
+from mcpgen.codegen.model import Field, Param, Returns, Spec, Tool
+from mcpgen.runtime import Gateway
+from mcpgen.runtime.errors import SpecMismatch, ValidationError
 
 
 @pytest.fixture(scope="session")
@@ -52,6 +52,7 @@ def test_emit_is_deterministic_and_every_file_has_the_header() -> None:
     assert a == b
     assert set(a) == {
         "python/setup.py",
+        "python/pyproject.toml",
         "python/xiaozhi_sim_tools/__init__.py",
         "python/xiaozhi_sim_tools/_bindings.py",
         "python/xiaozhi_sim_tools/_bindings.pxd",
@@ -249,7 +250,7 @@ def _odd_spec() -> Spec:
 
 def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
     files = emit_python.emit(_odd_spec())
-    from codegen.writer import write_tree
+    from mcpgen.codegen.writer import write_tree
 
     write_tree(tmp_path, files)
     sys.path.insert(0, str(tmp_path / "python"))
@@ -265,7 +266,7 @@ def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
         mod._bindings.args_import_from("a", 1.0, 6)
     assert err.value.argument == "x-y"
     assert "Tricky" in (mod.ImportTools.from_.__doc__ or "")
-    assert 'version="0.0.0"' in files["python/setup.py"]
+    assert 'version = "0.0.0"' in files["python/pyproject.toml"]
 
 
 def test_colliding_tools_are_refused() -> None:
@@ -294,7 +295,7 @@ def test_mypy_checks_calls_against_the_stubs(bindings_dir: Path, tmp_path: Path)
     pytest.importorskip("mypy")
     snippet = tmp_path / "use_sim.py"
     snippet.write_text(
-        "from runtime import Device\n"
+        "from mcpgen.runtime import Device\n"
         "from xiaozhi_sim_tools import XiaozhiSim\n\n\n"
         "async def main(device: Device) -> None:\n"
         "    sim = XiaozhiSim(device)\n"

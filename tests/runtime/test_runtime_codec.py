@@ -8,9 +8,9 @@ import base64
 import orjson
 import pytest
 
-from runtime import codec
-from runtime.codec import Session, decode_frame, decode_result
-from runtime.errors import ProtocolError, RpcError, ToolError
+from mcpgen.runtime import codec
+from mcpgen.runtime.codec import Session, decode_frame, decode_result
+from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
 
 def env(payload: dict, sid: str = "s-1") -> bytes:

@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 import pytest
 
-from runtime import codec
-from runtime.codec import Session, decode_result
-from runtime.errors import ProtocolError, RpcError, ToolError
+from mcpgen.runtime import codec
+from mcpgen.runtime.codec import Session, decode_result
+from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
 
 def text_result(t: str, is_error: bool = False) -> dict:

@@ -10,8 +10,8 @@ from typing import Any, Optional
 import pytest
 from runtime_fakes import FakeCore
 
-from runtime import Device
-from runtime.errors import DeviceDisconnected, DeviceTimeout
+from mcpgen.runtime import Device
+from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
 
 
 class Loopback:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from runtime_fakes import FakeCore, FakeWsDevice
 
-from runtime import Gateway, NameMap, to_anthropic_tools, to_openai_tools
-from runtime.device import ToolInfo
-from runtime.llm import LLM_NAME_RE, parse_tool_call
+from mcpgen.runtime import Gateway, NameMap, to_anthropic_tools, to_openai_tools
+from mcpgen.runtime.device import ToolInfo
+from mcpgen.runtime.llm import LLM_NAME_RE, parse_tool_call
 
 NAMES = [
     "self.audio_speaker.set_volume",

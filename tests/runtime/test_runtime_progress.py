@@ -10,7 +10,7 @@ from typing import Any, Optional
 import pytest
 from runtime_fakes import FakeCore
 
-from runtime import Device
+from mcpgen.runtime import Device
 
 
 class ProgressDevice:

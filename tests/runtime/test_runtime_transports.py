@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 import pytest
 from runtime_fakes import FAKE_STDIO, Die, FakeCore
 
-from runtime import connect_process, connect_serial
-from runtime.errors import DeviceDisconnected, DeviceTimeout, SpecMismatch
-from runtime.transports import FrameTooLarge, LineFramer
+from mcpgen.runtime import connect_process, connect_serial
+from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, SpecMismatch
+from mcpgen.runtime.transports import FrameTooLarge, LineFramer
 
 # -- line framing ------------------------------------------------------------------------------
 
@@ -82,7 +82,7 @@ async def test_process_dying_mid_call_fails_fast() -> None:
 
 
 async def test_process_timeout_and_noise(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="runtime.process.stderr"):
+    with caplog.at_level(logging.INFO, logger="mcpgen.runtime.process.stderr"):
         device = await connect_process([*FAKE_STDIO, "--banner"], stderr="log")
     try:
         with pytest.raises(DeviceTimeout):

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runtime import validate as v
-from runtime.errors import ValidationError
+from mcpgen.runtime import validate as v
+from mcpgen.runtime.errors import ValidationError
 
 
 def rule_of(fn: Any, *args: Any) -> tuple[str, str]:

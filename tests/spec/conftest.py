@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.loader import check_spec
-from codegen.spec_errors import SpecError
+from mcpgen.codegen.loader import check_spec
+from mcpgen.codegen.spec_errors import SpecError
 
 
 def dedent(text: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.loader import load_spec_text
+from mcpgen.codegen.loader import load_spec_text
 
 BASE = """\
 device:

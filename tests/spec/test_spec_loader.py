@@ -7,8 +7,16 @@ import dataclasses
 import pytest
 from spec_testlib import EXAMPLE_SPECS, TOOLSPEC
 
-from codegen.loader import SpecErrors, check_spec, load_spec, load_spec_text
-from codegen.model import DEFAULT_PAGE_SIZE, DEFAULT_PROTOCOL_VERSION, Field, Param, Returns, SourcePos, Spec
+from mcpgen.codegen.loader import SpecErrors, check_spec, load_spec, load_spec_text
+from mcpgen.codegen.model import (
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_PROTOCOL_VERSION,
+    Field,
+    Param,
+    Returns,
+    SourcePos,
+    Spec,
+)
 
 
 def test_there_are_example_specs():

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from xiaozhi_testlib import (  # noqa: E402
     DEFAULT_SPEC,
     LAMP_SPEC,
@@ -22,7 +17,7 @@ from xiaozhi_testlib import (  # noqa: E402
     stock_header,
 )
 
-from codegen.build_xiaozhi import build_xiaozhi  # noqa: E402
+from mcpgen.codegen.build_xiaozhi import build_xiaozhi  # noqa: E402
 
 EDGE_SPEC = """\
 device:

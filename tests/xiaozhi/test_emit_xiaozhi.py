@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from xiaozhi_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, decode_cpp_literals
 
-from codegen import emit_xiaozhi
-from codegen.build_errors import BuildError
-from codegen.build_xiaozhi import build_xiaozhi
-from codegen.cli import main as cli_main
-from codegen.header import generated_header
-from codegen.loader import load_spec, load_spec_text
-from codegen.model import Spec
+from mcpgen.codegen import emit_xiaozhi
+from mcpgen.codegen.build_errors import BuildError
+from mcpgen.codegen.build_xiaozhi import build_xiaozhi
+from mcpgen.codegen.cli import main as cli_main
+from mcpgen.codegen.header import generated_header
+from mcpgen.codegen.loader import load_spec, load_spec_text
+from mcpgen.codegen.model import Spec
 
 SPECS = [DEFAULT_SPEC, LAMP_SPEC]
 IDS = ["default_device", "desk_lamp"]

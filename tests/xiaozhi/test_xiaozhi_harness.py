@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from xiaozhi_testlib import DEFAULT_SPEC, LAMP_SPEC, Harness, compile_units
 
-from codegen.build_xiaozhi import build_xiaozhi
-from codegen.emit_xiaozhi import SPEC_TOOL_FINGERPRINT_RE, SPEC_TOOL_NAME
-from codegen.loader import load_spec
+from mcpgen.codegen.build_xiaozhi import build_xiaozhi
+from mcpgen.codegen.emit_xiaozhi import SPEC_TOOL_FINGERPRINT_RE, SPEC_TOOL_NAME
+from mcpgen.codegen.loader import load_spec
 
 pytestmark = pytest.mark.slow
 
