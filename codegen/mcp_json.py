@@ -71,7 +71,7 @@ def output_schema(tool: Tool) -> dict[str, Any] | None:
     }
 
 
-def annotations(tool: Tool) -> dict[str, Any] | None:
+def tool_annotations(tool: Tool) -> dict[str, Any] | None:
     a: dict[str, Any] = {}
     if tool.title:
         a["title"] = tool.title
@@ -97,7 +97,7 @@ def list_entry(tool: Tool) -> dict[str, Any]:
     out = output_schema(tool)
     if out is not None:
         entry["outputSchema"] = out
-    ann = annotations(tool)
+    ann = tool_annotations(tool)
     if ann is not None:
         entry["annotations"] = ann
     return entry
