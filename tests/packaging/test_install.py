@@ -30,7 +30,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: 
 def _clean_env(venv_dir: Path) -> dict[str, str]:
     """The environment of a user who activated ``venv_dir``: no PYTHONPATH, no test variables."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MCPGEN_", "PYTHON", "PYTEST"))}
-    env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    # The system's tools (compilers, QEMU) but none of this machine's other Python installs.
+    env["PATH"] = os.pathsep.join([str(venv_dir / "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
     env["VIRTUAL_ENV"] = str(venv_dir)
     return env
 
@@ -113,6 +114,14 @@ def test_wheel_install_runs_demo_and_builds_from_an_empty_directory(wheel: Path,
     assert (work / "lamp" / "firmware" / "build" / "desk_lamp-sim").is_file()
     _run([codegen, "build", str(spec), "--target", "xiaozhi", "-o", "lamp_xz"], cwd=work, env=env)
     assert any((work / "lamp_xz").rglob("mcp_core.h"))
+    _run([codegen, "build", str(spec), "--target", "qemu", "-o", "lamp_qemu"], cwd=work, env=env)
+    assert any((work / "lamp_qemu").rglob("*.elf"))
+    # Without the esp32 extra the project is still generated, and one line says what to install.
+    proc = subprocess.run([codegen, "build", str(spec), "--target", "esp32", "-o", "lamp_esp"],
+                          cwd=work, env=env, capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    assert "PlatformIO is not installed: pip install" in proc.stdout + proc.stderr
+    assert any((work / "lamp_esp").rglob("platformio.ini"))
 
     _run([codegen, "new", "my-fan", "--directory", "specs"], cwd=work, env=env)
     first = (work / "specs" / "my_fan.yaml").read_text().splitlines()[0]
@@ -136,3 +145,10 @@ def test_bindings_fall_back_to_pure_python_without_a_compiler(wheel: Path, tmp_p
     line = next(x for x in out.splitlines() if "not compiled" in x)
     assert "no C compiler (/nonexistent/cc): apt install gcc" in line
     assert "Traceback" not in out
+    # pip installing the generated package falls back the same way, saying so in one line.
+    py = str(env_dir / "bin" / "python")
+    out = _run([py, "-m", "pip", "install", "-v", str(tmp_path / "b" / "python")], cwd=tmp_path, env=env)
+    assert "desk_lamp_tools: no C compiler found" in out
+    probe = "import desk_lamp_tools._bindings as b; print(b.__file__)"
+    out = _run([py, "-c", probe], cwd=tmp_path / "b", env=env)
+    assert out.strip().endswith("_bindings.py"), out
