@@ -36,8 +36,11 @@ def _extensions() -> list:
         return []
     from Cython.Build import cythonize
 
+    # Without debug info the module is about 5x smaller; MCPGEN_DEBUG_BUILD=1 keeps it.
+    strip = sys.platform.startswith("linux") and os.environ.get("MCPGEN_DEBUG_BUILD") != "1"
+    link_args = ["-Wl,--strip-debug"] if strip else []
     return cythonize(
-        [Extension("desk_lamp_tools._bindings", ["desk_lamp_tools/_bindings.py"])],
+        [Extension("desk_lamp_tools._bindings", ["desk_lamp_tools/_bindings.py"], extra_link_args=link_args)],
         compiler_directives={"language_level": "3", "annotation_typing": False},
         quiet=True,
     )
