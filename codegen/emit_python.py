@@ -231,6 +231,13 @@ def _param_checks(p: Param, ident: str) -> list[str]:
     ]
 
 
+def param_annotation(p: Param) -> str:
+    """The Python type of an argument: ``Literal["a", "b"]`` for an enum, so mypy catches typos."""
+    if p.enum:
+        return "Literal[" + ", ".join(_str_literal(v) for v in p.enum) + "]"
+    return _SCALAR_TYPES[p.type]
+
+
 def _param_doc(p: Param) -> str:
     bits: list[str] = [p.type]
     if p.minimum is not None or p.maximum is not None:
@@ -299,7 +306,7 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
             ParamView(
                 name=p.name,
                 ident=ident,
-                annotation=_SCALAR_TYPES[p.type],
+                annotation=param_annotation(p),
                 default=None if p.default is None else py_literal(p.default),
                 checks=_param_checks(p, ident),
                 doc=_param_doc(p),
@@ -435,6 +442,7 @@ def context(spec: Spec) -> dict[str, Any]:
         "kinds": {t.name: t.returns.kind for t in spec.tools},
         "exports": exports,
         "uses_image": any(t.returns.kind == "image" for t in spec.tools),
+        "uses_literal": any(p.enum for t in spec.tools for p in t.params),
     }
 
 
@@ -472,4 +480,4 @@ def emit(spec: Spec) -> dict[str, str]:
     return {path: env.get_template(tpl).render(**ctx) for path, tpl in files.items()}
 
 
-__all__ = ["emit", "context", "py_literal", "py_ident", "TEMPLATE_DIR"]
+__all__ = ["emit", "context", "param_annotation", "py_literal", "py_ident", "TEMPLATE_DIR"]

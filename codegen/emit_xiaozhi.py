@@ -9,10 +9,14 @@ xiaozhi-esp32 firmware's own ``McpServer`` (``main/mcp_server.h``).
   ``self.mcpgen.spec`` reporting the spec fingerprint. Each callback reads the stock
   ``PropertyList`` into typed locals and calls ``mcpgen::xiaozhi::call_tool`` (the port in
   ``firmware_template/ports/xiaozhi``), which runs the typed handler through the mcpgen
-  core and converts its ``mcpgen::Result`` into the stock ``ReturnValue``.
+  core and converts its ``mcpgen::Result`` into the stock ``ReturnValue``. Only this unit
+  includes the stock header (which needs C++ exceptions); the rest of the glue builds
+  with ``-fno-exceptions -fno-rtti``.
 * ``mcp_tools.{h,cpp}``: the same generated tables as every other target (emit_cpp).
 * ``mcpgen.cmake`` (appends the sources and include dir to ``main/CMakeLists.txt``'s
-  ``SOURCES`` / ``INCLUDE_DIRS``) and ``README.md`` (how to wire it in).
+  ``SOURCES`` / ``INCLUDE_DIRS``; refuses with ``FATAL_ERROR`` to be included before that
+  file assigns them, and checks afterwards that the component got the sources: see
+  docs/xiaozhi.md, "Where the include goes") and ``README.md`` (how to wire it in).
 
 The stock ``Property`` knows boolean, integer (32-bit, optional ``[min, max]``) and string
 only. Mapping: boolean -> boolean; integer -> integer (with the stock range when the spec
@@ -68,7 +72,10 @@ def core_files() -> tuple[str, ...]:
     )
 
 
-PORT_FILES: tuple[str, ...] = ("mcpgen_xiaozhi_port.h", "mcpgen_xiaozhi_port.cc")
+# The port: mcpgen_xiaozhi_port.{h,cc} build with -fno-exceptions -fno-rtti; the stock
+# adapter header (included by the generated tools file with main/mcp_server.h) is where
+# an error becomes the exception the stock McpServer turns into a JSON-RPC error.
+PORT_FILES: tuple[str, ...] = ("mcpgen_xiaozhi_port.h", "mcpgen_xiaozhi_port.cc", "mcpgen_xiaozhi_stock.h")
 
 # Tools the stock firmware registers itself (main/mcp_server.cc: AddCommonTools and
 # AddUserOnlyTools, some only on boards with that hardware). McpServer::AddTool keeps the

@@ -17,6 +17,14 @@ from typing import Any, Optional, Union
 
 import yaml
 
+from mcpgen.codegen.consumer_names import (
+    CONSUMERS,
+    MAX_LLM_FUNCTION_NAME,
+    NameConsumer,
+    max_spec_name_length,
+    suggest_rename,
+    too_long_for,
+)
 from mcpgen.codegen.mcp_json import worst_case_page_bytes
 from mcpgen.codegen.model import (
     DEFAULT_PAGE_SIZE,
@@ -569,6 +577,20 @@ class SpecChecker:
                 "`__` is reserved: LLM function names map `.` to `__`; use a single `_`",
             )
             return False
+        too_long = too_long_for(name)
+        if too_long:
+            consumer, mapped = too_long[0]
+            also = "".join(f" and {len(m)} for {c.who} ({c.mapping})" for c, m in too_long[1:])
+            self.error(
+                node,
+                path,
+                f"tool name `{name}` is too long for LLM function calling: it becomes `{mapped}`, "
+                f"{len(mapped)} characters for {consumer.who} ({consumer.mapping}){also}; "
+                f"LLM APIs accept at most {MAX_LLM_FUNCTION_NAME}",
+                f"shorten it to at most {max_spec_name_length(name)} characters "
+                "(each `.` counts twice, as mcpgen turns it into `__`)",
+            )
+            return False
         for seg in python_path(name):
             if not seg:
                 self.error(
@@ -995,6 +1017,8 @@ class SpecChecker:
         by_handler: dict[str, _ToolInfo] = {}
         by_struct: dict[str, _ToolInfo] = {}
         by_path: dict[tuple[str, ...], _ToolInfo] = {}
+        by_consumer: list[dict[str, _ToolInfo]] = [{} for _ in CONSUMERS]
+        clashed: set[int] = set()
         for info in infos:
             if info.name is None:
                 continue
@@ -1010,6 +1034,9 @@ class SpecChecker:
                 )
                 continue
             by_name[info.name] = info
+            if self.consumer_name_clash(info, infos, by_consumer):
+                clashed.add(info.index)
+                continue  # renaming fixes the C++ and Python collisions too: report this one only
             if info.handler is not None:
                 hpath = f"{path}.handler" if info.handler_explicit else f"{path}.name"
                 other = by_handler.get(info.handler)
@@ -1039,7 +1066,7 @@ class SpecChecker:
             by_path.setdefault(python_path(info.name), info)
         # Python bindings: device.<a>.<b>(): a tool's path must not equal or prefix another's.
         for info in infos:
-            if info.name is None or by_name.get(info.name) is not info:
+            if info.name is None or by_name.get(info.name) is not info or info.index in clashed:
                 continue
             tpath = python_path(info.name)
             attr = "device." + ".".join(tpath)
@@ -1081,6 +1108,43 @@ class SpecChecker:
                     f"no tool name may be a dotted prefix of another; rename `{other.name}`, "
                     f"e.g. to `{other.name}.get`",
                 )
+
+    def consumer_name_clash(
+        self, info: _ToolInfo, infos: list[_ToolInfo], by_consumer: list[dict[str, _ToolInfo]]
+    ) -> bool:
+        """Report ``info`` if its name maps to an earlier tool's under some consumer's mapping.
+
+        Registers the mapped names of ``info`` otherwise; returns True when it reported.
+        """
+        assert info.name is not None
+        clashes: list[tuple[NameConsumer, str, _ToolInfo]] = []
+        for consumer, seen in zip(CONSUMERS, by_consumer, strict=True):
+            mapped = consumer.convert(info.name)
+            first = seen.get(mapped)
+            if first is None:
+                seen[mapped] = info
+            else:
+                clashes.append((consumer, mapped, first))
+        if not clashes:
+            return False
+        other = clashes[0][2]
+        how = "; ".join(
+            f"both become `{mapped}` for {consumer.who} ({consumer.mapping})"
+            for consumer, mapped, first in clashes
+            if first is other
+        )
+        consequences = "; ".join(c.consequence for c, _, first in clashes if first is other)
+        names = [i.name for i in infos if i.name is not None and i is not info]
+        suggestion = suggest_rename(info.name, names)
+        example = f", e.g. `{suggestion}`" if suggestion else ""
+        self.error(
+            info.name_node,
+            f"tools[{info.index}].name",
+            f"tool name `{info.name}` collides with tools[{other.index}] `{other.name}` "
+            f"(line {other.name_node.start_mark.line + 1}) as an LLM function name: {how}",  # type: ignore[union-attr]
+            f"{consequences}; rename one so the names differ in more than `.` versus `_`{example}",
+        )
+        return True
 
     def check_page_size(self, page_size: int, infos: list[_ToolInfo]) -> None:
         built = [(i, i.model) for i in infos if i.model is not None]

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
+from mcpgen.runtime.device import Policy
 from mcpgen.runtime.errors import SpecMismatch
 
 log = logging.getLogger("mcpgen.runtime.bindings")
 
-POLICIES = ("strict", "warn", "off")
+# ``Policy`` (``Literal["strict", "warn", "off"]``) is re-exported for the generated
+# bindings, which type their ``policy`` argument with it.
+POLICIES: tuple[str, ...] = get_args(Policy)
 
 
 def bind_device(
-    device: Any, *, fingerprint: str, kinds: Mapping[str, str], policy: str, cls_name: str
+    device: Any, *, fingerprint: str, kinds: Mapping[str, str], policy: Policy, cls_name: str
 ) -> None:
     """Checks ``device`` against the bindings' spec and registers the return kinds.
 
@@ -38,3 +41,6 @@ def bind_device(
     setter = getattr(device, "set_return_kinds", None)
     if setter is not None:
         setter(kinds)
+
+
+__all__ = ["POLICIES", "Policy", "bind_device"]

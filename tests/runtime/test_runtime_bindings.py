@@ -6,6 +6,7 @@ import importlib
 import inspect
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from types import ModuleType
 
@@ -221,7 +222,7 @@ def _odd_spec() -> Spec:
             description='Tricky """quotes""" and \\backslashes\\.',
             handler="import_from",
             params=(
-                Param(name="class", type="string", enum=("a", "b"), default="a"),
+                Param(name="class", type="string", enum=("a", "b", 'say "hi"', "back\\slash"), default="a"),
                 Param(name="lambda", type="number"),
                 Param(name="x-y", type="integer", minimum=-5, maximum=5),
             ),
@@ -266,6 +267,10 @@ def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
         mod._bindings.args_import_from("a", 1.0, 6)
     assert err.value.argument == "x-y"
     assert "Tricky" in (mod.ImportTools.from_.__doc__ or "")
+    # Enum values, quotes and backslashes included, are the Literal type of the argument.
+    hints = typing.get_type_hints(mod._bindings.args_import_from)
+    assert hints["class_"] == typing.Literal["a", "b", 'say "hi"', "back\\slash"]
+    assert typing.get_type_hints(mod.ImportTools.from_)["class_"] == hints["class_"]
     assert 'version = "0.0.0"' in files["python/pyproject.toml"]
 
 
@@ -293,22 +298,42 @@ def test_colliding_tools_are_refused() -> None:
 
 def test_mypy_checks_calls_against_the_stubs(bindings_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("mypy")
+    # Each line marked `# E` must be a mypy error, and no other line.
+    code = """\
+from mcpgen.runtime import Device, Gateway
+from desk_lamp_tools import DeskLamp
+from xiaozhi_sim_tools import XiaozhiSim
+from xiaozhi_sim_tools._bindings import args_screen_set_theme
+
+
+async def main(device: Device, theme: str) -> None:
+    sim = XiaozhiSim(device)
+    ok: bool = await sim.audio_speaker.set_volume(volume=5)
+    status = await sim.get_device_status()
+    level: int = status['battery']['level']
+    await sim.audio_speaker.set_volume(volume='loud')  # E
+    await sim.display.show_text(txt='typo')  # E
+    bad: str = await sim.counter.add()  # E
+    await sim.screen.set_theme(theme="dark")
+    await sim.screen.set_theme(theme="drak")  # E
+    await sim.screen.set_theme(theme=theme)  # E a plain str is not one of the enum's values
+    await sim.sensor.read_temperature()
+    await sim.sensor.read_temperature(unit="kelvin")  # E
+    args_screen_set_theme("light")
+    args_screen_set_theme("blue")  # E
+    lamp = DeskLamp(device, policy="strict")
+    await lamp.light.set_effect(effect="rainbow")
+    await lamp.light.set_effect(effect="rainbw")  # E
+    XiaozhiSim(device, policy="off")
+    XiaozhiSim(device, policy="strcit")  # E
+    Gateway(port=0, policy="off")
+    Gateway(port=0, policy="warning")  # E the runtime API's policy is a Literal too
+"""
     snippet = tmp_path / "use_sim.py"
-    snippet.write_text(
-        "from mcpgen.runtime import Device\n"
-        "from xiaozhi_sim_tools import XiaozhiSim\n\n\n"
-        "async def main(device: Device) -> None:\n"
-        "    sim = XiaozhiSim(device)\n"
-        "    ok: bool = await sim.audio_speaker.set_volume(volume=5)\n"
-        "    status = await sim.get_device_status()\n"
-        "    level: int = status['battery']['level']\n"
-        "    await sim.audio_speaker.set_volume(volume='loud')\n"
-        "    await sim.display.show_text(txt='typo')\n"
-        "    bad: str = await sim.counter.add()\n",
-        encoding="utf-8",
-    )
+    snippet.write_text(code, encoding="utf-8")
+    expected = {n for n, line in enumerate(code.splitlines(), 1) if "# E" in line}
     root = Path(__file__).resolve().parents[2]
-    env_path = f"{bindings_dir / 'default' / 'python'}:{root}"
+    env_path = f"{bindings_dir / 'default' / 'python'}:{bindings_dir / 'lamp' / 'python'}:{root}"
     proc = subprocess.run(
         [
             sys.executable,
@@ -328,4 +353,5 @@ def test_mypy_checks_calls_against_the_stubs(bindings_dir: Path, tmp_path: Path)
     out = proc.stdout
     errors = [line for line in out.splitlines() if ": error:" in line]
     lines = {int(line.split(":")[1]) for line in errors}
-    assert lines == {10, 11, 12}, out
+    assert lines == expected, out
+    assert 'to "set_effect" of "LightTools" has incompatible type "Literal[\'rainbw\']"' in out

@@ -225,12 +225,75 @@ CASES = [
         tools:
           - name: self.a.b
             description: d
+          - name: self.a-b
+            description: d
+        """,
+        5, 11, "tools[1].name", "C++ handler `a_b` of `self.a-b` collides with tools[0] `self.a.b`",
+        "set `handler:`",
+        id="cpp-handler-collision",
+    ),
+    pytest.param(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.light.set_on
+            description: d
+            handler: light_set_on_a
+          - name: self.light_set.on
+            description: d
+            handler: light_set_on_b
+        """,
+        6, 11, "tools[1].name",
+        "tool name `self.light_set.on` collides with tools[0] `self.light.set_on` (line 3) as an LLM "
+        "function name: both become `self_light_set_on` for the stock xiaozhi-esp32-server (`.` -> `_`)",
+        "keeps only one of them, so the other silently disappears; rename one so the names differ in more "
+        "than `.` versus `_`, e.g. `self.light_set.on_2`",
+        id="stock-xiaozhi-server-name-collision",
+    ),
+    pytest.param(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.a.b
+            description: d
           - name: self.a_b
             description: d
         """,
-        5, 11, "tools[1].name", "C++ handler `a_b` of `self.a_b` collides with tools[0] `self.a.b`",
-        "set `handler:`",
-        id="cpp-handler-collision",
+        # Also a C++ handler collision, but `handler:` would not fix it: only the rename is reported.
+        5, 11, "tools[1].name",
+        "both become `self_a_b` for the stock xiaozhi-esp32-server (`.` -> `_`)",
+        "e.g. `self.a_b_2`",
+        id="stock-collision-reported-instead-of-handler",
+    ),
+    pytest.param(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.mode._on
+            description: d
+            handler: mode_on_a
+          - name: self.mode_.on
+            description: d
+            handler: mode_on_b
+        """,
+        6, 11, "tools[1].name",
+        "collides with tools[0] `self.mode._on` (line 3) as an LLM function name: both become "
+        "`self__mode___on` for mcpgen's LLM names (`.` -> `__`); both become `self_mode__on` for the stock",
+        "mcpgen would have to give one of them a hashed name",
+        id="mcpgen-llm-name-collision",
+    ),
+    pytest.param(
+        f"""
+        device: {{name: t, version: "1"}}
+        tools:
+          - name: self.{"a" * 32}.{"b" * 25}
+            description: d
+        """,
+        3, 11, "tools[0].name",
+        f"is too long for LLM function calling: it becomes `self__{'a' * 32}__{'b' * 25}`, 65 characters "
+        "for mcpgen's LLM names (`.` -> `__`); LLM APIs accept at most 64",
+        "shorten it to at most 62 characters (each `.` counts twice",
+        id="llm-name-too-long-after-mapping",
     ),
     pytest.param(
         """

@@ -89,6 +89,7 @@ def test_schema_rejects_bad_params(validator, param, fragment):
     [
         pytest.param("{name: self.a__b, description: d}", "does not match", id="double-underscore"),
         pytest.param("{name: 'a b', description: d}", "does not match", id="space-in-name"),
+        pytest.param(f"{{name: self.{'x' * 60}, description: d}}", "does not match", id="longer-than-64"),
         pytest.param("{name: self.a, description: d, params: {class: {type: string}}}", "should not be valid",
                      id="reserved-param"),
         pytest.param("{name: self.a, description: d, returns: object}", "is not valid under any",

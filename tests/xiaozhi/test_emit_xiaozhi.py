@@ -190,6 +190,7 @@ def test_build_writes_a_self_contained_directory(tmp_path: Path):
         "mcpgen_xiaozhi_tools.cc",
         "mcpgen_xiaozhi_port.h",
         "mcpgen_xiaozhi_port.cc",
+        "mcpgen_xiaozhi_stock.h",
         "default_device_handlers.cpp",
         *core,
     }

@@ -10,7 +10,17 @@ import re
 from pathlib import Path
 
 import pytest
-from xiaozhi_testlib import DEFAULT_SPEC, LAMP_SPEC, Harness, compile_units
+from xiaozhi_testlib import (
+    CXXFLAGS,
+    DEFAULT_SPEC,
+    LAMP_SPEC,
+    NO_EXCEPTIONS,
+    STOCK_UNITS,
+    Harness,
+    compile_unit,
+    compile_units,
+    glue_sources,
+)
 
 from mcpgen.codegen.build_xiaozhi import build_xiaozhi
 from mcpgen.codegen.emit_xiaozhi import SPEC_TOOL_FINGERPRINT_RE, SPEC_TOOL_NAME
@@ -32,6 +42,33 @@ def test_every_unit_compiles_with_werror(spec: Path, header_dir: Path, tmp_path:
     names = {o.name for o in objs}
     assert {"mcpgen_xiaozhi_tools.o", "mcpgen_xiaozhi_port.o", "mcp_tools.o", "mcp_server.o"} <= names
     assert f"{spec.stem}_handlers.o" in names
+
+
+@pytest.mark.parametrize("spec", [DEFAULT_SPEC, LAMP_SPEC], ids=["default_device", "desk_lamp"])
+def test_glue_builds_with_no_exceptions_and_no_rtti(spec: Path, header_dir: Path, tmp_path: Path):
+    glue = build_xiaozhi(spec, tmp_path / "out", log=_quiet)
+    units = glue_sources(glue)
+    # The port, the core, the tables and the handlers: the project's flags, with the real
+    # stock header on the include path.
+    for src in units:
+        if src.name in STOCK_UNITS:
+            continue
+        proc = compile_unit(src, glue, header_dir, tmp_path / f"{src.stem}.o", CXXFLAGS + NO_EXCEPTIONS)
+        assert proc.returncode == 0, f"{src.name}:\n{proc.stderr}"
+    # The registration unit includes main/mcp_server.h, which itself throws: it needs
+    # exceptions (as the stock firmware has them) but no RTTI ...
+    [tools] = [src for src in units if src.name in STOCK_UNITS]
+    proc = compile_unit(tools, glue, header_dir, tmp_path / "tools.o", CXXFLAGS + ("-fno-rtti",))
+    assert proc.returncode == 0, proc.stderr
+    # ... and without exceptions it fails only in the stock header and in the stock adapter
+    # (the one place that throws, as the stock McpServer's error path requires), with a
+    # message saying which firmware setting to use.
+    proc = compile_unit(tools, glue, header_dir, tmp_path / "tools_noexc.o", CXXFLAGS + NO_EXCEPTIONS)
+    assert proc.returncode != 0
+    where = {Path(m.group(1)).name for m in re.finditer(r"^([^:\s]+):\d+:\d+: error:", proc.stderr, re.M)}
+    assert "mcp_server.h" in where, proc.stderr
+    assert where <= {"mcp_server.h", "mcpgen_xiaozhi_stock.h"}, proc.stderr
+    assert "CONFIG_COMPILER_CXX_EXCEPTIONS=y" in proc.stderr
 
 
 def _schema_type(p) -> str:

@@ -23,6 +23,11 @@ STOCK_HEADER = "main/mcp_server.h"
 CJSON_INCLUDE = Path("/usr/include/cjson")  # Debian libcjson-dev puts cJSON.h here
 
 CXXFLAGS = ("-std=c++17", "-O1", "-g", "-Wall", "-Wextra", "-Werror")
+# The project's rule for everything but the unit that includes the stock header.
+NO_EXCEPTIONS = ("-fno-exceptions", "-fno-rtti")
+# The stock main/mcp_server.h contains `throw`, so the one generated unit including it
+# (with the port's stock adapter) builds with exceptions, as the stock firmware does.
+STOCK_UNITS = frozenset({"mcpgen_xiaozhi_tools.cc"})
 SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
 LIBS = ("-lcjson", "-lmbedcrypto")
 
@@ -96,39 +101,46 @@ def glue_sources(glue_dir: Path) -> list[Path]:
     return sorted([*glue_dir.glob("*.cc"), *glue_dir.glob("*.cpp"), *glue_dir.glob("mcpgen/*.cpp")])
 
 
-def compile_units(glue_dir: Path, header_dir: Path, objdir: Path, cxx: str = "g++") -> list[Path]:
-    """Compiles every unit of the glue directory with -Wall -Wextra -Werror; returns the objects."""
+def unit_flags(src: Path) -> tuple[str, ...]:
+    """The flags a glue unit builds with: -fno-exceptions -fno-rtti unless it includes the stock header."""
+    return CXXFLAGS + (("-fno-rtti",) if src.name in STOCK_UNITS else NO_EXCEPTIONS)
+
+
+def compile_unit(
+    src: Path, glue_dir: Path, header_dir: Path, obj: Path, flags: tuple[str, ...], cxx: str = "g++"
+) -> subprocess.CompletedProcess[str]:
+    includes = (f"-I{glue_dir}", f"-I{header_dir}", f"-I{CJSON_INCLUDE}")
+    cmd = [cxx, *flags, *includes, "-c", str(src), "-o", str(obj)]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def compile_units(
+    glue_dir: Path, header_dir: Path, objdir: Path, *, extra: tuple[str, ...] = (), cxx: str = "g++"
+) -> list[Path]:
+    """Compiles every unit of the glue directory with its unit_flags (+ ``extra``); returns the objects."""
     objdir.mkdir(parents=True, exist_ok=True)
     objs: list[Path] = []
     for src in glue_sources(glue_dir):
         obj = objdir / (src.stem + ".o")
-        cmd = [
-            cxx,
-            *CXXFLAGS,
-            f"-I{glue_dir}",
-            f"-I{header_dir}",
-            f"-I{CJSON_INCLUDE}",
-            "-c",
-            str(src),
-            "-o",
-            str(obj),
-        ]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"
+        proc = compile_unit(src, glue_dir, header_dir, obj, unit_flags(src) + extra, cxx)
+        assert proc.returncode == 0, f"{' '.join(proc.args)}\n{proc.stdout}{proc.stderr}"
         objs.append(obj)
     return objs
 
 
 def build_harness(glue_dir: Path, header_dir: Path, exe: Path, *, sanitize: bool, cxx: str = "g++") -> Path:
-    flags = [*CXXFLAGS, *(SANITIZE if sanitize else ())]
+    """The harness linked from units built as on the firmware: see unit_flags."""
+    extra = SANITIZE if sanitize else ()
+    objs = compile_units(glue_dir, header_dir, exe.parent / f"{exe.name}_obj", extra=extra, cxx=cxx)
     cmd = [
         cxx,
-        *flags,
+        *CXXFLAGS,
+        *extra,
         f"-I{glue_dir}",
         f"-I{header_dir}",
         f"-I{CJSON_INCLUDE}",
         str(HARNESS_SOURCE),
-        *(str(s) for s in glue_sources(glue_dir)),
+        *(str(o) for o in objs),
         *LIBS,
         "-o",
         str(exe),

@@ -1,23 +1,31 @@
 // mcpgen "xiaozhi" port: runs mcpgen typed tool handlers inside the stock xiaozhi-esp32
 // firmware, registered with its own McpServer (main/mcp_server.h).
 //
-// The generated mcpgen_xiaozhi_tools.cc registers one stock McpTool per spec tool. Its
-// callback reads the stock PropertyList into typed locals and calls call_tool(), which
-// hands the arguments to the mcpgen core (mcpgen::Server over the generated kMcpSpec):
-// the core checks them against the spec (ranges, enums, max_length, numbers), decodes them
-// into the tool's generated <Camel>Args struct and calls the typed handler; call_tool()
-// then turns the mcpgen::Result into the stock ReturnValue. A tool error (Result::Error),
-// an argument the spec rejects, or a handler returning the wrong kind throws
-// std::runtime_error, which the stock McpServer answers with a JSON-RPC error.
+// Two layers, so that the logic builds like the rest of mcpgen (-fno-exceptions
+// -fno-rtti) although the stock header cannot:
 //
-// Needs C++ exceptions (the stock firmware builds with them) and the stock firmware's
-// cJSON and mbedtls (both already used by mcp_server.h).
+// * this header and mcpgen_xiaozhi_port.cc: no exceptions, no RTTI, and no dependency on
+//   main/mcp_server.h. run_tool() hands one call's arguments to the mcpgen core
+//   (mcpgen::Server over the generated kMcpSpec): the core checks them against the spec
+//   (ranges, enums, max_length, numbers), decodes them into the tool's generated
+//   <Camel>Args struct and calls the typed handler; run_tool() then reads the core's
+//   reply into an Outcome (a value, or an error message).
+// * mcpgen_xiaozhi_stock.h (included by the generated mcpgen_xiaozhi_tools.cc only): turns
+//   an Outcome into the stock ReturnValue. The stock McpServer reports a failed tool only
+//   when its callback throws, and main/mcp_server.h itself contains `throw` (upstream
+//   builds with CONFIG_COMPILER_CXX_EXCEPTIONS=y), so that thin layer is where the one
+//   throw lives; see docs/xiaozhi.md.
+//
+// Needs the stock firmware's cJSON and mbedtls (both already used by mcp_server.h).
 #pragma once
+
+#include <stddef.h>
 
 #include <functional>
 #include <string>
 
-#include "mcp_server.h"
+#include <cJSON.h>
+
 #include "mcpgen/mcp_core.h"
 
 // Reply buffer of one call of a tool returning an image (the base64 data is in it; heap,
@@ -33,25 +41,79 @@ namespace xiaozhi {
 // call (once to measure, once to write): it must write the same thing both times.
 using ArgsWriter = std::function<void(JsonWriter&)>;
 
+// What one tool call produced, before it becomes a stock ReturnValue. Move-only: it owns
+// `object` and `image`.
+class Outcome {
+ public:
+  enum class Kind { kError, kBoolean, kInteger, kText, kObject, kImage };
+
+  Outcome() = default;
+  ~Outcome();
+  Outcome(Outcome&& other) noexcept;
+  Outcome& operator=(Outcome&& other) noexcept;
+  Outcome(const Outcome&) = delete;
+  Outcome& operator=(const Outcome&) = delete;
+
+  static Outcome Error(std::string message);  // message made reply_safe
+  static Outcome Boolean(bool v);
+  static Outcome Integer(int v);
+  static Outcome Text(std::string text);
+  static Outcome Object(cJSON* object);  // takes ownership
+  static Outcome Image(std::string mime_type, unsigned char* bytes, size_t size);  // takes malloc'd bytes
+
+  Kind kind() const { return kind_; }
+  bool ok() const { return kind_ != Kind::kError; }
+  bool boolean() const { return boolean_; }
+  int integer() const { return integer_; }
+  // kError: the message; kText: the text; kImage: the MIME type.
+  const std::string& text() const { return text_; }
+  // kObject: the object; the caller owns it afterwards (nullptr otherwise).
+  cJSON* release_object();
+  // kImage: the decoded image bytes.
+  const unsigned char* image_data() const { return image_; }
+  size_t image_size() const { return image_size_; }
+  // The notification a handler queued with Context::notify during the call ("" if none);
+  // the stock layer hands it to the sink after the call.
+  const std::string& notification() const { return notification_; }
+  void set_notification(std::string n) { notification_ = std::move(n); }
+
+ private:
+  void reset();
+
+  Kind kind_ = Kind::kError;
+  bool boolean_ = false;
+  int integer_ = 0;
+  std::string text_;
+  cJSON* object_ = nullptr;
+  unsigned char* image_ = nullptr;
+  size_t image_size_ = 0;
+  std::string notification_;
+};
+
 // Runs the spec tool `name` with the arguments `write_args` writes; `returns` is the
-// spec's return kind. Returns the stock ReturnValue (see docs/xiaozhi.md for the
-// mapping); throws std::runtime_error with the core's message on any failure.
-ReturnValue call_tool(const char* name, ReturnKind returns, const ArgsWriter& write_args);
+// spec's return kind (see docs/xiaozhi.md for how each kind maps to the stock result).
+// Never throws; a tool error, an argument the spec rejects, a handler returning the
+// wrong kind or a failed allocation is an Outcome of kind kError.
+Outcome run_tool(const char* name, ReturnKind returns, const ArgsWriter& write_args);
 
 // A `number` parameter arrives as a stock string property (the stock Property has no
-// number type). Parses the whole text with strtod; throws std::runtime_error naming the
-// parameter when it is not a finite number. The spec's range is checked by the core.
-double parse_number(const char* param, const std::string& text);
+// number type). Parses the whole text with strtod into *out; on failure (not a finite
+// number) returns false and sets *error to a message naming the parameter. The spec's
+// range is checked by the core.
+bool parse_number(const char* param, const std::string& text, double* out, std::string* error);
 
-// The result of the generated `self.mcpgen.spec` tool:
+// The result of the generated `self.mcpgen.spec` tool (caller owns it):
 // {"fingerprint":"<16 hex>","device":"<name>","version":"<version>"}.
-ReturnValue spec_info();
+cJSON* spec_info_json();
 
 // Where notifications a handler queued with Context::notify go: called with the complete
 // JSON-RPC notification after the handler returned. Unset (the default): dropped. On the
 // stock firmware: [](const std::string& m) { Application::GetInstance().SendMcpMessage(m); }
 // (SendMcpMessage schedules the send, so it goes out after the tool's reply).
 void set_notification_sink(std::function<void(const std::string&)> sink);
+
+// The sink set with set_notification_sink (a copy; empty when unset).
+std::function<void(const std::string&)> notification_sink();
 
 // The mcpgen core instance the handlers run in (e.g. for core().set_user_data(p), which
 // handlers read with ctx.user_data()).

@@ -9,9 +9,10 @@ Host-simulated xiaozhi-style speaker with a screen.
 from __future__ import annotations
 
 import re
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from mcpgen.runtime import validate as _v
+from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
 from mcpgen.runtime.codec import (
     KIND_BOOLEAN,
@@ -344,7 +345,7 @@ def args_screen_set_brightness(brightness: int) -> dict:
     return {"brightness": brightness}
 
 
-def args_screen_set_theme(theme: str) -> dict:
+def args_screen_set_theme(theme: Literal["light", "dark"]) -> dict:
     """Validated arguments of ``self.screen.set_theme`` (raises runtime.errors.ValidationError)."""
     if type(theme) is not str or theme not in ("light", "dark"):
         theme = _v.check_str("theme", theme, None, ("light", "dark"), None)
@@ -367,7 +368,7 @@ def args_display_show_text(scroll: bool, seconds: float, text: str) -> dict:
     return {"scroll": scroll, "seconds": seconds, "text": text}
 
 
-def args_sensor_read_temperature(unit: str) -> dict:
+def args_sensor_read_temperature(unit: Literal["celsius", "fahrenheit"]) -> dict:
     """Validated arguments of ``self.sensor.read_temperature`` (raises runtime.errors.ValidationError)."""
     if type(unit) is not str or unit not in ("celsius", "fahrenheit"):
         unit = _v.check_str("unit", unit, None, ("celsius", "fahrenheit"), None)
@@ -434,7 +435,7 @@ class ScreenTools:
             "self.screen.set_brightness", args_screen_set_brightness(brightness), _K_BOOLEAN
         )
 
-    async def set_theme(self, *, theme: str) -> bool:
+    async def set_theme(self, *, theme: Literal["light", "dark"]) -> bool:
         """Set the theme of the screen.
 
         MCP tool ``self.screen.set_theme``.
@@ -480,7 +481,7 @@ class SensorTools:
     def __init__(self, device: Any) -> None:
         self._device = device
 
-    async def read_temperature(self, *, unit: str = "celsius") -> float:
+    async def read_temperature(self, *, unit: Literal["celsius", "fahrenheit"] = "celsius") -> float:
         """Read the temperature sensor in degrees Celsius.
 
         MCP tool ``self.sensor.read_temperature``.
@@ -569,7 +570,7 @@ class XiaozhiSim:
     DEVICE_VERSION = DEVICE_VERSION
     SPEC = SPEC
 
-    def __init__(self, device: Any, *, policy: str = "warn") -> None:
+    def __init__(self, device: Any, *, policy: Policy = "warn") -> None:
         _bind_device(
             device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="XiaozhiSim"
         )

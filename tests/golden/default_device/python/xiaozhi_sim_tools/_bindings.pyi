@@ -2,8 +2,9 @@
 # Do not edit: change the spec and run `codegen generate` again.
 # Type stubs of _bindings (the compiled module carries no annotations).
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
+from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.codec import Image
 from mcpgen.runtime.device import Device
 
@@ -35,13 +36,13 @@ def args_audio_speaker_set_volume(volume: int) -> dict[str, Any]: ...
 
 def args_screen_set_brightness(brightness: int) -> dict[str, Any]: ...
 
-def args_screen_set_theme(theme: str) -> dict[str, Any]: ...
+def args_screen_set_theme(theme: Literal["light", "dark"]) -> dict[str, Any]: ...
 
 def args_reboot() -> dict[str, Any]: ...
 
 def args_display_show_text(scroll: bool, seconds: float, text: str) -> dict[str, Any]: ...
 
-def args_sensor_read_temperature(unit: str) -> dict[str, Any]: ...
+def args_sensor_read_temperature(unit: Literal["celsius", "fahrenheit"]) -> dict[str, Any]: ...
 
 def args_counter_add(amount: int) -> dict[str, Any]: ...
 
@@ -69,7 +70,7 @@ class CounterTools:
 
 class SensorTools:
     def __init__(self, device: Device) -> None: ...
-    async def read_temperature(self, *, unit: str = ...) -> float:
+    async def read_temperature(self, *, unit: Literal["celsius", "fahrenheit"] = ...) -> float:
         """Read the temperature sensor in degrees Celsius."""
 
 
@@ -83,7 +84,7 @@ class ScreenTools:
     def __init__(self, device: Device) -> None: ...
     async def set_brightness(self, *, brightness: int) -> bool:
         """Set the brightness of the screen."""
-    async def set_theme(self, *, theme: str) -> bool:
+    async def set_theme(self, *, theme: Literal["light", "dark"]) -> bool:
         """Set the theme of the screen."""
 
 
@@ -105,7 +106,7 @@ class XiaozhiSim:
     counter: CounterTools
     network: NetworkTools
     camera: CameraTools
-    def __init__(self, device: Device, *, policy: str = ...) -> None: ...
+    def __init__(self, device: Device, *, policy: Policy = ...) -> None: ...
     @property
     def device(self) -> Device: ...
     async def get_device_status(self) -> GetDeviceStatusResult:

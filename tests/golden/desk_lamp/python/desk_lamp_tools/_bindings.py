@@ -8,9 +8,10 @@ Wi-Fi RGB desk lamp.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from mcpgen.runtime import validate as _v
+from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
 from mcpgen.runtime.codec import (
     KIND_BOOLEAN,
@@ -216,7 +217,7 @@ def args_timer_set(minutes: int) -> dict:
     return {"minutes": minutes}
 
 
-def args_light_set_effect(effect: str, speed: float) -> dict:
+def args_light_set_effect(effect: Literal["none", "breathe", "rainbow", "candle"], speed: float) -> dict:
     """Validated arguments of ``self.light.set_effect`` (raises runtime.errors.ValidationError)."""
     if type(effect) is not str or effect not in ("none", "breathe", "rainbow", "candle"):
         effect = _v.check_str("effect", effect, None, ("none", "breathe", "rainbow", "candle"), None)
@@ -272,7 +273,7 @@ class LightTools:
             "self.light.get_state", args_light_get_state(), _K_OBJECT
         )
 
-    async def set_effect(self, *, effect: str, speed: float = 1.0) -> str:
+    async def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = 1.0) -> str:
         """Start a light effect.
 
         MCP tool ``self.light.set_effect``.
@@ -323,7 +324,7 @@ class DeskLamp:
     DEVICE_VERSION = DEVICE_VERSION
     SPEC = SPEC
 
-    def __init__(self, device: Any, *, policy: str = "warn") -> None:
+    def __init__(self, device: Any, *, policy: Policy = "warn") -> None:
         _bind_device(
             device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="DeskLamp"
         )

@@ -2,8 +2,9 @@
 # Do not edit: change the spec and run `codegen generate` again.
 # Type stubs of _bindings (the compiled module carries no annotations).
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
+from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.device import Device
 
 DEVICE_NAME: str
@@ -25,7 +26,7 @@ def args_light_get_state() -> dict[str, Any]: ...
 
 def args_timer_set(minutes: int) -> dict[str, Any]: ...
 
-def args_light_set_effect(effect: str, speed: float) -> dict[str, Any]: ...
+def args_light_set_effect(effect: Literal["none", "breathe", "rainbow", "candle"], speed: float) -> dict[str, Any]: ...
 
 class TimerTools:
     def __init__(self, device: Device) -> None: ...
@@ -41,7 +42,7 @@ class LightTools:
         """Switch the lamp on or off."""
     async def get_state(self) -> LightGetStateResult:
         """Current colour, power and timer of the lamp."""
-    async def set_effect(self, *, effect: str, speed: float = ...) -> str:
+    async def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = ...) -> str:
         """Start a light effect."""
 
 
@@ -52,7 +53,7 @@ class DeskLamp:
     SPEC: dict[str, dict[str, Any]]
     light: LightTools
     timer: TimerTools
-    def __init__(self, device: Device, *, policy: str = ...) -> None: ...
+    def __init__(self, device: Device, *, policy: Policy = ...) -> None: ...
     @property
     def device(self) -> Device: ...
 
