@@ -487,6 +487,38 @@ def make_sdkconfig_header(sources: Sources, project: Path, chip: Chip, out_dir: 
     return header
 
 
+def _config_values(text: str) -> dict[str, str]:
+    """``CONFIG_X`` -> value of an sdkconfig-format text (``# CONFIG_X is not set`` is ``n``)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        unset = re.match(r"#\s*(CONFIG_\w+) is not set$", line)
+        if unset:
+            values[unset.group(1)] = "n"
+        elif line.startswith("CONFIG_") and "=" in line:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+def defaults_not_applied(defaults: Path, sdkconfig: Path) -> list[str]:
+    """Lines of ``sdkconfig.defaults`` that the resulting sdkconfig does not have as written.
+
+    kconfgen ignores a symbol this ESP-IDF version does not know (a typo, a renamed option)
+    and may override one whose dependencies are not met: both would silently build a
+    different firmware than the defaults describe.
+    """
+    wanted = _config_values(defaults.read_text(encoding="utf-8"))
+    got = _config_values(sdkconfig.read_text(encoding="utf-8"))
+    problems = []
+    for name, value in wanted.items():
+        if name not in got:
+            problems.append(f"{defaults.name}: {name} is not an option of this ESP-IDF version")
+        elif got[name] != value:
+            problems.append(f"{defaults.name}: {name}={value} did not apply (the sdkconfig has {got[name]})")
+    return problems
+
+
 # ---------------------------------------------------------------------------- compile
 
 
@@ -508,10 +540,11 @@ class BoardResult:
     idf: str
     full: bool
     files: list[FileResult]
+    config_problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return all(f.ok for f in self.files)
+        return all(f.ok for f in self.files) and not self.config_problems
 
 
 def idf_include_dirs(sources: Sources, chip: Chip) -> list[Path]:
@@ -582,8 +615,11 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)
         results.append(FileResult(source, cmd, proc.returncode, proc.stdout + proc.stderr))
         log(f"  {board}: src/{rel}: {'ok' if proc.returncode == 0 else 'FAILED'}")
+    problems = defaults_not_applied(project / "sdkconfig.defaults", work / chip.name / "config" / "sdkconfig")
+    for problem in problems:
+        log(f"  {board}: {problem}")
     major, minor, patch = idf_version(sources.idf)
-    return BoardResult(board, f"{major}.{minor}.{patch}", full, results)
+    return BoardResult(board, f"{major}.{minor}.{patch}", full, results, problems)
 
 
 def require_tools(cxx: str = "g++") -> None:
@@ -659,6 +695,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         failed = [f for r in results for f in r.files if not f.ok]
+        problems = sorted({p for r in results for p in r.config_problems})
+        for p in problems:
+            print(f"sdkconfig: {p}", file=sys.stderr)
         for f in failed:
             print(f"\n--- {f.source}\n$ {' '.join(f.command)}\n{f.output}", file=sys.stderr)
         if failed and not args.keep:
@@ -668,7 +707,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"ESP-IDF {idf_desc}, esp_websocket_client {component_version(sources.websocket)}, "
               f"newlib {newlib_version(sources)}: {total - len(failed)} of {total} compilations passed "
               f"({', '.join(boards)}; -fsyntax-only{'' if args.syntax_only else ' and optimized'})")
-        return 1 if failed else 0
+        return 1 if failed or problems else 0
 
 
 if __name__ == "__main__":

@@ -99,6 +99,17 @@ def test_newlib_checkout_gets_its_configuration_header(tmp_path: Path) -> None:
     assert chk.newlib_config_headers(sources) == {}
 
 
+def test_defaults_that_did_not_apply_are_reported(tmp_path: Path) -> None:
+    defaults = tmp_path / "sdkconfig.defaults"
+    defaults.write_text("# comment\nCONFIG_A=y\nCONFIG_B=n\nCONFIG_C=\"x\"\nCONFIG_TYPO=y\nCONFIG_D=4096\n")
+    sdkconfig = tmp_path / "sdkconfig"
+    sdkconfig.write_text("CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\nCONFIG_D=8192\n")
+    assert chk.defaults_not_applied(defaults, sdkconfig) == [
+        "sdkconfig.defaults: CONFIG_TYPO is not an option of this ESP-IDF version",
+        "sdkconfig.defaults: CONFIG_D=4096 did not apply (the sdkconfig has 8192)",
+    ]
+
+
 def test_missing_checkouts_are_named(capsys: pytest.CaptureFixture[str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     for name in chk.ENV_NAMES:
@@ -150,3 +161,17 @@ def test_check_catches_wrong_api_use_and_target_format_types(tmp_path: Path) -> 
     assert "too few arguments" in out and "esp_websocket_client_send_text" in out
     assert "format '%u' expects argument of type 'unsigned int'" in out.replace("‘", "'").replace("’", "'")
     assert "long unsigned int" in out
+
+
+def test_too_long_wifi_settings_fail_with_the_variable_named(tmp_path: Path) -> None:
+    """A 33-byte SSID cannot be joined: the build stops with the variable's name; the 32-byte
+    SSID and 64-byte key of CHECK_CONFIG (the limits) compile, see the test above."""
+    sources = _sources()
+    config = dict(chk.CHECK_CONFIG, MCPGEN_WIFI_SSID="s" * 33)
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet, environ=config)
+    result = chk.check_project(project, sources, "esp32", tmp_path / "work", log=_quiet)
+    bad = [f for f in result.files if not f.ok]
+    assert [f.source.name for f in bad] == ["mcpgen_esp_port.cpp"]
+    message = "MCPGEN_WIFI_SSID (CONFIG_MCPGEN_WIFI_SSID) is longer than a Wi-Fi SSID (32 bytes)"
+    assert message in bad[0].output
+    assert not result.config_problems
