@@ -522,6 +522,13 @@ def defaults_not_applied(defaults: Path, sdkconfig: Path) -> list[str]:
 # ---------------------------------------------------------------------------- compile
 
 
+# Options the port links against: without them the calls compile but do not link.
+REQUIRED_CONFIG: dict[str, str] = {
+    "WS_TRANSPORT": "esp_websocket_client builds nothing without the WebSocket transport",
+    "MBEDTLS_CERTIFICATE_BUNDLE": "esp_crt_bundle_attach (wss://) needs the certificate bundle",
+}
+
+
 @dataclass
 class FileResult:
     source: Path
@@ -530,8 +537,15 @@ class FileResult:
     output: str
 
     @property
+    def warnings(self) -> list[str]:
+        return [line for line in self.output.splitlines() if ": warning: " in line]
+
+    @property
     def ok(self) -> bool:
-        return self.returncode == 0
+        """Compiled without any warning: the flags ESP-IDF leaves as warnings
+        (-Wno-error=deprecated-declarations, ...) fail the check too, since a deprecated
+        API is the next version's build error."""
+        return self.returncode == 0 and not self.warnings
 
 
 @dataclass
@@ -614,8 +628,15 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
         cmd = [cxx, f"@{rsp}", *per_file.get(rel, []), str(source)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)
         results.append(FileResult(source, cmd, proc.returncode, proc.stdout + proc.stderr))
-        log(f"  {board}: src/{rel}: {'ok' if proc.returncode == 0 else 'FAILED'}")
-    problems = defaults_not_applied(project / "sdkconfig.defaults", work / chip.name / "config" / "sdkconfig")
+        result = results[-1]
+        warned = f"{len(result.warnings)} warning(s)"
+        status = "ok" if result.ok else ("FAILED" if proc.returncode else warned)
+        log(f"  {board}{' -Os' if full else ''}: src/{rel}: {status}")
+    config = work / chip.name / "config"
+    problems = defaults_not_applied(project / "sdkconfig.defaults", config / "sdkconfig")
+    header = (config / "sdkconfig.h").read_text(encoding="utf-8")
+    problems += [f"sdkconfig.h: CONFIG_{name} is not set: {why}" for name, why in REQUIRED_CONFIG.items()
+                 if not re.search(rf"^#define CONFIG_{name} 1$", header, re.MULTILINE)]
     for problem in problems:
         log(f"  {board}: {problem}")
     major, minor, patch = idf_version(sources.idf)
@@ -625,6 +646,82 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
 def require_tools(cxx: str = "g++") -> None:
     if shutil.which(cxx) is None:
         raise CheckSetupError(f"{cxx} not found (apt-get install g++)")
+
+
+# ---------------------------------------------------------------------------- API listing
+
+# What the port calls from ESP-IDF, FreeRTOS and esp_websocket_client (by name prefix).
+API_CALL = re.compile(r"\b((?:esp|nvs)_\w+|(?:x|v|ux|pv)[A-Z]\w*)\s*\(")
+
+
+# The fields of ESP-IDF types the port reads or sets (the compiler checks that they exist;
+# the listing shows their types per version).
+PORT_FIELDS: dict[str, tuple[str, ...]] = {
+    "esp_websocket_client_config_t": ("uri", "headers", "buffer_size", "task_stack", "reconnect_timeout_ms",
+                                      "network_timeout_ms", "crt_bundle_attach"),
+    "esp_websocket_event_data_t": ("data_ptr", "data_len", "op_code", "payload_len", "payload_offset", "fin"),
+    "wifi_sta_config_t": ("ssid", "password"),
+    "wifi_event_sta_disconnected_t": ("reason",),
+}
+
+
+def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++") -> dict[str, str]:
+    """The declaration (or macro) behind every ESP-IDF call of the port, as this version has it.
+
+    Functions come from the preprocessed port (whitespace collapsed, attributes kept);
+    function-like macros (``xQueueSend``, ``xTaskCreate``, ...) from the headers' ``#define``.
+    Comparing two versions' listings shows every signature change the port is exposed to,
+    including those an implicit conversion would let compile.
+    """
+    chip = CHIPS[board]
+    port = project / "src" / "port" / "mcpgen_esp_port.cpp"
+    names = sorted(set(API_CALL.findall(port.read_text(encoding="utf-8"))))
+    flags = board_flags(cxx, project, chip, sources, work, False)
+    flags = [f for f in flags if f != "-fsyntax-only"]
+    proc = subprocess.run([cxx, *flags, "-E", "-dD", str(port)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CheckSetupError(f"preprocessing {port} failed:\n{proc.stderr[-2000:]}")
+    text = proc.stdout
+    macros: dict[str, str] = {}
+    for m in re.finditer(r"^#define (\w+)(\([^)]*\))[ \t]+(.*)$", text, re.MULTILINE):
+        macros[m.group(1)] = f"#define {m.group(1)}{m.group(2)} {' '.join(m.group(3).split())}"
+    code = " ".join(line for line in text.splitlines() if not line.startswith("#"))
+    code = " ".join(code.split())
+    api: dict[str, str] = {}
+    for name in names:
+        if name in macros:
+            api[name] = macros[name]
+            continue
+        # A declaration or inline definition: a return type, the name, the parameters.
+        # The headers come first in the unit, so the first match is the header's.
+        pattern = rf"(?:^|[;{{}}])\s*([^;{{}}]*?\w[\s*]+{name} ?\([^;{{}}]*?\))[^;{{}}]*?[;{{]"
+        for decl in re.finditer(pattern, code):
+            head = decl.group(1).strip()
+            if "=" not in head.split(name)[0] and not re.match(r"(return|if|else|do)\b", head):
+                api[name] = head
+                break
+    for struct, fields in PORT_FIELDS.items():
+        body = _typedef_body(code, struct)
+        for fld in fields:
+            decl = re.search(rf"(?:^|[;{{}}])\s*([^;{{}}]*?\b{fld}\b[^;{{}}]*?);", body) if body else None
+            api[f"{struct}.{fld}"] = decl.group(1).strip() if decl else "(not found)"
+    return api
+
+
+def _typedef_body(code: str, name: str) -> Optional[str]:
+    """The text between the braces of ``typedef struct {...} name;`` (nested braces kept)."""
+    end = code.find(f"}} {name};")
+    if end < 0:
+        return None
+    depth = 0
+    for i in range(end, -1, -1):
+        if code[i] == "}":
+            depth += 1
+        elif code[i] == "{":
+            depth -= 1
+            if depth == 0:
+                return code[i + 1:end]
+    return None
 
 
 # The device configuration the projects are generated with: the longest values Wi-Fi allows
@@ -678,6 +775,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="spec to generate the project from (repeatable; default the example specs)")
     parser.add_argument("--syntax-only", action="store_true",
                         help="only g++ -fsyntax-only (skip the pass at the sdkconfig's optimization level)")
+    parser.add_argument("--api", action="store_true",
+                        help="print the declarations of the ESP-IDF functions and macros the port calls, as "
+                             "this version has them (diff two versions' listings), and exit")
     parser.add_argument("--cxx", default="g++", help="host C++ compiler (default g++)")
     parser.add_argument("--keep", type=Path, help="work in this directory and keep it (project, sdkconfig.h, "
                                                   "<board>.rsp flag files for g++ @FILE)")
@@ -689,6 +789,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     boards = args.board or sorted(CHIPS)
     with tempfile.TemporaryDirectory(prefix="mcpgen-idf-check-") as tmp:
         work = args.keep or Path(tmp)
+        if args.api:
+            from mcpgen.codegen.build_esp32 import generate_project
+
+            try:
+                sources.validate()
+                project = generate_project(specs[0], work / "api", log=lambda _: None,
+                                           environ=dict(CHECK_CONFIG))
+                listing = port_api(project, sources, boards[0], work / "api", cxx=args.cxx)
+            except CheckSetupError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            for name, decl in listing.items():
+                print(f"{name}: {decl}")
+            return 0
         try:
             results = run_check(specs, sources, boards, work, cxx=args.cxx, full=not args.syntax_only)
         except CheckSetupError as exc:

@@ -138,6 +138,7 @@ def test_generated_project_compiles_against_esp_idf(board: str, tmp_path: Path) 
                 "mcpgen/session.cpp", "mcpgen/mcp_server.cpp"} <= compiled
         failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
         assert not failures, f"ESP-IDF {result.idf}, {board}:\n" + "\n".join(failures)
+        assert not result.config_problems  # every sdkconfig.defaults line applied, WS_TRANSPORT on
 
 
 def test_check_catches_wrong_api_use_and_target_format_types(tmp_path: Path) -> None:
@@ -175,3 +176,20 @@ def test_too_long_wifi_settings_fail_with_the_variable_named(tmp_path: Path) -> 
     message = "MCPGEN_WIFI_SSID (CONFIG_MCPGEN_WIFI_SSID) is longer than a Wi-Fi SSID (32 bytes)"
     assert message in bad[0].output
     assert not result.config_problems
+
+
+def test_api_listing_covers_every_call_and_field_of_the_port(tmp_path: Path) -> None:
+    """`--api` lists the declaration of every ESP-IDF call and field the port uses (diffing two
+    versions' listings is how docs/firmware.md's comparison was made)."""
+    sources = _sources()
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
+                               environ=dict(chk.CHECK_CONFIG))
+    api = chk.port_api(project, sources, "esp32c3", tmp_path / "work")
+    port = (project / "src" / "port" / "mcpgen_esp_port.cpp").read_text()
+    called = set(chk.API_CALL.findall(port))
+    assert called <= set(api) and len(called) > 30
+    assert not [name for name, decl in api.items() if decl == "(not found)"]
+    assert api["esp_websocket_client_send_text"].startswith("int esp_websocket_client_send_text(")
+    assert "TickType_t" in api["esp_websocket_client_send_text"]
+    assert api["xQueueSend"].startswith("#define xQueueSend(")
+    assert api["wifi_sta_config_t.ssid"] == "uint8_t ssid[32]"
