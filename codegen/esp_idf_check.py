@@ -14,15 +14,21 @@ in for the compile step of ``pio run``: every ``*.cpp`` of the generated project
 * the include directories of the components the port uses, for the chip's architecture
   (Xtensa for esp32/esp32s3, RISC-V for esp32c3), and ``esp_websocket_client`` from an
   ``espressif/esp-protocols`` checkout;
-* the target's data model: 32-bit (``-m32``), newlib's C headers instead of glibc's
-  (``libnewlib-dev``), and ``int32_t`` as ``long`` as on xtensa-esp-elf/riscv32-esp-elf,
-  so that ``printf`` formats are checked as the real compiler checks them.
+* the target's data model and C library: ``-m32`` (ILP32), ``-nostdinc`` with the C
+  headers of the ESP newlib instead of glibc's, ``int32_t``/``uint32_t`` as ``long`` as
+  on xtensa-esp-elf and riscv32-esp-elf (so ``printf`` formats are checked as the real
+  compiler checks them: ``%u`` for a ``uint32_t`` is an error), the host's identity macros
+  (``__linux__``, ``__i386__``, ...) undefined and the target's (``__XTENSA__``,
+  ``__riscv``, ...) defined, so headers take their target branches.
 
-The host compiler cannot know the Xtensa/RISC-V builtins that a few inline functions of
-the architecture headers use; ``SHIM_HEADER`` declares them (see there). ``-fsyntax-only``
-parses and type-checks everything, including template instantiations and format strings,
-but generates no code: warnings of the optimizer (``-Wmaybe-uninitialized``, ...) are not
-covered.
+No shim for architecture builtins is needed: the inline functions of the Xtensa/RISC-V
+headers that the port reaches use inline assembly, which the compiler copies as text
+without checking. The check runs in two modes: ``-fsyntax-only`` (parsing, types, overload
+resolution, format strings) and ``-S -o /dev/null`` at the sdkconfig's optimization level,
+which adds the warnings of the optimizer (``-Wstringop-truncation``, ``-Wmaybe-uninitialized``,
+...) that ``-fsyntax-only`` cannot see; the host's assembly output is discarded. Not covered:
+C++ standard library headers (the ESP toolchain's libstdc++ is not available; the core and
+the port use C headers only), linking, and the assembler.
 
 Run it by hand with ``python -m mcpgen.codegen.esp_idf_check`` (or
 ``scripts/check_esp_idf.sh``); ``--help`` lists the options.
@@ -158,25 +164,6 @@ IDF_INCLUDE_DIRS: tuple[str, ...] = (
     "esp_security/include",
     "pthread/include",
 )
-
-# Declarations for the host compiler of the architecture builtins that inline functions of
-# the Xtensa and RISC-V headers call. Only declared: -fsyntax-only never emits code. Kept to
-# what the headers actually use; an unknown builtin shows up as an error naming it.
-SHIM_HEADER = """\
-/* mcpgen ESP-IDF header check: host stand-ins for target-only compiler builtins. */
-#pragma once
-#if defined(__XTENSA__)
-#ifdef __cplusplus
-extern "C" {
-#endif
-unsigned int __builtin_xtensa_get_threadptr(void);
-void __builtin_xtensa_set_threadptr(unsigned int);
-#ifdef __cplusplus
-}
-#endif
-#endif
-"""
-
 
 @dataclass
 class Sources:
@@ -585,9 +572,8 @@ def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Pat
     ``-Wformat-truncation``, ``-Wmaybe-uninitialized``, ...) are checked too. The target's
     inline assembly is only copied into the discarded text, never assembled.
     """
-    shim_dir = work / "shim"
+    shim_dir = work / "newlib-config"
     shim_dir.mkdir(parents=True, exist_ok=True)
-    (shim_dir / "mcpgen_host_shim.h").write_text(SHIM_HEADER, encoding="utf-8")
     for name, text in newlib_config_headers(sources).items():
         (shim_dir / name).write_text(text, encoding="utf-8")
     config_dir = work / chip.name / "config"
@@ -597,7 +583,7 @@ def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Pat
     common, defines = idf_common_flags(sources.idf)
     mode = ["-S", "-o", os.devnull] if full else ["-fsyntax-only"]
     flags = [*mode, *host_target_flags(chip, cxx, shim_dir, sources.newlib_include), *common, *defines,
-             *config_flags(config_dir / "sdkconfig.h"), "-include", str(shim_dir / "mcpgen_host_shim.h")]
+             *config_flags(config_dir / "sdkconfig.h")]
     flags += [f"-I{src / d}" for d in comp.include_dirs]
     flags += [f"-I{config_dir}"]
     flags += [f"-I{d}" for d in idf_include_dirs(sources, chip)]
