@@ -155,6 +155,7 @@ IDF_INCLUDE_DIRS: tuple[str, ...] = (
     "lwip/port/esp32xx/include/arch",
     "lwip/port/esp32xx/include/sys",
     "vfs/include",
+    "mqtt/esp-mqtt/include",  # the MQTT transport (mqtt_client.h; submodule components/mqtt/esp-mqtt)
     "esp_driver_gpio/include",
     "esp_pm/include",
     "esp_ringbuf/include",
@@ -564,6 +565,16 @@ def project_sources(project: Path) -> list[Path]:
     return sorted((project / "src").rglob("*.cpp"))
 
 
+def require_submodules(project: Path, sources: Sources) -> None:
+    """Submodules that only some ports need: esp-mqtt once a source includes mqtt_client.h."""
+    uses_mqtt = any(re.search(r'#include\s*[<"]mqtt_client\.h[>"]', p.read_text(encoding="utf-8"))
+                    for p in project_sources(project))
+    header = sources.idf / "components" / "mqtt" / "esp-mqtt" / "include" / "mqtt_client.h"
+    if uses_mqtt and not header.is_file():
+        raise CheckSetupError(f"{ENV_IDF}={sources.idf}: the port includes mqtt_client.h but the esp-mqtt "
+                              "submodule is missing: git submodule update --init components/mqtt/esp-mqtt")
+
+
 def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Path, full: bool) -> list[str]:
     """Every flag but the per-file ones, in the order ESP-IDF's CMake puts them.
 
@@ -734,6 +745,7 @@ def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str
     results = []
     for spec in spec_paths:
         project = generate_project(spec, work / spec.stem, log=lambda _: None, environ=dict(CHECK_CONFIG))
+        require_submodules(project, sources)
         for board in boards:
             for mode in (False, True) if full else (False,):
                 results.append(check_project(project, sources, board, work / spec.stem, cxx=cxx, full=mode,
