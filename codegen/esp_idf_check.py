@@ -565,6 +565,66 @@ def project_sources(project: Path) -> list[Path]:
     return sorted((project / "src").rglob("*.cpp"))
 
 
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+
+def common_requirements(idf: Path, chip: Chip) -> set[str]:
+    """Components every component requires in this version (``requires_common`` for chips)."""
+    build = (idf / "tools" / "cmake" / "build.cmake").read_text(encoding="utf-8")
+    lists = re.findall(r"set\(requires_common ([^)]*)\)", build)
+    chip_list = [words.split() for words in lists if "linux" not in words.split()]
+    if not chip_list:
+        raise CheckSetupError(f"{idf}/tools/cmake/build.cmake: no requires_common for chip targets")
+    return {*chip_list[0], chip.arch}
+
+
+def requirement_problems(project: Path, sources: Sources, chip: Chip) -> list[str]:
+    """ESP-IDF headers the app component includes from components it does not require.
+
+    Every header a source includes directly must come from a component named in
+    ``src/CMakeLists.txt`` (REQUIRES / PRIV_REQUIRES), a dependency of ``src/idf_component.yml``
+    or a common requirement; ESP-IDF gives a component no other include paths, so anything
+    else is "No such file" on the first real build (the check's own include path is wider).
+    Only direct includes are checked: what a required component requires publicly is
+    allowed too, and is not resolved here.
+    """
+    src = project / "src"
+    reg = re.search(r"idf_component_register\((.*?)\)", (src / "CMakeLists.txt").read_text(encoding="utf-8"),
+                    re.DOTALL)
+    words = _cmake_words(reg.group(1)) if reg else []
+    allowed = set(common_requirements(sources.idf, chip))
+    for key in ("REQUIRES", "PRIV_REQUIRES"):
+        if key in words:
+            for w in words[words.index(key) + 1:]:
+                if w.isupper():
+                    break
+                allowed.add(w)
+    manifest = src / "idf_component.yml"
+    if manifest.is_file():
+        deps = re.findall(r"^\s+[\w.-]+/([\w.-]+)\s*:", manifest.read_text(encoding="utf-8"), re.MULTILINE)
+        allowed |= set(deps)
+    comps = (sources.idf / "components").resolve()
+    idf_dirs = idf_include_dirs(sources, chip)
+    local_dirs = [src / d for d in component_flags(src / "CMakeLists.txt").include_dirs]
+    problems = []
+    for source in project_sources(project):
+        for header in sorted(set(_INCLUDE.findall(source.read_text(encoding="utf-8")))):
+            if header == "sdkconfig.h" or any((d / header).is_file() for d in [source.parent, *local_dirs]):
+                continue
+            found = next((d for d in idf_dirs if (d / header).is_file()), None)
+            if found is None:
+                continue  # a C library header
+            component = (found.relative_to(comps).parts[0] if found.is_relative_to(comps)
+                         else sources.websocket.name)
+            if component not in allowed:
+                rel = source.relative_to(src).as_posix()
+                fix = ("add it to PRIV_REQUIRES" if found.is_relative_to(comps)
+                       else f"add espressif/{component} to src/idf_component.yml")
+                problems.append(f"src/{rel}: #include \"{header}\" is in component {component}, which "
+                                f"src/CMakeLists.txt does not require: {fix}")
+    return problems
+
+
 def require_submodules(project: Path, sources: Sources) -> None:
     """Submodules that only some ports need: esp-mqtt once a source includes mqtt_client.h."""
     uses_mqtt = any(re.search(r'#include\s*[<"]mqtt_client\.h[>"]', p.read_text(encoding="utf-8"))
@@ -631,6 +691,7 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
         log(f"  {board}{' -Os' if full else ''}: src/{rel}: {status}")
     config = work / chip.name / "config"
     problems = defaults_not_applied(project / "sdkconfig.defaults", config / "sdkconfig")
+    problems += requirement_problems(project, sources, chip)
     header = (config / "sdkconfig.h").read_text(encoding="utf-8")
     problems += [f"sdkconfig.h: CONFIG_{name} is not set: {why}" for name, why in REQUIRED_CONFIG.items()
                  if not re.search(rf"^#define CONFIG_{name} 1$", header, re.MULTILINE)]

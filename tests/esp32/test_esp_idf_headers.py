@@ -193,3 +193,27 @@ def test_api_listing_covers_every_call_and_field_of_the_port(tmp_path: Path) -> 
     assert "TickType_t" in api["esp_websocket_client_send_text"]
     assert api["xQueueSend"].startswith("#define xQueueSend(")
     assert api["wifi_sta_config_t.ssid"] == "uint8_t ssid[32]"
+
+
+def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: Path) -> None:
+    """The check's include path is wider than what ESP-IDF gives the app component: a header
+    from a component missing in PRIV_REQUIRES (or idf_component.yml) is reported by name."""
+    sources = _sources()
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
+                               environ=dict(chk.CHECK_CONFIG))
+    chip = chk.CHIPS["esp32s3"]
+    assert chk.requirement_problems(project, sources, chip) == []
+    cmake = project / "src" / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace(" nvs_flash", ""))
+    manifest = project / "src" / "idf_component.yml"
+    manifest.write_text(manifest.read_text().replace("espressif/esp_websocket_client", "espressif/other"))
+    problems = chk.requirement_problems(project, sources, chip)
+    port = "src/port/mcpgen_esp_port.cpp"
+    assert sorted(problems) == sorted([
+        f'{port}: #include "esp_websocket_client.h" is in component esp_websocket_client, which '
+        "src/CMakeLists.txt does not require: add espressif/esp_websocket_client to src/idf_component.yml",
+        f'{port}: #include "nvs.h" is in component nvs_flash, which src/CMakeLists.txt does not require: '
+        "add it to PRIV_REQUIRES",
+        f'{port}: #include "nvs_flash.h" is in component nvs_flash, which src/CMakeLists.txt does not '
+        "require: add it to PRIV_REQUIRES",
+    ])
