@@ -84,9 +84,10 @@ CHIPS: dict[str, Chip] = {
 }
 
 
-# Include directories (relative to ESP-IDF's components/) of the components the port and
-# the headers it includes need, as their CMakeLists.txt declare them. {target} is the chip,
-# {arch} xtensa/riscv. Directories that a version does not have are skipped.
+# Public include directories (relative to ESP-IDF's components/) of the components the port
+# and the headers it includes need, as their CMakeLists.txt declare them in 5.1 to 5.5 (no
+# private ones: a header found only there would not be found by the real build). {target}
+# is the chip, {arch} xtensa/riscv. Directories that a version does not have are skipped.
 IDF_INCLUDE_DIRS: tuple[str, ...] = (
     "newlib/platform_include",
     "freertos/config/include",
@@ -106,8 +107,6 @@ IDF_INCLUDE_DIRS: tuple[str, ...] = (
     "esp_hw_support/debug_probe/include",
     "esp_hw_support/mspi_timing_tuning/include",
     "esp_hw_support/power_supply/include",
-    "esp_hw_support/port/{target}/.",
-    "esp_hw_support/port/{target}/include",
     "heap/include",
     "log/include",
     "soc/include",
@@ -166,6 +165,7 @@ IDF_INCLUDE_DIRS: tuple[str, ...] = (
     "pthread/include",
 )
 
+
 @dataclass
 class Sources:
     """Local checkouts: ESP-IDF (with its submodules), espressif/esp-protocols, and the C library.
@@ -173,7 +173,7 @@ class Sources:
     ``newlib`` is either the include directory of an ESP toolchain
     (``.../xtensa-esp-elf/xtensa-esp-elf/include``, with the ``newlib.h`` its build made) or a
     checkout of espressif/newlib-esp32 (``newlib/libc/include``; its ``newlib.h`` is a
-    placeholder, so the check writes the configuration header, see ``newlib_config_header``).
+    placeholder, so the check writes the configuration header, see ``newlib_config_headers``).
     """
 
     idf: Path
@@ -325,7 +325,7 @@ def idf_common_flags(idf: Path) -> tuple[list[str], list[str]]:
         if cxx is None:
             raise CheckSetupError(f"{idf}/tools/cmake/build.cmake: cannot find the C++ standard")
         options.append(f"-std={cxx.group(1)}")
-    options = [o for o in options if not o.startswith(("-g", "-std=gnu1", "-std=gnu9"))]
+    options = [o for o in options if not o.startswith("-g")]  # debug info: nothing to check
     return options, [f"-D{d}" for d in defines]
 
 
@@ -399,7 +399,7 @@ def component_flags(cmakelists: Path) -> ComponentFlags:
     return ComponentFlags(include_dirs, options, per_file)
 
 
-def host_target_flags(chip: Chip, cxx: str, shim_dir: Path, newlib_include: Path) -> list[str]:
+def host_target_flags(chip: Chip, cxx: str, newlib_config: Path, newlib_include: Path) -> list[str]:
     """Make the host g++ see the headers as the ESP toolchain does (see the module docstring)."""
 
     def gcc_dir(name: str) -> Optional[str]:
@@ -418,7 +418,7 @@ def host_target_flags(chip: Chip, cxx: str, shim_dir: Path, newlib_include: Path
                         ("INT_LEAST32", "long int"), ("UINT_LEAST32", "long unsigned int")):
         flags += [f"-U__{name}_TYPE__", f"-D__{name}_TYPE__={value}"]
     flags += [f"-D{m}" for m in chip.macros]
-    flags += ["-isystem", str(shim_dir)]
+    flags += ["-isystem", str(newlib_config)]  # newlib.h for a source checkout, before its placeholder
     for name in ("include", "include-fixed"):
         found = gcc_dir(name)
         if found:
@@ -643,17 +643,17 @@ def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Pat
     ``-Wformat-truncation``, ``-Wmaybe-uninitialized``, ...) are checked too. The target's
     inline assembly is only copied into the discarded text, never assembled.
     """
-    shim_dir = work / "newlib-config"
-    shim_dir.mkdir(parents=True, exist_ok=True)
+    newlib_config = work / "newlib-config"
+    newlib_config.mkdir(parents=True, exist_ok=True)
     for name, text in newlib_config_headers(sources).items():
-        (shim_dir / name).write_text(text, encoding="utf-8")
+        (newlib_config / name).write_text(text, encoding="utf-8")
     config_dir = work / chip.name / "config"
     make_sdkconfig_header(sources, project, chip, config_dir)
     src = project / "src"
     comp = component_flags(src / "CMakeLists.txt")
     common, defines = idf_common_flags(sources.idf)
     mode = ["-S", "-o", os.devnull] if full else ["-fsyntax-only"]
-    flags = [*mode, *host_target_flags(chip, cxx, shim_dir, sources.newlib_include), *common, *defines,
+    flags = [*mode, *host_target_flags(chip, cxx, newlib_config, sources.newlib_include), *common, *defines,
              *config_flags(config_dir / "sdkconfig.h")]
     flags += [f"-I{src / d}" for d in comp.include_dirs]
     flags += [f"-I{config_dir}"]
