@@ -761,8 +761,8 @@ def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: st
     for struct, fields in PORT_FIELDS.items():
         body = _typedef_body(code, struct)
         for fld in fields:
-            decl = re.search(rf"(?:^|[;{{}}])\s*([^;{{}}]*?\b{fld}\b[^;{{}}]*?);", body) if body else None
-            api[f"{struct}.{fld}"] = decl.group(1).strip() if decl else "(not found)"
+            found = re.search(rf"(?:^|[;{{}}])\s*([^;{{}}]*?\b{fld}\b[^;{{}}]*?);", body) if body else None
+            api[f"{struct}.{fld}"] = found.group(1).strip() if found else "(not found)"
     return api
 
 
