@@ -138,8 +138,16 @@ void start_wifi() {
   ESP_ERROR_CHECK(esp_event_handler_instance_register(IP_EVENT, IP_EVENT_STA_GOT_IP, on_wifi_event, nullptr, nullptr));
   wifi_config_t cfg;
   memset(&cfg, 0, sizeof cfg);
-  strncpy(reinterpret_cast<char*>(cfg.sta.ssid), CONFIG_MCPGEN_WIFI_SSID, sizeof cfg.sta.ssid);
-  strncpy(reinterpret_cast<char*>(cfg.sta.password), CONFIG_MCPGEN_WIFI_PASSWORD, sizeof cfg.sta.password);
+  // The settings are string literals: their length is checked here, and exactly their bytes
+  // are copied. A 32-byte SSID or a 64-digit PSK fills its field with no terminator, which
+  // ESP-IDF accepts (strncpy would make GCC's -Wstringop-truncation fail the build at -Os).
+  static_assert(sizeof(CONFIG_MCPGEN_WIFI_SSID) - 1 <= sizeof(cfg.sta.ssid),
+                "MCPGEN_WIFI_SSID (CONFIG_MCPGEN_WIFI_SSID) is longer than a Wi-Fi SSID (32 bytes)");
+  static_assert(sizeof(CONFIG_MCPGEN_WIFI_PASSWORD) - 1 <= sizeof(cfg.sta.password),
+                "MCPGEN_WIFI_PASSWORD (CONFIG_MCPGEN_WIFI_PASSWORD) is longer than 64 bytes "
+                "(a WPA2 passphrase has 8 to 63 characters, a raw key 64 hex digits)");
+  memcpy(cfg.sta.ssid, CONFIG_MCPGEN_WIFI_SSID, sizeof(CONFIG_MCPGEN_WIFI_SSID) - 1);
+  memcpy(cfg.sta.password, CONFIG_MCPGEN_WIFI_PASSWORD, sizeof(CONFIG_MCPGEN_WIFI_PASSWORD) - 1);
   cfg.sta.threshold.authmode = CONFIG_MCPGEN_WIFI_PASSWORD[0] != '\0' ? WIFI_AUTH_WPA2_PSK : WIFI_AUTH_OPEN;
   ESP_ERROR_CHECK(esp_wifi_set_mode(WIFI_MODE_STA));
   ESP_ERROR_CHECK(esp_wifi_set_config(WIFI_IF_STA, &cfg));

@@ -1,0 +1,219 @@
+"""The ESP-IDF port and the generated sources compile against the real ESP-IDF headers.
+
+`mcpgen.codegen.esp_idf_check` runs the host g++ over the generated project with the
+headers of local checkouts (ESP-IDF with submodules, espressif/esp-protocols, the ESP
+newlib), an sdkconfig.h from ESP-IDF's kconfgen, and the target's data model. CI has no
+network and no checkouts: the tests that need them skip, naming the variables to set.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from esp32_testlib import TOOLSPEC
+
+from mcpgen.codegen import esp_idf_check as chk
+from mcpgen.codegen import resources
+from mcpgen.codegen.build_esp32 import BOARDS, generate_project
+
+PORT_CMAKE = resources.firmware_template() / "ports" / "esp_idf" / "CMakeLists.txt"
+
+
+def _sources() -> chk.Sources:
+    sources = chk.Sources.from_env()
+    if sources is None:
+        pytest.skip("ESP-IDF header check needs local checkouts: set " + ", ".join(chk.ENV_NAMES)
+                    + " (see docs/firmware.md, 'Checking the port against ESP-IDF')")
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not found")
+    pytest.importorskip("kconfgen", reason="esp-idf-kconfig not installed (pip install esp-idf-kconfig)")
+    sources.validate()  # a wrong setting fails loudly instead of skipping
+    return sources
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+# ---------------------------------------------------------------------------- no checkout needed
+
+
+def test_flags_follow_the_port_cmakelists() -> None:
+    comp = chk.component_flags(PORT_CMAKE)
+    assert comp.include_dirs == [".", "generated"]
+    for flag in ("-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti", "-DMCPGEN_PORT_ESP_IDF=1"):
+        assert flag in comp.options
+    assert set(comp.per_file) <= {"port/mcpgen_esp_port.cpp"}
+
+
+def test_idf_flags_are_read_from_both_build_cmake_layouts(tmp_path: Path) -> None:
+    """5.1 sets -Werror=all and the standard in __build_set_lang_version; 5.5 -Werror in the specs."""
+    v51 = tmp_path / "v51"
+    (v51 / "tools" / "cmake").mkdir(parents=True)
+    (v51 / "tools" / "cmake" / "build.cmake").write_text(
+        "function(__build_set_default_build_specifications)\n"
+        '    list(APPEND compile_definitions "_GNU_SOURCE")\n'
+        '    list(APPEND compile_options     "-ffunction-sections"\n'
+        '                                    # warning-related flags\n'
+        '                                    "-Wall" "-Werror=all" "-Wextra" "-gdwarf-4" "-ggdb")\n'
+        "endfunction()\n"
+        "function(__build_set_lang_version)\n"
+        "    if(NOT IDF_TARGET STREQUAL \"linux\")\n"
+        "        set(c_std gnu17)\n        set(cxx_std gnu++2b)\n    endif()\n"
+        "endfunction()\n")
+    options, defines = chk.idf_common_flags(v51)
+    assert options == ["-ffunction-sections", "-Wall", "-Werror=all", "-Wextra", "-std=gnu++2b"]
+    assert defines == ["-D_GNU_SOURCE"]
+    v55 = tmp_path / "v55"
+    (v55 / "tools" / "cmake").mkdir(parents=True)
+    (v55 / "tools" / "cmake" / "build.cmake").write_text(
+        "function(__build_set_default_build_specifications)\n"
+        '    list(APPEND compile_options "-Wall" "-Werror" "-Wno-error=extra")\n'
+        "    if(NOT IDF_TARGET STREQUAL \"linux\")\n"
+        '        list(APPEND c_compile_options   "-std=gnu17")\n'
+        '        list(APPEND cxx_compile_options "-std=gnu++2b")\n'
+        "    endif()\nendfunction()\n")
+    options, _ = chk.idf_common_flags(v55)
+    assert options == ["-Wall", "-Werror", "-Wno-error=extra", "-std=gnu++2b"]
+
+
+def test_newlib_checkout_gets_its_configuration_header(tmp_path: Path) -> None:
+    include = tmp_path / "newlib" / "libc" / "include"
+    (include / "sys").mkdir(parents=True)
+    (include / "sys" / "reent.h").write_text("")
+    (include / "newlib.h").write_text("/* dummy file for external tools to use. */\n")
+    (tmp_path / "newlib" / "acinclude.m4").write_text(
+        "AC_DEFUN([DEF_NEWLIB_MAJOR_VERSION],m4_define([NEWLIB_MAJOR_VERSION],[4]))\n"
+        "AC_DEFUN([DEF_NEWLIB_MINOR_VERSION],m4_define([NEWLIB_MINOR_VERSION],[1]))\n"
+        "AC_DEFUN([DEF_NEWLIB_PATCHLEVEL_VERSION],m4_define([NEWLIB_PATCHLEVEL_VERSION],[0]))\n")
+    sources = chk.Sources(tmp_path, tmp_path, tmp_path)
+    assert sources.newlib_include == include
+    headers = chk.newlib_config_headers(sources)
+    assert '#define _NEWLIB_VERSION "4.1.0"' in headers["_newlib_version.h"]
+    assert "#define _WANT_IO_C99_FORMATS 1" in headers["newlib.h"]
+    assert chk.newlib_version(sources) == "4.1.0"
+    # A toolchain's include directory has the real header: nothing is written.
+    (include / "newlib.h").write_text("#define _WANT_IO_C99_FORMATS 1\n")
+    assert chk.newlib_config_headers(sources) == {}
+
+
+def test_defaults_that_did_not_apply_are_reported(tmp_path: Path) -> None:
+    defaults = tmp_path / "sdkconfig.defaults"
+    defaults.write_text("# comment\nCONFIG_A=y\nCONFIG_B=n\nCONFIG_C=\"x\"\nCONFIG_TYPO=y\nCONFIG_D=4096\n")
+    sdkconfig = tmp_path / "sdkconfig"
+    sdkconfig.write_text("CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\nCONFIG_D=8192\n")
+    assert chk.defaults_not_applied(defaults, sdkconfig) == [
+        "sdkconfig.defaults: CONFIG_TYPO is not an option of this ESP-IDF version",
+        "sdkconfig.defaults: CONFIG_D=4096 did not apply (the sdkconfig has 8192)",
+    ]
+
+
+def test_missing_checkouts_are_named(capsys: pytest.CaptureFixture[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in chk.ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    assert chk.Sources.from_env({chk.ENV_IDF: "/x", chk.ENV_PROTOCOLS: "/y"}) is None
+    with pytest.raises(SystemExit):
+        chk.main(["--idf", "/x"])
+    err = capsys.readouterr().err
+    assert all(name in err for name in chk.ENV_NAMES)
+    with pytest.raises(chk.CheckSetupError, match=chk.ENV_IDF):
+        chk.Sources(Path("/nonexistent"), Path("/nonexistent"), Path("/nonexistent")).validate()
+
+
+# ---------------------------------------------------------------------------- with the checkouts
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_generated_project_compiles_against_esp_idf(board: str, tmp_path: Path) -> None:
+    sources = _sources()
+    results = chk.run_check([TOOLSPEC / "default_device.yaml"], sources, [board], tmp_path, log=_quiet)
+    assert [r.full for r in results] == [False, True]
+    src = tmp_path / "default_device" / "firmware" / "platformio" / "src"
+    for result in results:
+        compiled = {f.source.relative_to(src).as_posix() for f in result.files}
+        assert {"port/mcpgen_esp_port.cpp", "generated/mcp_tools.cpp", "default_device_handlers.cpp",
+                "mcpgen/session.cpp", "mcpgen/mcp_server.cpp"} <= compiled
+        failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
+        assert not failures, f"ESP-IDF {result.idf}, {board}:\n" + "\n".join(failures)
+        assert not result.config_problems  # every sdkconfig.defaults line applied, WS_TRANSPORT on
+
+
+def test_check_catches_wrong_api_use_and_target_format_types(tmp_path: Path) -> None:
+    """A missing argument of an esp_websocket_client call and a %u for a TickType_t (a long on
+    the ESP toolchains, an int on a plain host build) both fail."""
+    sources = _sources()
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
+                               environ=dict(chk.CHECK_CONFIG))
+    port = project / "src" / "port" / "mcpgen_esp_port.cpp"
+    text = port.read_text()
+    call = "esp_websocket_client_send_text(g_ws, data, static_cast<int>(len), pdMS_TO_TICKS(5000))"
+    assert call in text
+    text = text.replace(call, "esp_websocket_client_send_text(g_ws, data, static_cast<int>(len))")
+    # printf, not ESP_LOGI: in ESP-IDF 5.5 esp_log() carries no format attribute.
+    text += '\nvoid mcpgen_check_probe() { printf("tick %u", xTaskGetTickCount()); }\n'
+    port.write_text(text)
+    result = chk.check_project(project, sources, "esp32c3", tmp_path / "work", log=_quiet)
+    bad = {f.source.name: f for f in result.files if not f.ok}
+    assert set(bad) == {"mcpgen_esp_port.cpp"}
+    out = bad["mcpgen_esp_port.cpp"].output
+    assert "too few arguments" in out and "esp_websocket_client_send_text" in out
+    assert "format '%u' expects argument of type 'unsigned int'" in out.replace("‘", "'").replace("’", "'")
+    assert "long unsigned int" in out
+
+
+def test_too_long_wifi_settings_fail_with_the_variable_named(tmp_path: Path) -> None:
+    """A 33-byte SSID cannot be joined: the build stops with the variable's name; the 32-byte
+    SSID and 64-byte key of CHECK_CONFIG (the limits) compile, see the test above."""
+    sources = _sources()
+    config = dict(chk.CHECK_CONFIG, MCPGEN_WIFI_SSID="s" * 33)
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet, environ=config)
+    result = chk.check_project(project, sources, "esp32", tmp_path / "work", log=_quiet)
+    bad = [f for f in result.files if not f.ok]
+    assert [f.source.name for f in bad] == ["mcpgen_esp_port.cpp"]
+    message = "MCPGEN_WIFI_SSID (CONFIG_MCPGEN_WIFI_SSID) is longer than a Wi-Fi SSID (32 bytes)"
+    assert message in bad[0].output
+    assert not result.config_problems
+
+
+def test_api_listing_covers_every_call_and_field_of_the_port(tmp_path: Path) -> None:
+    """`--api` lists the declaration of every ESP-IDF call and field the port uses (diffing two
+    versions' listings is how docs/firmware.md's comparison was made)."""
+    sources = _sources()
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
+                               environ=dict(chk.CHECK_CONFIG))
+    api = chk.port_api(project, sources, "esp32c3", tmp_path / "work")
+    port = (project / "src" / "port" / "mcpgen_esp_port.cpp").read_text()
+    called = set(chk.API_CALL.findall(port))
+    assert called <= set(api) and len(called) > 30
+    assert not [name for name, decl in api.items() if decl == "(not found)"]
+    assert api["esp_websocket_client_send_text"].startswith("int esp_websocket_client_send_text(")
+    assert "TickType_t" in api["esp_websocket_client_send_text"]
+    assert api["xQueueSend"].startswith("#define xQueueSend(")
+    assert api["wifi_sta_config_t.ssid"] == "uint8_t ssid[32]"
+
+
+def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: Path) -> None:
+    """The check's include path is wider than what ESP-IDF gives the app component: a header
+    from a component missing in PRIV_REQUIRES (or idf_component.yml) is reported by name."""
+    sources = _sources()
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
+                               environ=dict(chk.CHECK_CONFIG))
+    chip = chk.CHIPS["esp32s3"]
+    assert chk.requirement_problems(project, sources, chip) == []
+    cmake = project / "src" / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace(" nvs_flash", ""))
+    manifest = project / "src" / "idf_component.yml"
+    manifest.write_text(manifest.read_text().replace("espressif/esp_websocket_client", "espressif/other"))
+    problems = chk.requirement_problems(project, sources, chip)
+    port = "src/port/mcpgen_esp_port.cpp"
+    assert sorted(problems) == sorted([
+        f'{port}: #include "esp_websocket_client.h" is in component esp_websocket_client, which '
+        "src/CMakeLists.txt does not require: add espressif/esp_websocket_client to src/idf_component.yml",
+        f'{port}: #include "nvs.h" is in component nvs_flash, which src/CMakeLists.txt does not require: '
+        "add it to PRIV_REQUIRES",
+        f'{port}: #include "nvs_flash.h" is in component nvs_flash, which src/CMakeLists.txt does not '
+        "require: add it to PRIV_REQUIRES",
+    ])
