@@ -2,7 +2,7 @@
 
 Used by test_fuzz_core.py (a short run in the test suite) and by ``scripts/fuzz.sh core
 [seconds]`` (a long run: ``python tests/fuzz/core/fuzzlib.py [seconds]``), which keeps
-its corpus in ``build/fuzz/core/corpus`` and saves every crash straight into
+its corpora in ``build/fuzz/core/<buffers>/corpus`` and saves every crash straight into
 ``tests/fuzz/core/regressions/``, where the test suite replays it from then on.
 
 The seed corpus is generated from the spec, one file per input: every JSON-RPC method
@@ -65,9 +65,21 @@ def missing_tools() -> Optional[str]:
     return None
 
 
-def build(outdir: Path, spec: Path = DEFAULT_SPEC) -> Path:
-    """Generates the spec's tables and links core + tables + handlers + harness; returns
-    the fuzzer executable."""
+# Buffer configurations the fuzzer runs with: the ports' defaults, and buffers so small
+# that most replies overflow (the writer's and the reply paths' truncation handling).
+BUFFERS: dict[str, dict[str, str]] = {
+    "default": {},
+    "tiny": {
+        "MCPGEN_REQUEST_BUFFER_SIZE": "256",
+        "MCPGEN_RESPONSE_BUFFER_SIZE": "512",
+        "MCPGEN_SCRATCH_SIZE": "128",
+    },
+}
+
+
+def build(outdir: Path, spec: Path = DEFAULT_SPEC, *, buffers: str = "default") -> Path:
+    """Generates the spec's tables and links core + tables + handlers + harness with the
+    given buffer configuration (:data:`BUFFERS`); returns the fuzzer executable."""
     from mcpgen.codegen import emit_cpp, resources
     from mcpgen.codegen.loader import load_spec
     from mcpgen.codegen.writer import write_tree
@@ -87,8 +99,9 @@ def build(outdir: Path, spec: Path = DEFAULT_SPEC) -> Path:
     core = resources.firmware_template() / "core"
     sources = [*sorted((core / "mcpgen").glob("*.cpp")), *generated, handlers, HARNESS]
     includes = [f"-I{d}" for d in (core, core / "mcpgen", *gen_includes, spec.parent)]
-    exe = outdir / "fuzz_core"
-    cmd = [CLANG, *CXX_FLAGS, *includes, *map(str, sources), "-o", str(exe)]
+    exe = outdir / ("fuzz_core" if buffers == "default" else f"fuzz_core_{buffers}")
+    defines = [f"-D{k}={v}" for k, v in sorted(BUFFERS[buffers].items())]
+    cmd = [CLANG, *CXX_FLAGS, *defines, *includes, *map(str, sources), "-o", str(exe)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"building the fuzzer failed:\n$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
@@ -238,30 +251,38 @@ def replay(exe: Path, inputs: list[Path]) -> subprocess.CompletedProcess[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``python tests/fuzz/core/fuzzlib.py [seconds]``: the long run of scripts/fuzz.sh."""
+    """``python tests/fuzz/core/fuzzlib.py [seconds] [default|tiny|all]``: the long run of
+    scripts/fuzz.sh, ``seconds`` (default 600) per buffer configuration."""
     seconds = int(argv[0]) if argv else 600
-    work = REPO / "build" / "fuzz" / "core"
-    try:
-        exe = build(work)
-    except FuzzSetupError as exc:
-        print(f"fuzz: {exc}", file=sys.stderr)
+    which = argv[1] if len(argv) > 1 else "all"
+    if which != "all" and which not in BUFFERS:
+        expected = ", ".join(("all", *BUFFERS))
+        print(f"fuzz: unknown buffer configuration {which!r}; expected one of {expected}", file=sys.stderr)
         return 2
-    seeds = work / "seeds"
-    write_seeds(seeds)
-    known = sorted(_artifacts(REGRESSIONS))
-    if known:
-        rerun = replay(exe, known)
-        verdict = "ok" if rerun.returncode == 0 else "CRASH"
-        print(f"fuzz: {len(known)} regression input(s) replayed: {verdict}")
-    print(f"fuzz: running {exe} for {seconds} s (corpus {work / 'corpus'})", flush=True)
-    run = fuzz(exe, seconds=seconds, corpus=work / "corpus", seeds=seeds, artifacts=REGRESSIONS)
-    print(f"fuzz: {run.summary()}")
-    if run.crashes or run.returncode != 0:
-        tail = "\n".join(run.output.splitlines()[-40:])
-        print(f"{tail}\nfuzz: crash saved as {', '.join(map(str, run.crashes)) or '(none saved)'}; "
-              f"the test suite replays everything in {REGRESSIONS} (commit it)", file=sys.stderr)
-        return 1
-    return 0
+    status = 0
+    for buffers in BUFFERS if which == "all" else (which,):
+        work = REPO / "build" / "fuzz" / "core" / buffers
+        try:
+            exe = build(work, buffers=buffers)
+        except FuzzSetupError as exc:
+            print(f"fuzz: {exc}", file=sys.stderr)
+            return 2
+        seeds = work / "seeds"
+        write_seeds(seeds)
+        known = sorted(_artifacts(REGRESSIONS))
+        if known:
+            verdict = "ok" if replay(exe, known).returncode == 0 else "CRASH"
+            print(f"fuzz[{buffers}]: {len(known)} regression input(s) replayed: {verdict}")
+        print(f"fuzz[{buffers}]: running {exe} for {seconds} s (corpus {work / 'corpus'})", flush=True)
+        run = fuzz(exe, seconds=seconds, corpus=work / "corpus", seeds=seeds, artifacts=REGRESSIONS)
+        print(f"fuzz[{buffers}]: {run.summary()}", flush=True)
+        if run.crashes or run.returncode != 0:
+            tail = "\n".join(run.output.splitlines()[-40:])
+            saved = ", ".join(map(str, run.crashes)) or "(none saved)"
+            print(f"{tail}\nfuzz[{buffers}]: crash saved as {saved}; the test suite replays everything in "
+                  f"{REGRESSIONS} (commit it)", file=sys.stderr)
+            status = 1
+    return status
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Fuzzing of the device core (libFuzzer + ASan + UBSan, harness in fuzz_core.cpp): the
-seed corpus and every saved regression input replay cleanly, and a short fuzzing run
-(MCPGEN_FUZZ_SECONDS, default 20 s) finds no crash. The long run is scripts/fuzz.sh."""
+"""Fuzzing of the device core (libFuzzer + ASan + UBSan, harness in fuzz_core.cpp), built
+with the default buffers and with tiny ones: the seed corpus and every saved regression
+input replay cleanly, and a short fuzzing run of each build (MCPGEN_FUZZ_SECONDS, default
+12 s each) finds no crash. The long run is scripts/fuzz.sh."""
 
 from __future__ import annotations
 
@@ -9,22 +10,32 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fuzzlib import ARTIFACT_KINDS, REGRESSIONS, build, fuzz, missing_tools, replay, seed_inputs, write_seeds
+from fuzzlib import (
+    ARTIFACT_KINDS,
+    BUFFERS,
+    REGRESSIONS,
+    build,
+    fuzz,
+    missing_tools,
+    replay,
+    seed_inputs,
+    write_seeds,
+)
 
 pytestmark = pytest.mark.slow
 
-SECONDS = int(os.environ.get("MCPGEN_FUZZ_SECONDS", "20"))
+SECONDS = int(os.environ.get("MCPGEN_FUZZ_SECONDS", "12"))
 REGRESSION_INPUTS = sorted(p for p in REGRESSIONS.iterdir() if p.name.startswith(ARTIFACT_KINDS))
 
 
-@pytest.fixture(scope="session")
-def fuzz_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="session", params=sorted(BUFFERS))
+def fuzz_exe(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     problem = missing_tools()
     if problem:
         if os.environ.get("CI"):
             pytest.fail(problem + " -- required in CI")
         pytest.skip(problem)
-    return build(tmp_path_factory.mktemp("fuzz_core"))
+    return build(tmp_path_factory.mktemp(f"fuzz_core_{request.param}"), buffers=request.param)
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +72,7 @@ def test_regression_input_replays_cleanly(fuzz_exe: Path, case: Path) -> None:
 def test_short_fuzz_run_finds_no_crash(fuzz_exe: Path, seed_dir: Path, tmp_path: Path) -> None:
     crashes = tmp_path / "crashes"
     run = fuzz(fuzz_exe, seconds=SECONDS, corpus=tmp_path / "corpus", seeds=seed_dir, artifacts=crashes)
-    print(f"\nfuzz_core, {SECONDS} s: {run.summary()}")
+    print(f"\n{fuzz_exe.name}, {SECONDS} s: {run.summary()}")
     saved = []
     for crash in run.crashes:  # keep them where a developer finds them after the run
         dest = Path(os.environ.get("MCPGEN_FUZZ_ARTIFACTS", tmp_path)) / crash.name
