@@ -124,3 +124,18 @@ def test_compile_error_raises_build_error_with_compiler_output(
         build_qemu(spec, tmp_path / "out", target=qemu_toolchain, log=lambda _: None)
     message = str(info.value)
     assert "default_device_handlers.cpp" in message and "error:" in message
+
+
+def test_codegen_build_cli_builds_the_target(
+    qemu_toolchain: QemuTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcpgen.codegen import cli
+
+    spec = copy_spec(DEFAULT_SPEC, tmp_path / "spec")
+    out = tmp_path / "out"
+    assert cli.main(["build", str(spec), "--target", qemu_toolchain.name, "-o", str(out)]) == 0
+    elf = out / "firmware" / qemu_toolchain.build_subdir / "xiaozhi_sim.elf"
+    printed = capsys.readouterr().out
+    assert f"for {qemu_toolchain.cpu} with {qemu_toolchain.toolchain.prefix}g++" in printed
+    assert f"firmware: {elf}" in printed
+    assert target_of_elf(elf) is qemu_toolchain
