@@ -196,6 +196,7 @@ def build_qemu(
     outdir = Path(outdir)
     cxx = target.toolchain.tool("g++")
     linker = target.toolchain.tool(target.toolchain.link_driver)
+    target.toolchain.check_libraries()
     spec, generated, gen_includes, handlers = _generate(spec_path, outdir, log)
     slug = device_slug(spec.device.name)  # type: ignore[attr-defined]
 

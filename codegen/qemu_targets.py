@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -52,6 +53,9 @@ class Toolchain:
     prefix_env: str
     apt_packages: str  # what to apt-get install when it is missing
     link_driver: str  # "g++" or "gcc": the driver that links
+    # Files the C library package installs where gcc finds them (its specs file): the
+    # compiler can be there without the library, which would fail later with a header error.
+    required_files: tuple[str, ...] = ()
 
     def tool(self, name: str) -> str:
         """Path of ``<prefix><name>``; one BuildError line naming the package when missing."""
@@ -63,6 +67,18 @@ class Toolchain:
                 f"(Debian/Ubuntu: apt-get install {self.apt_packages}) or set {self.prefix_env}"
             )
         return exe
+
+    def check_libraries(self) -> None:
+        """Raises BuildError (one line naming the packages) when a required file is missing."""
+        gcc = self.tool("gcc")
+        for name in self.required_files:
+            query = subprocess.run([gcc, f"-print-file-name={name}"], capture_output=True, text=True)
+            found = query.stdout.strip()
+            if not os.path.isabs(found):  # gcc echoes the bare name when it finds nothing
+                raise BuildError(
+                    f"{name} not found by {Path(gcc).name}: install the C library "
+                    f"(Debian/Ubuntu: apt-get install {self.apt_packages})"
+                )
 
 
 @dataclass(frozen=True)
@@ -118,6 +134,7 @@ CORTEX_M3 = QemuTarget(
         prefix_env="MCPGEN_ARM_PREFIX",
         apt_packages="gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib",
         link_driver="g++",
+        required_files=("nano.specs",),
     ),
     cpu_flags=("-mcpu=cortex-m3", "-mthumb"),
     asm_flags=("-mcpu=cortex-m3", "-mthumb"),
@@ -153,6 +170,7 @@ RISCV32 = QemuTarget(
         prefix_env="MCPGEN_RISCV_PREFIX",
         apt_packages="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf",
         link_driver="gcc",
+        required_files=("picolibc.specs",),
     ),
     cpu_flags=("-march=rv32imc", "-mabi=ilp32"),
     asm_flags=("-march=rv32imc_zicsr", "-mabi=ilp32"),

@@ -3,6 +3,8 @@ line that names the apt package when a toolchain or an emulator is missing."""
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,21 @@ def test_missing_emulator_is_one_line_naming_the_package(
     out: list[str] = []
     assert run_qemu_session(DEFAULT_SPEC, tmp_path / "out", target="qemu-riscv32", log=out.append) == 1
     assert out == ["error: " + str(info.value)]
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_missing_c_library_is_one_line_naming_the_packages(target: str, tmp_path: Path) -> None:
+    t = TARGETS[target]
+    if shutil.which(t.toolchain.prefix + "gcc") is None:
+        pytest.skip(f"{t.toolchain.prefix}gcc not installed")
+    t.toolchain.check_libraries()  # the real library is there: no error
+    # The same toolchain asking for a specs file no package installs.
+    toolchain = dataclasses.replace(t.toolchain, required_files=("nosuchlib.specs",))
+    broken = dataclasses.replace(t, toolchain=toolchain)
+    spec = copy_spec(DEFAULT_SPEC, tmp_path / "spec")
+    with pytest.raises(BuildError) as info:
+        build_qemu(spec, tmp_path / "out", target=broken, log=lambda _: None)
+    assert str(info.value) == (
+        f"nosuchlib.specs not found by {t.toolchain.prefix}gcc: install the C library "
+        f"(Debian/Ubuntu: apt-get install {t.toolchain.apt_packages})"
+    )
