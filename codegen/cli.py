@@ -16,7 +16,8 @@ Handler = Callable[[argparse.Namespace], int]
 
 HOST_TARGETS = ("host",)
 ESP32_BOARDS = ("esp32", "esp32s3", "esp32c3")
-TARGETS = ("host", "qemu", *ESP32_BOARDS, "xiaozhi")  # xiaozhi: added by the xiaozhi-target work
+QEMU_TARGETS = ("qemu", "qemu-riscv32")  # codegen.qemu_targets: Cortex-M3, RV32IMC
+TARGETS = ("host", *QEMU_TARGETS, *ESP32_BOARDS, "xiaozhi")  # xiaozhi: added by the xiaozhi-target work
 
 
 def _err(msg: str) -> None:
@@ -116,12 +117,12 @@ def cmd_build(args: argparse.Namespace) -> int:
             print(f"simulator: {exe}")
             pydir = build_bindings(spec_path, outdir, compile=not args.no_compile_bindings)
             print(f"bindings:  {pydir} (pip install {pydir}, or put it on PYTHONPATH)")
-        elif args.target == "qemu":
+        elif args.target in QEMU_TARGETS:
             from mcpgen.codegen.build_qemu import build_qemu
 
             if _load(spec_path) is None:
                 return 1
-            print(f"firmware: {build_qemu(spec_path, outdir)}")
+            print(f"firmware: {build_qemu(spec_path, outdir, target=args.target)}")
         elif args.target == "xiaozhi":  # glue for the stock xiaozhi-esp32 firmware (docs/xiaozhi.md)
             from mcpgen.codegen.build_xiaozhi import build_xiaozhi
 
@@ -147,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     from mcpgen.codegen.run_qemu import run_qemu_session
 
-    return run_qemu_session(spec_path, outdir)
+    return run_qemu_session(spec_path, outdir, target=args.target)
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
@@ -235,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
         description="host: the simulator executable (system g++) and the compiled Python "
         "bindings; qemu: a Cortex-M3 image for qemu-system-arm -M mps2-an385; "
+        "qemu-riscv32: an RV32IMC (ESP32-C3 CPU) image for qemu-system-riscv32 -M virt; "
         "esp32/esp32s3/esp32c3: a PlatformIO project, then `pio run`; "
         "xiaozhi: glue that registers the spec's tools in a stock xiaozhi-esp32 firmware.",
         epilog=_examples(
@@ -261,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_examples("codegen run toolspec/default_device.yaml --target qemu"),
     )
     p.add_argument("spec")
-    p.add_argument("--target", choices=("qemu",), default="qemu")
+    p.add_argument("--target", choices=QEMU_TARGETS, default="qemu")
     p.add_argument("-o", "--output")
     p.set_defaults(func=cmd_run)
 

@@ -1,16 +1,20 @@
-"""Boots a Cortex-M image in ``qemu-system-arm -M mps2-an385`` and hands out its MCP UART.
+"""Boots an MCU image in QEMU and hands out its MCP UART: a Cortex-M3 image in
+``qemu-system-arm -M mps2-an385`` or an RV32 image in ``qemu-system-riscv32 -M virt
+-bios none``; which one comes from the ELF header (:mod:`mcpgen.codegen.qemu_targets`).
 
-UART0 (the MCP stream) becomes a TCP server socket on 127.0.0.1; :attr:`QemuDevice.url`
-is the pyserial URL (``socket://127.0.0.1:PORT``) that ``runtime.connect_serial`` opens.
-UART1 (the firmware's debug console: boot banner, per-message stack high-water mark)
-goes to a log file, :attr:`QemuDevice.log_path`.
+The MCP UART (UART0 on both machines) becomes a TCP server socket on 127.0.0.1;
+:attr:`QemuDevice.url` is the pyserial URL (``socket://127.0.0.1:PORT``) that
+``runtime.connect_serial`` opens. The firmware's debug console (boot banner,
+per-message stack high-water mark) goes to a log file, :attr:`QemuDevice.log_path`: it
+is UART1 on the mps2 board and the semihosting console on virt, which has one UART.
 
     with boot(elf) as dev:
         device = await runtime.connect_serial(dev.url)
         ...
         dev.stack_high_water()  # deepest stack use seen so far, in bytes
 
-``run_qemu_session(spec, outdir)`` is ``codegen run SPEC --target qemu``: build, boot,
+``run_qemu_session(spec, outdir, target=...)`` is ``codegen run SPEC --target qemu``
+(or ``qemu-riscv32``): build, boot,
 connect the runtime, list the tools, call every assistant-callable one with example
 arguments, print the results and the stack figures.
 """
@@ -29,10 +33,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Optional
 
+from mcpgen.codegen.qemu_targets import CORTEX_M3, QemuTarget, TargetLike, get_target, target_of_elf
+
 Log = Callable[[str], None]
 
-QEMU = "qemu-system-arm"
-MACHINE = "mps2-an385"
+QEMU = CORTEX_M3.qemu  # the Cortex-M3 defaults, under their historical names
+MACHINE = CORTEX_M3.machine
 BOOT_BANNER = "mcpgen: boot "
 _HWM_RE = re.compile(r"stack_hwm (\d+)")
 _STACK_RE = re.compile(r"stack_hwm \d+/(\d+)")
@@ -46,8 +52,9 @@ class QemuDevice:
     """A running emulator. Use :func:`boot` (a context manager) to get one."""
 
     def __init__(self, elf: Path, process: subprocess.Popen[bytes], port: int, log_path: Path,
-                 stderr_path: Path) -> None:
+                 stderr_path: Path, target: QemuTarget = CORTEX_M3) -> None:
         self.elf = elf
+        self.target = target
         self.process = process
         self.port = port
         self.log_path = log_path
@@ -55,7 +62,7 @@ class QemuDevice:
 
     @property
     def url(self) -> str:
-        """pyserial URL of UART0, for ``runtime.connect_serial``."""
+        """pyserial URL of the MCP UART, for ``runtime.connect_serial``."""
         return f"socket://127.0.0.1:{self.port}"
 
     @property
@@ -63,7 +70,7 @@ class QemuDevice:
         return self.process.poll() is None
 
     def log_text(self) -> str:
-        """Everything the firmware wrote to its debug console (UART1) so far."""
+        """Everything the firmware wrote to its debug console so far."""
         try:
             return self.log_path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
@@ -79,14 +86,14 @@ class QemuDevice:
         return int(m[-1]) if m else None
 
     def wait_for_log(self, needle: str, timeout: float = 10.0) -> str:
-        """Blocks until ``needle`` appears on UART1; returns the log. Raises QemuError."""
+        """Blocks until ``needle`` appears on the debug console; returns the log. Raises QemuError."""
         deadline = time.monotonic() + timeout
         while True:
             text = self.log_text()
             if needle in text:
                 return text
             if not self.running:
-                raise QemuError(f"{QEMU} exited with {self.process.returncode}: {self._stderr()}")
+                raise QemuError(f"{self.target.qemu} exited with {self.process.returncode}: {self._stderr()}")
             if time.monotonic() > deadline:
                 raise QemuError(f"no {needle!r} on the firmware console within {timeout:.0f} s:\n{text}")
             time.sleep(0.02)
@@ -108,8 +115,8 @@ class QemuDevice:
                 self.process.wait()
 
 
-def qemu_available() -> bool:
-    return shutil.which(QEMU) is not None
+def qemu_available(target: TargetLike = CORTEX_M3) -> bool:
+    return shutil.which(get_target(target).qemu) is not None
 
 
 def _listening_socket() -> socket.socket:
@@ -122,16 +129,22 @@ def _listening_socket() -> socket.socket:
 
 def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0,
           extra_args: tuple[str, ...] = ()) -> QemuDevice:
-    """Starts QEMU on ``elf`` and waits for the firmware's boot banner. Call ``close()`` after."""
-    exe = shutil.which(QEMU)
-    if exe is None:
-        raise QemuError(f"{QEMU} not found: install it (Debian/Ubuntu: apt-get install qemu-system-arm)")
+    """Starts QEMU on ``elf`` and waits for the firmware's boot banner. Call ``close()`` after.
+
+    The emulator and machine follow from the image's CPU (Cortex-M3 or RISC-V)."""
     elf = Path(elf).resolve()
     if not elf.is_file():
         raise QemuError(f"no firmware image at {elf}")
+    try:
+        target = target_of_elf(elf)
+    except ValueError as exc:
+        raise QemuError(str(exc)) from exc
+    exe = shutil.which(target.qemu)
+    if exe is None:
+        raise QemuError(target.qemu_missing())
     workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="mcpgen-qemu-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    log_path = workdir / "uart1.log"
+    log_path = workdir / "console.log"
     stderr_path = workdir / "qemu.stderr"
     log_path.write_bytes(b"")
     # The listening socket is created here and inherited by QEMU (chardev fd=N): no free
@@ -139,11 +152,11 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
     sock = _listening_socket()
     port = sock.getsockname()[1]
     cmd = [
-        exe, "-M", MACHINE, "-nodefaults", "-display", "none", "-monitor", "none",
+        exe, "-M", target.machine, *target.qemu_args, "-nodefaults", "-display", "none", "-monitor", "none",
         "-chardev", f"socket,id=mcp,fd={sock.fileno()},server=on,wait=off",
         "-serial", "chardev:mcp",
         "-chardev", f"file,id=console,path={log_path}",
-        "-serial", "chardev:console",
+        *target.console_args("console"),
         *extra_args,
         "-kernel", str(elf),
     ]
@@ -155,7 +168,7 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
     finally:
         sock.close()
         stderr_file.close()
-    dev = QemuDevice(elf, process, port, log_path, stderr_path)
+    dev = QemuDevice(elf, process, port, log_path, stderr_path, target)
     try:
         # Connect only once the firmware runs: a connection QEMU accepts while the
         # machine is still being set up can lose its first bytes.
@@ -168,7 +181,7 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
 
 @contextmanager
 def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0) -> Iterator[QemuDevice]:
-    """Context manager: a booted emulator whose UART0 is at ``.url``; shut down on exit."""
+    """Context manager: a booted emulator whose MCP UART is at ``.url``; shut down on exit."""
     dev = start(elf, workdir=workdir, boot_timeout=boot_timeout)
     try:
         yield dev
@@ -210,8 +223,10 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
     return failures
 
 
-def run_qemu_session(spec_path: Path, outdir: Path, *, log: Log = print) -> int:
-    """``codegen run SPEC --target qemu``: build, boot, connect, list and call the tools.
+def run_qemu_session(
+    spec_path: Path, outdir: Path, *, target: TargetLike = CORTEX_M3, log: Log = print
+) -> int:
+    """``codegen run SPEC --target qemu|qemu-riscv32``: build, boot, connect, list and call the tools.
 
     Returns a process exit code (0 = every call succeeded).
     """
@@ -219,18 +234,22 @@ def run_qemu_session(spec_path: Path, outdir: Path, *, log: Log = print) -> int:
     from mcpgen.codegen.build_qemu import build_qemu, memory_report
     from mcpgen.codegen.loader import load_spec
 
+    target = get_target(target)
     spec_path = Path(spec_path)
     outdir = Path(outdir)
+    if not qemu_available(target):
+        log(f"error: {target.qemu_missing()}")
+        return 1
     try:
-        elf = build_qemu(spec_path, outdir, log=log)
+        elf = build_qemu(spec_path, outdir, target=target, log=log)
     except BuildError as exc:
         log(str(exc))
         return 1
     spec = load_spec(spec_path)
-    log(f"booting {elf.name} in {QEMU} -M {MACHINE}")
+    log(f"booting {elf.name} in {target.qemu} -M {target.machine}")
     try:
         with boot(elf, workdir=elf.parent / "run") as dev:
-            log(f"MCP on UART0 at {dev.url}; debug console (UART1) in {dev.log_path}")
+            log(f"MCP UART at {dev.url}; debug console in {dev.log_path}")
             failures = asyncio.run(_session(dev, spec, log))
             hwm, size = dev.stack_high_water(), dev.stack_size()
     except QemuError as exc:
@@ -251,7 +270,7 @@ def main() -> int:  # python -m mcpgen.codegen.run_qemu ELF: boot and print the 
         print("usage: python -m mcpgen.codegen.run_qemu FIRMWARE.elf", file=sys.stderr)
         return 2
     with boot(Path(sys.argv[1])) as dev:
-        print(f"MCP UART0: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)
+        print(f"MCP UART: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)
         try:
             dev.process.wait()
         except KeyboardInterrupt:

@@ -63,6 +63,8 @@ def test_wheel_carries_firmware_spec_format_and_compiled_runtime(wheel: Path) ->
         "mcpgen/firmware_template/core/mcpgen/mcp_core.h",
         "mcpgen/firmware_template/ports/host/main.cpp",
         "mcpgen/firmware_template/ports/qemu_mps2/mps2_an385.ld",
+        "mcpgen/firmware_template/ports/bare_metal/uart_main.cpp",
+        "mcpgen/firmware_template/ports/qemu_riscv_virt/startup.S",
         "mcpgen/firmware_template/platformio/platformio.ini.in",
         "mcpgen/toolspec/toolspec.schema.json",
         "mcpgen/toolspec/default_device.yaml",

@@ -1,10 +1,11 @@
 """The host conformance driver (tests/device/device_sim_driver.StdioSim) over QEMU's UART.
 
-``QemuSim(elf, log_dir)`` boots the Cortex-M image in ``qemu-system-arm -M mps2-an385``
-and speaks the same newline-delimited MCP through UART0 (a TCP socket), so every
+``QemuSim(elf, log_dir)`` boots the image in QEMU (``qemu-system-arm -M mps2-an385`` for
+the Cortex-M3, ``qemu-system-riscv32 -M virt`` for RV32: the ELF header decides) and
+speaks the same newline-delimited MCP through its MCP UART (a TCP socket), so every
 assertion written against the host simulator runs unchanged against the emulated MCU.
-``stderr()`` returns the firmware's debug console (UART1), the counterpart of the
-simulator's stderr.
+``stderr()`` returns the firmware's debug console, the counterpart of the simulator's
+stderr.
 """
 
 from __future__ import annotations

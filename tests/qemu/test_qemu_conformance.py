@@ -1,5 +1,5 @@
 """The host simulator's conformance suite (tests/device/test_device_stdio.py), run over the
-UART of the Cortex-M3 image in QEMU.
+UART of each QEMU image (Cortex-M3 and RV32: the image fixtures are parametrized by target).
 
 Nothing is copied: the test functions are imported and collected here, where the
 fixtures of tests/qemu/conftest.py (same names as tests/device/conftest.py) hand them a

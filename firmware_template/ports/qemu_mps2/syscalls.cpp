@@ -1,6 +1,7 @@
 // The newlib system calls this firmware can need. There is no file system and no
 // process: stdout/stderr go to the debug console (UART1), stdin is always at EOF, and
-// the heap is the region the linker script leaves between .bss and the RAM budget.
+// the heap is the region the linker script leaves between .bss and the RAM budget
+// (bare_metal/runtime.cpp keeps its high-water mark).
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,19 +15,9 @@ extern int errno;
 
 extern "C" {
 
-extern uint8_t __heap_start__[], __heap_end__[];
-
-static uint8_t* brk = __heap_start__;
-static uint8_t* brk_peak = __heap_start__;  // high-water mark (free() may shrink brk)
-
 void* _sbrk(ptrdiff_t incr) {
-  if (incr > __heap_end__ - brk || incr < __heap_start__ - brk) {
-    errno = ENOMEM;
-    return reinterpret_cast<void*>(-1);
-  }
-  uint8_t* prev = brk;
-  brk += incr;
-  if (brk > brk_peak) brk_peak = brk;
+  void* prev = mcpgen_sbrk(incr);
+  if (prev == reinterpret_cast<void*>(-1)) errno = ENOMEM;
   return prev;
 }
 
@@ -52,15 +43,6 @@ int _kill(int, int) {
   errno = EINVAL;
   return -1;
 }
-void _exit(int) {
-  board::kLogUart.write("mcpgen: exit/abort; halted\n");
-  for (;;) {
-    __asm__ volatile("wfi");
-  }
-}
+void _exit(int) { board::halt("mcpgen: exit/abort; halted\n"); }
 
 }  // extern "C"
-
-namespace board {
-size_t heap_used() { return static_cast<size_t>(brk_peak - __heap_start__); }
-}  // namespace board

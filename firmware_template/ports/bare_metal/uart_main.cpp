@@ -1,11 +1,11 @@
-// mcpgen firmware for the emulated Cortex-M3 (qemu-system-arm -M mps2-an385).
+// The main loop of the bare-metal UART ports (qemu_mps2, qemu_riscv_virt).
 //
-// UART0 carries the MCP stream with the stdio framing: one JSON message per line
+// The MCP UART carries the MCP stream with the stdio framing: one JSON message per line
 // (bare JSON-RPC or the xiaozhi envelope), replies and device notifications likewise,
 // nothing else. A line that does not fit the request buffer (MCPGEN_REQUEST_BUFFER_SIZE
 // bytes including the core's NUL, so at most SIZE-1 bytes of text, as on the host
 // simulator) is discarded up to its newline and answered with Server::oversized_reply.
-// UART1 is the debug console: a boot banner and, after every message, the stack and
+// The debug console (board::log) gets a boot banner and, after every message, the stack and
 // heap high-water marks:
 //   mcpgen: msg 3 in 57 out 812 stack_hwm 1432/16384 heap 0
 #include <stddef.h>
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "board.h"
-#include "cmsdk_uart.h"
 #include "mcp_tools.h"
 #include "mcpgen/session.h"
 
@@ -26,8 +25,8 @@ mcpgen::Server g_server(kMcpSpec);
 class UartLink : public mcpgen::Link {
  public:
   bool send(const char* data, size_t len) override {
-    board::kMcpUart.write(data, len);
-    board::kMcpUart.put('\n');
+    board::mcp_write(data, len);
+    board::mcp_write("\n", 1);
     sent_ += len + 1;
     return true;
   }
@@ -97,7 +96,7 @@ int main() {
   size_t len = 0;
   bool discarding = false;  // inside a line longer than the request buffer
   for (;;) {
-    const char c = board::kMcpUart.get();
+    const char c = board::mcp_read();
     if (c != '\n') {
       if (discarding) continue;
       if (len + 1 >= sizeof g_request) {  // keep one byte for the core's NUL
