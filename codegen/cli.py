@@ -64,8 +64,17 @@ def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = pri
         files.update(emitter.emit(spec))
     written = write_tree(outdir, files)
     log(f"generated {len(files)} files in {outdir} ({len(written)} changed, fingerprint {spec.fingerprint})")
-    emit_cpp.ensure_handlers(spec, spec_path, log)
+    handlers_file = emit_cpp.ensure_handlers(spec, spec_path, log, check=False)
+    _warn_missing_handlers(spec, spec_path, handlers_file)
     return spec
+
+
+def _warn_missing_handlers(spec, spec_path: Path, handlers_file: Path) -> None:  # noqa: ANN001
+    """``generate`` compiles nothing: a missing handler is a warning there, an error in ``build``."""
+    from mcpgen.codegen import handlers
+
+    for m in handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, handlers_file)):
+        print(f"warning: {m.format()}", file=sys.stderr)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -100,11 +109,27 @@ def _default_out(spec: Path, target: str) -> Path:
     return Path("build") / spec.stem / target
 
 
+def _add_missing_handlers(spec_path: Path) -> bool:
+    """``build --add-missing-handlers``: appends stubs for tools without a handler."""
+    from mcpgen.codegen import emit_cpp, handlers
+
+    spec = _load(spec_path)
+    if spec is None:
+        return False
+    emit_cpp.ensure_handlers(spec, spec_path, print, check=False)
+    if not handlers.append_missing(spec, spec_path):
+        print(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
+    return True
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     spec_path = Path(args.spec)
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
     from mcpgen.codegen.build_host import BuildError
+    from mcpgen.codegen.handlers import MissingHandlersError
 
+    if args.add_missing_handlers and not _add_missing_handlers(spec_path):
+        return 1
     try:
         if args.target == "host":
             from mcpgen.codegen.build_host import build_host
@@ -134,6 +159,10 @@ def cmd_build(args: argparse.Namespace) -> int:
             if _load(spec_path) is None:
                 return 1
             return build_esp32(spec_path, outdir, args.target, run_pio=not args.no_pio)
+    except MissingHandlersError as exc:
+        print(str(exc).replace(" --add-missing-handlers", f" --target {args.target} --add-missing-handlers"),
+              file=sys.stderr)
+        return 1
     except BuildError as exc:
         print(str(exc), file=sys.stderr)
         return 1
@@ -251,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-pio", action="store_true", help="esp32: only generate the PlatformIO project")
     p.add_argument(
         "--no-compile-bindings", action="store_true", help="host: leave the bindings as pure Python"
+    )
+    p.add_argument(
+        "--add-missing-handlers", action="store_true",
+        help="first append a starter stub to SPEC_handlers.cpp for every tool that has no handler "
+        "(the rest of the file is left as it is)",
     )
     p.set_defaults(func=cmd_build)
 
