@@ -431,14 +431,17 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
     return 1
 
 
-def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True) -> int:
-    """Generates the PlatformIO project and (``run_pio``) builds ``board``. Returns an exit code."""
+def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True,
+                pio_args: Sequence[str] = ()) -> int:
+    """Generates the PlatformIO project and (``run_pio``) builds ``board``. Returns an exit code.
+
+    ``pio_args`` are added to ``pio run`` (``codegen build -v`` passes ``-v``)."""
     info = board_info(board)
     project = generate_project(spec_path, outdir, log=log)
     if not run_pio:
         log(next_steps(project, info.env))
         return 0
-    rc = pio_run(project, info.env, log=log)
+    rc = pio_run(project, info.env, pio_args, log=log)
     if rc == 0:
         build = project / ".pio" / "build" / info.env
         for name, offset in images_for(project, info):
