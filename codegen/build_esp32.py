@@ -62,7 +62,9 @@ CONFIG_ENV: dict[str, tuple[str, bool]] = {
 # toolchain) when the registry is reachable / when it is not.
 DOWNLOAD_TIMEOUT = float(os.environ.get("MCPGEN_PIO_DOWNLOAD_TIMEOUT", "1800"))
 OFFLINE_TIMEOUT = float(os.environ.get("MCPGEN_PIO_OFFLINE_TIMEOUT", "20"))
-HEARTBEAT = 15.0  # say something when PlatformIO has been silent this long
+# Say something when PlatformIO has been silent this long (seconds).
+HEARTBEAT = float(os.environ.get("MCPGEN_PIO_HEARTBEAT", "15"))
+_COMPILING = re.compile(r"^(Compiling |Building .*\.o\b|\[\s*\d+/\d+\] Building)")
 
 # A line like these means the download phase is over and the build runs.
 _BUILD_STARTED = re.compile(
@@ -299,15 +301,41 @@ class StreamResult:
     build_started: bool
 
 
+def _tree_bytes(root: Path) -> int:
+    """Bytes of the files under ``root`` (0 when it does not exist); symlinks not followed."""
+    total = 0
+    stack = [root]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(Path(e.path))
+                elif e.is_file(follow_symlinks=False):
+                    total += e.stat(follow_symlinks=False).st_size
+            except OSError:
+                pass
+    return total
+
+
 def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = print,
-                  download_timeout: Optional[float] = None, heartbeat: float = HEARTBEAT,
-                  started_re: re.Pattern[str] = _BUILD_STARTED, tool: str = "PlatformIO") -> StreamResult:
+                  download_timeout: Optional[float] = None, heartbeat: Optional[float] = None,
+                  started_re: re.Pattern[str] = _BUILD_STARTED, tool: str = "PlatformIO",
+                  download_dir: Optional[Path] = None) -> StreamResult:
     """Runs ``cmd`` showing its output live, line by line (``\\r`` progress lines too).
 
     While no line matched ``started_re`` (the download/install phase), the process is
     stopped after ``download_timeout`` seconds. A heartbeat line is logged whenever the
-    tool has been silent for ``heartbeat`` seconds, so nothing ever sits silent.
+    tool has been silent for ``heartbeat`` seconds, so nothing ever sits silent; it says
+    how much has arrived in ``download_dir`` while installing (PlatformIO's own progress
+    bars do not survive a pipe) and how many files were compiled since.
     """
+    heartbeat = HEARTBEAT if heartbeat is None else heartbeat
+    baseline = _tree_bytes(download_dir) if download_dir is not None else 0
+    compiled = 0
     env = dict(os.environ, PYTHONUNBUFFERED="1", PLATFORMIO_DISABLE_PROGRESSBAR="true")
     proc = subprocess.Popen(
         list(cmd), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -349,11 +377,15 @@ def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = 
                 _kill_group(proc)
                 break
             if now - last > heartbeat:
-                if tool == "PlatformIO":
-                    phase = "compiling" if build_started else "installing the platform/toolchain"
-                    log(f"... {tool} still working ({phase}, {now - start:.0f} s)")
+                elapsed = f"{now - start:.0f} s"
+                if build_started:
+                    log(f"... {tool} still compiling ({elapsed}, {compiled} files compiled so far)")
+                elif download_dir is not None:
+                    got = max(0, _tree_bytes(download_dir) - baseline) / 1e6
+                    log(f"... {tool} still installing the platform/toolchain "
+                        f"({elapsed}, {got:.1f} MB downloaded into {download_dir} so far)")
                 else:
-                    log(f"... {tool} still working ({now - start:.0f} s)")
+                    log(f"... {tool} still working ({elapsed})")
                 last = now
             continue
         if line is None:
@@ -364,6 +396,8 @@ def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = 
             captured.append(line)
             if not build_started and started_re.search(line.strip()):
                 build_started = True
+            if _COMPILING.search(line.strip()):
+                compiled += 1
     rc = proc.wait()
     thread.join(timeout=2)
     return StreamResult(rc, "\n".join(captured), timed_out, build_started)
@@ -421,7 +455,8 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
             f"(registry {state}; giving it {limit:.0f} s to start building)")
     cmd = [*pio, "run", "-d", str(project), "-e", board, *extra]
     log("$ " + " ".join(cmd))
-    res = run_streaming(cmd, log=log, download_timeout=limit)
+    res = run_streaming(cmd, log=log, download_timeout=limit,
+                        download_dir=None if installed else pio_core_dir())
     if res.returncode == 0 and not res.timed_out:
         return 0
     if not res.build_started and not installed:
