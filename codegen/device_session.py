@@ -22,10 +22,12 @@ a terminal, lines are edited with readline; history is kept in ``~/.mcpgen_histo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import shlex
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -170,13 +172,28 @@ class Console:
         return True
 
     async def run(self, read_line: ReadLine) -> int:
-        """Reads and runs commands until ``quit``, end of input or the device going away."""
+        """Reads and runs commands until ``quit``, end of input or the device going away.
+
+        Ctrl-C (SIGINT) cancels the command that is running (a tool call is cancelled on
+        the device too: the runtime sends ``notifications/cancelled``) and otherwise only
+        reminds how to leave; it never ends the console half-way through a call.
+        """
         from mcpgen.runtime import DeviceDisconnected
 
+        loop = asyncio.get_running_loop()
         unsubscribe = self.device.on_notification(
             lambda method, params: self.out(f"<- {method} {_show(params)}")
         )
-        closed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        current: Optional[asyncio.Task[bool]] = None
+
+        def interrupted() -> None:
+            if current is not None and not current.done():
+                current.cancel()
+            else:
+                self.out("(Ctrl-C: `quit` or Ctrl-D leaves)")
+
+        handles_sigint = _add_sigint_handler(loop, interrupted)
+        closed: asyncio.Future[Any] = loop.create_future()
         try:
             info = self.device.server_info
             name = f"{info.get('name', '?')} {info.get('version', '')}".strip()
@@ -193,23 +210,62 @@ class Console:
                 line = reading.result()
                 if line is None:
                     return 0
+                current = asyncio.ensure_future(self.handle(line))
                 try:
-                    if not await self.handle(line):
+                    if not await current:
                         return 0
+                except asyncio.CancelledError:
+                    if not current.cancelled():
+                        raise  # the console itself is being cancelled
+                    self.out("cancelled")
                 except DeviceDisconnected as exc:
                     self.out(f"the device disconnected: {exc}")
                     return 1
+                finally:
+                    current = None
                 if self.device.closed:
                     self.out(f"the device disconnected: {self.device.close_reason}")
                     return 1
         finally:
             closed.cancel()
             unsubscribe()
+            if handles_sigint:
+                loop.remove_signal_handler(signal.SIGINT)
+
+
+def _add_sigint_handler(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> bool:
+    """Routes SIGINT to ``callback`` on ``loop``; False where that is not possible (Windows,
+    or not the main thread)."""
+    try:
+        loop.add_signal_handler(signal.SIGINT, callback)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return False
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    return True
+
+
+class _SigintBlocked:
+    """Blocks SIGINT in this thread while the device processes start: a blocked mask is
+    inherited across fork and exec, so the simulator and QEMU (which installs its own
+    SIGINT handler) never see the console's Ctrl-C, which shares their process group.
+    The console unblocks it for itself once its handler is in place."""
+
+    def __enter__(self) -> None:
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None and hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class LineReader:
     """Reads console lines in a worker thread (so notifications print meanwhile), with
-    readline editing on a terminal and a persistent history either way."""
+    readline editing on a terminal and a persistent history either way.
+
+    ``close()`` saves the history.
+    """
 
     def __init__(self, stream: Any = None) -> None:
         self.stream = stream or sys.stdin
@@ -225,6 +281,10 @@ class LineReader:
                 readline.read_history_file(history_file())
             except OSError:
                 pass
+
+    def close(self) -> None:
+        """Writes the history file."""
+        self.save()
 
     def _read(self) -> Optional[str]:
         if self.tty:
@@ -248,6 +308,8 @@ class LineReader:
         fut: asyncio.Future[Optional[str]] = loop.create_future()
 
         def work() -> None:
+            if hasattr(signal, "pthread_sigmask"):  # Ctrl-C is for the main thread (see Console)
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
                 line = self._read()
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
@@ -317,8 +379,9 @@ async def _host_session(exe: Path, spec: Any, *, interactive: bool, log: Log, ou
     stderr_logger.setLevel(logging.INFO)
     stderr_logger.propagate = False
     try:
-        device = await connect_process([str(exe), "--stdio"], fingerprint=spec.fingerprint,
-                                       call_timeout=timeout, stderr="log")
+        with _SigintBlocked() if interactive else contextlib.nullcontext():
+            device = await connect_process([str(exe), "--stdio"], fingerprint=spec.fingerprint,
+                                           call_timeout=timeout, stderr="log")
         try:
             if not interactive:
                 return await call_every_tool(device, spec, out, timeout)
@@ -374,7 +437,7 @@ def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool 
             elf = build_qemu(spec_path, outdir, log=log)
             log(f"booting {elf.name} in {run_qemu.QEMU} -M {run_qemu.MACHINE}")
             try:
-                with run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
+                with _SigintBlocked(), run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
                     assert reader is not None
                     return asyncio.run(_qemu_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
                                                      device_log=dev.log_text))
@@ -384,4 +447,4 @@ def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool 
         raise ValueError(f"codegen run cannot start target {target!r}")
     finally:
         if line_reader is not None:
-            line_reader.save()
+            line_reader.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,70 @@ def test_interactive_qemu_console(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _check_console(proc.stdout)
     assert "mcpgen: boot desk-lamp" in proc.stdout  # `log`: the firmware's UART1 console
+
+
+def _pty_session(argv: list[str], cwd: Path, env: dict[str, str], keys: list[bytes]) -> tuple[str, int]:
+    """Runs ``argv`` on a pseudo-terminal that is its controlling terminal (so Ctrl-C is a
+    real SIGINT to its process group), types ``keys`` one after the other once the prompt
+    is back, and returns the screen text and the exit code."""
+    import fcntl
+    import pty
+    import select
+    import subprocess
+    import termios
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
+                            start_new_session=True,
+                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))  # noqa: PLW1509
+    os.close(slave)
+    screen = b""
+
+    def wait_for(needle: bytes, timeout: float) -> None:
+        nonlocal screen
+        deadline = time.monotonic() + timeout
+        while needle not in screen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    screen += os.read(master, 4096)
+                except OSError:
+                    return
+
+    try:
+        wait_for(b"mcp> ", 120)
+        for key in keys:
+            mark = screen.count(b"mcp> ") + screen.count(b"leaves)")
+            os.write(master, key)
+            deadline = time.monotonic() + 15
+            while screen.count(b"mcp> ") + screen.count(b"leaves)") == mark and time.monotonic() < deadline:
+                wait_for(b"\0", 0.3)
+                if proc.poll() is not None:
+                    break
+        rc = proc.wait(20)
+        wait_for(b"\0", 0.3)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return screen.decode("utf-8", "replace"), rc
+
+
+def test_ctrl_c_on_a_terminal_keeps_the_console_and_the_device(tmp_path: Path) -> None:
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not installed")
+    pytest.importorskip("termios")
+    spec = copy_spec(tmp_path)
+    out = str(tmp_path / "o")
+    assert codegen("build", str(spec), "-o", out, "--no-compile-bindings", "-q").returncode == 0
+    screen, rc = _pty_session(
+        [sys.executable, "-m", "mcpgen", "run", str(spec), "--target", "host", "-i", "-q", "-o", out],
+        tmp_path, _env(tmp_path), [b"self.light.set_power on=true\r", b"\x03", b"ping\r", b"\x04"],
+    )
+    assert rc == 0, screen
+    assert "-> true" in screen and '<- notifications/state_changed {"on": true}' in screen
+    assert "(Ctrl-C: `quit` or Ctrl-D leaves)" in screen
+    assert "pong" in screen, "the simulator survived the Ctrl-C"
+    assert (tmp_path / "history").read_text().splitlines()[-2:] == ["self.light.set_power on=true", "ping"]
