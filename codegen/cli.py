@@ -567,15 +567,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     except BuildError as exc:  # compiler output and the like: may be several lines, no traceback
         _err(str(exc))
         return 1
-    except OSError as exc:
+    except Exception as exc:
         if verbosity >= VERBOSE:
             traceback.print_exc()
-        _err(describe_os_error(exc, args))
-        return 1
-    except Exception as exc:  # a bug: one line, and the traceback with -v
-        if verbosity >= VERBOSE:
-            traceback.print_exc()
-        _err(f"unexpected {type(exc).__name__}: {exc} (run with -v for the traceback, and please report it)")
+        if any(c.__name__ == "McpDeviceError" for c in type(exc).__mro__):  # no runtime import here
+            _err(f"device: {type(exc).__name__}: {exc}")  # e.g. the simulator exited at start
+        elif isinstance(exc, OSError):
+            _err(describe_os_error(exc, args))
+        else:  # a bug: one line, and the traceback with -v
+            _err(f"unexpected {type(exc).__name__}: {exc} "
+                 "(run with -v for the traceback, and please report it)")
         return 1
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -132,3 +133,14 @@ def test_busy_port_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr
     assert f"port 127.0.0.1:{port} busy" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_a_device_that_dies_at_start_is_one_line(tmp_path: Path) -> None:
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not installed")
+    spec = copy_spec(tmp_path)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    handlers.write_text(handlers.read_text() + "\n#include <stdlib.h>\nnamespace {\nstruct Boom {\n"
+                        "  Boom() { exit(3); }\n} g_boom;\n}  // namespace\n")
+    proc = codegen("run", str(spec), "--target", "host", "-q", "-o", str(tmp_path / "o"))
+    _one_line_error(proc, "device: DeviceDisconnected", "process")
