@@ -3,6 +3,7 @@ line and the C++ signature; ``--add-missing-handlers`` appends stubs and keeps t
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -91,4 +92,19 @@ def test_a_handler_in_an_included_file_counts(tmp_path: Path) -> None:
     handlers = tmp_path / "desk_lamp_handlers.cpp"
     handlers.write_text(handlers.read_text() + '\n#include "fan.inc"\n')
     proc = codegen("build", str(spec), "--target", "xiaozhi", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_check_can_be_left_to_the_linker(tmp_path: Path) -> None:
+    # A handler the pattern cannot see (defined through a macro): the env var skips the check.
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    handlers.write_text(handlers.read_text() + (
+        "\n#define MCPGEN_HANDLER(fn, Args) mcpgen::Result fn(const Args& args, mcpgen::Context&)\n"
+        "namespace tools {\nMCPGEN_HANDLER(fan_set_speed, FanSetSpeedArgs) {\n"
+        "  return mcpgen::Result::Bool(args.rpm > 0);\n}\n}  // namespace tools\n"))
+    out = str(tmp_path / "out")
+    assert codegen("build", str(spec), "--target", "xiaozhi", "-o", out, cwd=tmp_path).returncode == 1
+    env = dict(os.environ, MCPGEN_NO_HANDLER_CHECK="1")
+    proc = codegen("build", str(spec), "--target", "xiaozhi", "-o", out, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
