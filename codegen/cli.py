@@ -14,6 +14,7 @@ import asyncio
 import errno
 import json
 import logging
+import os
 import re
 import sys
 import textwrap
@@ -240,13 +241,30 @@ def _add_missing_handlers(spec_path: Path) -> bool:
     return True
 
 
+def _counting(log: Callable[[str], None]) -> Callable[[str], None]:
+    """Numbers build_host's ``compiled X`` lines (``[3/11] compiled X``) after its
+    ``compiling N of M units`` line, so a long compile shows how far it is."""
+    state = {"done": 0, "total": 0}
+
+    def counted(msg: str) -> None:
+        m = re.match(r"compiling (\d+) of \d+ units", msg)
+        if m:
+            state.update(done=0, total=int(m.group(1)))
+        elif msg.startswith("compiled ") and state["total"]:
+            state["done"] += 1
+            msg = f"[{state['done']}/{state['total']}] {msg}"
+        log(msg)
+
+    return counted
+
+
 def _build(args: argparse.Namespace, spec_path: Path, outdir: Path) -> int:
     target = args.target
     if target == "host":
         from mcpgen.codegen.build_host import build_host
         from mcpgen.codegen.build_python import build_bindings
 
-        exe = build_host(spec_path, outdir, log=ui.info)
+        exe = build_host(spec_path, outdir, log=_counting(ui.info))
         ui.result(f"simulator: {exe}")
         pydir = build_bindings(spec_path, outdir, compile=not args.no_compile_bindings, log=ui.info)
         ui.result(f"bindings:  {pydir} (pip install {pydir}, or put it on PYTHONPATH)")
@@ -564,6 +582,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `codegen ... | head`: the reader left; stop quietly
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the exit flush cannot fail
+        except OSError:
+            pass
+        return 1
     except BuildError as exc:  # compiler output and the like: may be several lines, no traceback
         _err(str(exc))
         return 1
