@@ -85,6 +85,8 @@ _HINTS = (
     ("expected ',' or '}'", "close the `{` that starts here with `}`, or separate its entries with commas"),
     ("expected ',' or ']'", "close the `[` that starts here with `]`, or separate its items with commas"),
     ("'\\t'", "YAML indents with spaces, not tabs"),
+    ("unknown escape character",
+     "in double quotes a backslash starts an escape: write \\\\ for a backslash, or use single quotes"),
     ("mapping values are not allowed here",
      "check the indentation of this line, or quote a value that contains ': '"),
     ("expected <block end>", "check the indentation: this line is not aligned with the entries around it"),
