@@ -112,12 +112,18 @@ class Console:
                 f"{k}{'' if k in required else '?'}: {v.get('type', '?')}" for k, v in props.items()
             )
             flag = "  [user only]" if t.user_only else ""
-            summary = (t.description or "").strip().splitlines()[0] if t.description else ""
+            summary = next(iter((t.description or "").strip().splitlines()), "")
             lines.append(f"  {t.name}({params}){flag}  {summary}")
         return f"{len(lines)} tools:\n" + "\n".join(lines)
 
     async def call(self, name: str, rest: str) -> None:
-        from mcpgen.runtime import DeviceTimeout, ToolError, ValidationError
+        from mcpgen.runtime import (
+            DeviceDisconnected,
+            DeviceTimeout,
+            McpDeviceError,
+            ToolError,
+            ValidationError,
+        )
 
         try:
             args = parse_arguments(rest)
@@ -132,6 +138,10 @@ class Console:
             self.out(f"tool error: {exc}")
         except DeviceTimeout:
             self.out(f"no answer within {self.timeout:g} s (codegen run --timeout SECONDS)")
+        except DeviceDisconnected:
+            raise  # ends the console
+        except McpDeviceError as exc:  # RpcError, ProtocolError: the session goes on
+            self.out(f"{type(exc).__name__}: {exc}")
         else:
             self.out(f"-> {_show(result)}")
 
