@@ -324,7 +324,8 @@ def cmd_flash(args: argparse.Namespace) -> int:
         return 1
     from mcpgen.codegen.flash import flash
 
-    return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool, log=ui.info)
+    return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool, log=ui.info,
+                 error=_err)
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:

@@ -144,3 +144,10 @@ def test_a_device_that_dies_at_start_is_one_line(tmp_path: Path) -> None:
                         "  Boom() { exit(3); }\n} g_boom;\n}  // namespace\n")
     proc = codegen("run", str(spec), "--target", "host", "-q", "-o", str(tmp_path / "o"))
     _one_line_error(proc, "device: DeviceDisconnected", "process")
+
+
+def test_flash_without_images_is_one_line_even_quiet(tmp_path: Path) -> None:
+    spec = copy_spec(tmp_path)
+    proc = codegen("flash", str(spec), "--port", "socket://127.0.0.1:1", "--esptool", "-q",
+                   "-o", str(tmp_path / "o"), cwd=tmp_path)
+    _one_line_error(proc, "no built esp32 images", "build first: codegen build")
