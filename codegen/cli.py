@@ -282,8 +282,12 @@ def _build(args: argparse.Namespace, spec_path: Path, outdir: Path) -> int:
     if target in ESP32_BOARDS:
         from mcpgen.codegen.build_esp32 import build_esp32
 
-        return build_esp32(spec_path, outdir, target, log=ui.info, run_pio=not args.no_pio,
-                           pio_args=("-v",) if ui.verbosity >= VERBOSE else ())
+        rc = build_esp32(spec_path, outdir, target, log=ui.info, run_pio=not args.no_pio,
+                         pio_args=("-v",) if ui.verbosity >= VERBOSE else ())
+        if rc != 0:
+            where = "run without -q to see" if ui.verbosity == QUIET else "see"
+            _err(f"the {target} build failed ({where} PlatformIO's output above)")
+        return rc
     raise AssertionError(f"no build for target {target}")  # argparse only offers TARGETS
 
 
