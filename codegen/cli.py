@@ -285,8 +285,10 @@ def _build(args: argparse.Namespace, spec_path: Path, outdir: Path) -> int:
         rc = build_esp32(spec_path, outdir, target, log=ui.info, run_pio=not args.no_pio,
                          pio_args=("-v",) if ui.verbosity >= VERBOSE else ())
         if rc != 0:
-            where = "run without -q to see" if ui.verbosity == QUIET else "see"
-            _err(f"the {target} build failed ({where} PlatformIO's output above)")
+            why = "PlatformIO's output is above"
+            if ui.verbosity == QUIET:
+                why = "run without -q to see PlatformIO's output"
+            _err(f"the {target} build failed ({why})")
         return rc
     raise AssertionError(f"no build for target {target}")  # argparse only offers TARGETS
 
