@@ -7,7 +7,16 @@ Project layout (``project_dir(outdir)`` = ``outdir/firmware/platformio``)::
     partitions.csv        nvs, phy_init, factory app at 0x10000
     sdkconfig.defaults    incl. the "mcpgen device" settings from MCPGEN_* environment variables
     src/                  CMakeLists.txt, Kconfig.projbuild, idf_component.yml,
-                          mcpgen/ (core), generated/ (tables), <stem>_handlers.cpp, port/
+                          mcpgen/ (core), generated/ (tables), port/, handlers.cmake
+
+The user's ``<stem>_handlers.cpp`` beside the spec is compiled *in place*: ``src/handlers.cmake``
+sets its path (relative to ``src/``) and ``src/CMakeLists.txt`` adds it to the component's
+sources. Why a CMake path and not a copy or a symlink: a copy is what lost edits made in
+the IDE (the next generation overwrote it); a symlink needs privileges on Windows and is
+flattened by archivers and some sync tools; and PlatformIO ignores ``build_src_filter``
+with ESP-IDF (CMake decides what is compiled). The CMake path is the ESP-IDF build
+system's own mechanism and needs nothing of the file system. A copy left in ``src/`` by an
+older mcpgen is removed when it equals the user's file and stops the build otherwise.
 
 ``pio run`` output is streamed line by line. When PlatformIO has to download the
 platform or toolchain and cannot (no network), the download phase is cut off after a
@@ -53,7 +62,9 @@ CONFIG_ENV: dict[str, tuple[str, bool]] = {
 # toolchain) when the registry is reachable / when it is not.
 DOWNLOAD_TIMEOUT = float(os.environ.get("MCPGEN_PIO_DOWNLOAD_TIMEOUT", "1800"))
 OFFLINE_TIMEOUT = float(os.environ.get("MCPGEN_PIO_OFFLINE_TIMEOUT", "20"))
-HEARTBEAT = 15.0  # say something when PlatformIO has been silent this long
+# Say something when PlatformIO has been silent this long (seconds).
+HEARTBEAT = float(os.environ.get("MCPGEN_PIO_HEARTBEAT", "15"))
+_COMPILING = re.compile(r"^(Compiling |Building .*\.o\b|\[\s*\d+/\d+\] Building)")
 
 # A line like these means the download phase is over and the build runs.
 _BUILD_STARTED = re.compile(
@@ -139,6 +150,8 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         raise BuildError(f"{spec_path}: invalid spec\n" + "\n".join(lines)) from exc
 
     handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
+    project = project_dir(outdir)
+    _retire_handlers_copy(project / "src" / handlers.name, handlers, log)
 
     root = template_root()
     tpl = root / "platformio"
@@ -153,6 +166,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         "slug": slug,
         "platform": os.environ.get("MCPGEN_PIO_PLATFORM", DEFAULT_PLATFORM),
         "default_env": "esp32",
+        "handlers_rel": _relative(handlers, project),
     }
     values = _config_values(environ)
     config_lines = []
@@ -172,7 +186,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
         "src/idf_component.yml": (port / "idf_component.yml").read_text(encoding="utf-8"),
         "src/port/mcpgen_esp_port.cpp": (port / "mcpgen_esp_port.cpp").read_text(encoding="utf-8"),
-        f"src/{handlers.name}": handlers.read_text(encoding="utf-8"),
+        "src/handlers.cmake": handlers_cmake(handlers, project / "src"),
     }
     for src in sorted(core.iterdir()):
         if src.suffix in (".h", ".cpp"):
@@ -180,7 +194,6 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
     for rel, text in emit_cpp.emit(spec).items():
         files[f"src/generated/{Path(rel).name}"] = text
 
-    project = project_dir(outdir)
     written = write_tree(project, files)
     for env in BOARDS:
         existing = project / f"sdkconfig.{env}"
@@ -193,6 +206,53 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
             "(set them and build again, or `pio run -t menuconfig`)")
     return project
+
+
+def _relative(path: Path, start: Path) -> str:
+    """``path`` relative to ``start`` in POSIX form; absolute when there is no relative path
+    (another drive on Windows). Relative keeps a checkout that moves as a whole working."""
+    try:
+        return Path(os.path.relpath(Path(path).resolve(), Path(start).resolve())).as_posix()
+    except ValueError:
+        return Path(path).resolve().as_posix()
+
+
+def _cmake_escape(text: str) -> str:
+    """Escapes ``text`` for a quoted CMake argument."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+
+
+def handlers_cmake(handlers: Path, src_dir: Path) -> str:
+    """``src/handlers.cmake``: the user's handlers file, compiled in place."""
+    rel = _relative(handlers, src_dir)
+    path = _cmake_escape(rel)
+    if not Path(rel).is_absolute():
+        path = "${CMAKE_CURRENT_LIST_DIR}/" + path
+    return (
+        "# Generated by codegen: the spec's handlers file, compiled where it is (not copied).\n"
+        "# Edit that file; codegen rewrites this one on every build.\n"
+        f'set(MCPGEN_USER_HANDLERS "{path}")\n'
+    )
+
+
+def _retire_handlers_copy(copy: Path, handlers: Path, log: Log) -> None:
+    """Older projects had a copy of the handlers in ``src/``; it would now be compiled twice.
+
+    An unchanged copy is removed. An edited one is the user's work: stop and say where
+    it should go, rather than delete it or silently build without it.
+    """
+    if not copy.is_file():
+        return
+    if copy.read_bytes() == handlers.read_bytes():
+        copy.unlink()
+        log(f"removed {copy}: the build now compiles {handlers} in place")
+        return
+    raise BuildError(
+        f"{copy}: this copy of your handlers, left by an older codegen, differs from {handlers}, "
+        "which the build now compiles in place (the copy would be ignored).\n"
+        f"  fix: if you edited the copy, move those changes into {handlers}; "
+        "then delete the copy and build again"
+    )
 
 
 # ---------------------------------------------------------------------------- PlatformIO
@@ -241,15 +301,41 @@ class StreamResult:
     build_started: bool
 
 
+def _tree_bytes(root: Path) -> int:
+    """Bytes of the files under ``root`` (0 when it does not exist); symlinks not followed."""
+    total = 0
+    stack = [root]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(Path(e.path))
+                elif e.is_file(follow_symlinks=False):
+                    total += e.stat(follow_symlinks=False).st_size
+            except OSError:
+                pass
+    return total
+
+
 def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = print,
-                  download_timeout: Optional[float] = None, heartbeat: float = HEARTBEAT,
-                  started_re: re.Pattern[str] = _BUILD_STARTED, tool: str = "PlatformIO") -> StreamResult:
+                  download_timeout: Optional[float] = None, heartbeat: Optional[float] = None,
+                  started_re: re.Pattern[str] = _BUILD_STARTED, tool: str = "PlatformIO",
+                  download_dir: Optional[Path] = None) -> StreamResult:
     """Runs ``cmd`` showing its output live, line by line (``\\r`` progress lines too).
 
     While no line matched ``started_re`` (the download/install phase), the process is
     stopped after ``download_timeout`` seconds. A heartbeat line is logged whenever the
-    tool has been silent for ``heartbeat`` seconds, so nothing ever sits silent.
+    tool has been silent for ``heartbeat`` seconds, so nothing ever sits silent; it says
+    how much has arrived in ``download_dir`` while installing (PlatformIO's own progress
+    bars do not survive a pipe) and how many files were compiled since.
     """
+    heartbeat = HEARTBEAT if heartbeat is None else heartbeat
+    baseline = _tree_bytes(download_dir) if download_dir is not None else 0
+    compiled = 0
     env = dict(os.environ, PYTHONUNBUFFERED="1", PLATFORMIO_DISABLE_PROGRESSBAR="true")
     proc = subprocess.Popen(
         list(cmd), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -291,11 +377,15 @@ def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = 
                 _kill_group(proc)
                 break
             if now - last > heartbeat:
-                if tool == "PlatformIO":
-                    phase = "compiling" if build_started else "installing the platform/toolchain"
-                    log(f"... {tool} still working ({phase}, {now - start:.0f} s)")
+                elapsed = f"{now - start:.0f} s"
+                if build_started:
+                    log(f"... {tool} still compiling ({elapsed}, {compiled} files compiled so far)")
+                elif download_dir is not None:
+                    got = max(0, _tree_bytes(download_dir) - baseline) / 1e6
+                    log(f"... {tool} still installing the platform/toolchain "
+                        f"({elapsed}, {got:.1f} MB downloaded into {download_dir} so far)")
                 else:
-                    log(f"... {tool} still working ({now - start:.0f} s)")
+                    log(f"... {tool} still working ({elapsed})")
                 last = now
             continue
         if line is None:
@@ -306,6 +396,8 @@ def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = 
             captured.append(line)
             if not build_started and started_re.search(line.strip()):
                 build_started = True
+            if _COMPILING.search(line.strip()):
+                compiled += 1
     rc = proc.wait()
     thread.join(timeout=2)
     return StreamResult(rc, "\n".join(captured), timed_out, build_started)
@@ -363,7 +455,8 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
             f"(registry {state}; giving it {limit:.0f} s to start building)")
     cmd = [*pio, "run", "-d", str(project), "-e", board, *extra]
     log("$ " + " ".join(cmd))
-    res = run_streaming(cmd, log=log, download_timeout=limit)
+    res = run_streaming(cmd, log=log, download_timeout=limit,
+                        download_dir=None if installed else pio_core_dir())
     if res.returncode == 0 and not res.timed_out:
         return 0
     if not res.build_started and not installed:
@@ -373,14 +466,17 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
     return 1
 
 
-def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True) -> int:
-    """Generates the PlatformIO project and (``run_pio``) builds ``board``. Returns an exit code."""
+def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True,
+                pio_args: Sequence[str] = ()) -> int:
+    """Generates the PlatformIO project and (``run_pio``) builds ``board``. Returns an exit code.
+
+    ``pio_args`` are added to ``pio run`` (``codegen build -v`` passes ``-v``)."""
     info = board_info(board)
     project = generate_project(spec_path, outdir, log=log)
     if not run_pio:
         log(next_steps(project, info.env))
         return 0
-    rc = pio_run(project, info.env, log=log)
+    rc = pio_run(project, info.env, pio_args, log=log)
     if rc == 0:
         build = project / ".pio" / "build" / info.env
         for name, offset in images_for(project, info):

@@ -1,27 +1,81 @@
-"""The ``codegen`` command: check, generate, new, build, run, flash, demo, bridge."""
+"""The ``codegen`` command: check, generate, new, build, run, flash, monitor, demo, bridge.
+
+Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
+Expected failures (a spec error, a missing file or compiler, a busy port, a denied
+permission) end with ``codegen: error: ...`` and exit code 1, never a traceback; ``-v``
+adds the traceback of an *unexpected* error. docs/cli.md describes the commands, the
+``check --format json`` output and the exit codes.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import json
+import logging
+import os
+import re
 import sys
 import textwrap
+import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from mcpgen.codegen import __version__
 
 Handler = Callable[[argparse.Namespace], int]
 
-HOST_TARGETS = ("host",)
 ESP32_BOARDS = ("esp32", "esp32s3", "esp32c3")
-QEMU_TARGETS = ("qemu", "qemu-riscv32")  # codegen.qemu_targets: Cortex-M3, RV32IMC
-TARGETS = ("host", *QEMU_TARGETS, *ESP32_BOARDS, "xiaozhi")  # xiaozhi: added by the xiaozhi-target work
+# Every `codegen build --target`, one line each: name -> what it makes.
+TARGET_HELP: dict[str, str] = {
+    "host": "the simulator executable (system g++) and the compiled Python bindings",
+    "qemu": "a Cortex-M3 image for qemu-system-arm -M mps2-an385",
+    "qemu-riscv32": "an RV32IMC image (the ESP32-C3's CPU) for qemu-system-riscv32 -M virt",
+    "esp32": "a PlatformIO/ESP-IDF project for ESP32-DevKitC, then `pio run`",
+    "esp32s3": "a PlatformIO/ESP-IDF project for ESP32-S3-DevKitC-1, then `pio run`",
+    "esp32c3": "a PlatformIO/ESP-IDF project for ESP32-C3-DevKitM-1, then `pio run`",
+    "xiaozhi": "glue that registers the spec's tools in a stock xiaozhi-esp32 firmware",
+}
+TARGETS = tuple(TARGET_HELP)
+# Targets `codegen run` can boot here and talk to.
+RUN_TARGETS = ("host", "qemu", "qemu-riscv32")
+
+QUIET, NORMAL, VERBOSE = 0, 1, 2
+
+
+class Ui:
+    """Where the command's messages go, by verbosity: results always, progress unless
+    ``-q``, details only with ``-v``; warnings and errors on stderr."""
+
+    def __init__(self, verbosity: int = NORMAL) -> None:
+        self.verbosity = verbosity
+
+    def result(self, msg: str) -> None:
+        print(msg, flush=True)
+
+    def info(self, msg: str) -> None:
+        if self.verbosity >= NORMAL:
+            print(msg, flush=True)
+
+    def detail(self, msg: str) -> None:
+        if self.verbosity >= VERBOSE:
+            print(msg, flush=True)
+
+    def warn(self, msg: str) -> None:
+        if self.verbosity >= NORMAL:
+            print(f"warning: {msg}", file=sys.stderr, flush=True)
+
+    def error(self, msg: str) -> None:
+        print(f"codegen: error: {msg}", file=sys.stderr, flush=True)
+
+
+ui = Ui()
 
 
 def _err(msg: str) -> None:
-    print(f"codegen: error: {msg}", file=sys.stderr)
+    ui.error(msg)
 
 
 def _load(spec: Path):  # noqa: ANN202 - returns codegen.model.Spec or None
@@ -31,25 +85,86 @@ def _load(spec: Path):  # noqa: ANN202 - returns codegen.model.Spec or None
     try:
         return load_spec(spec)
     except SpecErrors as exc:
-        for e in exc.errors:
-            print(e.format(), file=sys.stderr)
-        n = len(exc.errors)
-        print(f"{spec}: {n} error{'s' if n != 1 else ''}", file=sys.stderr)
+        _print_spec_errors(spec, exc.errors)
         return None
-    except OSError as exc:
-        _err(f"cannot read spec {spec}: {exc.strerror or exc}")
-        return None
+
+
+def _print_spec_errors(spec: Path | str, errors: list[Any]) -> None:
+    if len(errors) == 1 and errors[0].line == 0:  # the file could not be read: one line
+        _err(errors[0].format())
+        return
+    for e in errors:
+        print(e.format(), file=sys.stderr)
+    n = len(errors)
+    print(f"{spec}: {n} error{'s' if n != 1 else ''}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------- check
+
+
+def _diagnostic(e: Any, severity: str = "error") -> dict[str, Any]:
+    """One problem as the JSON object of ``codegen check --format json``."""
+    if e.line == 0:
+        code = "io"
+    elif e.message.startswith("YAML syntax error"):
+        code = "yaml-syntax"
+    else:
+        code = "spec"
+    return {"severity": severity, "code": code, "file": e.file, "line": e.line, "column": e.column,
+            "path": e.path, "message": e.message, "hint": e.hint}
+
+
+def _handler_warnings(spec: Any, spec_path: Path) -> list[Any]:
+    """Tools without a handler, when the handlers file exists (else a build writes it)."""
+    from mcpgen.codegen import handlers
+
+    path = handlers.handlers_path(spec_path)
+    if not path.is_file():
+        return []
+    return handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, path))
+
+
+def _check_one(spec_path: Path) -> dict[str, Any]:
+    from mcpgen.codegen.loader import check_spec, load_spec
+
+    errors = check_spec(spec_path)
+    entry: dict[str, Any] = {"file": str(spec_path), "ok": not errors, "tools": None, "fingerprint": None,
+                             "diagnostics": [_diagnostic(e) for e in errors]}
+    if not errors:
+        spec = load_spec(spec_path)
+        entry["tools"] = len(spec.tools)
+        entry["fingerprint"] = spec.fingerprint
+        for m in _handler_warnings(spec, spec_path):
+            entry["diagnostics"].append({
+                "severity": "warning", "code": "missing-handler", "file": m.spec_file, "line": m.line,
+                "column": m.column, "path": "", "message": f"tool `{m.tool}` has no handler in "
+                f"{Path(spec_path).stem}_handlers.cpp", "hint": f"add: {m.signature} {{ ... }}",
+            })
+        entry["_spec"] = spec
+    entry["_errors"] = errors
+    return entry
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    ok = True
-    for spec_path in args.spec:
-        spec = _load(Path(spec_path))
-        if spec is None:
-            ok = False
-        elif not args.quiet:
-            print(f"{spec_path}: ok ({len(spec.tools)} tools, fingerprint {spec.fingerprint})")
+    entries = [_check_one(Path(p)) for p in args.spec]
+    ok = all(e["ok"] for e in entries)
+    if args.format == "json":
+        files = [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
+        print(json.dumps({"version": 1, "ok": ok, "files": files}, indent=2))
+        return 0 if ok else 1
+    for e in entries:
+        if not e["ok"]:
+            _print_spec_errors(e["file"], e["_errors"])
+            continue
+        for d in e["diagnostics"]:
+            ui.warn(f"{d['file']}:{d['line']}:{d['column']}: {d['message']}\n  hint: {d['hint']}")
+        ui.info(f"{e['file']}: ok ({e['tools']} tools, fingerprint {e['fingerprint']})")
+        for tool in e["_spec"].tools:
+            ui.detail(f"  {tool.name}  -> tools::{tool.handler}")
     return 0 if ok else 1
+
+
+# ---------------------------------------------------------------------- generate / new
 
 
 def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = print) -> Optional[object]:
@@ -65,12 +180,21 @@ def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = pri
         files.update(emitter.emit(spec))
     written = write_tree(outdir, files)
     log(f"generated {len(files)} files in {outdir} ({len(written)} changed, fingerprint {spec.fingerprint})")
-    emit_cpp.ensure_handlers(spec, spec_path, log)
+    handlers_file = emit_cpp.ensure_handlers(spec, spec_path, log, check=False)
+    _warn_missing_handlers(spec, spec_path, handlers_file)
     return spec
 
 
+def _warn_missing_handlers(spec, spec_path: Path, handlers_file: Path) -> None:  # noqa: ANN001
+    """``generate`` compiles nothing: a missing handler is a warning there, an error in ``build``."""
+    from mcpgen.codegen import handlers
+
+    for m in handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, handlers_file)):
+        ui.warn(m.format())
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
-    return 0 if generate_all(Path(args.spec), Path(args.output)) is not None else 1
+    return 0 if generate_all(Path(args.spec), Path(args.output), ui.info) is not None else 1
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -79,66 +203,113 @@ def cmd_new(args: argparse.Namespace) -> int:
     from mcpgen.codegen.starter import starter_spec
 
     directory = Path(args.directory)
-    spec_path = directory / f"{device_slug(args.name)}.yaml"
-    if spec_path.exists():
-        _err(f"{spec_path} already exists; pick another name or directory")
-        return 1
     try:
+        spec_path = directory / f"{device_slug(args.name)}.yaml"
         text = starter_spec(args.name, schema_ref=resources.spec_schema().as_uri())
     except ValueError as exc:
         _err(str(exc))
         return 1
+    if spec_path.exists():
+        _err(f"{spec_path} already exists; pick another name or directory")
+        return 1
     directory.mkdir(parents=True, exist_ok=True)
     spec_path.write_text(text, encoding="utf-8")
-    print(f"wrote {spec_path}")
-    if generate_all(spec_path, Path(args.output) if args.output else directory / "build") is None:
+    ui.info(f"wrote {spec_path}")
+    if generate_all(spec_path, Path(args.output) if args.output else directory / "build", ui.info) is None:
         return 1
-    print(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
+    ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
     return 0
+
+
+# ------------------------------------------------------------------------------- build
 
 
 def _default_out(spec: Path, target: str) -> Path:
     return Path("build") / spec.stem / target
 
 
+def _add_missing_handlers(spec_path: Path) -> bool:
+    """``build --add-missing-handlers``: appends stubs for tools without a handler."""
+    from mcpgen.codegen import emit_cpp, handlers
+
+    spec = _load(spec_path)
+    if spec is None:
+        return False
+    emit_cpp.ensure_handlers(spec, spec_path, ui.info, check=False)
+    if not handlers.append_missing(spec, spec_path, ui.info):
+        ui.info(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
+    return True
+
+
+def _counting(log: Callable[[str], None]) -> Callable[[str], None]:
+    """Numbers build_host's ``compiled X`` lines (``[3/11] compiled X``) after its
+    ``compiling N of M units`` line, so a long compile shows how far it is."""
+    state = {"done": 0, "total": 0}
+
+    def counted(msg: str) -> None:
+        m = re.match(r"compiling (\d+) of \d+ units", msg)
+        if m:
+            state.update(done=0, total=int(m.group(1)))
+        elif msg.startswith("compiled ") and state["total"]:
+            state["done"] += 1
+            msg = f"[{state['done']}/{state['total']}] {msg}"
+        log(msg)
+
+    return counted
+
+
+def _build(args: argparse.Namespace, spec_path: Path, outdir: Path) -> int:
+    target = args.target
+    if target == "host":
+        from mcpgen.codegen.build_host import build_host
+        from mcpgen.codegen.build_python import build_bindings
+
+        exe = build_host(spec_path, outdir, log=_counting(ui.info))
+        ui.result(f"simulator: {exe}")
+        pydir = build_bindings(spec_path, outdir, compile=not args.no_compile_bindings, log=ui.info)
+        ui.result(f"bindings:  {pydir} (pip install {pydir}, or put it on PYTHONPATH)")
+        return 0
+    if target in ("qemu", "qemu-riscv32"):  # mcpgen.codegen.qemu_targets: Cortex-M3, RV32IMC
+        from mcpgen.codegen.build_qemu import build_qemu
+
+        ui.result(f"firmware: {build_qemu(spec_path, outdir, target=target, log=ui.info)}")
+        return 0
+    if target == "xiaozhi":  # glue for the stock xiaozhi-esp32 firmware (docs/xiaozhi.md)
+        from mcpgen.codegen.build_xiaozhi import build_xiaozhi
+
+        ui.result(f"xiaozhi glue: {build_xiaozhi(spec_path, outdir, log=ui.info)}")
+        return 0
+    if target in ESP32_BOARDS:
+        from mcpgen.codegen.build_esp32 import build_esp32
+
+        rc = build_esp32(spec_path, outdir, target, log=ui.info, run_pio=not args.no_pio,
+                         pio_args=("-v",) if ui.verbosity >= VERBOSE else ())
+        if rc != 0:
+            why = "PlatformIO's output is above"
+            if ui.verbosity == QUIET:
+                why = "run without -q to see PlatformIO's output"
+            _err(f"the {target} build failed ({why})")
+        return rc
+    raise AssertionError(f"no build for target {target}")  # argparse only offers TARGETS
+
+
 def cmd_build(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.handlers import MissingHandlersError
+
     spec_path = Path(args.spec)
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
-    from mcpgen.codegen.build_host import BuildError
-
-    try:
-        if args.target == "host":
-            from mcpgen.codegen.build_host import build_host
-            from mcpgen.codegen.build_python import build_bindings
-
-            if _load(spec_path) is None:
-                return 1
-            exe = build_host(spec_path, outdir)
-            print(f"simulator: {exe}")
-            pydir = build_bindings(spec_path, outdir, compile=not args.no_compile_bindings)
-            print(f"bindings:  {pydir} (pip install {pydir}, or put it on PYTHONPATH)")
-        elif args.target in QEMU_TARGETS:
-            from mcpgen.codegen.build_qemu import build_qemu
-
-            if _load(spec_path) is None:
-                return 1
-            print(f"firmware: {build_qemu(spec_path, outdir, target=args.target)}")
-        elif args.target == "xiaozhi":  # glue for the stock xiaozhi-esp32 firmware (docs/xiaozhi.md)
-            from mcpgen.codegen.build_xiaozhi import build_xiaozhi
-
-            if _load(spec_path) is None:
-                return 1
-            build_xiaozhi(spec_path, outdir)
-        else:
-            from mcpgen.codegen.build_esp32 import build_esp32
-
-            if _load(spec_path) is None:
-                return 1
-            return build_esp32(spec_path, outdir, args.target, run_pio=not args.no_pio)
-    except BuildError as exc:
-        print(str(exc), file=sys.stderr)
+    if args.add_missing_handlers and not _add_missing_handlers(spec_path):
         return 1
-    return 0
+    if _load(spec_path) is None:
+        return 1
+    try:
+        return _build(args, spec_path, outdir)
+    except MissingHandlersError as exc:
+        _err(str(exc).replace(" --add-missing-handlers", f" --target {args.target} --add-missing-handlers"))
+        return 1
+
+
+# ------------------------------------------------------------------- run / flash / monitor
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -146,9 +317,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
     if _load(spec_path) is None:
         return 1
-    from mcpgen.codegen.run_qemu import run_qemu_session
+    from mcpgen.codegen.device_session import run_device
 
-    return run_qemu_session(spec_path, outdir, target=args.target)
+    return run_device(spec_path, outdir, args.target, interactive=args.interactive, log=ui.info,
+                      out=ui.result, timeout=args.timeout)
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
@@ -158,7 +330,30 @@ def cmd_flash(args: argparse.Namespace) -> int:
         return 1
     from mcpgen.codegen.flash import flash
 
-    return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool)
+    return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool, log=ui.info,
+                 error=_err)
+
+
+def cmd_monitor(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.monitor import MonitorError, monitor
+
+    elf = Path(args.elf) if args.elf else None
+    if elf is None and args.spec:
+        from mcpgen.codegen.build_esp32 import project_dir
+
+        spec_path = Path(args.spec)
+        outdir = Path(args.output) if args.output else _default_out(spec_path, args.board)
+        elf = project_dir(outdir) / ".pio" / "build" / args.board / "firmware.elf"
+        if not elf.is_file():
+            ui.warn(f"no firmware built at {elf}: panics will not be decoded "
+                    f"(build first: codegen build {spec_path} --target {args.board})")
+            elf = None
+    try:
+        return monitor(args.port, baud=args.baud, board=args.board, elf=elf, no_reset=args.no_reset,
+                       log=ui.info)
+    except MonitorError as exc:
+        _err(str(exc))
+        return 1
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -170,11 +365,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_bridge(args: argparse.Namespace) -> int:
     from mcpgen.runtime.bridge.cli import run
 
+    if ui.verbosity >= VERBOSE and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "DEBUG"
+    elif ui.verbosity == QUIET and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "WARNING"
     return asyncio.run(run(args))
+
+
+# ------------------------------------------------------------------------------ parser
 
 
 def _examples(text: str) -> str:
     return "examples:\n" + textwrap.indent(textwrap.dedent(text).strip(), "  ")
+
+
+def _verbosity_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """-v/-q; a subcommand's own default is SUPPRESS so ``codegen -v build`` keeps its -v."""
+    group = parser.add_argument_group("output")
+    kw: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
+    group.add_argument("-v", "--verbose", action="count", help="more detail: commands run, per-tool lines, "
+                       "DEBUG logs, tracebacks of unexpected errors (e.g. codegen build SPEC -v)",
+                       **({"default": 0} if top else kw))
+    group.add_argument("-q", "--quiet", action="store_true", help="only results and errors "
+                       "(e.g. codegen check -q toolspec/*.yaml)", **({"default": False} if top else kw))
+
+
+SPEC_HELP = "the tool spec YAML, e.g. toolspec/desk_lamp.yaml"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,125 +404,138 @@ def build_parser() -> argparse.ArgumentParser:
             codegen check toolspec/default_device.yaml
             codegen generate toolspec/default_device.yaml -o build/default
             codegen build toolspec/default_device.yaml --target host
+            codegen run toolspec/default_device.yaml --target host --interactive
             codegen demo
             """
         ),
     )
     parser.add_argument("--version", action="version", version=f"codegen {__version__}")
+    _verbosity_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser(
-        "check",
-        help="validate specs",
-        formatter_class=fmt,
-        description="Validate specs; print every error with file:line:column.",
-        epilog=_examples("codegen check toolspec/*.yaml"),
-    )
-    p.add_argument("spec", nargs="+", help="spec YAML files")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    def command(name: str, help: str, examples: str,
+                description: Optional[str] = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=description or help, formatter_class=fmt,
+                           epilog=_examples(examples))
+        _verbosity_options(p, top=False)
+        return p
+
+    p = command("check", "validate specs",
+                """
+                codegen check toolspec/*.yaml
+                codegen check --format json toolspec/desk_lamp.yaml   # for CI and editors
+                """,
+                "Validate specs; print every error with file:line:column, an excerpt and a hint. "
+                "Tools without a handler in an existing SPEC_handlers.cpp are warnings.")
+    p.add_argument("spec", nargs="+", help="spec YAML files, e.g. toolspec/*.yaml")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json: one JSON document on stdout, shape in docs/cli.md "
+                   "(e.g. --format json)")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser(
-        "generate",
-        help="write device C++, Python bindings, tools.json and docs",
-        formatter_class=fmt,
-        description="Generate all sources for a spec. Unchanged files are not rewritten; "
-        "the handlers file beside the spec is written once and never overwritten.",
-        epilog=_examples("codegen generate toolspec/desk_lamp.yaml -o build/lamp"),
-    )
-    p.add_argument("spec")
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    p = command("generate", "write device C++, Python bindings, tools.json and docs",
+                "codegen generate toolspec/desk_lamp.yaml -o build/lamp",
+                "Generate all sources for a spec. Unchanged files are not rewritten; "
+                "the handlers file beside the spec is written once and never overwritten.")
+    p.add_argument("spec", help=SPEC_HELP)
+    p.add_argument("-o", "--output", required=True, help="output directory, e.g. -o build/lamp")
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser(
-        "new",
-        help="start a new device spec and handlers file",
-        formatter_class=fmt,
-        epilog=_examples("codegen new my-robot --directory specs/"),
-    )
-    p.add_argument("name", help="device name (becomes serverInfo.name)")
-    p.add_argument("--directory", default=".", help="where to write NAME.yaml (default: .)")
+    p = command("new", "start a new device spec and handlers file",
+                "codegen new my-robot --directory specs/")
+    p.add_argument("name", help="device name, becomes serverInfo.name and NAME.yaml, e.g. my-robot")
+    p.add_argument("--directory", default=".", help="where to write NAME.yaml (default: ., e.g. specs/)")
     p.add_argument("-o", "--output", help="generated output directory (default: DIRECTORY/build)")
     p.set_defaults(func=cmd_new)
 
-    p = sub.add_parser(
-        "build",
-        help="generate and compile firmware (and bindings for host)",
-        formatter_class=fmt,
-        description="host: the simulator executable (system g++) and the compiled Python "
-        "bindings; qemu: a Cortex-M3 image for qemu-system-arm -M mps2-an385; "
-        "qemu-riscv32: an RV32IMC (ESP32-C3 CPU) image for qemu-system-riscv32 -M virt; "
-        "esp32/esp32s3/esp32c3: a PlatformIO project, then `pio run`; "
-        "xiaozhi: glue that registers the spec's tools in a stock xiaozhi-esp32 firmware.",
-        epilog=_examples(
-            """
-                           codegen build toolspec/default_device.yaml --target host -o build/sim
-                           codegen build toolspec/default_device.yaml --target qemu
-                           codegen build toolspec/desk_lamp.yaml --target esp32s3
-                           """
-        ),
-    )
-    p.add_argument("spec")
-    p.add_argument("--target", choices=TARGETS, default="host")
+    p = command("build", "generate and compile firmware (and bindings for host)",
+                """
+                codegen build toolspec/default_device.yaml --target host -o build/sim
+                codegen build toolspec/default_device.yaml --target qemu
+                codegen build toolspec/desk_lamp.yaml --target esp32s3
+                codegen build my_robot.yaml --add-missing-handlers   # after adding a tool
+                """,
+                "Generate and compile. Targets:\n"
+                + "\n".join(f"  {name:<9} {text}" for name, text in TARGET_HELP.items())
+                + "\nA tool without a handler in SPEC_handlers.cpp stops the build before compiling.")
+    p.add_argument("spec", help=SPEC_HELP)
+    p.add_argument("--target", choices=TARGETS, default="host", metavar="TARGET",
+                   help=f"one of {', '.join(TARGETS)} (default: host), e.g. --target esp32s3")
     p.add_argument("-o", "--output", help="output directory (default: build/<spec>/<target>)")
-    p.add_argument("--no-pio", action="store_true", help="esp32: only generate the PlatformIO project")
-    p.add_argument(
-        "--no-compile-bindings", action="store_true", help="host: leave the bindings as pure Python"
-    )
+    p.add_argument("--no-pio", action="store_true",
+                   help="esp32*: only generate the PlatformIO project (e.g. to build it on another machine)")
+    p.add_argument("--no-compile-bindings", action="store_true",
+                   help="host: leave the bindings as pure Python (faster; no C compiler needed)")
+    p.add_argument("--add-missing-handlers", action="store_true",
+                   help="first append a starter stub to SPEC_handlers.cpp for every tool that has no "
+                   "handler (the rest of the file is left as it is)")
     p.set_defaults(func=cmd_build)
 
-    p = sub.add_parser(
-        "run",
-        help="boot the firmware and connect the runtime to it",
-        formatter_class=fmt,
-        epilog=_examples("codegen run toolspec/default_device.yaml --target qemu"),
-    )
-    p.add_argument("spec")
-    p.add_argument("--target", choices=QEMU_TARGETS, default="qemu")
-    p.add_argument("-o", "--output")
+    p = command("run", "build, boot the device and talk to it",
+                """
+                codegen run toolspec/default_device.yaml --target host
+                codegen run toolspec/default_device.yaml --target qemu --interactive
+                """,
+                "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: the Cortex-M3 or "
+                "RV32IMC image in QEMU), list its tools and call each with example arguments. With "
+                "--interactive, keep it running and open a console: `tools`, `call NAME {json}` or "
+                "`NAME key=value ...`, notifications as they come; `help` lists the commands.")
+    p.add_argument("spec", help=SPEC_HELP)
+    p.add_argument("--target", choices=RUN_TARGETS, default="qemu", metavar="TARGET",
+                   help=f"one of {', '.join(RUN_TARGETS)} (default: qemu), e.g. --target host")
+    p.add_argument("-i", "--interactive", action="store_true",
+                   help="keep the device running and open a console (history in ~/.mcpgen_history)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for each tool call (default: 10), e.g. --timeout 30")
+    p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<target>)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser(
-        "flash",
-        help="upload firmware to a board",
-        formatter_class=fmt,
-        epilog=_examples(
-            """
-                           codegen flash toolspec/default_device.yaml --board esp32s3 --port /dev/ttyUSB0
-                           codegen flash toolspec/default_device.yaml --port /dev/ttyACM0 --esptool
-                           """
-        ),
-    )
-    p.add_argument("spec")
-    p.add_argument("--board", choices=ESP32_BOARDS, default="esp32")
-    p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0 or socket://host:port")
-    p.add_argument("--esptool", action="store_true", help="write the built images with esptool write-flash")
-    p.add_argument("-o", "--output")
+    p = command("flash", "upload firmware to a board",
+                """
+                codegen flash toolspec/default_device.yaml --board esp32s3 --port /dev/ttyUSB0
+                codegen flash toolspec/default_device.yaml --port /dev/ttyACM0 --esptool
+                """)
+    p.add_argument("spec", help=SPEC_HELP)
+    p.add_argument("--board", choices=ESP32_BOARDS, default="esp32",
+                   help=f"one of {', '.join(ESP32_BOARDS)} (default: esp32), e.g. --board esp32s3")
+    p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port")
+    p.add_argument("--esptool", action="store_true",
+                   help="write the images already built with esptool write-flash (no PlatformIO run)")
+    p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<board>)")
     p.set_defaults(func=cmd_flash)
 
-    p = sub.add_parser(
-        "demo",
-        help="build the default device, connect it over WebSocket, call every tool",
-        formatter_class=fmt,
-        epilog=_examples("codegen demo"),
-    )
+    p = command("monitor", "show a board's serial log (esp-idf-monitor; decodes panics)",
+                """
+                codegen monitor --port /dev/ttyUSB0
+                codegen monitor toolspec/desk_lamp.yaml --board esp32s3 --port /dev/ttyACM0
+                """,
+                "Open ESP-IDF's serial monitor on PORT. Given SPEC (and --board), the firmware "
+                "built for it decodes panic backtraces. Ctrl-] quits.")
+    p.add_argument("spec", nargs="?",
+                   help="optional: the spec whose built firmware decodes panics, "
+                   "e.g. toolspec/desk_lamp.yaml")
+    p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or rfc2217://host:port")
+    p.add_argument("--board", choices=ESP32_BOARDS, default="esp32",
+                   help="chip of the board, for decoding (default: esp32), e.g. --board esp32c3")
+    p.add_argument("--baud", type=int, default=115200, help="baud rate (default: 115200), e.g. --baud 460800")
+    p.add_argument("--elf", help="firmware ELF to decode with, e.g. .pio/build/esp32/firmware.elf")
+    p.add_argument("--no-reset", action="store_true", help="do not reset the chip when the monitor starts")
+    p.add_argument("-o", "--output", help="build directory of SPEC (default: build/<spec>/<board>)")
+    p.set_defaults(func=cmd_monitor)
+
+    p = command("demo", "build the default device, connect it over WebSocket, call every tool",
+                "codegen demo")
     p.add_argument("--spec", help="spec to demo (default: toolspec/default_device.yaml)")
     p.add_argument("-o", "--output", default="build/demo", help="build directory (default: build/demo)")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser(
-        "bridge",
-        help="serve devices' tools to standard MCP clients",
-        formatter_class=fmt,
-        epilog=_examples(
-            """
-                           codegen bridge --transport stdio \\
-                               --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
-                           codegen bridge --transport http --port 8808 --gateway-port 8765
-                           """
-        ),
-    )
+    p = command("bridge", "serve devices' tools to standard MCP clients",
+                """
+                codegen bridge --transport stdio \\
+                    --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
+                codegen bridge --transport http --port 8808 --gateway-port 8765
+                """)
     try:
         from mcpgen.runtime.bridge.cli import add_arguments
     except ImportError:  # the bridge is optional at import time; `run` reports it
@@ -317,13 +546,69 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# ------------------------------------------------------------------------------- errors
+
+
+def describe_os_error(exc: OSError, args: Optional[argparse.Namespace] = None) -> str:
+    """One line for an operating-system error, naming the file or port and the likely fix."""
+    name = exc.filename or ""
+    what = f"{name}: " if name else ""
+    if type(exc).__name__ == "SerialException":  # pyserial's, without importing pyserial
+        return f"serial port: {exc}"
+    if isinstance(exc, FileNotFoundError):
+        return f"{what}no such file or directory"
+    if isinstance(exc, PermissionError):
+        hint = ""
+        if str(name).startswith("/dev/tty"):
+            hint = " (serial ports: add yourself to the `dialout` group, then log in again)"
+        return f"{what}permission denied{hint}"
+    if exc.errno == errno.EADDRINUSE:
+        detail = re.sub(r"^\[Errno \d+\] ", "", str(exc))
+        port = getattr(args, "port", None)
+        where = f" {getattr(args, 'host', None) or '127.0.0.1'}:{port}" if isinstance(port, int) else ""
+        return f"port{where} busy: {detail} (another program listens there; choose another --port)"
+    if exc.errno == errno.EBUSY:
+        return f"{what}busy: another program (a serial monitor?) has it open"
+    return f"{what}{exc.strerror or exc}"
+
+
+def _configure_logging(verbosity: int) -> None:
+    level = {QUIET: logging.ERROR, NORMAL: logging.WARNING}.get(verbosity, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    verbosity = QUIET if args.quiet else (VERBOSE if args.verbose else NORMAL)
+    ui.verbosity = verbosity
+    _configure_logging(verbosity)
+    from mcpgen.codegen.build_errors import BuildError
+
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `codegen ... | head`: the reader left; stop quietly
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the exit flush cannot fail
+        except OSError:
+            pass
+        return 1
+    except BuildError as exc:  # compiler output and the like: may be several lines, no traceback
+        _err(str(exc))
+        return 1
+    except Exception as exc:
+        if verbosity >= VERBOSE:
+            traceback.print_exc()
+        if any(c.__name__ == "McpDeviceError" for c in type(exc).__mro__):  # no runtime import here
+            _err(f"device: {type(exc).__name__}: {exc}")  # e.g. the simulator exited at start
+        elif isinstance(exc, OSError):
+            _err(describe_os_error(exc, args))
+        else:  # a bug: one line, and the traceback with -v
+            _err(f"unexpected {type(exc).__name__}: {exc} "
+                 "(run with -v for the traceback, and please report it)")
+        return 1
 
 
 if __name__ == "__main__":

@@ -326,14 +326,15 @@ def handlers_path(spec_path: Path) -> Path:
     return spec_path.parent / f"{spec_path.stem}_handlers.cpp"
 
 
-def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None]) -> Path:
+def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None], *, check: bool = True) -> Path:
     """Writes the starter handlers file beside the spec unless it exists; returns its path.
 
-    The file belongs to the user from then on: it is never overwritten.
+    The file belongs to the user from then on: it is never overwritten. With ``check``
+    (what every build does) a tool without a handler raises
+    ``codegen.handlers.MissingHandlersError`` before anything is compiled.
     """
-    from mcpgen.codegen.writer import write_once
+    from mcpgen.codegen import handlers
 
-    path = handlers_path(spec_path)
-    if write_once(path, starter_handlers(spec, spec_path.name)):
-        log(f"wrote starter handlers {path}: implement your tools there (never overwritten)")
-    return path
+    return handlers.ensure_handlers(
+        spec, spec_path, log, lambda: starter_handlers(spec, spec_path.name), check=check
+    )

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Optional
 
 from mcpgen.codegen.build_errors import BuildError
 from mcpgen.codegen.build_esp32 import (
@@ -76,8 +77,12 @@ def write_images(chip: str, port: str, images: Sequence[tuple[Path, int]], *, ba
 
 
 def flash(spec_path: Path, outdir: Path, board: str, port: str, *, use_esptool: bool = False,
-          log: Log = print, baud: int = DEFAULT_BAUD) -> int:
-    """``codegen flash``: uploads the firmware of ``spec_path`` for ``board`` to ``port``. Exit code."""
+          log: Log = print, baud: int = DEFAULT_BAUD, error: Optional[Log] = None) -> int:
+    """``codegen flash``: uploads the firmware of ``spec_path`` for ``board`` to ``port``. Exit code.
+
+    ``log`` gets the progress; ``error`` (default: ``log``) the reasons for a failure, so
+    they show even when the progress is silenced (``codegen flash -q``)."""
+    error = error or log
     info = board_info(board)
     project = project_dir(outdir)
     try:
@@ -85,8 +90,9 @@ def flash(spec_path: Path, outdir: Path, board: str, port: str, *, use_esptool: 
             images = images_for(project, info)
             missing = [str(p) for p, _ in images if not p.is_file()]
             if missing:
-                log(f"no built images for {board}: missing {', '.join(missing)}")
-                log(f"build first: codegen build {spec_path} --target {board} -o {outdir}")
+                error(f"no built {board} images in {Path(missing[0]).parent} "
+                      f"(missing {', '.join(Path(m).name for m in missing)}); "
+                      f"build first: codegen build {spec_path} --target {board} -o {outdir}")
                 return 1
             log(f"writing {board} images to {port} with esptool")
             rc = write_images(info.chip, port, images, baud=baud, log=log)
@@ -94,7 +100,10 @@ def flash(spec_path: Path, outdir: Path, board: str, port: str, *, use_esptool: 
             project = generate_project(spec_path, outdir, log=log)
             rc = pio_run(project, info.env, ["-t", "upload", "--upload-port", port], log=log)
     except BuildError as exc:
-        log(str(exc))
+        error(str(exc))
         return 1
-    log("flashed" if rc == 0 else f"flashing failed (exit {rc})")
+    if rc == 0:
+        log("flashed")
+    else:
+        error(f"flashing failed (exit {rc})")
     return rc

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcpgen.codegen.model import Spec
-from mcpgen.codegen.spec_errors import SpecError, SpecErrors
+from mcpgen.codegen.spec_errors import SpecError, SpecErrors, excerpt
 from mcpgen.codegen.validate import SpecChecker
 from mcpgen.codegen.yaml_source import YamlSyntaxError, compose
 
@@ -21,7 +21,8 @@ def _check(text: str, source: str) -> tuple[Spec | None, list[SpecError]]:
     try:
         root = compose(text)
     except YamlSyntaxError as e:
-        return None, [SpecError(source, e.line, e.column, "", e.message)]
+        shown = excerpt(text, e.line, e.column)
+        return None, [SpecError(source, e.line, e.column, "", e.message, e.hint, shown)]
     checker = SpecChecker(source)
     spec = checker.check(root)
     errors = sorted(checker.errors, key=lambda e: (e.line, e.column))

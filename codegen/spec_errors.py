@@ -22,14 +22,20 @@ class SpecError:
     path: str
     message: str
     hint: str = ""
+    excerpt: str = ""  # the source lines around the position, with a caret (see ``excerpt``)
 
     def format(self) -> str:
-        """``file:line:col: path: message`` plus an indented ``hint:`` line when there is one."""
+        """``file:line:col: path: message``, the excerpt, and an indented ``hint:`` line."""
         where = self.file
         if self.line > 0:
             where += f":{self.line}:{self.column}"
         head = f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
-        return f"{head}\n  hint: {self.hint}" if self.hint else head
+        lines = [head]
+        if self.excerpt:
+            lines.append(self.excerpt)
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.format()
@@ -46,6 +52,27 @@ class SpecErrors(Exception):
         n = len(self.errors)
         head = f"{n} error{'s' if n != 1 else ''} in spec"
         return "\n".join([head, *(e.format() for e in self.errors)])
+
+
+def excerpt(text: str, line: int, column: int, before: int = 1, after: int = 1) -> str:
+    """Lines ``line-before .. line+after`` of ``text`` with numbers, and a caret under ``column``.
+
+    ``line`` and ``column`` are 1-based; "" when ``line`` is outside the text. Tabs are
+    shown as one space so the caret lines up with the character it points at.
+    """
+    rows = text.splitlines()
+    if line == len(rows) + 1:  # an error at the very end of the file: just past the last line
+        rows.append("")
+    if not 1 <= line <= len(rows):
+        return ""
+    first, last = max(1, line - before), min(len(rows), line + after)
+    width = len(str(last))
+    out = []
+    for n in range(first, last + 1):
+        out.append(f"  {n:>{width}} | {rows[n - 1].replace(chr(9), ' ')}".rstrip())
+        if n == line:
+            out.append(f"  {'':>{width}} | {' ' * max(0, column - 1)}^")
+    return "\n".join(out)
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

@@ -64,11 +64,37 @@ class Yaml12Composer(
 
 @dataclass(frozen=True)
 class YamlSyntaxError(Exception):
-    """The YAML could not be parsed; ``line``/``column`` are 1-based."""
+    """The YAML could not be parsed; ``line``/``column`` are 1-based and point at the mistake."""
 
     line: int
     column: int
     message: str
+    hint: str = ""
+
+
+# PyYAML reports some mistakes where it *noticed* them, which is the next token, often on
+# the next line: a key without its colon ("while scanning a simple key"), a quote never
+# closed, a ``{``/``[`` never closed. For those the context mark (where the key, quote or
+# bracket started) is where the user must look. Other errors' problem mark is right.
+_CONTEXT_IS_THE_MISTAKE = ("while scanning a simple key", "while scanning a quoted scalar",
+                           "while parsing a flow mapping", "while parsing a flow sequence")
+
+_HINTS = (
+    ("could not find expected ':'", "a mapping entry is `key: value`: add the colon (and a space after it)"),
+    ("while scanning a quoted scalar", "close the quote that starts here"),
+    ("expected ',' or '}'", "close the `{` that starts here with `}`, or separate its entries with commas"),
+    ("expected ',' or ']'", "close the `[` that starts here with `]`, or separate its items with commas"),
+    ("'\\t'", "YAML indents with spaces, not tabs"),
+    ("unknown escape character",
+     "in double quotes a backslash starts an escape: write \\\\ for a backslash, or use single quotes"),
+    ("mapping values are not allowed here",
+     "check the indentation of this line, or quote a value that contains ': '"),
+    ("expected <block end>", "check the indentation: this line is not aligned with the entries around it"),
+)
+
+
+def _hint(text: str) -> str:
+    return next((hint for needle, hint in _HINTS if needle in text), "")
 
 
 def compose(text: str) -> yaml.Node | None:
@@ -78,16 +104,20 @@ def compose(text: str) -> yaml.Node | None:
         return composer.get_single_node()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        parts = [p for p in (e.context, e.problem) if p]
-        message = "YAML syntax error: " + "; ".join(parts)
+        if e.context in _CONTEXT_IS_THE_MISTAKE and e.context_mark is not None:
+            mark = e.context_mark
+        parts = [p for p in (e.problem, e.context) if p]
+        message = "YAML syntax error: " + parts[0] + (f" ({parts[1]})" if len(parts) > 1 else "")
+        hint = _hint(" ".join(parts))
         if mark is None:
-            raise YamlSyntaxError(0, 0, message) from None
-        raise YamlSyntaxError(mark.line + 1, mark.column + 1, message) from None
+            raise YamlSyntaxError(0, 0, message, hint) from None
+        raise YamlSyntaxError(mark.line + 1, mark.column + 1, message, hint) from None
     except yaml.reader.ReaderError as e:
         line = text.count("\n", 0, e.position) + 1
         column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
         raise YamlSyntaxError(
-            line, column, f"YAML syntax error: character {e.character!r} is not allowed"
+            line, column, f"YAML syntax error: character {e.character!r} is not allowed",
+            "remove the character or save the file as plain UTF-8 text",
         ) from None
     finally:
         composer.dispose()

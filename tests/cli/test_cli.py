@@ -41,7 +41,9 @@ def test_check_reports_errors_with_position_and_exit_1(tmp_path: Path) -> None:
     assert "description" in proc.stderr  # the did-you-mean hint
 
 
-@pytest.mark.parametrize("command", ["check", "generate", "new", "build", "run", "flash", "demo", "bridge"])
+@pytest.mark.parametrize(
+    "command", ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "bridge"]
+)
 def test_every_command_has_help_with_examples(command: str) -> None:
     proc = run_cli(command, "--help")
     assert proc.returncode == 0, proc.stderr

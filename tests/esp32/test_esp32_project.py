@@ -48,7 +48,7 @@ def test_pio_project_config_accepts_the_generated_project(lamp_project: Path, bo
 def test_project_contains_core_generated_code_handlers_and_port(lamp_project: Path) -> None:
     src = lamp_project / "src"
     for rel in ("mcpgen/mcp_core.h", "mcpgen/mcp_server.cpp", "mcpgen/session.cpp", "generated/mcp_tools.h",
-                "generated/mcp_tools.cpp", "desk_lamp_handlers.cpp", "port/mcpgen_esp_port.cpp",
+                "generated/mcp_tools.cpp", "handlers.cmake", "port/mcpgen_esp_port.cpp",
                 "CMakeLists.txt", "Kconfig.projbuild", "idf_component.yml"):
         assert (src / rel).is_file(), rel
     assert "LightSetRgbArgs" in (src / "generated/mcp_tools.h").read_text()

@@ -901,9 +901,11 @@ def test_page_size_exactly_the_largest_entry_is_enough(write_spec):
 @pytest.mark.parametrize(
     ("text", "line", "column", "fragment"),
     [
-        pytest.param("device:\n  name: [x\ntools: []\n", 3, 6, "expected ',' or ']'", id="flow-sequence"),
+        # Unclosed brackets and quotes point where they open, not where PyYAML noticed.
+        pytest.param("device:\n  name: [x\ntools: []\n", 2, 9, "expected ',' or ']'", id="flow-sequence"),
         pytest.param("device:\n\tname: x\n", 2, 1, "found character '\\t'", id="tab"),
-        pytest.param("device:\n  name: x\n  version: '1\n", 4, 1, "unexpected end of stream", id="quote"),
+        pytest.param("device:\n  name: x\n  version: '1\n", 3, 12, "unexpected end of stream", id="quote"),
+        pytest.param("device:\n  name: x\n  version '1'\ntools: []\n", 3, 3, "expected ':'", id="no-colon"),
         pytest.param("a: 1\n---\nb: 2\n", 2, 1, "expected a single document", id="two-documents"),
     ],
 )

@@ -1,0 +1,111 @@
+"""A tool added to the spec without a handler: reported before compiling, with the spec
+line and the C++ signature; ``--add-missing-handlers`` appends stubs and keeps the rest."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_testlib import NEW_TOOL, codegen, copy_spec, line_of
+
+SIGNATURE = "mcpgen::Result fan_set_speed(const FanSetSpeedArgs& args, mcpgen::Context& ctx)"
+
+
+def _needs(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} not installed")
+
+
+@pytest.mark.parametrize(
+    ("target", "tool"),
+    [("host", "g++"), ("qemu", "arm-none-eabi-g++"), ("esp32", None), ("xiaozhi", None)],
+)
+def test_missing_handler_is_reported_before_compiling(tmp_path: Path, target: str, tool: str | None) -> None:
+    if tool:
+        _needs(tool)
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    before = handlers.read_bytes()
+    out = tmp_path / "out"
+    extra = ["--no-pio"] if target == "esp32" else []
+    proc = codegen("build", str(spec), "--target", target, "-o", str(out), *extra, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    line = line_of(spec, "self.fan.set_speed")
+    assert f"desk_lamp.yaml:{line}:" in proc.stderr
+    assert "tool `self.fan.set_speed` has no handler" in proc.stderr
+    assert SIGNATURE in proc.stderr
+    assert f"--target {target} --add-missing-handlers" in proc.stderr
+    assert "Traceback" not in proc.stderr and "undefined reference" not in proc.stderr
+    assert "compiling" not in proc.stdout.lower(), "nothing may be compiled"
+    assert not list(out.rglob("*.o")) and not list(out.rglob("*.elf"))
+    assert handlers.read_bytes() == before, "the check never edits the handlers file"
+
+
+def test_generate_warns_about_a_missing_handler_but_succeeds(tmp_path: Path) -> None:
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    proc = codegen("generate", str(spec), "-o", str(tmp_path / "gen"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning:" in proc.stderr and SIGNATURE in proc.stderr
+
+
+def test_add_missing_handlers_appends_a_stub_and_the_build_links(tmp_path: Path) -> None:
+    _needs("g++")
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    before = handlers.read_bytes()
+    proc = codegen("build", str(spec), "--target", "host", "-o", str(tmp_path / "out"),
+                   "--no-compile-bindings", "--add-missing-handlers", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "added a stub for self.fan.set_speed" in proc.stdout
+    assert "[11/11] compiled " in proc.stdout  # the compile counts its units
+    after = handlers.read_bytes()
+    assert after.startswith(before), "the user's code is kept byte for byte"
+    added = after[len(before):].decode()
+    assert "fan_set_speed([[maybe_unused]] const FanSetSpeedArgs& args" in added
+    assert 'Result::Error("self.fan.set_speed is not implemented yet")' in added
+    assert "light_set_rgb" not in added, "only the new tool gets a stub"
+    assert (tmp_path / "out/firmware/build/desk_lamp-sim").is_file()
+
+    # Nothing missing any more: a second run adds nothing.
+    again = codegen("build", str(spec), "--target", "host", "-o", str(tmp_path / "out"),
+                    "--no-compile-bindings", "--add-missing-handlers", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "every tool has a handler" in again.stdout
+    assert handlers.read_bytes() == after
+
+
+def test_a_handler_only_named_in_a_comment_does_not_count(tmp_path: Path) -> None:
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    handlers.write_text(handlers.read_text() + "\n// TODO fan_set_speed(const FanSetSpeedArgs& a)\n")
+    proc = codegen("build", str(spec), "--target", "xiaozhi", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 1 and SIGNATURE in proc.stderr
+
+
+def test_a_handler_in_an_included_file_counts(tmp_path: Path) -> None:
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    (tmp_path / "fan.inc").write_text(
+        "namespace tools {\nmcpgen::Result fan_set_speed(const FanSetSpeedArgs& args, mcpgen::Context&) {\n"
+        "  return mcpgen::Result::Bool(args.rpm >= 0);\n}\n}  // namespace tools\n"
+    )
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    handlers.write_text(handlers.read_text() + '\n#include "fan.inc"\n')
+    proc = codegen("build", str(spec), "--target", "xiaozhi", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_check_can_be_left_to_the_linker(tmp_path: Path) -> None:
+    # A handler the pattern cannot see (defined through a macro): the env var skips the check.
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    handlers.write_text(handlers.read_text() + (
+        "\n#define MCPGEN_HANDLER(fn, Args) mcpgen::Result fn(const Args& args, mcpgen::Context&)\n"
+        "namespace tools {\nMCPGEN_HANDLER(fan_set_speed, FanSetSpeedArgs) {\n"
+        "  return mcpgen::Result::Bool(args.rpm > 0);\n}\n}  // namespace tools\n"))
+    out = str(tmp_path / "out")
+    assert codegen("build", str(spec), "--target", "xiaozhi", "-o", out, cwd=tmp_path).returncode == 1
+    env = dict(os.environ, MCPGEN_NO_HANDLER_CHECK="1")
+    proc = codegen("build", str(spec), "--target", "xiaozhi", "-o", out, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
