@@ -40,7 +40,8 @@ TARGET_HELP: dict[str, str] = {
 }
 TARGETS = tuple(TARGET_HELP)
 # Targets `codegen run` can boot here and talk to.
-RUN_TARGETS = ("host", "qemu", "qemu-riscv32")
+QEMU_TARGETS = ("qemu", "qemu-riscv32")  # mcpgen.codegen.qemu_targets: Cortex-M3, RV32IMC
+RUN_TARGETS = ("host", *QEMU_TARGETS)
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 
@@ -269,7 +270,7 @@ def _build(args: argparse.Namespace, spec_path: Path, outdir: Path) -> int:
         pydir = build_bindings(spec_path, outdir, compile=not args.no_compile_bindings, log=ui.info)
         ui.result(f"bindings:  {pydir} (pip install {pydir}, or put it on PYTHONPATH)")
         return 0
-    if target in ("qemu", "qemu-riscv32"):  # mcpgen.codegen.qemu_targets: Cortex-M3, RV32IMC
+    if target in QEMU_TARGETS:
         from mcpgen.codegen.build_qemu import build_qemu
 
         ui.result(f"firmware: {build_qemu(spec_path, outdir, target=target, log=ui.info)}")
@@ -477,10 +478,11 @@ def build_parser() -> argparse.ArgumentParser:
                 codegen run toolspec/default_device.yaml --target host
                 codegen run toolspec/default_device.yaml --target qemu --interactive
                 """,
-                "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: the Cortex-M3 or "
-                "RV32IMC image in QEMU), list its tools and call each with example arguments. With "
-                "--interactive, keep it running and open a console: `tools`, `call NAME {json}` or "
-                "`NAME key=value ...`, notifications as they come; `help` lists the commands.")
+                "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: "
+                "the Cortex-M3 or RV32IMC image in QEMU), list its tools and call each with "
+                "example arguments. With --interactive, keep it running and open a console: "
+                "`tools`, `call NAME {json}` or `NAME key=value ...`, notifications as they come; "
+                "`help` lists the commands.")
     p.add_argument("spec", help=SPEC_HELP)
     p.add_argument("--target", choices=RUN_TARGETS, default="qemu", metavar="TARGET",
                    help=f"one of {', '.join(RUN_TARGETS)} (default: qemu), e.g. --target host")
