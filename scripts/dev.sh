@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(g++ gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm valgrind binutils libcjson-dev libmbedtls-dev mosquitto)
+APT_PACKAGES=(g++ gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm valgrind binutils libcjson-dev libmbedtls-dev mosquitto libmosquitto-dev)
 PY=${PYTHON:-python3}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
