@@ -131,7 +131,7 @@ struct Ctx {
   char port[8];
   mosquitto* mosq = nullptr;
   int connack = -1;               // -1: no CONNACK yet; else its reason code
-  mcpgen::Session* session = nullptr;  // null between sessions: incoming messages are dropped
+  mcpgen::Session* session = nullptr;  // null before the first hello: incoming messages are dropped
   bool hello_seen = false;
   bool goodbye = false;
   bool broken = false;  // a publish failed: the link is unusable
@@ -209,7 +209,7 @@ void on_connect(mosquitto*, void* user, int rc, int, const mosquitto_property*) 
 
 void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosquitto_property* props) {
   Ctx& c = *static_cast<Ctx*>(user);
-  if (c.session == nullptr || c.goodbye || c.broken) return;  // between sessions: dropped
+  if (c.session == nullptr || c.broken) return;  // not connected yet, or the link broke: dropped
   if (m->topic == nullptr || strcmp(m->topic, c.topics.down) != 0) return;
   static char reply_topic[kMaxTopic + 1];
   c.reply_topic = nullptr;
@@ -329,10 +329,16 @@ bool run_connection(Ctx& c) {
       backoff = kMinBackoffMs;
       alive = pump(c, -1, session_ended);
     }
+    if (!alive) {
+      c.session = nullptr;
+      return any_session;
+    }
+    // Requests keep being answered while waiting to say hello again: fleet workers
+    // call the device whether or not some backend took its hello (docs/mqtt.md).
+    c.log("mqtt: new hello in %d ms", backoff);
+    alive = pump(c, now_ms() + backoff, nullptr);
     c.session = nullptr;
     if (!alive) return any_session;
-    c.log("mqtt: new hello in %d ms", backoff);
-    if (!pump(c, now_ms() + backoff, nullptr)) return any_session;
     backoff = backoff * 2 > kMaxBackoffMs ? kMaxBackoffMs : backoff * 2;
   }
 }
