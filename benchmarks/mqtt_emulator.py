@@ -7,7 +7,8 @@ retained ``online``, the device hello on ``<prefix>/<id>/up``, requests on
 ``<prefix>/<id>/down`` answered on the request's Response Topic with its Correlation Data
 (or on ``up`` without them). It answers ``initialize``, ``tools/list`` (the spec's tools),
 ``ping`` and ``tools/call``: ``self.counter.add`` keeps a real counter per device (so a
-request executed twice shows as a skipped value), other tools get a fixed reply.
+request executed twice shows as a repeated value), other tools the fixed replies of the
+gateway benchmark's emulator (benchmarks/gw_emulator.py).
 
 Device ids are ``<id-prefix>-<index>``. Bounded: at most ``MAX_DEVICES`` devices, only
 loopback, exits after ``--max-seconds`` or when stdin closes or says ``quit``. Prints
@@ -30,6 +31,7 @@ import orjson
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from benchmarks.gw_emulator import Replies
 from benchmarks.procutil import raise_nofile_limit
 from mcpgen.codegen import mcp_json
 from mcpgen.codegen.loader import load_spec
@@ -52,7 +54,9 @@ class Model:
             "serverInfo": {"name": spec.device.name, "version": spec.device.version},
             "_meta": {"mcpgen/fingerprint": spec.fingerprint},
         }
-        self.fixed = {"content": [{"type": "text", "text": "true"}], "isError": False}
+        # Other tools get the gateway benchmark emulator's replies (the same bytes).
+        self.results = Replies(spec_path).results
+        self.fixed = {"content": [], "isError": False}
 
 
 class Stats:
@@ -81,7 +85,7 @@ def _reply(model: Model, counters: dict[str, int], device_id: str, req: dict) ->
             counters[device_id] = counters.get(device_id, 0) + int(amount)
             result = {"content": [{"type": "text", "text": str(counters[device_id])}], "isError": False}
         else:
-            result = model.fixed
+            result = model.results.get(str(params.get("name")), model.fixed)
     else:
         return {
             "jsonrpc": "2.0",
