@@ -16,7 +16,8 @@ schema-validated ``device.call``):
 Backend CPU per call = CPU time of the worker (or gateway) processes over the round /
 calls; the broker's CPU share is Mosquitto's CPU time over the round / its length (1.0 =
 one core). For two workers, p50 is the mean of the two workers' p50 and p99 the larger
-p99. Ratios are taken round by round against the gateway of the same round.
+p99. Ratios are taken round by round against the gateway of the same round. Last, the
+unloaded latency: worker ``A`` makes one call at a time (round robin over the devices).
 """
 
 from __future__ import annotations
@@ -168,6 +169,19 @@ def run_count(count: int, rounds: int, duration: float, log: Log, seed: int = 11
                     (broker.cpu_seconds() - b0) / r["calls"] * 1e6 if r["calls"] else 0
                 )
                 out["configs"][cfg]["rounds"].append(r)
+        serial = [
+            workers["A"].request({"cmd": "serial", "duration": duration}, 120 + duration * 4)
+            for _ in range(3)
+        ]
+        out["serial_1_worker"] = {
+            "p50_us": statistics.median(r["p50_us"] for r in serial),
+            "p99_us": statistics.median(r["p99_us"] for r in serial),
+            "calls": sum(r["calls"] for r in serial),
+        }
+        log(
+            f"  {count} devices, mqtt, 1 worker, one call in flight: p50 "
+            f"{out['serial_1_worker']['p50_us']:,.0f} us, p99 {out['serial_1_worker']['p99_us']:,.0f} us"
+        )
         for cfg in CONFIGS:
             m = out["configs"][cfg]
             rs = m["rounds"]

@@ -134,6 +134,14 @@ async def run_device(
                 )
                 await client.__aenter__()
             try:
+                paho = client._client  # aiomqtt's paho client: requests are answered in its callback
+                replies = _ReplyProperties()
+                paho.message_callback_add(
+                    down,
+                    lambda _c, _u, m, p=paho, r=replies: _on_down(
+                        p, m, model, counters, device_id, up, stats, r
+                    ),
+                )
                 await client.subscribe(down, qos=1)
                 await client.publish(state, b"online", qos=1, retain=True)
                 await client.publish(up, hello, qos=1)
@@ -142,8 +150,8 @@ async def run_device(
                     stats.connected += 1
                     if stats.connected + stats.failed >= target:
                         ready.set()
-                async for message in client.messages:
-                    await _handle(client, message, model, counters, device_id, up, stats)
+                async for _message in client.messages:  # ends when the link drops
+                    pass
             finally:
                 try:
                     await client.__aexit__(None, None, None)
@@ -162,15 +170,43 @@ async def run_device(
         await asyncio.sleep(0.5)
 
 
-async def _handle(
-    client: aiomqtt.Client,
+class _ReplyProperties:
+    """Correlation Data for a reply, packed by hand.
+
+    paho serialises PUBLISH properties by walking all of its ~40 property names for
+    every message, which made this emulator (not the backend under test) the
+    bottleneck; the one property a reply carries is a fixed 0x09 tag, a 2-byte length
+    and the bytes, after the properties' variable-length size.
+    """
+
+    def __init__(self) -> None:
+        self.props = Properties(PacketTypes.PUBLISH)
+        self._packed = b"\x00"
+        object.__setattr__(self.props, "pack", lambda: self._packed)
+
+    def set(self, corr: bytes) -> Properties:
+        body = b"\x09" + len(corr).to_bytes(2, "big") + corr
+        n, size = len(body), bytearray()
+        while True:
+            byte, n = n % 128, n // 128
+            size.append(byte | (0x80 if n else 0))
+            if not n:
+                break
+        self._packed = bytes(size) + body
+        return self.props
+
+
+def _on_down(
+    paho: Any,
     message: Any,
     model: Model,
     counters: dict[str, int],
     device_id: str,
     up: str,
     stats: Stats,
+    reply_props: _ReplyProperties,
 ) -> None:
+    """Answers one request, in paho's callback (no queue, no task per message)."""
     try:
         msg = orjson.loads(message.payload)
     except orjson.JSONDecodeError:
@@ -186,18 +222,15 @@ async def _handle(
         return
     if req.get("method") == "tools/call":
         stats.calls += 1
-    props_in = message.properties
+    props_in = getattr(message, "properties", None)
     topic = getattr(props_in, "ResponseTopic", None) if props_in is not None else None
     if topic:
-        props = Properties(PacketTypes.PUBLISH)
-        corr = getattr(props_in, "CorrelationData", None)
-        if corr:
-            props.CorrelationData = corr
-        await client.publish(topic, orjson.dumps(reply), qos=min(message.qos, 1), properties=props)
+        corr = getattr(props_in, "CorrelationData", None) or b""
+        paho.publish(topic, orjson.dumps(reply), min(message.qos, 1), False, reply_props.set(bytes(corr)))
     else:
         if envelope:
             reply = {"session_id": msg.get("session_id"), "type": "mcp", "payload": reply}
-        await client.publish(up, orjson.dumps(reply), qos=1)
+        paho.publish(up, orjson.dumps(reply), 1, False, None)
 
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:

@@ -9,6 +9,8 @@ per command on stdin:
 * ``{"cmd": "bench", "duration": s}``: the gateway benchmark's round
   (:func:`benchmarks.gw_worker.bench`: one ``tools/call`` in flight per opened device,
   latency percentiles, this process's CPU time per call).
+* ``{"cmd": "serial", "duration": s}``: one call in flight in total, round robin over
+  the opened devices: the unloaded round-trip latency (p50/p99).
 * ``{"cmd": "quit"}``.
 """
 
@@ -22,7 +24,7 @@ import time
 from types import SimpleNamespace
 from typing import Any, Optional
 
-from benchmarks.gw_worker import _emit, _read_line, bench
+from benchmarks.gw_worker import ARGS, TOOL, _emit, _percentile, _read_line, bench
 from benchmarks.procutil import raise_nofile_limit
 
 
@@ -34,6 +36,23 @@ async def _open_all(fleet: Any, handles: dict[str, Any], ids: list[str], timeout
             handles[d] = await fleet.device(d, timeout=timeout)
 
     await asyncio.gather(*(open_one(d) for d in ids))
+
+
+async def _serial(devices: list[Any], duration: float) -> dict[str, Any]:
+    lat: list[int] = []
+    stop_at = time.perf_counter() + duration
+    i = 0
+    while time.perf_counter() < stop_at:
+        t0 = time.perf_counter_ns()
+        await devices[i % len(devices)].call(TOOL, ARGS)
+        lat.append(time.perf_counter_ns() - t0)
+        i += 1
+    lat.sort()
+    return {
+        "calls": len(lat),
+        "p50_us": _percentile(lat, 0.5) / 1000,
+        "p99_us": _percentile(lat, 0.99) / 1000,
+    }
 
 
 async def main_async(port: int, worker_id: str) -> int:
@@ -69,6 +88,8 @@ async def main_async(port: int, worker_id: str) -> int:
                             SimpleNamespace(connected=handles), float(cmd.get("duration", 1.0)), 1 << 30, None
                         )
                     )
+                elif op == "serial":
+                    _emit(await _serial(list(handles.values()), float(cmd.get("duration", 1.0))))
                 else:
                     _emit({"error": f"unknown command {op!r}"})
             except Exception as exc:  # noqa: BLE001 - reported to the parent
