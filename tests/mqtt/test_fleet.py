@@ -107,3 +107,13 @@ async def test_device_notifications_reach_one_worker(broker: Broker, built: Buil
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.2)
         assert len(got) == 1 and got[0][1:] == ("lamp-4", "notifications/state_changed")
+
+
+async def test_backend_sockets_have_tcp_nodelay(broker: Broker) -> None:
+    # Nagle's algorithm would hold each small request until the broker's delayed ACK.
+    import socket
+
+    async with MqttFleet("127.0.0.1", broker.port) as fleet, MqttGateway("127.0.0.1", broker.port) as gw:
+        for client in (fleet._client, gw._client):
+            sock = client._client.socket()  # aiomqtt's paho client
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
