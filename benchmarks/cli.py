@@ -2,7 +2,8 @@
 
 Sections: ``hotpath`` (backend decode/encode/validation against the alternatives),
 ``gateway`` (round trips and memory with many connected devices), ``device`` (code and
-data size, heap allocations and instructions of the C++ core). ``--only`` runs some of
+data size, heap allocations and instructions of the C++ core), ``mqtt`` (fleet workers
+through Mosquitto beside the direct WebSocket gateway). ``--only`` runs some of
 them and merges their figures into the existing JSON, so the report stays complete.
 """
 
@@ -19,7 +20,7 @@ from typing import Any, Optional
 from benchmarks import report, sysinfo
 from benchmarks.procutil import REPO, raise_nofile_limit
 
-SECTIONS = ("hotpath", "gateway", "device")
+SECTIONS = ("hotpath", "gateway", "device", "mqtt")
 
 
 def _log(msg: str) -> None:
@@ -56,6 +57,9 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     )
     ap.add_argument(
         "--devices", default=None, help="device counts for the gateway section (default 1,100,1000)"
+    )
+    ap.add_argument(
+        "--mqtt-devices", default=None, help="device counts for the mqtt section (default 100,1000)"
     )
     ap.add_argument(
         "--render", action="store_true", help="only re-write benchmarks.md from the existing benchmarks.json"
@@ -117,6 +121,16 @@ def main(argv: Optional[list[str]] = None) -> int:
                 res = hotpath.run(rounds, batch_s, _log)
                 res.pop("_objects", None)
                 res.update(meta, rounds=rounds, batch_ms=batch_s * 1000)
+            elif section == "mqtt":
+                from benchmarks import mqtt
+
+                mqtt_counts = (
+                    [int(x) for x in args.mqtt_devices.split(",")]
+                    if args.mqtt_devices
+                    else ([20] if quick else [100, 1000])
+                )
+                res = mqtt.run(mqtt_counts, 2 if quick else 5, gw_duration, _log)
+                res.update(meta)
             elif section == "gateway":
                 from benchmarks import gateway
 

@@ -129,6 +129,51 @@ def _hotpath(h: dict[str, Any]) -> list[str]:
     return out
 
 
+def _mqtt(g: dict[str, Any]) -> list[str]:
+    out = ["## 4. MQTT fleet workers", ""]
+    if "error" in g:
+        return out + [f"**Failed:** `{g['error']}`", ""]
+    out += [
+        "`MqttFleet` worker processes through Mosquitto (`set_tcp_nodelay true`) beside the direct "
+        "WebSocket `Gateway`, same device count, emulated devices in their own process "
+        f"(`benchmarks/mqtt_emulator.py`, `benchmarks/gw_emulator.py`). Call: {g.get('tool')}, one call in "
+        f"flight per device, {g.get('round_seconds')} s per round, {g.get('rounds')} rounds with the three "
+        "configurations in random order (see `benchmarks/mqtt.py`). Backend CPU = the worker or gateway "
+        "processes' CPU time / calls; broker share = Mosquitto's CPU time / round length.",
+        "",
+    ]
+    rows = []
+    for r in g.get("results", []):
+        for cfg, m in r["configs"].items():
+            rows.append(
+                [
+                    str(r["devices"]),
+                    cfg,
+                    f"{m['calls_per_s']['median']:,.0f}",
+                    f"{m['p50_us']['median']:,.0f}",
+                    f"{m['p99_us']['median']:,.0f}",
+                    f"{m['cpu_us_per_call']['median']:,.0f}",
+                    f"{m['cpu_per_call_vs_gateway']:.2f}×" if "cpu_per_call_vs_gateway" in m else "1",
+                    f"{m['broker_cpu_share']['median'] * 100:,.0f} %",
+                    str(m.get("errors", 0)),
+                ]
+            )
+    out += _table(
+        ["devices", "configuration", "calls/s", "p50 µs", "p99 µs", "backend CPU µs / call",
+         "CPU / call vs gateway", "broker CPU", "errors"],
+        rows,
+    )  # fmt: skip
+    out += [""]
+    for r in g.get("results", []):
+        s = r.get("serial_1_worker")
+        if s:
+            out.append(
+                f"* {r['devices']} devices, one call in flight in total (1 worker): "
+                f"p50 {s['p50_us']:,.0f} µs, p99 {s['p99_us']:,.0f} µs."
+            )
+    return out + [""]
+
+
 def _gateway(g: dict[str, Any]) -> list[str]:
     out = ["## 2. Gateway", ""]
     if "error" in g:
@@ -328,6 +373,8 @@ def render(data: dict[str, Any]) -> str:
         out += _gateway(secs["gateway"])
     if "device" in secs:
         out += _device(secs["device"])
+    if "mqtt" in secs:
+        out += _mqtt(secs["mqtt"])
     if FINDINGS.exists() and not quick:
         out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
     return "\n".join(out) + "\n"

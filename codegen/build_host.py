@@ -41,6 +41,23 @@ CXXFLAGS: tuple[str, ...] = (
 )
 
 
+MQTT_PACKAGE = "libmosquitto-dev"
+
+
+def mqtt_available(cxx: str = "g++") -> bool:
+    """True when ``cxx`` finds libmosquitto's header (Debian ``libmosquitto-dev``).
+
+    The simulator's ``--mqtt`` mode is built on libmosquitto. Without it the build still
+    succeeds (WebSocket and stdio work) and ``--mqtt`` exits with one line naming the
+    package: MQTT is optional for most users, the build is not.
+    """
+    probe = "#include <mosquitto.h>\n#include <mqtt_protocol.h>\n"
+    proc = subprocess.run(
+        [cxx, "-x", "c++", "-E", "-o", os.devnull, "-"], input=probe, capture_output=True, text=True
+    )
+    return proc.returncode == 0
+
+
 class BuildError(RuntimeError):
     """A generation or compiler/linker failure; the message holds the compiler output."""
 
@@ -145,9 +162,13 @@ def build_host(
     generated_dir = outdir / "firmware" / "generated"
     build_dir = outdir / "firmware" / "build"
     obj_dir = build_dir / "obj"
+    with_mqtt = mqtt_available(cxx)
+    if not with_mqtt:
+        log(f"{MQTT_PACKAGE} not found: building without --mqtt (apt-get install {MQTT_PACKAGE})")
     flags = [
         *CXXFLAGS,
         *extra_flags,
+        f"-DMCPGEN_HOST_MQTT={1 if with_mqtt else 0}",
         f"-I{CORE_DIR}",
         f"-I{generated_dir}",
         f"-I{HOST_PORT_DIR}",
@@ -176,7 +197,8 @@ def build_host(
     exe = build_dir / f"{device_slug(spec.device.name)}-sim"
     newest_obj = max(u.obj.stat().st_mtime_ns for u in units)
     if stale or not exe.exists() or exe.stat().st_mtime_ns < newest_obj:
-        cmd = [cxx, *CXXFLAGS, *extra_flags, *(str(u.obj) for u in units), "-o", str(exe)]
+        libs = ["-lmosquitto"] if with_mqtt else []
+        cmd = [cxx, *CXXFLAGS, *extra_flags, *(str(u.obj) for u in units), "-o", str(exe), *libs]
         proc = subprocess.run(cmd, cwd=outdir, capture_output=True, text=True, errors="replace")
         if proc.returncode != 0:
             raise BuildError(f"link failed:\n$ {shlex.join(cmd)}\n{proc.stdout}{proc.stderr}")

@@ -27,6 +27,7 @@ from mcpgen.runtime.errors import (  # noqa: E402
     ToolError,
     ValidationError,
 )
+from mcpgen.runtime.fleet import MqttFleet as MqttFleet  # noqa: E402  (aiomqtt is imported on start)
 from mcpgen.runtime.gateway import Gateway  # noqa: E402
 from mcpgen.runtime.llm import NameMap, to_anthropic_tools, to_openai_tools  # noqa: E402
 from mcpgen.runtime.mqtt import MqttGateway as MqttGateway  # noqa: E402  (aiomqtt is imported on start)
@@ -50,6 +51,7 @@ __all__ = [
     "HmacAuth",
     "Image",
     "McpDeviceError",
+    "MqttFleet",
     "MqttGateway",
     "NameMap",
     "ProtocolError",

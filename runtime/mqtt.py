@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 import uuid
 import weakref
@@ -198,6 +199,9 @@ class MqttGateway(Gateway):
             clean_session=True,
             protocol=aiomqtt.ProtocolVersion.V311,
             timeout=self.connect_timeout,
+            # Small latency-bound frames: Nagle's algorithm would hold each back until
+            # the broker's delayed ACK (docs/mqtt.md, "Latency").
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             logger=logging.getLogger("mcpgen.runtime.mqtt.client"),
         )
         await client.__aenter__()

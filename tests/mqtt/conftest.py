@@ -1,7 +1,7 @@
 """MQTT fixtures: a Mosquitto broker per test, the default device's simulator and bindings.
 
-Without ``mosquitto`` the suite is skipped, except in CI (env ``CI`` set) where that is a
-failure: CI must test the MQTT transport.
+Without ``mosquitto`` (or ``libmosquitto-dev``, or aiomqtt) the suite is skipped, except
+in CI (env ``CI`` set) where that is a failure: CI must test the MQTT transport.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from mqtt_testlib import REPO, Broker, Built, build, mosquitto_available  # noqa: E402
+
+from mcpgen.codegen.build_host import mqtt_available
 
 
 def _require(ok: bool, what: str) -> None:
@@ -27,6 +29,7 @@ def _require(ok: bool, what: str) -> None:
 def _mqtt_tools() -> None:
     _require(mosquitto_available(), "mosquitto (Debian package 'mosquitto')")
     _require(importlib.util.find_spec("aiomqtt") is not None, "aiomqtt (pip)")
+    _require(mqtt_available(), "libmosquitto-dev (Debian package; the simulator's --mqtt mode)")
 
 
 @pytest.fixture(scope="session")
@@ -47,5 +50,6 @@ def _compiled_build_really_used() -> Iterator[None]:
     expect = os.environ.get("MCPGEN_EXPECT_COMPILED")
     if expect is not None:
         from mcpgen import runtime
+
         assert runtime.COMPILED == (expect == "1"), f"runtime.COMPILED={runtime.COMPILED}, expected {expect}"
     yield

@@ -59,15 +59,22 @@ class Broker:
     """``mosquitto`` on 127.0.0.1 with a config written into ``workdir``.
 
     ``users`` ({name: password}) switches anonymous access off and writes a password file
-    (with ``mosquitto_passwd``); ``acl`` is the text of an ACL file.
+    (with ``mosquitto_passwd``); ``acl`` is the text of an ACL file; ``extra`` are more
+    configuration lines (``set_tcp_nodelay true``...), written after the listener line.
     """
 
     def __init__(
-        self, workdir: Path, *, users: Optional[dict[str, str]] = None, acl: Optional[str] = None
+        self,
+        workdir: Path,
+        *,
+        users: Optional[dict[str, str]] = None,
+        acl: Optional[str] = None,
+        extra: tuple[str, ...] = (),
     ) -> None:
         self.workdir = workdir
         self.users = users
         self.acl = acl
+        self.extra = extra
         self.port = 0
         self.proc: Optional[subprocess.Popen] = None
         self.log_path = workdir / "mosquitto.log"
@@ -75,6 +82,7 @@ class Broker:
     def _config(self) -> str:
         lines = [
             f"listener {self.port} {HOST}",
+            *self.extra,
             "persistence false",
             f"log_dest file {self.log_path}",
             "log_type error",

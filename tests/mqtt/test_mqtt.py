@@ -326,13 +326,14 @@ async def test_custom_topic_prefix(broker: Broker, built: Built, tmp_path: Path)
 async def test_keepalive_pings_keep_an_idle_device_connected(
     broker: Broker, built: Built, tmp_path: Path
 ) -> None:
-    # Keepalive 1 s: the broker drops a client that sends nothing for 1.5 s.
+    # Keepalive 5 s (libmosquitto's minimum): the broker drops a client that sends
+    # nothing for 7.5 s.
     async with (
         MqttGateway("127.0.0.1", broker.port) as gw,
-        launch(built.exe, broker.port, "dev-k", tmp_path, "--keepalive", "1") as sim,
+        launch(built.exe, broker.port, "dev-k", tmp_path, "--keepalive", "5") as sim,
     ):
         device = await gw.wait_for_device("dev-k", timeout=15)
-        await asyncio.sleep(4.0)
+        await asyncio.sleep(9.0)
         assert not device.closed, device.close_reason
         assert await device.call("self.counter.add", {"amount": 4}) == 4
         assert "connection lost" not in sim.log()

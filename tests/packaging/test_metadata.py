@@ -22,6 +22,7 @@ PACKAGE = Path(mcpgen.__file__).parent
 GROUP_EXTRAS: dict[str, str] = {
     "runtime/bridge/": "bridge",
     "runtime/mqtt.py": "mqtt",
+    "runtime/fleet.py": "mqtt",
     "runtime/transports.py": "serial",
 }
 

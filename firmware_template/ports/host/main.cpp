@@ -6,9 +6,10 @@
 //       [--hello-timeout-ms MS]
 // The WebSocket mode reconnects with exponential backoff (0.2 s doubling to 5 s, reset
 // after a session that got the server hello); --max-reconnects N gives up after N.
-//   sim --mqtt HOST:PORT              the same over MQTT 3.1.1 (mqtt_client.h, docs/mqtt.md)
-//       [--device-id ID] [--client-id ID] [--username U] [--password P] [--token T]
-//       [--topic-prefix P] [--keepalive S] [--max-reconnects N] [--hello-timeout-ms MS]
+//   sim --mqtt HOST:PORT              the same over MQTT 5 on libmosquitto (mqtt_device.h,
+//       [--device-id ID] [--client-id ID] [--username U] [--password P] [--token T]   docs/mqtt.md)
+//       [--topic-prefix P] [--keepalive S] [--cafile CA.pem] [--max-reconnects N]
+//       [--hello-timeout-ms MS]
 //
 // All buffers are static (MCPGEN_REQUEST_BUFFER_SIZE / MCPGEN_RESPONSE_BUFFER_SIZE).
 #include <errno.h>
@@ -22,7 +23,7 @@
 #include "mcp_tools.h"
 #include "mcpgen/mcp_core.h"
 #include "mcpgen/session.h"
-#include "mqtt_client.h"  // --mqtt mode
+#include "mqtt_device.h"  // --mqtt mode
 #include "sha1_base64.h"
 #include "ws_client.h"
 
@@ -255,8 +256,8 @@ void usage(FILE* f) {
           "       %s-sim --ws ws://host:port/path [--token T] [--device-id ID] [--client-id UUID]\n"
           "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
           "       %s-sim --mqtt HOST:PORT [--device-id ID] [--client-id ID] [--username U] [--password P]\n"
-          "              [--token T] [--topic-prefix P] [--keepalive S] [--max-reconnects N]\n"
-          "              [--hello-timeout-ms MS]\n"
+          "              [--token T] [--topic-prefix P] [--keepalive S] [--cafile CA.pem]\n"
+          "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
           "       %s-sim --version\n",
           kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name);
 }

@@ -1,4 +1,4 @@
-// TCP for the host simulator's network clients (ws_client, mqtt_client): a monotonic
+// TCP for the host simulator's network clients (ws_client): a monotonic
 // clock, poll() timeouts, sleeping, and TcpStream (connect with TCP_NODELAY, send everything,
 // buffered exact reads with a deadline). POSIX sockets, no heap.
 #pragma once

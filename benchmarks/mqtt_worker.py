@@ -1,0 +1,112 @@
+"""One fleet worker under test (benchmarks/mqtt.py): an MqttFleet driven by JSON lines.
+
+``python -m benchmarks.mqtt_worker --port P --worker-id W`` attaches an
+:class:`mcpgen.runtime.MqttFleet` to the broker on 127.0.0.1:P and answers one JSON line
+per command on stdin:
+
+* ``{"cmd": "open", "devices": [...], "timeout": s}``: opens a handle on each device
+  (presence, ``initialize``, ``tools/list``); reports the count and the time taken.
+* ``{"cmd": "bench", "duration": s}``: the gateway benchmark's round
+  (:func:`benchmarks.gw_worker.bench`: one ``tools/call`` in flight per opened device,
+  latency percentiles, this process's CPU time per call).
+* ``{"cmd": "serial", "duration": s}``: one call in flight in total, round robin over
+  the opened devices: the unloaded round-trip latency (p50/p99).
+* ``{"cmd": "quit"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from types import SimpleNamespace
+from typing import Any, Optional
+
+from benchmarks.gw_worker import ARGS, TOOL, _emit, _percentile, _read_line, bench
+from benchmarks.procutil import raise_nofile_limit
+
+
+async def _open_all(fleet: Any, handles: dict[str, Any], ids: list[str], timeout: float) -> None:
+    sem = asyncio.Semaphore(64)
+
+    async def open_one(d: str) -> None:
+        async with sem:
+            handles[d] = await fleet.device(d, timeout=timeout)
+
+    await asyncio.gather(*(open_one(d) for d in ids))
+
+
+async def _serial(devices: list[Any], duration: float) -> dict[str, Any]:
+    lat: list[int] = []
+    stop_at = time.perf_counter() + duration
+    i = 0
+    while time.perf_counter() < stop_at:
+        t0 = time.perf_counter_ns()
+        await devices[i % len(devices)].call(TOOL, ARGS)
+        lat.append(time.perf_counter_ns() - t0)
+        i += 1
+    lat.sort()
+    return {
+        "calls": len(lat),
+        "p50_us": _percentile(lat, 0.5) / 1000,
+        "p99_us": _percentile(lat, 0.99) / 1000,
+    }
+
+
+async def main_async(port: int, worker_id: str) -> int:
+    from mcpgen import runtime
+    from mcpgen.runtime import MqttFleet
+
+    loop = asyncio.get_running_loop()
+    fleet = MqttFleet("127.0.0.1", port, worker_id=worker_id, policy="off", call_timeout=30.0)
+    await fleet.start()
+    handles: dict[str, Any] = {}
+    _emit({"worker": worker_id, "compiled": bool(runtime.COMPILED)})
+    try:
+        while True:
+            line = await _read_line(loop)
+            if line is None:
+                break
+            try:
+                cmd = json.loads(line)
+            except ValueError:
+                continue
+            op = cmd.get("cmd")
+            try:
+                if op == "quit":
+                    break
+                if op == "open":
+                    t0 = time.perf_counter()
+                    ids = list(cmd["devices"])
+                    await _open_all(fleet, handles, ids, float(cmd.get("timeout", 120)))
+                    _emit({"opened": len(handles), "seconds": time.perf_counter() - t0})
+                elif op == "bench":
+                    _emit(
+                        await bench(
+                            SimpleNamespace(connected=handles), float(cmd.get("duration", 1.0)), 1 << 30, None
+                        )
+                    )
+                elif op == "serial":
+                    _emit(await _serial(list(handles.values()), float(cmd.get("duration", 1.0))))
+                else:
+                    _emit({"error": f"unknown command {op!r}"})
+            except Exception as exc:  # noqa: BLE001 - reported to the parent
+                _emit({"error": repr(exc)})
+    finally:
+        await fleet.close()
+    return 0
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description="fleet worker process of the MQTT benchmark")
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--worker-id", required=True)
+    args = ap.parse_args(argv)
+    raise_nofile_limit()
+    return asyncio.run(main_async(args.port, args.worker_id))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
