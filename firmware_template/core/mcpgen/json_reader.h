@@ -1,7 +1,10 @@
-// mcpgen tiny in-place JSON reader: no DOM, no heap, no recursion.
+// mcpgen tiny in-place JSON reader: no DOM, no heap, no unbounded recursion.
 //
-// validate() checks a whole message once (strict RFC 8259 grammar, well-formed UTF-8
-// in strings, bounded nesting). After that, values are raw spans into the buffer:
+// read_message() is the server's one walk over a request: it checks the whole message
+// (strict RFC 8259 grammar, well-formed UTF-8 in strings, bounded nesting) and, in the
+// same pass, locates the members the core reads (envelope, JSON-RPC fields, params) and
+// notes duplicate keys among them. validate() checks any other text the same way.
+// After that, values are raw spans into the buffer:
 // find() and ObjectIter walk them read-only, string_equals() compares a JSON string
 // with a C string without decoding it anywhere, and unescape() decodes a string in
 // place (\uXXXX and surrogate pairs to UTF-8; lone surrogates become U+FFFD) and
@@ -22,6 +25,9 @@ struct Value {
   char* p = nullptr;
   size_t n = 0;
   Type type = Type::kInvalid;
+  // Strings found by the reader: true when the text has a backslash escape. While it is
+  // false the raw bytes between the quotes are the decoded text (compared with memcmp).
+  bool esc = true;
 
   bool valid() const { return type != Type::kInvalid; }
   bool is(Type t) const { return type == t; }
@@ -36,6 +42,41 @@ bool validate(char* text, size_t len, Value* out, const char** error);
 // Object member lookup by key (first match). Returns an invalid Value when absent or
 // when `obj` is not an object.
 Value find(const Value& obj, const char* key);
+
+// The members of params the core reads (tools/call, tools/list, initialize).
+struct Params {
+  Value name, arguments, cursor, with_user_tools, protocol_version, capabilities;
+  Value duplicate;  // the first key that appears twice in params, if any
+};
+
+// The members of one JSON-RPC object the core reads.
+struct Rpc {
+  Value jsonrpc, id, method, params;
+  bool response = false;  // has "result" or "error": a response sent to the device
+  bool id_duplicated = false;
+  Value duplicate;  // the first key that appears twice in this object, if any
+  Params p;  // of params, when params is an object
+};
+
+// One request located in a single walk. The root object's members go to `type`,
+// `session_id`, `payload` (the xiaozhi envelope) and `top` (a bare JSON-RPC request);
+// the members of an object-valued payload go to `inner`. Duplicate keys at the root
+// are noted in top.duplicate.
+struct Message {
+  Value root;  // the whole value
+  Value type, session_id, payload;
+  Rpc top;
+  Rpc inner;
+};
+
+// Checks text[0, len) like validate() and fills *m. On failure returns false with
+// *error set; the members located before the error stay in *m (whole values only:
+// a member is recorded once its value was read to its end), which is what
+// Server::oversized_reply uses to find the id in the first part of a message.
+bool read_message(char* text, size_t len, Message* m, const char** error);
+
+// Compares two keys (string values) by their decoded text.
+bool keys_equal(const Value& a, const Value& b);
 
 // Iterates the members of a validated object.
 class ObjectIter {
