@@ -4,7 +4,8 @@ The header declares one typed args struct and one handler prototype per tool; th
 source holds the descriptor tables the portable core (``firmware_template/core``)
 dispatches on: ParamDesc arrays, each tool's exact ``tools/list`` entry as a string
 constant, thunks from the untyped core call to the typed handler, the ToolDesc table,
-the tool indices sorted by name (the core's binary search) and the SpecDesc. ``starter_handlers`` writes the user-owned handlers file once.
+the tool indices sorted by name (the core's binary search) and the SpecDesc.
+``starter_handlers`` writes the user-owned handlers file once.
 """
 
 from __future__ import annotations

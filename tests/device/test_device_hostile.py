@@ -143,8 +143,12 @@ def test_errors_quote_only_a_short_prefix_of_the_input(sim: StdioSim, line: str)
 
 
 def test_oversized_request_keeps_its_string_id_and_envelope(sim: StdioSim) -> None:
-    payload = {"jsonrpc": "2.0", "id": "req-9", "method": "tools/call",
-               "params": {"name": "self.display.show_text", "arguments": {"text": "x" * 9000}}}
+    payload = {
+        "jsonrpc": "2.0",
+        "id": "req-9",
+        "method": "tools/call",
+        "params": {"name": "self.display.show_text", "arguments": {"text": "x" * 9000}},
+    }
     sim.send_line(json.dumps({"session_id": "sess-big", "type": "mcp", "payload": payload}))
     reply = sim.read_json()
     assert reply["session_id"] == "sess-big" and reply["type"] == "mcp"
@@ -155,8 +159,14 @@ def test_oversized_request_keeps_its_string_id_and_envelope(sim: StdioSim) -> No
 
 
 def test_oversized_request_with_its_id_past_the_cut_gets_null(sim: StdioSim) -> None:
-    big = json.dumps({"jsonrpc": "2.0", "method": "tools/call",
-                      "params": {"name": "self.display.show_text", "arguments": {"text": "x" * 9000}}, "id": 12})
+    big = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "tools/call",
+            "params": {"name": "self.display.show_text", "arguments": {"text": "x" * 9000}},
+            "id": 12,
+        }
+    )
     sim.send_line(big)
     reply = sim.read_json()
     assert error_of(reply)[0] == -32600 and reply["id"] is None
@@ -179,7 +189,9 @@ def micro_out_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The default device with a 200-byte response buffer: the long -32603 text does not fit."""
     spec = copy_spec(DEFAULT_SPEC, tmp_path_factory.mktemp("micro_spec"))
     return build_host(
-        spec, tmp_path_factory.mktemp("build_micro"), log=lambda _: None,
+        spec,
+        tmp_path_factory.mktemp("build_micro"),
+        log=lambda _: None,
         extra_flags=("-DMCPGEN_RESPONSE_BUFFER_SIZE=200",),
     )
 
@@ -201,9 +213,18 @@ def test_reply_larger_than_a_small_buffer_gets_a_short_error_with_its_id(micro: 
     # (this reply used to be dropped, leaving the caller to time out).
     session = "s-" + "7" * 40
     micro.send_line(
-        json.dumps({"session_id": session, "type": "mcp",
-                    "payload": {"jsonrpc": "2.0", "id": 31, "method": "tools/call",
-                                "params": {"name": "self.get_device_status"}}})
+        json.dumps(
+            {
+                "session_id": session,
+                "type": "mcp",
+                "payload": {
+                    "jsonrpc": "2.0",
+                    "id": 31,
+                    "method": "tools/call",
+                    "params": {"name": "self.get_device_status"},
+                },
+            }
+        )
     )
     reply = micro.read_json()
     assert reply["session_id"] == session and reply["payload"]["id"] == 31
