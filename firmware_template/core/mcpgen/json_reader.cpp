@@ -1,5 +1,6 @@
 #include "mcpgen/json_reader.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "mcpgen/mcp_core.h"
@@ -47,16 +48,40 @@ size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
   return 0;
 }
 
+// A machine word of string bytes, tested 4 or 8 at a time.
+typedef uintptr_t Word;
+constexpr Word kOnes = ~Word{0} / 0xFF;  // 0x01 in every byte
+constexpr Word kHigh = kOnes * 0x80;
+
+// True when no byte of x needs a look of its own in a string: none is below 0x20, '"',
+// '\\' or above 0x7F (the usual "has a byte less than / equal to" bit tricks).
+inline bool plain_word(Word x) {
+  Word quote = x ^ (kOnes * '"');
+  Word slash = x ^ (kOnes * '\\');
+  Word flags = ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | x;
+  return (flags & kHigh) == 0;
+}
+
 // p at the opening quote; returns the position after the closing quote, or nullptr.
 // Sets *esc when the string has a backslash escape.
 const char* scan_string(const char* p, const char* end, const char** error, bool* esc) {
   ++p;
-  while (p < end) {
-    unsigned char c = static_cast<unsigned char>(*p);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {  // plain ASCII: the common case
-      ++p;
-      continue;
+  for (;;) {
+    // Skip whole words of plain bytes first (most of every message), then handle one byte.
+    Word x;
+    while (end - p >= static_cast<ptrdiff_t>(sizeof x)) {
+      memcpy(&x, p, sizeof x);
+      if (!plain_word(x)) break;
+      p += sizeof x;
     }
+    // The word holds something else: plain bytes up to it one by one.
+    unsigned char c = 0;
+    while (p < end) {
+      c = static_cast<unsigned char>(*p);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+      ++p;
+    }
+    if (p >= end) break;
     if (c == '"') return p + 1;
     if (c == '\\') {
       *esc = true;
@@ -380,7 +405,10 @@ int classify(const Value& key, const KeyName* table, int count) {
     n = len;
   }
   for (int i = 0; i < count; ++i) {
-    if (table[i].len == n && table[i].text[0] == s[0] && memcmp(table[i].text, s, n) == 0) return i + 1;
+    if (table[i].len != n || table[i].text[0] != s[0]) continue;
+    size_t j = 1;
+    while (j < n && table[i].text[j] == s[j]) ++j;
+    if (j == n) return i + 1;
   }
   return 0;
 }
@@ -408,6 +436,7 @@ bool seen_before(char* from, char* to, const Value& key) {
     Value k;
     k.p = p;
     k.type = Type::kString;
+    k.esc = true;
     char* after = skip_value(p, to, &k.esc);
     k.n = static_cast<size_t>(after - p);
     if (keys_equal(k, key)) return true;
@@ -418,45 +447,24 @@ bool seen_before(char* from, char* to, const Value& key) {
   }
 }
 
-void store(Message* m, Rpc* rpc, Level level, int which, const Value& v) {
-  if (level == kParamsLevel) {
-    Params& p = rpc->p;
-    switch (which) {
-      case kName: p.name = v; break;
-      case kArguments: p.arguments = v; break;
-      case kCursor: p.cursor = v; break;
-      case kWithUserTools: p.with_user_tools = v; break;
-      case kProtocolVersion: p.protocol_version = v; break;
-      case kCapabilities: p.capabilities = v; break;
-      default: break;
-    }
-    return;
-  }
-  switch (which) {
-    case kJsonrpc: rpc->jsonrpc = v; break;
-    case kId: rpc->id = v; break;
-    case kMethod: rpc->method = v; break;
-    case kParams: rpc->params = v; break;
-    case kResult:
-    case kError: rpc->response = true; break;
-    case kSessionId: m->session_id = v; break;
-    case kType: m->type = v; break;
-    case kPayload: m->payload = v; break;
-    default: break;
-  }
-}
+// Where a member goes, by key number (0: a key the core does not read).
+Value Rpc::* const kRpcField[] = {nullptr,       &Rpc::jsonrpc,    &Rpc::id,   &Rpc::method,
+                                  &Rpc::params,  &Rpc::result,     &Rpc::error, &Rpc::session_id,
+                                  &Rpc::type,    &Rpc::payload};
+Value Params::* const kParamField[] = {nullptr,          &Params::name,           &Params::arguments,
+                                       &Params::cursor,  &Params::with_user_tools, &Params::protocol_version,
+                                       &Params::capabilities};
 
 struct Walk {
   const char* end;
   const char* err;
-  Message* m;
 };
 
 // p at the '{' of an object; `depth` open containers counting this one. Checks the
 // object and records the members of `level` (root, payload or params) into rpc, or
 // rpc->p for params. An object-valued payload (at the root) and params are walked the
 // same way, so this recursion is at most three deep. Returns the position after '}'.
-const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc) {
+const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc, Rpc* inner) {
   const char* const end = w.end;
   char* const first = const_cast<char*>(p + 1);
   const KeyName* table = level == kParamsLevel ? kParamKeys : kRpcKeys;
@@ -513,7 +521,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
         w.err = "nesting too deep";
         return nullptr;
       }
-      after = walk_object(w, q, depth + 1, payload ? kPayloadLevel : kParamsLevel, payload ? &w.m->inner : rpc);
+      after = walk_object(w, q, depth + 1, payload ? kPayloadLevel : kParamsLevel, payload ? inner : rpc, inner);
     } else if (*q == '"') {
       v.esc = false;
       after = scan_string(q, end, &w.err, &v.esc);
@@ -522,7 +530,13 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
     }
     if (after == nullptr) return nullptr;
     v.n = static_cast<size_t>(after - q);
-    if (!twice) store(w.m, rpc, level, which, v);
+    if (!twice && which != 0) {
+      if (level == kParamsLevel) {
+        rpc->p.*kParamField[which] = v;
+      } else {
+        rpc->*kRpcField[which] = v;
+      }
+    }
     p = skip_ws(after, end);
     if (p >= end) {
       w.err = "unexpected end of input";
@@ -548,6 +562,7 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
   out->p = const_cast<char*>(p);
   out->n = static_cast<size_t>(q - p);
   out->type = type_of(*p);
+  out->esc = true;  // not looked at: compare a string root by decoding it
   if (skip_ws(q, end) != end) {
     *error = "trailing characters after JSON value";
     return false;
@@ -558,8 +573,8 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
 bool read_message(char* text, size_t len, Message* m, const char** error) {
   const char* const end = text + len;
   const char* p = skip_ws(text, end);
-  Walk w{end, "unexpected end of input", m};
-  const char* q = (p < end && *p == '{') ? walk_object(w, p, 1, kRootLevel, &m->top) : scan_value(p, end, 0, &w.err);
+  Walk w{end, "unexpected end of input"};
+  const char* q = (p < end && *p == '{') ? walk_object(w, p, 1, kRootLevel, &m->top, &m->inner) : scan_value(p, end, 0, &w.err);
   if (q == nullptr) {
     *error = w.err;
     return false;

@@ -25,9 +25,10 @@ struct Value {
   char* p = nullptr;
   size_t n = 0;
   Type type = Type::kInvalid;
-  // Strings found by the reader: true when the text has a backslash escape. While it is
-  // false the raw bytes between the quotes are the decoded text (compared with memcmp).
-  bool esc = true;
+  // Strings: true when the text has a backslash escape (set by every function that
+  // returns a Value). While it is false the raw bytes between the quotes are the
+  // decoded text, compared with memcmp.
+  bool esc = false;
 
   bool valid() const { return type != Type::kInvalid; }
   bool is(Type t) const { return type == t; }
@@ -49,22 +50,23 @@ struct Params {
   Value duplicate;  // the first key that appears twice in params, if any
 };
 
-// The members of one JSON-RPC object the core reads.
+// The members of one JSON-RPC object the core reads; for the root object also those of
+// the xiaozhi envelope (type, session_id, payload).
 struct Rpc {
-  Value jsonrpc, id, method, params;
-  bool response = false;  // has "result" or "error": a response sent to the device
+  Value jsonrpc, id, method, params, result, error;
+  Value session_id, type, payload;
   bool id_duplicated = false;
   Value duplicate;  // the first key that appears twice in this object, if any
   Params p;  // of params, when params is an object
+
+  // Has "result" or "error": a response sent to the device.
+  bool response() const { return result.valid() || error.valid(); }
 };
 
-// One request located in a single walk. The root object's members go to `type`,
-// `session_id`, `payload` (the xiaozhi envelope) and `top` (a bare JSON-RPC request);
-// the members of an object-valued payload go to `inner`. Duplicate keys at the root
-// are noted in top.duplicate.
+// One request located in a single walk: the root object's members go to `top`, those
+// of an object-valued envelope payload to `inner`.
 struct Message {
   Value root;  // the whole value
-  Value type, session_id, payload;
   Rpc top;
   Rpc inner;
 };

@@ -136,6 +136,12 @@ inline void lit(JsonWriter& w, const char (&s)[N]) {
   w.raw_fragment(s, N - 1);
 }
 
+// A string value equals a literal (decoded text; raw bytes when it has no escape).
+template <size_t N>
+inline bool eq(const Value& v, const char (&lit)[N]) {
+  return json::string_equals(v, lit, N - 1);
+}
+
 // Error messages quote at most this many bytes of a value from the request (cut at a
 // character boundary, then "..."): a 3 MB argument never comes back as a 3 MB error.
 constexpr size_t kQuoteLimit = 64;
@@ -804,23 +810,23 @@ struct ServerImpl {
     }
     rq.enveloped = false;
     json::Rpc* rpc = &m.top;
-    if (m.type.is(Type::kString) && !m.top.jsonrpc.valid()) {
-      if (json::string_equals(m.type, "hello")) {
+    if (m.top.type.is(Type::kString) && !m.top.jsonrpc.valid()) {
+      if (eq(m.top.type, "hello")) {
         if (!m.top.duplicate.valid()) {
           s.session_id_[0] = '\0';
-          if (m.session_id.is(Type::kString)) set_session(s, m.session_id);
+          if (m.top.session_id.is(Type::kString)) set_session(s, m.top.session_id);
         }
         s.peer_hello_ = true;
         return 0;
       }
-      if (!json::string_equals(m.type, "mcp")) return 0;  // other xiaozhi messages
+      if (!eq(m.top.type, "mcp")) return 0;  // other xiaozhi messages
       rq.enveloped = true;
       s.enveloped_ = true;
-      if (m.session_id.is(Type::kString)) {
-        rq.session = m.session_id;
-        set_session(s, m.session_id);
+      if (m.top.session_id.is(Type::kString)) {
+        rq.session = m.top.session_id;
+        set_session(s, m.top.session_id);
       }
-      if (!m.payload.is(Type::kObject)) {
+      if (!m.top.payload.is(Type::kObject)) {
         return error(s, rq, kInvalidRequest, "Invalid Request: the envelope's payload must be an object",
                      out, cap);
       }
@@ -842,11 +848,11 @@ struct ServerImpl {
       notification = false;
     }
     rq.id = id;
-    if (!rpc->method.valid() && rpc->response) return 0;  // a response to the device: nothing to do
+    if (!rpc->method.valid() && rpc->response()) return 0;  // a response to the device: nothing to do
     // A key given twice could be read differently by the sender's JSON library: refuse.
     const Value& dup = m.top.duplicate.valid() ? m.top.duplicate : rpc->duplicate;
     if (dup.valid()) return quoted_error(s, rq, kInvalidRequest, "Invalid Request: duplicate key ", dup, out, cap);
-    if (!json::string_equals(rpc->jsonrpc, "2.0")) {
+    if (!eq(rpc->jsonrpc, "2.0")) {
       return error(s, rq, kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\"", out, cap);
     }
     const Value& method = rpc->method;
@@ -869,13 +875,13 @@ struct ServerImpl {
       return quoted_error(s, rq, kInvalidParams, "Invalid params: duplicate key ", rpc->p.duplicate, out, cap);
     }
     size_t n = 0;
-    if (json::string_equals(method, "tools/call")) {
+    if (eq(method, "tools/call")) {
       n = tools_call(s, rq, rpc->p, params, out, cap);
-    } else if (json::string_equals(method, "tools/list")) {
+    } else if (eq(method, "tools/list")) {
       n = tools_list(s, rq, rpc->p, out, cap);
-    } else if (json::string_equals(method, "initialize")) {
+    } else if (eq(method, "initialize")) {
       n = initialize(s, rq, rpc->p, out, cap);
-    } else if (json::string_equals(method, "ping")) {
+    } else if (eq(method, "ping")) {
       JsonWriter w(out, cap);
       begin(s, w, rq);
       lit(w, ",\"result\":{}");
@@ -904,11 +910,11 @@ struct ServerImpl {
       const char* end = prefix + n;
       auto whole = [end](const Value& v) { return v.valid() && v.p + v.n < end; };
       const json::Rpc* rpc = nullptr;
-      if (whole(m.type) && json::string_equals(m.type, "mcp")) {
+      if (whole(m.top.type) && eq(m.top.type, "mcp")) {
         rq.enveloped = true;
-        if (whole(m.session_id) && m.session_id.is(Type::kString)) rq.session = m.session_id;
+        if (whole(m.top.session_id) && m.top.session_id.is(Type::kString)) rq.session = m.top.session_id;
         rpc = &m.inner;
-      } else if (!m.type.valid()) {
+      } else if (!m.top.type.valid()) {
         rpc = m.inner.id.valid() ? &m.inner : &m.top;
         rq.enveloped = rpc == &m.inner || (rq.enveloped && !m.top.jsonrpc.valid());
       }
