@@ -9,6 +9,10 @@
 //   driver run KIND N   N requests of one KIND (for callgrind: every request goes
 //                       through mcpgen_bench_handle_one, the --toggle-collect target)
 //   driver show KIND    prints the reply to one request of KIND
+//   driver pages N      N full listings: tools/list pages (enveloped, withUserTools)
+//                       following nextCursor until the last page; prints the pages
+//                       of one listing (the cursor is copied between pages outside
+//                       the collected function)
 //
 // KIND is the index of a request in the table read from the file named by the
 // MCPGEN_BENCH_REQUESTS environment variable (one request per line).
@@ -149,6 +153,36 @@ static size_t run_one(mcpgen::Server& server, int kind) {
   return mcpgen_bench_handle_one(&server, len);
 }
 
+// One full tools/list walk; returns the number of pages.
+static int list_all(mcpgen::Server& server) {
+  static char cursor[256];
+  cursor[0] = '\0';
+  int pages = 0;
+  for (;;) {
+    int len = snprintf(g_in, sizeof g_in,
+                       "{\"session_id\":\"b7e2a5c4-19d3-4f0e-9a61-3c8d2f7e5a10\",\"type\":\"mcp\",\"payload\":"
+                       "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":"
+                       "{\"cursor\":\"%s\",\"withUserTools\":true}}}",
+                       100 + pages, cursor);
+    size_t n = mcpgen_bench_handle_one(&server, static_cast<size_t>(len));
+    ++pages;
+    g_out[n < sizeof g_out ? n : sizeof g_out - 1] = '\0';
+    const char* key = strstr(g_out, "\"nextCursor\":\"");
+    if (key == nullptr || pages > 100000) return pages;
+    key += 14;
+    size_t c = 0;
+    while (key[c] != '\0' && key[c] != '"' && c + 1 < sizeof cursor) {
+      cursor[c] = key[c];
+      if (key[c] == '\\' && key[c + 1] != '\0' && c + 2 < sizeof cursor) {
+        ++c;
+        cursor[c] = key[c];
+      }
+      ++c;
+    }
+    cursor[c] = '\0';
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2 || !load_requests()) {
     fprintf(stderr, "usage: MCPGEN_BENCH_REQUESTS=file %s allocs N | run KIND N | show KIND\n", argv[0]);
@@ -172,6 +206,13 @@ int main(int argc, char** argv) {
     size_t total = 0;
     for (long i = 0; i < iters; ++i) total += run_one(server, kind);
     printf("{\"kind\":%d,\"iterations\":%ld,\"reply_bytes\":%zu}\n", kind, iters, iters ? total / iters : 0);
+    return 0;
+  }
+  if (strcmp(argv[1], "pages") == 0 && argc >= 3) {
+    long iters = atol(argv[2]);
+    int pages = 0;
+    for (long i = 0; i < iters; ++i) pages = list_all(server);
+    printf("{\"pages\":%d}\n", pages);
     return 0;
   }
   if (strcmp(argv[1], "allocs") == 0 && argc >= 3) {
