@@ -470,6 +470,16 @@ def _scaling(
                 [str(exe), "pages", "1"], capture_output=True, text=True, env=env, check=True
             ).stdout
         )["pages"]
+        iters = 20
+        allocs = json.loads(
+            subprocess.run(
+                [str(exe), "allocs", str(iters)], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )
+        row["allocations"] = {
+            label: (a["malloc"] + a["new"]) / iters
+            for (label, _), a in zip(reqs, allocs["per_kind"], strict=False)
+        }
         row["full listing"] = _per_request(exe, env, 0, sdir, mode="pages")
         row["pages"] = pages
         row["full listing per tool"] = row["full listing"] / n

@@ -1,11 +1,214 @@
-"""Upstream rows of the device section: placeholder until the shimmed build lands."""
+"""Upstream rows of the device section: xiaozhi-esp32's own ``McpServer`` + cJSON.
+
+When a xiaozhi-esp32 checkout is found (``MCPGEN_XIAOZHI_SRC``, else the bare mirror
+development machines keep at ``/work/.mirror/78+xiaozhi-esp32/repo``), its
+``main/mcp_server.{h,cc}`` are compiled for the host with small shims for the ESP-IDF
+and board headers (written here; the board's own tools, ``AddCommonTools`` and
+``AddUserOnlyTools``, are left out since they need a real board). The same driver as the
+mcpgen rows (``benchmarks/device/driver.cpp`` built with ``-DMCPGEN_BENCH_UPSTREAM``)
+feeds it the same enveloped requests the way the stock firmware does
+(``Application::OnIncomingJson`` -> ``McpServer::ParseMessage``, replies through
+``Application::SendMcpMessage`` and the protocol's envelope), and registers the tools of
+the same synthetic specs. Nothing of upstream is stored in this repository.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shutil
+import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
+
+from mcpgen.codegen.build_host import CXXFLAGS as HOST_CXXFLAGS
+from mcpgen.codegen.loader import load_spec_text
+from mcpgen.codegen.model import Spec
+
+Log = Callable[[str], None]
+MIRROR = Path("/work/.mirror/78+xiaozhi-esp32/repo")
+DRIVER = Path(__file__).resolve().parent / "device" / "driver.cpp"
+CJSON_INCLUDE = Path("/usr/include/cjson")
+# The host flags, but upstream needs exceptions and RTTI and is not warning-clean.
+FLAGS = tuple(f for f in HOST_CXXFLAGS if f not in ("-fno-exceptions", "-fno-rtti", "-Werror"))
+
+SHIMS = {
+    "esp_log.h": """#pragma once
+#define ESP_LOGE(tag, ...) ((void)(tag))
+#define ESP_LOGW(tag, ...) ((void)(tag))
+#define ESP_LOGI(tag, ...) ((void)(tag))
+#define ESP_LOGD(tag, ...) ((void)(tag))
+#define ESP_LOGV(tag, ...) ((void)(tag))
+""",
+    "esp_app_desc.h": """#pragma once
+typedef struct { const char* version; } esp_app_desc_t;
+inline const esp_app_desc_t* esp_app_get_description() {
+  static const esp_app_desc_t desc = {"1.0.0"};
+  return &desc;
+}
+""",
+    "esp_pthread.h": "#pragma once\n",
+    "application.h": """#pragma once
+#include <functional>
+#include <string>
+class Application {
+ public:
+  static Application& GetInstance();
+  void Schedule(std::function<void()> callback);
+  void SendMcpMessage(const std::string& payload);
+};
+""",
+    "board.h": """#pragma once
+#include <string>
+class Camera {
+ public:
+  void SetExplainUrl(const std::string&, const std::string&) {}
+};
+class Board {
+ public:
+  static Board& GetInstance() {
+    static Board board;
+    return board;
+  }
+  Camera* GetCamera() { return nullptr; }
+};
+""",
+}
+DROPPED_INCLUDES = ("display.h", "oled_display.h", "settings.h", "lvgl_theme.h", "lvgl_display.h")
 
 
-def run(root: Path, scales: Sequence[int], log: Callable[[str], None]) -> dict[str, Any]:
-    return {"skipped": "not implemented yet"}
+def _read_upstream(rel: str) -> Optional[str]:
+    src = os.environ.get("MCPGEN_XIAOZHI_SRC")
+    if src:
+        path = Path(src) / rel
+        if not path.is_file():
+            raise FileNotFoundError(f"MCPGEN_XIAOZHI_SRC={src}: no {rel} there")
+        return path.read_text(encoding="utf-8")
+    if not MIRROR.is_dir() or shutil.which("git") is None:
+        return None
+    proc = subprocess.run(["git", "--git-dir", str(MIRROR), "show", f"HEAD:{rel}"], capture_output=True)
+    return proc.stdout.decode("utf-8") if proc.returncode == 0 else None
+
+
+def _revision() -> str:
+    src = os.environ.get("MCPGEN_XIAOZHI_SRC")
+    git_dir = ["-C", src] if src else ["--git-dir", str(MIRROR)]
+    proc = subprocess.run(["git", *git_dir, "log", "-1", "--format=%h %cs"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else "unknown"
+
+
+def strip_board_tools(source: str) -> str:
+    """mcp_server.cc without the board tools and the includes only they need."""
+    start = source.index("void McpServer::AddCommonTools()")
+    end = source.index("void McpServer::AddTool(McpTool* tool)")
+    source = source[:start] + source[end:]
+    for inc in DROPPED_INCLUDES:
+        source = re.sub(rf'^#include "{re.escape(inc)}"\n', "", source, flags=re.M)
+    return source
+
+
+def registration(spec: Spec) -> str:
+    """upstream_tools.h: registers the spec's tools (one integer param, bool result)."""
+    for t in spec.tools:
+        if [p.type for p in t.params] != ["integer"] or t.returns.kind != "boolean":
+            raise ValueError(f"{t.name}: the upstream rows need one integer parameter and a boolean result")
+    names = ",\n".join(json.dumps(t.name) for t in spec.tools)
+    descs = ",\n".join(json.dumps(t.description) for t in spec.tools)
+    p = spec.tools[0].params[0]
+    return f"""#pragma once
+// Generated by benchmarks/device_upstream.py for the {len(spec.tools)}-tool spec.
+#include "mcp_server.h"
+static const char* const kBenchNames[] = {{
+{names}}};
+static const char* const kBenchDescriptions[] = {{
+{descs}}};
+inline void mcpgen_bench_register_tools(McpServer& server) {{
+  for (size_t i = 0; i < sizeof kBenchNames / sizeof kBenchNames[0]; ++i) {{
+    server.AddTool(kBenchNames[i], kBenchDescriptions[i],
+                   PropertyList(std::vector<Property>{{Property(
+                       {json.dumps(p.name)}, kPropertyTypeInteger, {int(p.minimum)}, {int(p.maximum)})}}),
+                   [](const PropertyList&) -> ReturnValue {{ return true; }});
+  }}
+}}
+"""
+
+
+def run(root: Path, scales: Sequence[int], log: Log) -> dict[str, Any]:
+    from benchmarks import device
+
+    header = _read_upstream("main/mcp_server.h")
+    source = _read_upstream("main/mcp_server.cc")
+    if header is None or source is None:
+        log("  upstream: no xiaozhi-esp32 checkout (set MCPGEN_XIAOZHI_SRC): no upstream rows")
+        return {"skipped": "no xiaozhi-esp32 checkout (set MCPGEN_XIAOZHI_SRC)"}
+    if not (CJSON_INCLUDE / "cJSON.h").is_file():
+        return {"skipped": "cJSON headers missing (apt-get install libcjson-dev libmbedtls-dev)"}
+    up = root / "src"
+    up.mkdir(parents=True, exist_ok=True)
+    (up / "mcp_server.h").write_text(header, encoding="utf-8")
+    (up / "mcp_server.cc").write_text(strip_board_tools(source), encoding="utf-8")
+    for name, text in SHIMS.items():
+        (up / name).write_text(text)
+    out: dict[str, Any] = {"revision": _revision(), "flags": list(FLAGS), "scales": {}}
+    for n in scales:
+        spec = load_spec_text(device.scale_spec_text(n), f"<scale-{n}>")
+        sdir = root / f"tools-{n}"
+        sdir.mkdir(parents=True, exist_ok=True)
+        (sdir / "upstream_tools.h").write_text(registration(spec))
+        exe = sdir / "driver"
+        cmd = [
+            "g++",
+            *FLAGS,
+            "-DMCPGEN_BENCH_UPSTREAM",
+            '-DBOARD_NAME="bench"',
+            f"-I{sdir}",
+            f"-I{up}",
+            f"-I{CJSON_INCLUDE}",
+            str(DRIVER),
+            str(up / "mcp_server.cc"),
+            "-lcjson",
+            "-lmbedcrypto",
+            "-o",
+            str(exe),
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"upstream build failed: {' '.join(cmd)}\n{proc.stderr[-3000:]}")
+        reqs = device.scale_requests(spec)
+        req_file = sdir / "requests.jsonl"
+        req_file.write_bytes(b"\n".join(r for _, r in reqs) + b"\n")
+        env = dict(os.environ, MCPGEN_BENCH_REQUESTS=str(req_file))
+        row: dict[str, Any] = {}
+        for k, (label, _) in enumerate(reqs):
+            shown = subprocess.run([str(exe), "show", str(k)], capture_output=True, text=True, env=env).stdout
+            if label.startswith("call") and '"result"' not in shown:
+                raise RuntimeError(f"upstream, {n} tools, {label}: unexpected reply {shown[:300]}")
+            row[label] = device._per_request(exe, env, k, sdir)
+        iters = 20
+        allocs = json.loads(
+            subprocess.run(
+                [str(exe), "allocs", str(iters)], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )
+        row["allocations"] = {
+            label: (a["malloc"] + a["new"]) / iters
+            for (label, _), a in zip(reqs, allocs["per_kind"], strict=False)
+        }
+        pages = json.loads(
+            subprocess.run(
+                [str(exe), "pages", "1"], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )["pages"]
+        row["full listing"] = device._per_request(exe, env, 0, sdir, mode="pages")
+        row["pages"] = pages
+        row["full listing per tool"] = row["full listing"] / n
+        row["last / first call"] = row["call last tool"] / row["call first tool"]
+        out["scales"][str(n)] = row
+        log(
+            f"  upstream {n} tools: call first {row['call first tool']:,.0f}, "
+            f"last {row['call last tool']:,.0f}; "
+            f"page {row['tools/list']:,.0f}; full listing {row['full listing']:,.0f} in {pages} pages"
+        )
+    return out
