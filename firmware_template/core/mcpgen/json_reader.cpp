@@ -55,11 +55,30 @@ constexpr Word kHigh = kOnes * 0x80;
 
 // True when no byte of x needs a look of its own in a string: none is below 0x20, '"',
 // '\\' or above 0x7F (the usual "has a byte less than / equal to" bit tricks).
-inline bool plain_word(Word x) {
+inline Word flags_of(Word x) {
   Word quote = x ^ (kOnes * '"');
   Word slash = x ^ (kOnes * '\\');
-  Word flags = ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | x;
-  return (flags & kHigh) == 0;
+  return ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | x;
+}
+inline bool plain_word(Word x) { return (flags_of(x) & kHigh) == 0; }
+
+// n bytes at a and b are equal: 4 at a time (short keys and literals, no libc call).
+inline bool same_bytes(const char* a, const char* b, size_t n) {
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+  uint32_t x, y;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    memcpy(&x, a + i, 4);
+    memcpy(&y, b + i, 4);
+    if (x != y) return false;
+  }
+  memcpy(&x, a + n - 4, 4);
+  memcpy(&y, b + n - 4, 4);
+  return x == y;
 }
 
 // p at the opening quote; returns the position after the closing quote, or nullptr.
@@ -74,8 +93,15 @@ const char* scan_string(const char* p, const char* end, const char** error, bool
       if (!plain_word(x)) break;
       p += sizeof x;
     }
-    // The word holds something else: plain bytes up to it one by one.
     unsigned char c = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (end - p >= static_cast<ptrdiff_t>(sizeof x)) {
+      // The lowest flagged byte of the word is exact (the borrows that can flag bytes
+      // wrongly only run upwards): jump straight to it.
+      p += static_cast<size_t>(__builtin_ctzll(static_cast<unsigned long long>(flags_of(x) & kHigh))) / 8;
+    }
+#endif
+    // Plain bytes one by one up to the next byte that needs a look.
     while (p < end) {
       c = static_cast<unsigned char>(*p);
       if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
@@ -405,10 +431,7 @@ int classify(const Value& key, const KeyName* table, int count) {
     n = len;
   }
   for (int i = 0; i < count; ++i) {
-    if (table[i].len != n || table[i].text[0] != s[0]) continue;
-    size_t j = 1;
-    while (j < n && table[i].text[j] == s[j]) ++j;
-    if (j == n) return i + 1;
+    if (table[i].len == n && table[i].text[0] == s[0] && same_bytes(table[i].text, s, n)) return i + 1;
   }
   return 0;
 }
@@ -652,7 +675,7 @@ bool ObjectIter::next(Value* key, Value* value) {
 
 bool string_equals(const Value& s, const char* lit, size_t lit_len) {
   if (s.type != Type::kString || s.n < 2) return false;
-  if (!s.esc) return s.n - 2 == lit_len && memcmp(s.p + 1, lit, lit_len) == 0;
+  if (!s.esc) return s.n - 2 == lit_len && same_bytes(s.p + 1, lit, lit_len);
   const char* p = s.p + 1;
   const char* end = s.p + s.n - 1;
   size_t i = 0;
