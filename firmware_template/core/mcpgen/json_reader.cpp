@@ -402,17 +402,31 @@ struct KeyName {
 
 // Keys of the root object (all nine) and of a payload (the first six); index + 1 is the
 // key's number below.
-const KeyName kRpcKeys[] = {{"jsonrpc", 7}, {"id", 2},         {"method", 6},
+constexpr KeyName kRpcKeys[] = {{"jsonrpc", 7}, {"id", 2},         {"method", 6},
                             {"params", 6},  {"result", 6},     {"error", 5},
                             {"session_id", 10}, {"type", 4},   {"payload", 7}};
 enum RpcKey : uint8_t { kJsonrpc = 1, kId, kMethod, kParams, kResult, kError, kSessionId, kType, kPayload };
-const KeyName kParamKeys[] = {{"name", 4},          {"arguments", 9},       {"cursor", 6},
+constexpr KeyName kParamKeys[] = {{"name", 4},          {"arguments", 9},       {"cursor", 6},
                               {"withUserTools", 13}, {"protocolVersion", 15}, {"capabilities", 12}};
 enum ParamKey : uint8_t { kName = 1, kArguments, kCursor, kWithUserTools, kProtocolVersion, kCapabilities };
 
-// Number (index + 1) of `key` in the table, 0 when it is none of them. Keys without
-// escapes are compared as raw bytes; the others are decoded first.
-int classify(const Value& key, const KeyName* table, int count) {
+// For each key length below 16, the bit set of the table entries of that length, so a
+// key is compared with at most the entries it could equal.
+struct LengthIndex {
+  uint16_t mask[16];
+};
+constexpr LengthIndex index_by_length(const KeyName* table, int count) {
+  LengthIndex ix{};
+  for (int i = 0; i < count; ++i) ix.mask[table[i].len] = static_cast<uint16_t>(ix.mask[table[i].len] | (1u << i));
+  return ix;
+}
+constexpr LengthIndex kRpcByLength = index_by_length(kRpcKeys, 9);
+constexpr LengthIndex kParamByLength = index_by_length(kParamKeys, 6);
+
+// Number (index + 1) of `key` among the first `count` entries of the table, 0 when it is
+// none of them. Keys without escapes are compared as raw bytes; the others are decoded
+// first.
+int classify(const Value& key, const KeyName* table, const LengthIndex& by_length, int count) {
   const char* s = key.p + 1;
   size_t n = key.n - 2;
   char buf[16];
@@ -430,8 +444,12 @@ int classify(const Value& key, const KeyName* table, int count) {
     s = buf;
     n = len;
   }
-  for (int i = 0; i < count; ++i) {
-    if (table[i].len == n && table[i].text[0] == s[0] && same_bytes(table[i].text, s, n)) return i + 1;
+  if (n >= 16) return 0;
+  unsigned mask = by_length.mask[n] & ((1u << count) - 1);
+  while (mask != 0) {
+    int i = __builtin_ctz(mask);
+    mask &= mask - 1;
+    if (same_bytes(table[i].text, s, n)) return i + 1;
   }
   return 0;
 }
@@ -491,6 +509,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
   const char* const end = w.end;
   char* const first = const_cast<char*>(p + 1);
   const KeyName* table = level == kParamsLevel ? kParamKeys : kRpcKeys;
+  const LengthIndex& by_length = level == kParamsLevel ? kParamByLength : kRpcByLength;
   int count = level == kRootLevel ? 9 : 6;
   Value& dup = level == kParamsLevel ? rpc->p.duplicate : rpc->duplicate;
   uint32_t known = 0;  // bit n: key number n seen
@@ -519,7 +538,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
       w.err = "unexpected end of input";
       return nullptr;
     }
-    int which = classify(key, table, count);
+    int which = classify(key, table, by_length, count);
     bool twice;
     if (which != 0) {
       uint32_t bit = uint32_t{1} << which;
