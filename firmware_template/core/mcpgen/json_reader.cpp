@@ -12,6 +12,12 @@ namespace mcpgen {
 namespace json {
 namespace {
 
+using detail::flags_of;
+using detail::kHigh;
+using detail::plain_word;
+using detail::same_bytes;
+using detail::Word;
+
 inline bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 inline const char* skip_ws(const char* p, const char* end) {
@@ -46,39 +52,6 @@ size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
     return 4;
   }
   return 0;
-}
-
-// A machine word of string bytes, tested 4 or 8 at a time.
-typedef uintptr_t Word;
-constexpr Word kOnes = ~Word{0} / 0xFF;  // 0x01 in every byte
-constexpr Word kHigh = kOnes * 0x80;
-
-// True when no byte of x needs a look of its own in a string: none is below 0x20, '"',
-// '\\' or above 0x7F (the usual "has a byte less than / equal to" bit tricks).
-inline Word flags_of(Word x) {
-  Word quote = x ^ (kOnes * '"');
-  Word slash = x ^ (kOnes * '\\');
-  return ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | x;
-}
-inline bool plain_word(Word x) { return (flags_of(x) & kHigh) == 0; }
-
-// n bytes at a and b are equal: 4 at a time (short keys and literals, no libc call).
-inline bool same_bytes(const char* a, const char* b, size_t n) {
-  if (n < 4) {
-    for (size_t i = 0; i < n; ++i) {
-      if (a[i] != b[i]) return false;
-    }
-    return true;
-  }
-  uint32_t x, y;
-  for (size_t i = 0; i + 4 <= n; i += 4) {
-    memcpy(&x, a + i, 4);
-    memcpy(&y, b + i, 4);
-    if (x != y) return false;
-  }
-  memcpy(&x, a + n - 4, 4);
-  memcpy(&y, b + n - 4, 4);
-  return x == y;
 }
 
 // p at the opening quote; returns the position after the closing quote, or nullptr.
@@ -692,7 +665,7 @@ bool ObjectIter::next(Value* key, Value* value) {
   return value->type != Type::kInvalid;
 }
 
-bool string_equals(const Value& s, const char* lit, size_t lit_len) {
+bool string_equals_slow(const Value& s, const char* lit, size_t lit_len) {
   if (s.type != Type::kString || s.n < 2) return false;
   if (!s.esc) return s.n - 2 == lit_len && same_bytes(s.p + 1, lit, lit_len);
   const char* p = s.p + 1;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 namespace mcpgen {
 namespace json {
@@ -93,7 +94,12 @@ class ObjectIter {
 
 // Compares a JSON string value (escaped text) with a UTF-8 C string.
 bool string_equals(const Value& s, const char* lit);
-bool string_equals(const Value& s, const char* lit, size_t lit_len);
+bool string_equals_slow(const Value& s, const char* lit, size_t lit_len);
+inline bool string_equals(const Value& s, const char* lit, size_t lit_len) {
+  // Inline: most compares fail on the length of an unescaped string.
+  if (s.type != Type::kString || (!s.esc && s.n - 2 != lit_len)) return false;
+  return string_equals_slow(s, lit, lit_len);
+}
 
 // Decodes a string value in place (call once per value); returns its NUL-terminated
 // text and stores its byte length (which counts embedded NULs from \u0000) in *len.
@@ -105,6 +111,44 @@ bool copy_string(const Value& s, char* dst, size_t cap);
 
 // Number of Unicode code points in well-formed UTF-8 text.
 size_t utf8_length(const char* s, size_t n);
+
+// Byte tests shared by the reader and the writer (hot paths, so inline).
+namespace detail {
+
+// A machine word of string bytes, tested 4 or 8 at a time.
+typedef uintptr_t Word;
+inline constexpr Word kOnes = ~Word{0} / 0xFF;  // 0x01 in every byte
+inline constexpr Word kHigh = kOnes * 0x80;
+
+// True when no byte of x needs a look of its own in a string: none is below 0x20, '"',
+// '\\' or above 0x7F (the usual "has a byte less than / equal to" bit tricks).
+inline Word flags_of(Word x) {
+  Word quote = x ^ (kOnes * '"');
+  Word slash = x ^ (kOnes * '\\');
+  return ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | x;
+}
+inline bool plain_word(Word x) { return (flags_of(x) & kHigh) == 0; }
+
+// n bytes at a and b are equal: 4 at a time (short keys and literals, no libc call).
+inline bool same_bytes(const char* a, const char* b, size_t n) {
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+  uint32_t x, y;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    memcpy(&x, a + i, 4);
+    memcpy(&y, b + i, 4);
+    if (x != y) return false;
+  }
+  memcpy(&x, a + n - 4, 4);
+  memcpy(&y, b + n - 4, 4);
+  return x == y;
+}
+
+}  // namespace detail
 
 }  // namespace json
 }  // namespace mcpgen

@@ -268,30 +268,41 @@ struct ServerImpl {
     w.raw_fragment(tmp, format_int64(v, tmp));
   }
 
-  // Opens any outgoing JSON-RPC message: the xiaozhi envelope when rq.enveloped (its
-  // session_id: the request's, else the connection's), then {"jsonrpc":"2.0".
-  static void open(const Server& s, JsonWriter& w, const Request& rq) {
-    if (rq.enveloped) {
-      if (rq.session.is(Type::kString)) {
-        lit(w, "{\"session_id\":");
-        w.raw_fragment(rq.session.p, rq.session.n);
-        lit(w, ",");
-      } else if (s.session_id_[0] != '\0') {
-        lit(w, "{\"session_id\":");
-        str(w, s.session_id_);
-        lit(w, ",");
-      } else {
-        lit(w, "{");
-      }
-      lit(w, "\"type\":\"mcp\",\"payload\":");
+  // The start of the xiaozhi envelope up to its "type": {"session_id":<the request's
+  // token, else the connection's id>, (or just { without a session id).
+  static void envelope_head(const Server& s, JsonWriter& w, const Request& rq) {
+    if (rq.session.is(Type::kString)) {
+      lit(w, "{\"session_id\":");
+      w.raw_fragment(rq.session.p, rq.session.n);
+      lit(w, ",");
+    } else if (s.session_id_[0] != '\0') {
+      lit(w, "{\"session_id\":");
+      str(w, s.session_id_);
+      lit(w, ",");
+    } else {
+      lit(w, "{");
     }
-    lit(w, "{\"jsonrpc\":\"2.0\"");
   }
 
-  // Opens a reply to rq (up to its "id").
+  // Opens any outgoing JSON-RPC message: the xiaozhi envelope when rq.enveloped, then
+  // {"jsonrpc":"2.0".
+  static void open(const Server& s, JsonWriter& w, const Request& rq) {
+    if (rq.enveloped) {
+      envelope_head(s, w, rq);
+      lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\"");
+    } else {
+      lit(w, "{\"jsonrpc\":\"2.0\"");
+    }
+  }
+
+  // Opens a reply to rq (up to its "id"; the fixed text in as few pieces as possible).
   static void begin(const Server& s, JsonWriter& w, const Request& rq) {
-    open(s, w, rq);
-    lit(w, ",\"id\":");
+    if (rq.enveloped) {
+      envelope_head(s, w, rq);
+      lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":");
+    } else {
+      lit(w, "{\"jsonrpc\":\"2.0\",\"id\":");
+    }
     if (rq.id.valid()) {
       w.raw_fragment(rq.id.p, rq.id.n);
     } else {
@@ -337,6 +348,11 @@ struct ServerImpl {
   // Completes a reply: the writer's text, or -32603 when it did not fit.
   static size_t finish(Server& s, const Request& rq, JsonWriter& w, char* out, size_t cap) {
     end(w, rq);
+    return done(s, rq, w, out, cap);
+  }
+
+  // A reply written to its end: its length, or -32603 when it did not fit.
+  static size_t done(Server& s, const Request& rq, JsonWriter& w, char* out, size_t cap) {
     if (!w.overflowed()) return w.size();
     Msg m = scratch_msg(s);
     m.add("Internal error: response buffer too small for the reply (")
@@ -562,7 +578,8 @@ struct ServerImpl {
       uint8_t index = 0;
       for (uint8_t i = 0; i < tool.param_count; ++i) {
         const char* name = tool.params[i].name;
-        if (strncmp(name, kt, kn) == 0 && name[kn] == '\0' && memchr(kt, '\0', kn) == nullptr) {
+        if (name[0] == kt[0] && strncmp(name, kt, kn) == 0 && name[kn] == '\0' &&
+            (!k.esc || memchr(kt, '\0', kn) == nullptr)) {
           p = &tool.params[i];
           index = i;
           break;
@@ -757,11 +774,17 @@ struct ServerImpl {
     }
     JsonWriter w(out, cap);
     begin(s, w, rq);
+    if (kind == ReturnKind::kBoolean) {  // the common case, in three pieces
+      lit(w, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+      w.raw_fragment(r.b_ ? "\"true\"" : "\"false\"", r.b_ ? 6 : 7);
+      w.raw_fragment("}],\"isError\":false}}}", rq.enveloped ? 21 : 20);
+      return done(s, rq, w, out, cap);
+    }
     lit(w, ",\"result\":{\"content\":[");
     char num[32];
     switch (kind) {
       case ReturnKind::kNone: break;
-      case ReturnKind::kBoolean: text_content(w, r.b_ ? "true" : "false", r.b_ ? 4 : 5); break;
+      case ReturnKind::kBoolean: break;
       case ReturnKind::kInteger:
         if (tool->returns == ReturnKind::kNumber) {
           text_content(w, num, format_double(static_cast<double>(r.i_), num));
