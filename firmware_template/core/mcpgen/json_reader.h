@@ -24,7 +24,7 @@ enum class Type : uint8_t { kInvalid, kNull, kBool, kNumber, kString, kObject, k
 // A raw JSON value: [p, p+n) is its exact text (strings include their quotes).
 struct Value {
   char* p = nullptr;
-  size_t n = 0;
+  uint32_t n = 0;  // messages are far below 4 GB; keeps a Value at 16 bytes on 64-bit hosts
   Type type = Type::kInvalid;
   // Strings: true when the text has a backslash escape (set by every function that
   // returns a Value). While it is false the raw bytes between the quotes are the

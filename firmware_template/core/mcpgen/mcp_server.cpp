@@ -424,7 +424,10 @@ struct ServerImpl {
   static size_t initialize(Server& s, Request& rq, const json::Params& p, char* out, size_t cap) {
     const char* version = s.spec_.protocol_version;
     for (const char* v : kSupportedProtocols) {
-      if (json::string_equals(p.protocol_version, v)) version = v;
+      if (json::string_equals(p.protocol_version, v)) {
+        version = v;
+        break;
+      }
     }
     if (p.capabilities.is(Type::kObject)) {
       Value vision = json::find(p.capabilities, "vision");
