@@ -14,7 +14,6 @@ namespace {
 
 using detail::flags_of;
 using detail::kHigh;
-using detail::plain_word;
 using detail::same_bytes;
 using detail::Word;
 
@@ -61,17 +60,19 @@ const char* scan_string(const char* p, const char* end, const char** error, bool
   for (;;) {
     // Skip whole words of plain bytes first (most of every message), then handle one byte.
     Word x;
+    Word flags = 0;
     while (end - p >= static_cast<ptrdiff_t>(sizeof x)) {
       memcpy(&x, p, sizeof x);
-      if (!plain_word(x)) break;
+      flags = flags_of(x) & kHigh;
+      if (flags != 0) break;
       p += sizeof x;
     }
     unsigned char c = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (end - p >= static_cast<ptrdiff_t>(sizeof x)) {
+    if (flags != 0) {
       // The lowest flagged byte of the word is exact (the borrows that can flag bytes
       // wrongly only run upwards): jump straight to it.
-      p += static_cast<size_t>(__builtin_ctzll(static_cast<unsigned long long>(flags_of(x) & kHigh))) / 8;
+      p += static_cast<size_t>(__builtin_ctzll(static_cast<unsigned long long>(flags))) / 8;
     }
 #endif
     // Plain bytes one by one up to the next byte that needs a look.
