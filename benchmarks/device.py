@@ -14,7 +14,14 @@ are compiled (with the flags of ``codegen.build_host`` for the host and of
 * instructions: the same driver under ``valgrind --tool=callgrind --collect-atstart=no
   --toggle-collect=mcpgen_bench_handle_one``, at two iteration counts; the difference of
   the totals divided by the difference of the counts is the instructions of one
-  request (one-time costs cancel out). Deterministic, so one run per figure.
+  request (one-time costs cancel out). Deterministic, so one run per figure;
+* scaling: synthetic specs of 10, 100 and 1000 tools (generated here, same tool shape)
+  give the cost of calling the first and the last tool, of one tools/list page and of
+  a full listing (every page, following nextCursor), so lookups that grow with the
+  tool count show up;
+* upstream: when a xiaozhi-esp32 checkout is found (``benchmarks/device_upstream.py``),
+  its ``McpServer`` + cJSON runs the same enveloped requests in a driver of the same
+  shape, for the rows the issue compares against.
 """
 
 from __future__ import annotations
@@ -173,11 +180,7 @@ def _sample_args(tool: Tool) -> dict[str, Any]:
 def requests(spec: Spec) -> list[tuple[str, bytes]]:
     """(label, enveloped request) pairs; the first two open the session."""
 
-    def env(payload: dict[str, Any]) -> bytes:
-        return json.dumps(
-            {"session_id": SESSION_ID, "type": "mcp", "payload": payload}, separators=(",", ":")
-        ).encode()
-
+    env = _env
     out = [
         (
             "initialize",
@@ -224,8 +227,49 @@ def requests(spec: Spec) -> list[tuple[str, bytes]]:
     return out
 
 
-def _callgrind_ir(exe: Path, env: dict[str, str], kind: int, n: int, workdir: Path) -> int:
-    out_file = workdir / f"callgrind.{kind}.{n}.out"
+SCALES = (10, 100, 1000)
+
+
+def scale_spec_text(n: int) -> str:
+    """A synthetic spec of n tools of one shape (an integer level, a boolean result)."""
+    lines = [
+        "device:",
+        f"  name: bench-{n}-tools",
+        "  version: 1.0.0",
+        "  description: Synthetic device of the scaling benchmark.",
+        "",
+        "tools:",
+    ]
+    for i in range(n):
+        lines += [
+            f"  - name: self.bank_{i // 100:02d}.set_level_{i:04d}",
+            f"    description: Set level {i} of the synthetic device, from 0 to 100.",
+            "    params:",
+            "      level: {type: integer, min: 0, max: 100}",
+            "    returns: boolean",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _env(payload: dict[str, Any]) -> bytes:
+    return json.dumps(
+        {"session_id": SESSION_ID, "type": "mcp", "payload": payload}, separators=(",", ":")
+    ).encode()
+
+
+def scale_requests(spec: Spec) -> list[tuple[str, bytes]]:
+    """initialize, notifications/initialized, the first tools/list page, first and last tool."""
+    base = requests(spec)[:3]
+    first, last = spec.tools[0], spec.tools[-1]
+    for label, tool, rid in (("call first tool", first, 10), ("call last tool", last, 11)):
+        call = {"name": tool.name, "arguments": _sample_args(tool)}
+        base.append((label, _env({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": call})))
+    return base
+
+
+def _callgrind_ir(exe: Path, env: dict[str, str], kind: int, n: int, workdir: Path, mode: str = "run") -> int:
+    out_file = workdir / f"callgrind.{mode}.{kind}.{n}.out"
+    args = [mode, str(kind), str(n)] if mode == "run" else [mode, str(n)]
     cmd = [
         "valgrind",
         "--tool=callgrind",
@@ -233,9 +277,7 @@ def _callgrind_ir(exe: Path, env: dict[str, str], kind: int, n: int, workdir: Pa
         "--toggle-collect=mcpgen_bench_handle_one",
         f"--callgrind-out-file={out_file}",
         str(exe),
-        "run",
-        str(kind),
-        str(n),
+        *args,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
@@ -363,4 +405,89 @@ def run(quick: bool, log: Log, build_root: Optional[Path] = None) -> dict[str, A
             if "instructions" in r:
                 log(f"    {r['request']}: {r['instructions']:,.0f} instructions, {r['reply_bytes']} B reply")
     result["valgrind"] = has_valgrind
+    if has_valgrind:
+        result["scaling"] = _scaling(
+            root / "scaling", host, layout[host.name]["core"], SCALES[:1] if quick else SCALES, log
+        )
+        from benchmarks import device_upstream
+
+        result["upstream"] = device_upstream.run(root / "upstream", SCALES[:1] if quick else SCALES, log)
     return result
+
+
+def _per_request(exe: Path, env: dict[str, str], kind: int, workdir: Path, mode: str = "run") -> float:
+    n1, n2 = (3, 13) if mode == "run" else (1, 3)
+    return (
+        _callgrind_ir(exe, env, kind, n2, workdir, mode) - _callgrind_ir(exe, env, kind, n1, workdir, mode)
+    ) / (n2 - n1)
+
+
+def _scaling(
+    root: Path, host: Target, core_objs: Sequence[Path], scales: Sequence[int], log: Log
+) -> dict[str, Any]:
+    """Instructions per request of the synthetic 10/100/1000-tool specs (host build)."""
+    from mcpgen.codegen.loader import load_spec_text
+
+    out: dict[str, Any] = {}
+    for n in scales:
+        spec = load_spec_text(scale_spec_text(n), f"<scale-{n}>")
+        sdir = root / f"tools-{n}"
+        gdir = sdir / "generated"
+        gdir.mkdir(parents=True, exist_ok=True)
+        for rel, content in emit_cpp.emit(spec).items():
+            path = gdir / Path(rel).name
+            if not path.exists() or path.read_text() != content:
+                path.write_text(content)
+        handlers = sdir / "handlers.cpp"
+        text = emit_cpp.starter_handlers(spec, f"scale-{n}.yaml")
+        if not handlers.exists() or handlers.read_text() != text:
+            handlers.write_text(text)
+        incs = [CORE, gdir]
+        objs = []
+        for src, name in ((gdir / "mcp_tools.cpp", "gen"), (handlers, "handlers"), (DRIVER, "driver")):
+            obj = sdir / f"{name}.o"
+            _compile(host.cxx, host.flags, incs, src, obj)
+            objs.append(obj)
+        exe = sdir / "driver"
+        proc = subprocess.run(
+            [host.cxx, *host.flags, *(str(o) for o in [*core_objs, *objs]), "-o", str(exe)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"link failed: {proc.stdout}{proc.stderr}")
+        reqs = scale_requests(spec)
+        req_file = sdir / "requests.jsonl"
+        req_file.write_bytes(b"\n".join(r for _, r in reqs) + b"\n")
+        env = dict(os.environ, MCPGEN_BENCH_REQUESTS=str(req_file))
+        for k, (label, _) in enumerate(reqs):
+            shown = subprocess.run([str(exe), "show", str(k)], capture_output=True, text=True, env=env).stdout
+            if label.startswith("call") and '"isError":false' not in shown:
+                raise RuntimeError(f"{n} tools, {label}: unexpected reply {shown[:300]}")
+        row: dict[str, Any] = {label: _per_request(exe, env, k, sdir) for k, (label, _) in enumerate(reqs)}
+        pages = json.loads(
+            subprocess.run(
+                [str(exe), "pages", "1"], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )["pages"]
+        iters = 20
+        allocs = json.loads(
+            subprocess.run(
+                [str(exe), "allocs", str(iters)], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )
+        row["allocations"] = {
+            label: (a["malloc"] + a["new"]) / iters
+            for (label, _), a in zip(reqs, allocs["per_kind"], strict=False)
+        }
+        row["full listing"] = _per_request(exe, env, 0, sdir, mode="pages")
+        row["pages"] = pages
+        row["full listing per tool"] = row["full listing"] / n
+        row["last / first call"] = row["call last tool"] / row["call first tool"]
+        out[str(n)] = row
+        log(
+            f"  {n} tools: call first {row['call first tool']:,.0f}, last {row['call last tool']:,.0f} "
+            f"({row['last / first call']:.2f}x); page {row['tools/list']:,.0f}; full listing "
+            f"{row['full listing']:,.0f} in {pages} pages ({row['full listing per tool']:,.0f} per tool)"
+        )
+    return out

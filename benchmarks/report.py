@@ -320,6 +320,72 @@ def _device(d: dict[str, Any]) -> list[str]:
                 ],
                 rows,
             ) + [""]
+    out += _device_scaling(d)
+    return out
+
+
+_SCALE_COLS = ("initialize", "notifications/initialized", "tools/list", "call first tool", "call last tool")
+
+
+def _device_scaling(d: dict[str, Any]) -> list[str]:
+    """The synthetic 10/100/1000-tool specs, mcpgen and (when measured) upstream xiaozhi-esp32."""
+    scaling = d.get("scaling") or {}
+    up = d.get("upstream") or {}
+    if not scaling:
+        return []
+    out = [
+        "### Scaling with the tool count (synthetic specs, host build, instructions per request)",
+        "",
+        "Specs of 10, 100 and 1000 tools of one shape (an integer `level` 0–100, a boolean result; "
+        "`benchmarks/device.py: scale_spec_text`), enveloped requests. *full listing*: every "
+        "`tools/list` page with `withUserTools`, following `nextCursor`.",
+        "",
+    ]
+    rows = []
+    sources = [("mcpgen", scaling)]
+    if up.get("scales"):
+        sources.append((f"upstream xiaozhi-esp32 {up.get('revision', '')}", up["scales"]))
+    for name, scales in sources:
+        for n, r in scales.items():
+            allocs = r.get("allocations", {})
+            rows.append(
+                [
+                    name,
+                    n,
+                    *(f"{r[c]:,.0f}" for c in _SCALE_COLS),
+                    f"{r['last / first call']:.2f}×",
+                    f"{r['full listing']:,.0f} ({r['pages']})",
+                    f"{r['full listing per tool']:,.0f}",
+                    f"{sum(allocs.values()):g}" if allocs else "–",
+                ]
+            )
+    out += _table(
+        [
+            "core",
+            "tools",
+            "initialize",
+            "notifications/initialized",
+            "one tools/list page",
+            "call first tool",
+            "call last tool",
+            "last / first",
+            "full listing (pages)",
+            "listing per tool",
+            "heap allocations (the five requests)",
+        ],
+        rows,
+    ) + [""]
+    if up.get("skipped"):
+        out += [f"Upstream rows: skipped ({up['skipped']}).", ""]
+    elif up.get("scales"):
+        out += [
+            f"Upstream: `main/mcp_server.{{h,cc}}` of xiaozhi-esp32 {up.get('revision', '')} with cJSON, "
+            "compiled with shims for the ESP-IDF and board headers (`benchmarks/device_upstream.py`; the "
+            "board's own tools are left out), flags `" + " ".join(up.get("flags", [])) + "`, driven like "
+            "the stock firmware (cJSON parse of the envelope, `McpServer::ParseMessage`, reply through "
+            "`Application::SendMcpMessage` and the protocol's envelope).",
+            "",
+        ]
     return out
 
 

@@ -3,8 +3,9 @@
 The header declares one typed args struct and one handler prototype per tool; the
 source holds the descriptor tables the portable core (``firmware_template/core``)
 dispatches on: ParamDesc arrays, each tool's exact ``tools/list`` entry as a string
-constant, thunks from the untyped core call to the typed handler, the ToolDesc table
-and the SpecDesc. ``starter_handlers`` writes the user-owned handlers file once.
+constant, thunks from the untyped core call to the typed handler, the ToolDesc table,
+the tool indices sorted by name (the core's binary search) and the SpecDesc.
+``starter_handlers`` writes the user-owned handlers file once.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mcpgen.codegen.names import CPP_KEYWORDS, cpp_args_struct
 from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h.
-CORE_VERSION = 1
+CORE_VERSION = 2
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
@@ -284,9 +285,13 @@ def _context(spec: Spec) -> dict[str, object]:
     for t in tools:
         if t.entry_len > 0xFFFF:
             raise ValueError(f"tool {t.name}: tools/list entry of {t.entry_len} bytes exceeds 65535")
+    # The core finds a tool (tools/call, a tools/list cursor) by binary search of this
+    # order: names compared as UTF-8 bytes, like the core's strncmp.
+    by_name = sorted(range(len(tools)), key=lambda i: tools[i].name.encode("utf-8"))
     return {
         "spec": spec,
         "tools": tools,
+        "by_name": by_name,
         "core_version": CORE_VERSION,
         "fingerprint": spec.fingerprint,
         "device_name": cpp_string(spec.device.name),

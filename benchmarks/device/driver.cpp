@@ -9,6 +9,10 @@
 //   driver run KIND N   N requests of one KIND (for callgrind: every request goes
 //                       through mcpgen_bench_handle_one, the --toggle-collect target)
 //   driver show KIND    prints the reply to one request of KIND
+//   driver pages N      N full listings: tools/list pages (enveloped, withUserTools)
+//                       following nextCursor until the last page; prints the pages
+//                       of one listing (the cursor is copied between pages outside
+//                       the collected function)
 //
 // KIND is the index of a request in the table read from the file named by the
 // MCPGEN_BENCH_REQUESTS environment variable (one request per line).
@@ -25,8 +29,27 @@
 
 #include <new>
 
+#ifdef MCPGEN_BENCH_UPSTREAM
+// The upstream build (benchmarks/device_upstream.py): xiaozhi-esp32's McpServer + cJSON
+// with the shims of that module; upstream_tools.h registers the spec's tools.
+#include <cJSON.h>
+
+#include "application.h"
+#include "mcp_server.h"
+#include "upstream_tools.h"
+#ifndef MCPGEN_REQUEST_BUFFER_SIZE
+#define MCPGEN_REQUEST_BUFFER_SIZE 4096
+#endif
+#ifndef MCPGEN_RESPONSE_BUFFER_SIZE
+#define MCPGEN_RESPONSE_BUFFER_SIZE 10240
+#endif
+#ifndef MCPGEN_NOTIFY_SIZE
+#define MCPGEN_NOTIFY_SIZE 256
+#endif
+#else
 #include "mcp_tools.h"
 #include "mcpgen/mcp_core.h"
+#endif
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -134,19 +157,100 @@ bool load_requests() {
 
 }  // namespace
 
-// The one function callgrind collects (--toggle-collect=mcpgen_bench_handle_one):
-// exactly one Server::handle, plus fetching the notification a handler may have queued,
-// as a port does after every message.
-extern "C" __attribute__((noinline)) size_t mcpgen_bench_handle_one(mcpgen::Server* server, size_t len) {
-  size_t n = server->handle(g_in, len, g_out, sizeof g_out);
-  server->pending_notification(g_notify, sizeof g_notify);
-  return n;
+#ifdef MCPGEN_BENCH_UPSTREAM
+size_t g_out_len = 0;
+
+// What the stock firmware does with a message: Application::OnIncomingJson parses it
+// with cJSON and hands an "mcp" payload to McpServer::ParseMessage; the reply comes back
+// through Application::SendMcpMessage -> Protocol::SendMcpMessage (the envelope).
+struct BenchServer {
+  BenchServer() { mcpgen_bench_register_tools(McpServer::GetInstance()); }
+  size_t handle(char* in, size_t len) {
+    in[len] = '\0';
+    g_out_len = 0;
+    cJSON* root = cJSON_Parse(in);
+    if (root != nullptr) {
+      cJSON* type = cJSON_GetObjectItem(root, "type");
+      if (cJSON_IsString(type) && strcmp(type->valuestring, "mcp") == 0) {
+        cJSON* payload = cJSON_GetObjectItem(root, "payload");
+        if (cJSON_IsObject(payload)) McpServer::GetInstance().ParseMessage(payload);
+      }
+      cJSON_Delete(root);
+    }
+    return g_out_len;
+  }
+};
+
+Application& Application::GetInstance() {
+  static Application app;
+  return app;
 }
 
-static size_t run_one(mcpgen::Server& server, int kind) {
+// Runs at once: the stock main loop would run it right after this message.
+void Application::Schedule(std::function<void()> callback) { callback(); }
+
+void Application::SendMcpMessage(const std::string& payload) {
+  Schedule([payload]() {
+    std::string message =
+        "{\"session_id\":\"b7e2a5c4-19d3-4f0e-9a61-3c8d2f7e5a10\",\"type\":\"mcp\",\"payload\":" + payload + "}";
+    size_t n = message.size() < sizeof g_out ? message.size() : sizeof g_out - 1;
+    memcpy(g_out, message.data(), n);
+    g_out_len = n;
+  });
+}
+#else
+struct BenchServer {
+  mcpgen::Server server{kMcpSpec};
+  // Server::handle, plus fetching the notification a handler may have queued, as a
+  // port does after every message.
+  size_t handle(char* in, size_t len) {
+    size_t n = server.handle(in, len, g_out, sizeof g_out);
+    server.pending_notification(g_notify, sizeof g_notify);
+    return n;
+  }
+};
+#endif
+
+// The one function callgrind collects (--toggle-collect=mcpgen_bench_handle_one):
+// exactly one message through the server under test.
+extern "C" __attribute__((noinline)) size_t mcpgen_bench_handle_one(BenchServer* server, size_t len) {
+  return server->handle(g_in, len);
+}
+
+static size_t run_one(BenchServer& server, int kind) {
   size_t len = g_request_len[kind];
   memcpy(g_in, g_requests[kind], len);  // handle() unescapes strings in place
   return mcpgen_bench_handle_one(&server, len);
+}
+
+// One full tools/list walk; returns the number of pages.
+static int list_all(BenchServer& server) {
+  static char cursor[256];
+  cursor[0] = '\0';
+  int pages = 0;
+  for (;;) {
+    int len = snprintf(g_in, sizeof g_in,
+                       "{\"session_id\":\"b7e2a5c4-19d3-4f0e-9a61-3c8d2f7e5a10\",\"type\":\"mcp\",\"payload\":"
+                       "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":"
+                       "{\"cursor\":\"%s\",\"withUserTools\":true}}}",
+                       100 + pages, cursor);
+    size_t n = mcpgen_bench_handle_one(&server, static_cast<size_t>(len));
+    ++pages;
+    g_out[n < sizeof g_out ? n : sizeof g_out - 1] = '\0';
+    const char* key = strstr(g_out, "\"nextCursor\":\"");
+    if (key == nullptr || pages > 100000) return pages;
+    key += 14;
+    size_t c = 0;
+    while (key[c] != '\0' && key[c] != '"' && c + 1 < sizeof cursor) {
+      cursor[c] = key[c];
+      if (key[c] == '\\' && key[c + 1] != '\0' && c + 2 < sizeof cursor) {
+        ++c;
+        cursor[c] = key[c];
+      }
+      ++c;
+    }
+    cursor[c] = '\0';
+  }
 }
 
 int main(int argc, char** argv) {
@@ -154,7 +258,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: MCPGEN_BENCH_REQUESTS=file %s allocs N | run KIND N | show KIND\n", argv[0]);
     return 2;
   }
-  static mcpgen::Server server(kMcpSpec);
+  static BenchServer server;
   // The session starts like a real one: initialize, then notifications/initialized are
   // expected as the first two lines of the request file (kinds 0 and 1).
   if (strcmp(argv[1], "show") == 0 && argc >= 3) {
@@ -172,6 +276,13 @@ int main(int argc, char** argv) {
     size_t total = 0;
     for (long i = 0; i < iters; ++i) total += run_one(server, kind);
     printf("{\"kind\":%d,\"iterations\":%ld,\"reply_bytes\":%zu}\n", kind, iters, iters ? total / iters : 0);
+    return 0;
+  }
+  if (strcmp(argv[1], "pages") == 0 && argc >= 3) {
+    long iters = atol(argv[2]);
+    int pages = 0;
+    for (long i = 0; i < iters; ++i) pages = list_all(server);
+    printf("{\"pages\":%d}\n", pages);
     return 0;
   }
   if (strcmp(argv[1], "allocs") == 0 && argc >= 3) {

@@ -1,5 +1,6 @@
 #include "mcpgen/json_reader.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "mcpgen/mcp_core.h"
@@ -10,6 +11,11 @@ static_assert(MCPGEN_JSON_MAX_DEPTH >= 1 && MCPGEN_JSON_MAX_DEPTH <= 64,
 namespace mcpgen {
 namespace json {
 namespace {
+
+using detail::flags_of;
+using detail::kHigh;
+using detail::same_bytes;
+using detail::Word;
 
 inline bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -48,12 +54,37 @@ size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
 }
 
 // p at the opening quote; returns the position after the closing quote, or nullptr.
-const char* scan_string(const char* p, const char* end, const char** error) {
+// Sets *esc when the string has a backslash escape.
+const char* scan_string(const char* p, const char* end, const char** error, bool* esc) {
   ++p;
-  while (p < end) {
-    unsigned char c = static_cast<unsigned char>(*p);
+  for (;;) {
+    // Skip whole words of plain bytes first (most of every message), then handle one byte.
+    Word x;
+    Word flags = 0;
+    while (end - p >= static_cast<ptrdiff_t>(sizeof x)) {
+      memcpy(&x, p, sizeof x);
+      flags = flags_of(x) & kHigh;
+      if (flags != 0) break;
+      p += sizeof x;
+    }
+    unsigned char c = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (flags != 0) {
+      // The lowest flagged byte of the word is exact (the borrows that can flag bytes
+      // wrongly only run upwards): jump straight to it.
+      p += static_cast<size_t>(__builtin_ctzll(static_cast<unsigned long long>(flags))) / 8;
+    }
+#endif
+    // Plain bytes one by one up to the next byte that needs a look.
+    while (p < end) {
+      c = static_cast<unsigned char>(*p);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+      ++p;
+    }
+    if (p >= end) break;
     if (c == '"') return p + 1;
     if (c == '\\') {
+      *esc = true;
       if (p + 1 >= end) break;
       char e = p[1];
       if (e == 'u') {
@@ -77,17 +108,12 @@ const char* scan_string(const char* p, const char* end, const char** error) {
       *error = "control character in string";
       return nullptr;
     }
-    if (c >= 0x80) {
-      size_t n = utf8_seq(reinterpret_cast<const unsigned char*>(p),
-                          reinterpret_cast<const unsigned char*>(end));
-      if (n == 0) {
-        *error = "invalid UTF-8 in string";
-        return nullptr;
-      }
-      p += n;
-      continue;
+    size_t n = utf8_seq(reinterpret_cast<const unsigned char*>(p), reinterpret_cast<const unsigned char*>(end));
+    if (n == 0) {
+      *error = "invalid UTF-8 in string";
+      return nullptr;
     }
-    ++p;
+    p += n;
   }
   *error = "unterminated string";
   return nullptr;
@@ -142,12 +168,21 @@ Type type_of(char c) {
   }
 }
 
-// Skips one value of already validated text; returns the position after it.
-char* skip_value(char* p, char* end) {
+// Skips one value of already validated text; returns the position after it. For a
+// string, sets *esc to whether it has a backslash escape.
+char* skip_value(char* p, char* end, bool* esc) {
   if (p >= end) return p;
   if (*p == '"') {
     ++p;
-    while (p < end && *p != '"') p += (*p == '\\') ? 2 : 1;
+    bool e = false;
+    while (p < end && *p != '"') {
+      if (*p == '\\') {
+        e = true;
+        ++p;
+      }
+      ++p;
+    }
+    *esc = e;
     return p < end ? p + 1 : end;
   }
   if (*p == '{' || *p == '[') {
@@ -235,15 +270,12 @@ size_t decode_one(const char*& p, unsigned char out[4]) {
   return 4;
 }
 
-}  // namespace
-
-bool validate(char* text, size_t len, Value* out, const char** error) {
-  const char* const begin = text;
-  const char* const end = text + len;
-  const char* p = skip_ws(begin, end);
-  const char* value_start = p;
+// Checks one value at p (leading whitespace allowed) that sits inside `outer` open
+// containers; returns the position right after it, or nullptr with *error set.
+const char* scan_value(const char* p, const char* end, int outer, const char** error) {
   uint64_t stack = 0;  // bit set: object at that depth, clear: array
   int depth = 0;
+  bool esc = false;
   const char* err = "unexpected end of input";
 
   // States: expecting a value, or just finished one.
@@ -254,7 +286,7 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
     {
       char c = *p;
       if (c == '{' || c == '[') {
-        if (depth >= MCPGEN_JSON_MAX_DEPTH) {
+        if (outer + depth >= MCPGEN_JSON_MAX_DEPTH) {
           err = "nesting too deep";
           goto fail;
         }
@@ -275,7 +307,7 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
         continue;  // array element
       }
       if (c == '"') {
-        p = scan_string(p, end, &err);
+        p = scan_string(p, end, &err, &esc);
       } else if (c == 't') {
         p = scan_literal(p, end, "true");
         err = "invalid literal";
@@ -295,21 +327,8 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
       if (p == nullptr) goto fail;
     }
   after_value:
+    if (depth == 0) return p;
     p = skip_ws(p, end);
-    if (depth == 0) {
-      if (p != end) {
-        err = "trailing characters after JSON value";
-        goto fail;
-      }
-      out->p = const_cast<char*>(value_start);
-      {
-        const char* q = end;
-        while (q > value_start && is_ws(q[-1])) --q;
-        out->n = static_cast<size_t>(q - value_start);
-      }
-      out->type = type_of(*value_start);
-      return true;
-    }
     if (p >= end) goto fail;
     {
       bool obj = (stack >> (depth - 1)) & 1;
@@ -332,7 +351,7 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
       err = "expected a string key";
       goto fail;
     }
-    p = scan_string(p, end, &err);
+    p = scan_string(p, end, &err, &esc);
     if (p == nullptr) goto fail;
     p = skip_ws(p, end);
     if (p >= end || *p != ':') {
@@ -343,7 +362,269 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
   }
 fail:
   *error = err;
-  return false;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- the request walk
+
+enum Level : uint8_t { kRootLevel, kPayloadLevel, kParamsLevel };
+
+struct KeyName {
+  const char* text;
+  uint8_t len;
+};
+
+// Keys of the root object (all nine) and of a payload (the first six); index + 1 is the
+// key's number below.
+constexpr KeyName kRpcKeys[] = {{"jsonrpc", 7}, {"id", 2},         {"method", 6},
+                            {"params", 6},  {"result", 6},     {"error", 5},
+                            {"session_id", 10}, {"type", 4},   {"payload", 7}};
+enum RpcKey : uint8_t { kJsonrpc = 1, kId, kMethod, kParams, kResult, kError, kSessionId, kType, kPayload };
+constexpr KeyName kParamKeys[] = {{"name", 4},          {"arguments", 9},       {"cursor", 6},
+                              {"withUserTools", 13}, {"protocolVersion", 15}, {"capabilities", 12}};
+enum ParamKey : uint8_t { kName = 1, kArguments, kCursor, kWithUserTools, kProtocolVersion, kCapabilities };
+
+// For each key length below 16, the bit set of the table entries of that length, so a
+// key is compared with at most the entries it could equal.
+struct LengthIndex {
+  uint16_t mask[16];
+};
+constexpr LengthIndex index_by_length(const KeyName* table, int count) {
+  LengthIndex ix{};
+  for (int i = 0; i < count; ++i) ix.mask[table[i].len] = static_cast<uint16_t>(ix.mask[table[i].len] | (1u << i));
+  return ix;
+}
+constexpr LengthIndex kRpcByLength = index_by_length(kRpcKeys, 9);
+constexpr LengthIndex kParamByLength = index_by_length(kParamKeys, 6);
+
+// Number (index + 1) of `key` among the first `count` entries of the table, 0 when it is
+// none of them. Keys without escapes are compared as raw bytes; the others are decoded
+// first.
+int classify(const Value& key, const KeyName* table, const LengthIndex& by_length, int count) {
+  const char* s = key.p + 1;
+  size_t n = key.n - 2;
+  char buf[16];
+  if (key.esc) {
+    const char* p = s;
+    const char* e = key.p + key.n - 1;
+    size_t len = 0;
+    unsigned char u[4];
+    while (p < e) {
+      size_t k = decode_one(p, u);
+      if (len + k > sizeof buf) return 0;  // longer than any key we read
+      memcpy(buf + len, u, k);
+      len += k;
+    }
+    s = buf;
+    n = len;
+  }
+  if (n >= 16) return 0;
+  unsigned mask = by_length.mask[n] & ((1u << count) - 1);
+  while (mask != 0) {
+    int i = __builtin_ctz(mask);
+    mask &= mask - 1;
+    if (same_bytes(table[i].text, s, n)) return i + 1;
+  }
+  return 0;
+}
+
+// FNV-1a of a key's decoded text: one bit of it marks the key in an object's filter of
+// other keys, so duplicates among them cost nothing until two keys share a bit.
+uint32_t key_hash(const Value& key) {
+  uint32_t h = 2166136261u;
+  const char* p = key.p + 1;
+  const char* e = key.p + key.n - 1;
+  unsigned char u[4];
+  while (p < e) {
+    size_t k = decode_one(p, u);
+    for (size_t i = 0; i < k; ++i) h = (h ^ u[i]) * 16777619u;
+  }
+  return h ^ (h >> 16);
+}
+
+// True when a key of the already checked members [from, to) of an object equals `key`.
+bool seen_before(char* from, char* to, const Value& key) {
+  char* p = from;
+  for (;;) {
+    while (p < to && (is_ws(*p) || *p == ',')) ++p;
+    if (p >= to) return false;
+    Value k;
+    k.p = p;
+    k.type = Type::kString;
+    k.esc = true;
+    char* after = skip_value(p, to, &k.esc);
+    k.n = static_cast<size_t>(after - p);
+    if (keys_equal(k, key)) return true;
+    p = after;
+    while (p < to && (is_ws(*p) || *p == ':')) ++p;
+    bool esc = false;
+    p = skip_value(p, to, &esc);
+  }
+}
+
+// Where a member goes, by key number (0: a key the core does not read).
+Value Rpc::* const kRpcField[] = {nullptr,       &Rpc::jsonrpc,    &Rpc::id,   &Rpc::method,
+                                  &Rpc::params,  &Rpc::result,     &Rpc::error, &Rpc::session_id,
+                                  &Rpc::type,    &Rpc::payload};
+Value Params::* const kParamField[] = {nullptr,          &Params::name,           &Params::arguments,
+                                       &Params::cursor,  &Params::with_user_tools, &Params::protocol_version,
+                                       &Params::capabilities};
+
+struct Walk {
+  const char* end;
+  const char* err;
+};
+
+// p at the '{' of an object; `depth` open containers counting this one. Checks the
+// object and records the members of `level` (root, payload or params) into rpc, or
+// rpc->p for params. An object-valued payload (at the root) and params are walked the
+// same way, so this recursion is at most three deep. Returns the position after '}'.
+const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc, Rpc* inner) {
+  const char* const end = w.end;
+  char* const first = const_cast<char*>(p + 1);
+  const KeyName* table = level == kParamsLevel ? kParamKeys : kRpcKeys;
+  const LengthIndex& by_length = level == kParamsLevel ? kParamByLength : kRpcByLength;
+  int count = level == kRootLevel ? 9 : 6;
+  Value& dup = level == kParamsLevel ? rpc->p.duplicate : rpc->duplicate;
+  uint32_t known = 0;  // bit n: key number n seen
+  uint64_t others = 0;  // filter of the other keys (see key_hash)
+  p = skip_ws(p + 1, end);
+  if (p < end && *p == '}') return p + 1;
+  for (;;) {
+    if (p >= end || *p != '"') {
+      w.err = "expected a string key";
+      return nullptr;
+    }
+    Value key;
+    key.p = const_cast<char*>(p);
+    key.type = Type::kString;
+    key.esc = false;
+    const char* q = scan_string(p, end, &w.err, &key.esc);
+    if (q == nullptr) return nullptr;
+    key.n = static_cast<size_t>(q - p);
+    q = skip_ws(q, end);
+    if (q >= end || *q != ':') {
+      w.err = "expected ':'";
+      return nullptr;
+    }
+    q = skip_ws(q + 1, end);
+    if (q >= end) {
+      w.err = "unexpected end of input";
+      return nullptr;
+    }
+    int which = classify(key, table, by_length, count);
+    bool twice;
+    if (which != 0) {
+      uint32_t bit = uint32_t{1} << which;
+      twice = (known & bit) != 0;
+      known |= bit;
+    } else {
+      uint64_t bit = uint64_t{1} << (key_hash(key) & 63);
+      twice = (others & bit) != 0 && seen_before(first, key.p, key);
+      others |= bit;
+    }
+    if (twice) {
+      if (!dup.valid()) dup = key;
+      if (level != kParamsLevel && which == kId) rpc->id_duplicated = true;
+    }
+    Value v;
+    v.p = const_cast<char*>(q);
+    v.type = type_of(*q);
+    const char* after;
+    bool payload = level == kRootLevel && which == kPayload;
+    if (*q == '{' && (payload || (level != kParamsLevel && which == kParams))) {
+      if (depth >= MCPGEN_JSON_MAX_DEPTH) {
+        w.err = "nesting too deep";
+        return nullptr;
+      }
+      after = walk_object(w, q, depth + 1, payload ? kPayloadLevel : kParamsLevel, payload ? inner : rpc, inner);
+    } else if (*q == '"') {
+      v.esc = false;
+      after = scan_string(q, end, &w.err, &v.esc);
+    } else {
+      after = scan_value(q, end, depth, &w.err);
+    }
+    if (after == nullptr) return nullptr;
+    v.n = static_cast<size_t>(after - q);
+    if (!twice && which != 0) {
+      if (level == kParamsLevel) {
+        rpc->p.*kParamField[which] = v;
+      } else {
+        rpc->*kRpcField[which] = v;
+      }
+    }
+    p = skip_ws(after, end);
+    if (p >= end) {
+      w.err = "unexpected end of input";
+      return nullptr;
+    }
+    if (*p == ',') {
+      p = skip_ws(p + 1, end);
+      continue;
+    }
+    if (*p == '}') return p + 1;
+    w.err = "expected ',' or '}'";
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+bool validate(char* text, size_t len, Value* out, const char** error) {
+  const char* const end = text + len;
+  const char* p = skip_ws(text, end);
+  const char* q = scan_value(p, end, 0, error);
+  if (q == nullptr) return false;
+  out->p = const_cast<char*>(p);
+  out->n = static_cast<size_t>(q - p);
+  out->type = type_of(*p);
+  out->esc = true;  // not looked at: compare a string root by decoding it
+  if (skip_ws(q, end) != end) {
+    *error = "trailing characters after JSON value";
+    return false;
+  }
+  return true;
+}
+
+bool read_message(char* text, size_t len, Message* m, const char** error) {
+  const char* const end = text + len;
+  const char* p = skip_ws(text, end);
+  Walk w{end, "unexpected end of input"};
+  const char* q = (p < end && *p == '{') ? walk_object(w, p, 1, kRootLevel, &m->top, &m->inner) : scan_value(p, end, 0, &w.err);
+  if (q == nullptr) {
+    *error = w.err;
+    return false;
+  }
+  m->root.p = const_cast<char*>(p);
+  m->root.n = static_cast<size_t>(q - p);
+  m->root.type = type_of(*p);
+  if (skip_ws(q, end) != end) {
+    *error = "trailing characters after JSON value";
+    return false;
+  }
+  return true;
+}
+
+bool keys_equal(const Value& a, const Value& b) {
+  if (!a.esc && !b.esc) return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
+  const char* pa = a.p + 1;
+  const char* ea = a.p + a.n - 1;
+  const char* pb = b.p + 1;
+  const char* eb = b.p + b.n - 1;
+  unsigned char ua[4], ub[4];
+  size_t na = 0, ia = 0, nb = 0, ib = 0;
+  for (;;) {
+    if (ia == na) {
+      na = pa < ea ? decode_one(pa, ua) : 0;
+      ia = 0;
+    }
+    if (ib == nb) {
+      nb = pb < eb ? decode_one(pb, ub) : 0;
+      ib = 0;
+    }
+    if (na == 0 || nb == 0) return na == nb;
+    if (ua[ia++] != ub[ib++]) return false;
+  }
 }
 
 Value find(const Value& obj, const char* key) {
@@ -369,14 +650,15 @@ bool ObjectIter::next(Value* key, Value* value) {
   while (p_ < end_ && (is_ws(*p_) || *p_ == ',')) ++p_;
   if (p_ >= end_ || *p_ != '"') return false;
   char* k = p_;
-  char* after = skip_value(p_, end_);
+  char* after = skip_value(p_, end_, &key->esc);
   key->p = k;
   key->n = static_cast<size_t>(after - k);
   key->type = Type::kString;
   p_ = after;
   while (p_ < end_ && (is_ws(*p_) || *p_ == ':')) ++p_;
   char* v = p_;
-  after = skip_value(p_, end_);
+  value->esc = true;
+  after = skip_value(p_, end_, &value->esc);
   value->p = v;
   value->n = static_cast<size_t>(after - v);
   value->type = v < end_ ? type_of(*v) : Type::kInvalid;
@@ -384,8 +666,9 @@ bool ObjectIter::next(Value* key, Value* value) {
   return value->type != Type::kInvalid;
 }
 
-bool string_equals(const Value& s, const char* lit, size_t lit_len) {
+bool string_equals_slow(const Value& s, const char* lit, size_t lit_len) {
   if (s.type != Type::kString || s.n < 2) return false;
+  if (!s.esc) return s.n - 2 == lit_len && same_bytes(s.p + 1, lit, lit_len);
   const char* p = s.p + 1;
   const char* end = s.p + s.n - 1;
   size_t i = 0;

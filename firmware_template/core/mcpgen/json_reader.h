@@ -1,7 +1,10 @@
-// mcpgen tiny in-place JSON reader: no DOM, no heap, no recursion.
+// mcpgen tiny in-place JSON reader: no DOM, no heap, no unbounded recursion.
 //
-// validate() checks a whole message once (strict RFC 8259 grammar, well-formed UTF-8
-// in strings, bounded nesting). After that, values are raw spans into the buffer:
+// read_message() is the server's one walk over a request: it checks the whole message
+// (strict RFC 8259 grammar, well-formed UTF-8 in strings, bounded nesting) and, in the
+// same pass, locates the members the core reads (envelope, JSON-RPC fields, params) and
+// notes duplicate keys among them. validate() checks any other text the same way.
+// After that, values are raw spans into the buffer:
 // find() and ObjectIter walk them read-only, string_equals() compares a JSON string
 // with a C string without decoding it anywhere, and unescape() decodes a string in
 // place (\uXXXX and surrogate pairs to UTF-8; lone surrogates become U+FFFD) and
@@ -11,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 namespace mcpgen {
 namespace json {
@@ -20,8 +24,12 @@ enum class Type : uint8_t { kInvalid, kNull, kBool, kNumber, kString, kObject, k
 // A raw JSON value: [p, p+n) is its exact text (strings include their quotes).
 struct Value {
   char* p = nullptr;
-  size_t n = 0;
+  uint32_t n = 0;  // messages are far below 4 GB; keeps a Value at 16 bytes on 64-bit hosts
   Type type = Type::kInvalid;
+  // Strings: true when the text has a backslash escape (set by every function that
+  // returns a Value). While it is false the raw bytes between the quotes are the
+  // decoded text, compared with memcmp.
+  bool esc = false;
 
   bool valid() const { return type != Type::kInvalid; }
   bool is(Type t) const { return type == t; }
@@ -37,6 +45,42 @@ bool validate(char* text, size_t len, Value* out, const char** error);
 // when `obj` is not an object.
 Value find(const Value& obj, const char* key);
 
+// The members of params the core reads (tools/call, tools/list, initialize).
+struct Params {
+  Value name, arguments, cursor, with_user_tools, protocol_version, capabilities;
+  Value duplicate;  // the first key that appears twice in params, if any
+};
+
+// The members of one JSON-RPC object the core reads; for the root object also those of
+// the xiaozhi envelope (type, session_id, payload).
+struct Rpc {
+  Value jsonrpc, id, method, params, result, error;
+  Value session_id, type, payload;
+  bool id_duplicated = false;
+  Value duplicate;  // the first key that appears twice in this object, if any
+  Params p;  // of params, when params is an object
+
+  // Has "result" or "error": a response sent to the device.
+  bool response() const { return result.valid() || error.valid(); }
+};
+
+// One request located in a single walk: the root object's members go to `top`, those
+// of an object-valued envelope payload to `inner`.
+struct Message {
+  Value root;  // the whole value
+  Rpc top;
+  Rpc inner;
+};
+
+// Checks text[0, len) like validate() and fills *m. On failure returns false with
+// *error set; the members located before the error stay in *m (whole values only:
+// a member is recorded once its value was read to its end), which is what
+// Server::oversized_reply uses to find the id in the first part of a message.
+bool read_message(char* text, size_t len, Message* m, const char** error);
+
+// Compares two keys (string values) by their decoded text.
+bool keys_equal(const Value& a, const Value& b);
+
 // Iterates the members of a validated object.
 class ObjectIter {
  public:
@@ -50,7 +94,12 @@ class ObjectIter {
 
 // Compares a JSON string value (escaped text) with a UTF-8 C string.
 bool string_equals(const Value& s, const char* lit);
-bool string_equals(const Value& s, const char* lit, size_t lit_len);
+bool string_equals_slow(const Value& s, const char* lit, size_t lit_len);
+inline bool string_equals(const Value& s, const char* lit, size_t lit_len) {
+  // Inline: most compares fail on the length of an unescaped string.
+  if (s.type != Type::kString || (!s.esc && s.n - 2 != lit_len)) return false;
+  return string_equals_slow(s, lit, lit_len);
+}
 
 // Decodes a string value in place (call once per value); returns its NUL-terminated
 // text and stores its byte length (which counts embedded NULs from \u0000) in *len.
@@ -62,6 +111,44 @@ bool copy_string(const Value& s, char* dst, size_t cap);
 
 // Number of Unicode code points in well-formed UTF-8 text.
 size_t utf8_length(const char* s, size_t n);
+
+// Byte tests shared by the reader and the writer (hot paths, so inline).
+namespace detail {
+
+// A machine word of string bytes, tested 4 or 8 at a time.
+typedef uintptr_t Word;
+inline constexpr Word kOnes = ~Word{0} / 0xFF;  // 0x01 in every byte
+inline constexpr Word kHigh = kOnes * 0x80;
+
+// True when no byte of x needs a look of its own in a string: none is below 0x20, '"',
+// '\\' or above 0x7F (the usual "has a byte less than / equal to" bit tricks).
+inline Word flags_of(Word x) {
+  Word quote = x ^ (kOnes * '"');
+  Word slash = x ^ (kOnes * '\\');
+  return ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | x;
+}
+inline bool plain_word(Word x) { return (flags_of(x) & kHigh) == 0; }
+
+// n bytes at a and b are equal: 4 at a time (short keys and literals, no libc call).
+inline bool same_bytes(const char* a, const char* b, size_t n) {
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+  uint32_t x, y;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    memcpy(&x, a + i, 4);
+    memcpy(&y, b + i, 4);
+    if (x != y) return false;
+  }
+  memcpy(&x, a + n - 4, 4);
+  memcpy(&y, b + n - 4, 4);
+  return x == y;
+}
+
+}  // namespace detail
 
 }  // namespace json
 }  // namespace mcpgen

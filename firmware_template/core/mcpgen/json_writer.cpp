@@ -20,8 +20,10 @@
 // binary64 (a midpoint between two doubles) never has more than 768 significant digits,
 // so that stand-in rounds like the full text.
 #include <float.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "mcpgen/json_reader.h"
 #include "mcpgen/mcp_core.h"
 #include "mcpgen/text_format.h"
 
@@ -612,6 +614,14 @@ void JsonWriter::string(const char* s, size_t len) {
   const unsigned char* end = p + len;
   const unsigned char* run = p;  // start of bytes that need no escaping
   while (p < end) {
+    // Whole words of bytes that need no escaping and no UTF-8 check, then byte by byte.
+    json::detail::Word x;
+    while (end - p >= static_cast<ptrdiff_t>(sizeof x)) {
+      memcpy(&x, p, sizeof x);
+      if (!json::detail::plain_word(x)) break;
+      p += sizeof x;
+    }
+    if (p >= end) break;
     unsigned char c = *p;
     const char* esc = nullptr;
     char ubuf[6];

@@ -8,7 +8,7 @@
 
 // Bumped whenever the layout of the descriptor structs below changes. Every generated
 // mcp_tools.h checks it and refuses to compile against a different core.
-#define MCPGEN_CORE_VERSION 1
+#define MCPGEN_CORE_VERSION 2
 
 // The xiaozhi protocol version a device announces, in the `Protocol-Version` handshake
 // header and in its hello (the reference firmware sends the same number in both).
@@ -105,6 +105,7 @@ struct SpecDesc {
   uint32_t page_size;  // max bytes of one tools/list `result` object
   const ToolDesc* tools;
   uint16_t tool_count;
+  const uint16_t* by_name;  // tool indices sorted by name (UTF-8 bytes): binary search
   void* args_storage;  // aligned buffer at least as large as the largest args struct
   uint16_t args_storage_size;
 };
@@ -136,6 +137,7 @@ class JsonWriter {
   const char* data() const;
 
  private:
+  friend struct ServerImpl;  // writes replies as raw fragments around escaped strings
   void comma();
   void put(const char* s, size_t n);
   char* buf_;
@@ -233,7 +235,12 @@ class Server {
 
   // Reply for a request the port had to drop because it exceeded the request buffer:
   // a JSON-RPC error -32600 with id null (enveloped when the peer uses envelopes).
+  // Prefer the overload below, which finds the request's id.
   size_t oversized_reply(char* out, size_t out_cap);
+  // The same, given the first prefix_len bytes of the dropped message (what the port
+  // kept before its buffer filled): the error carries the request's id and envelope
+  // whenever they were read whole from that part, so the caller is not left waiting.
+  size_t oversized_reply(const char* prefix, size_t prefix_len, char* out, size_t out_cap);
 
   // A device-initiated notification, e.g. ("notifications/state_changed",
   // "{\"newState\":\"idle\"}") or ("notifications/tools/list_changed", nullptr).

@@ -130,6 +130,22 @@ IntParse parse_int(const char* p, size_t n, int64_t* out) {
   return IntParse::kOk;
 }
 
+// Bytes of a string literal (without its NUL) as a raw fragment.
+template <size_t N>
+inline void lit(JsonWriter& w, const char (&s)[N]) {
+  w.raw_fragment(s, N - 1);
+}
+
+// A string value equals a literal (decoded text; raw bytes when it has no escape).
+template <size_t N>
+inline bool eq(const Value& v, const char (&lit)[N]) {
+  return json::string_equals(v, lit, N - 1);
+}
+
+// Error messages quote at most this many bytes of a value from the request (cut at a
+// character boundary, then "..."): a 3 MB argument never comes back as a 3 MB error.
+constexpr size_t kQuoteLimit = 64;
+
 template <typename T>
 void store(void* args, uint16_t offset, T v) {
   memcpy(static_cast<char*>(args) + offset, &v, sizeof v);
@@ -239,56 +255,85 @@ struct ServerImpl {
     bool enveloped = false;
   };
 
-  // Opens any outgoing JSON-RPC message: the xiaozhi envelope when rq.enveloped (its
-  // session_id: the request's, else the connection's), then {"jsonrpc":"2.0".
+  // Replies are written as raw fragments of fixed JSON text with the variable parts
+  // escaped in between (str) or copied as they came (ids, session tokens): no comma
+  // bookkeeping on the hot path.
+  static void str(JsonWriter& w, const char* s, size_t n) {
+    w.need_comma_ = false;
+    w.string(s, n);
+  }
+  static void str(JsonWriter& w, const char* s) { str(w, s, strlen(s)); }
+  static void integer(JsonWriter& w, int64_t v) {
+    char tmp[21];
+    w.raw_fragment(tmp, format_int64(v, tmp));
+  }
+
+  // The start of the xiaozhi envelope up to its "type": {"session_id":<the request's
+  // token, else the connection's id>, (or just { without a session id).
+  static void envelope_head(const Server& s, JsonWriter& w, const Request& rq) {
+    if (rq.session.is(Type::kString)) {
+      lit(w, "{\"session_id\":");
+      w.raw_fragment(rq.session.p, rq.session.n);
+      lit(w, ",");
+    } else if (s.session_id_[0] != '\0') {
+      lit(w, "{\"session_id\":");
+      str(w, s.session_id_);
+      lit(w, ",");
+    } else {
+      lit(w, "{");
+    }
+  }
+
+  // Opens any outgoing JSON-RPC message: the xiaozhi envelope when rq.enveloped, then
+  // {"jsonrpc":"2.0".
   static void open(const Server& s, JsonWriter& w, const Request& rq) {
     if (rq.enveloped) {
-      w.begin_object();
-      if (rq.session.is(Type::kString)) {
-        w.key("session_id");
-        w.raw(rq.session.p, rq.session.n);
-      } else if (s.session_id_[0] != '\0') {
-        w.key("session_id");
-        w.string(s.session_id_);
-      }
-      w.key("type");
-      w.string("mcp");
-      w.key("payload");
-    }
-    w.begin_object();
-    w.key("jsonrpc");
-    w.string("2.0");
-  }
-
-  // Opens a reply to rq (up to its "id").
-  static void begin(const Server& s, JsonWriter& w, const Request& rq) {
-    open(s, w, rq);
-    w.key("id");
-    if (rq.id.valid()) {
-      w.raw(rq.id.p, rq.id.n);
+      envelope_head(s, w, rq);
+      lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\"");
     } else {
-      w.null();
+      lit(w, "{\"jsonrpc\":\"2.0\"");
     }
   }
 
-  static void end(JsonWriter& w, const Request& rq) {
-    w.end_object();
-    if (rq.enveloped) w.end_object();
+  // Opens a reply to rq (up to its "id"; the fixed text in as few pieces as possible).
+  static void begin(const Server& s, JsonWriter& w, const Request& rq) {
+    if (rq.enveloped) {
+      envelope_head(s, w, rq);
+      lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":");
+    } else {
+      lit(w, "{\"jsonrpc\":\"2.0\",\"id\":");
+    }
+    if (rq.id.valid()) {
+      w.raw_fragment(rq.id.p, rq.id.n);
+    } else {
+      lit(w, "null");
+    }
+  }
+
+  // Closes the JSON-RPC object and the envelope.
+  static void end(JsonWriter& w, const Request& rq) { w.raw_fragment("}}", rq.enveloped ? 2 : 1); }
+
+  // The reply did not fit the output buffer: a short -32603 with the request's id
+  // instead, so the caller never waits out a timeout for a reply dropped silently.
+  static size_t too_large(const Server& s, const Request& rq, char* out, size_t cap) {
+    JsonWriter w(out, cap);
+    begin(s, w, rq);
+    lit(w, ",\"error\":{\"code\":-32603,\"message\":\"Internal error: response buffer too small\"}");
+    end(w, rq);
+    return w.overflowed() ? 0 : w.size();
   }
 
   static size_t error(const Server& s, const Request& rq, int code, const char* msg, size_t msg_len,
                       char* out, size_t cap) {
     JsonWriter w(out, cap);
     begin(s, w, rq);
-    w.key("error");
-    w.begin_object();
-    w.key("code");
-    w.integer(code);
-    w.key("message");
-    w.string(msg, msg_len);
-    w.end_object();
+    lit(w, ",\"error\":{\"code\":");
+    integer(w, code);
+    lit(w, ",\"message\":");
+    str(w, msg, msg_len);
+    lit(w, "}");
     end(w, rq);
-    return w.overflowed() ? 0 : w.size();
+    return w.overflowed() ? too_large(s, rq, out, cap) : w.size();
   }
 
   static size_t error(const Server& s, const Request& rq, int code, const Msg& m, char* out, size_t cap) {
@@ -303,8 +348,13 @@ struct ServerImpl {
   // Completes a reply: the writer's text, or -32603 when it did not fit.
   static size_t finish(Server& s, const Request& rq, JsonWriter& w, char* out, size_t cap) {
     end(w, rq);
+    return done(s, rq, w, out, cap);
+  }
+
+  // A reply written to its end: its length, or -32603 when it did not fit.
+  static size_t done(Server& s, const Request& rq, JsonWriter& w, char* out, size_t cap) {
     if (!w.overflowed()) return w.size();
-    Msg m(s.ctx_.scratch_, sizeof s.ctx_.scratch_);
+    Msg m = scratch_msg(s);
     m.add("Internal error: response buffer too small for the reply (")
         .add_int(static_cast<int64_t>(cap))
         .add(" bytes; raise MCPGEN_RESPONSE_BUFFER_SIZE)");
@@ -313,16 +363,74 @@ struct ServerImpl {
 
   static Msg scratch_msg(Server& s) { return Msg(s.ctx_.scratch_, sizeof s.ctx_.scratch_); }
 
-  // ------------------------------------------------------------ initialize
-  static size_t initialize(Server& s, Request& rq, const Value& params, char* out, size_t cap) {
-    const char* version = s.spec_.protocol_version;
-    if (params.is(Type::kObject)) {
-      Value pv = json::find(params, "protocolVersion");
-      for (const char* v : kSupportedProtocols) {
-        if (json::string_equals(pv, v)) version = v;
+  // The decoded text of a string value: its raw bytes when it has no escape, else
+  // unescaped in place (so: only for values that are not walked again).
+  static const char* text_of(const Value& v, size_t* len) {
+    if (!v.esc) {
+      *len = v.n - 2;
+      return v.p + 1;
+    }
+    return json::unescape(v, len);
+  }
+
+  // "<prefix>"<the value's text, cut at kQuoteLimit>""; used for -32600/-32602 errors.
+  static size_t quoted_error(Server& s, const Request& rq, int code, const char* prefix, const Value& v,
+                             char* out, size_t cap) {
+    size_t n = 0;
+    const char* t = text_of(v, &n);
+    Msg m = scratch_msg(s);
+    m.add(prefix).add("\"").quote(t, n, kQuoteLimit).add("\"");
+    return error(s, rq, code, m, out, cap);
+  }
+
+  // Index of the tool named text[0, n), or -1: binary search of the generated by-name
+  // order (names compare as UTF-8 bytes, as codegen sorted them).
+  static int find_tool(const SpecDesc& spec, const char* text, size_t n) {
+    if (memchr(text, '\0', n) != nullptr) return -1;  // from \u0000: no tool has it
+    int lo = 0;
+    int hi = static_cast<int>(spec.tool_count) - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >> 1;
+      uint16_t i = spec.by_name[mid];
+      const char* name = spec.tools[i].name;
+      int c = strncmp(name, text, n);
+      if (c == 0) {
+        if (name[n] == '\0') return i;
+        c = 1;  // the table's name is longer
       }
-      Value caps = json::find(params, "capabilities");
-      Value vision = json::find(caps, "vision");
+      if (c < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return -1;
+  }
+
+  static void set_session(Server& s, const Value& v) {
+    size_t n = v.n - 2;
+    if (!v.esc) {  // the common case: the raw bytes are the id
+      if (n < sizeof s.session_id_) {
+        memcpy(s.session_id_, v.p + 1, n);
+        s.session_id_[n] = '\0';
+      }
+      return;
+    }
+    char tmp[MCPGEN_SESSION_ID_SIZE];
+    if (json::copy_string(v, tmp, sizeof tmp)) memcpy(s.session_id_, tmp, sizeof tmp);
+  }
+
+  // ------------------------------------------------------------ initialize
+  static size_t initialize(Server& s, Request& rq, const json::Params& p, char* out, size_t cap) {
+    const char* version = s.spec_.protocol_version;
+    for (const char* v : kSupportedProtocols) {
+      if (json::string_equals(p.protocol_version, v)) {
+        version = v;
+        break;
+      }
+    }
+    if (p.capabilities.is(Type::kObject)) {
+      Value vision = json::find(p.capabilities, "vision");
       Value url = json::find(vision, "url");
       if (url.is(Type::kString)) {
         VisionConfig& vc = s.vision_;
@@ -339,40 +447,26 @@ struct ServerImpl {
     }
     JsonWriter w(out, cap);
     begin(s, w, rq);
-    w.key("result");
-    w.begin_object();
-    w.key("protocolVersion");
-    w.string(version);
-    w.key("capabilities");
-    w.begin_object();
-    w.key("tools");
-    w.begin_object();
-    w.end_object();
-    w.end_object();
-    w.key("serverInfo");
-    w.begin_object();
-    w.key("name");
-    w.string(s.spec_.device_name);
-    w.key("version");
-    w.string(s.spec_.device_version);
-    w.end_object();
-    w.key("_meta");
-    w.begin_object();
-    w.key("mcpgen/fingerprint");
-    w.string(s.spec_.fingerprint);
-    w.end_object();
-    w.end_object();
+    lit(w, ",\"result\":{\"protocolVersion\":");
+    str(w, version);
+    lit(w, ",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":");
+    str(w, s.spec_.device_name);
+    lit(w, ",\"version\":");
+    str(w, s.spec_.device_version);
+    lit(w, "},\"_meta\":{\"mcpgen/fingerprint\":");
+    str(w, s.spec_.fingerprint);
+    lit(w, "}}");
     return finish(s, rq, w, out, cap);
   }
 
   // ------------------------------------------------------------ tools/list
-  static size_t tools_list(Server& s, Request& rq, const Value& params, char* out, size_t cap) {
+  // The cursor is the name of the first tool of the next page (the stock xiaozhi
+  // device's format, which clients treat as opaque); it is found by binary search, so a
+  // page costs the same wherever it starts. A name that is not a tool gets -32602.
+  static size_t tools_list(Server& s, Request& rq, const json::Params& p, char* out, size_t cap) {
     const SpecDesc& spec = s.spec_;
-    Value cursor, with_user;
-    if (params.is(Type::kObject)) {
-      cursor = json::find(params, "cursor");
-      with_user = json::find(params, "withUserTools");
-    }
+    const Value& cursor = p.cursor;
+    const Value& with_user = p.with_user_tools;
     if (cursor.valid() && !cursor.is(Type::kString) && !cursor.is(Type::kNull)) {
       return error(s, rq, kInvalidParams, "Invalid params: cursor must be a string", out, cap);
     }
@@ -382,37 +476,28 @@ struct ServerImpl {
     bool user = with_user.is_true();
     uint16_t start = 0;
     if (cursor.is(Type::kString) && cursor.n > 2) {
-      start = spec.tool_count;
-      for (uint16_t i = 0; i < spec.tool_count; ++i) {
-        if (json::string_equals(cursor, spec.tools[i].name)) {
-          start = i;
-          break;
-        }
-      }
-      if (start == spec.tool_count) {
-        size_t n = 0;
-        char* c = json::unescape(cursor, &n);
+      size_t n = 0;
+      const char* c = text_of(cursor, &n);
+      int found = find_tool(spec, c, n);
+      if (found < 0) {
         Msg m = scratch_msg(s);
-        m.add("Invalid params: unknown cursor \"").quote(c, n, 64).add("\"");
+        m.add("Invalid params: unknown cursor \"").quote(c, n, kQuoteLimit).add("\"");
         return error(s, rq, kInvalidParams, m, out, cap);
       }
+      start = static_cast<uint16_t>(found);
     }
     auto visible = [&](uint16_t i) { return user || !spec.tools[i].user_only; };
-    auto next_visible = [&](uint16_t i) -> int {
-      for (uint16_t j = static_cast<uint16_t>(i + 1); j < spec.tool_count; ++j) {
-        if (visible(j)) return j;
-      }
-      return -1;
-    };
     // Choose the page: `{"tools":[` + entries + `]}` or `],"nextCursor":"<name>"}`.
     size_t size = 10;  // {"tools":[
     uint16_t count = 0;
     int end_at = -1;  // first tool not on this page (the cursor), -1: last page
-    for (uint16_t i = start; i < spec.tool_count; ++i) {
-      if (!visible(i)) continue;
-      int nxt = next_visible(i);
+    uint16_t i = start;
+    while (i < spec.tool_count && !visible(i)) ++i;
+    while (i < spec.tool_count) {
+      uint16_t nxt = static_cast<uint16_t>(i + 1);
+      while (nxt < spec.tool_count && !visible(nxt)) ++nxt;
       size_t closing = 2;  // ]}
-      if (nxt >= 0) {
+      if (nxt < spec.tool_count) {
         JsonWriter measure(nullptr, 0);
         measure.string(spec.tools[nxt].name);
         closing = 15 + measure.size() + 1;  // ],"nextCursor": + "name" + }
@@ -433,23 +518,25 @@ struct ServerImpl {
       }
       size += add;
       ++count;
+      i = nxt;
     }
     JsonWriter w(out, cap);
     begin(s, w, rq);
-    w.key("result");
-    w.begin_object();
-    w.key("tools");
-    w.begin_array();
+    lit(w, ",\"result\":{\"tools\":[");
     uint16_t stop = end_at >= 0 ? static_cast<uint16_t>(end_at) : spec.tool_count;
-    for (uint16_t i = start; i < stop; ++i) {
-      if (visible(i)) w.raw(spec.tools[i].list_entry, spec.tools[i].list_entry_len);
+    bool first = true;
+    for (uint16_t j = start; j < stop; ++j) {
+      if (!visible(j)) continue;
+      if (!first) lit(w, ",");
+      first = false;
+      w.raw_fragment(spec.tools[j].list_entry, spec.tools[j].list_entry_len);
     }
-    w.end_array();
+    lit(w, "]");
     if (end_at >= 0) {
-      w.key("nextCursor");
-      w.string(spec.tools[end_at].name);
+      lit(w, ",\"nextCursor\":");
+      str(w, spec.tools[end_at].name);
     }
-    w.end_object();
+    lit(w, "}");
     return finish(s, rq, w, out, cap);
   }
 
@@ -465,8 +552,12 @@ struct ServerImpl {
     head.add(", got ").quote(v.p, v.n, 40);
   }
 
-  // Decodes and checks the arguments into args; on a violation writes the message into m.
-  static bool decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
+  // Decodes and checks the arguments into args; on a violation writes the message into m:
+  // kInvalid for a rule of the spec (a tool error result), kDuplicate for an argument given
+  // twice (-32602: the sender and the device could read different values).
+  enum class ArgsStatus : uint8_t { kOk, kInvalid, kDuplicate };
+
+  static ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
     memset(storage, 0, tool.args_size);
     for (uint8_t i = 0; i < tool.param_count; ++i) {
       const ParamDesc& p = tool.params[i];
@@ -482,28 +573,37 @@ struct ServerImpl {
     Value k, v;
     json::ObjectIter it(args);
     while (it.next(&k, &v)) {
+      // Keys without escapes are compared as raw bytes (strncmp stops at the name's end).
+      const char* kt = k.p + 1;
+      size_t kn = k.n - 2;
+      if (k.esc) kt = json::unescape(k, &kn);  // the key is not walked again
       const ParamDesc* p = nullptr;
       uint8_t index = 0;
       for (uint8_t i = 0; i < tool.param_count; ++i) {
-        if (json::string_equals(k, tool.params[i].name)) {
+        const char* name = tool.params[i].name;
+        if (name[0] == kt[0] && strncmp(name, kt, kn) == 0 && name[kn] == '\0' &&
+            (!k.esc || memchr(kt, '\0', kn) == nullptr)) {
           p = &tool.params[i];
           index = i;
           break;
         }
       }
       if (p == nullptr) {
-        size_t n = 0;
-        char* name = json::unescape(k, &n);
-        m.add("unknown argument `").quote(name, n, 64).add("`");
-        return false;
+        m.add("unknown argument `").quote(kt, kn, kQuoteLimit).add("`");
+        return ArgsStatus::kInvalid;
       }
-      seen[index >> 5] |= uint32_t{1} << (index & 31);
+      uint32_t bit = uint32_t{1} << (index & 31);
+      if (seen[index >> 5] & bit) {
+        m.add("Invalid params: duplicate argument `").add(p->name).add("`");
+        return ArgsStatus::kDuplicate;
+      }
+      seen[index >> 5] |= bit;
       Msg& head = m.add("invalid argument `").add(p->name).add("`: ");
       if ((p->type == ParamType::kBoolean && !v.is(Type::kBool)) ||
           ((p->type == ParamType::kInteger || p->type == ParamType::kNumber) && !v.is(Type::kNumber)) ||
           (p->type == ParamType::kString && !v.is(Type::kString))) {
         head.add("must be ").add(param_type_name(p->type)).add(", got ").add(type_name(v.type));
-        return false;
+        return ArgsStatus::kInvalid;
       }
       switch (p->type) {
         case ParamType::kBoolean:
@@ -514,15 +614,15 @@ struct ServerImpl {
           IntParse r = parse_int(v.p, v.n, &x);
           if (r == IntParse::kNotInteger) {
             head.add("must be an integer, got ").quote(v.p, v.n, 40);
-            return false;
+            return ArgsStatus::kInvalid;
           }
           if (r == IntParse::kTooLarge || (r == IntParse::kOk && p->has_max && x > p->int_max)) {
             int_out_of_range(head, p->has_max, "must be <= ", p->int_max, v);
-            return false;
+            return ArgsStatus::kInvalid;
           }
           if (r == IntParse::kTooSmall || (p->has_min && x < p->int_min)) {
             int_out_of_range(head, p->has_min, "must be >= ", p->int_min, v);
-            return false;
+            return ArgsStatus::kInvalid;
           }
           store(storage, p->offset, x);
           break;
@@ -532,15 +632,15 @@ struct ServerImpl {
           parse_double(v.p, v.n, &x);
           if (!isfinite(x)) {
             head.add("must be a finite number, got ").quote(v.p, v.n, 40);
-            return false;
+            return ArgsStatus::kInvalid;
           }
           if (p->has_max && x > p->num_max) {
             head.add("must be <= ").add_num(p->num_max).add(", got ").quote(v.p, v.n, 40);
-            return false;
+            return ArgsStatus::kInvalid;
           }
           if (p->has_min && x < p->num_min) {
             head.add("must be >= ").add_num(p->num_min).add(", got ").quote(v.p, v.n, 40);
-            return false;
+            return ArgsStatus::kInvalid;
           }
           store(storage, p->offset, x);
           break;
@@ -550,7 +650,7 @@ struct ServerImpl {
           const char* str = json::unescape(v, &n);
           if (strlen(str) != n) {
             head.add("must not contain NUL characters");
-            return false;
+            return ArgsStatus::kInvalid;
           }
           if (p->enum_values != nullptr) {
             bool ok = false;
@@ -558,8 +658,8 @@ struct ServerImpl {
             if (!ok) {
               head.add("must be one of ");
               for (uint16_t e = 0; e < p->enum_count; ++e) head.add(e ? ", " : "").add(p->enum_values[e]);
-              head.add("; got \"").quote(str, n, 64).add("\"");
-              return false;
+              head.add("; got \"").quote(str, n, kQuoteLimit).add("\"");
+              return ArgsStatus::kInvalid;
             }
           }
           if (p->max_length != 0) {
@@ -569,7 +669,7 @@ struct ServerImpl {
                   .add_int(p->max_length)
                   .add(" characters, got ")
                   .add_int(static_cast<int64_t>(cps));
-              return false;
+              return ArgsStatus::kInvalid;
             }
           }
           store(storage, p->offset, str);
@@ -581,67 +681,61 @@ struct ServerImpl {
     for (uint8_t i = 0; i < tool.param_count; ++i) {
       if (tool.params[i].required && !(seen[i >> 5] & (uint32_t{1} << (i & 31)))) {
         m.add("missing required argument `").add(tool.params[i].name).add("`");
-        return false;
+        return ArgsStatus::kInvalid;
       }
     }
-    return true;
+    return ArgsStatus::kOk;
   }
 
   static void text_content(JsonWriter& w, const char* s, size_t n) {
-    w.begin_object();
-    w.key("type");
-    w.string("text");
-    w.key("text");
-    w.string(s, n);
-    w.end_object();
+    lit(w, "{\"type\":\"text\",\"text\":");
+    str(w, s, n);
+    lit(w, "}");
   }
 
-  static size_t tool_result_error(Server& s, const Request& rq, const Msg& m, char* out, size_t cap) {
+  // A tool error: {"content":[{"type":"text","text":msg}],"isError":true}.
+  static size_t tool_error_result(Server& s, const Request& rq, const char* msg, size_t n, char* out,
+                                  size_t cap) {
     JsonWriter w(out, cap);
     begin(s, w, rq);
-    w.key("result");
-    w.begin_object();
-    w.key("content");
-    w.begin_array();
-    text_content(w, m.str(), m.size());
-    w.end_array();
-    w.key("isError");
-    w.boolean(true);
-    w.end_object();
+    lit(w, ",\"result\":{\"content\":[");
+    text_content(w, msg, n);
+    lit(w, "],\"isError\":true}");
     return finish(s, rq, w, out, cap);
   }
 
-  static size_t tools_call(Server& s, Request& rq, const Value& params, char* out, size_t cap) {
+  static size_t tools_call(Server& s, Request& rq, const json::Params& p, const Value& params, char* out,
+                           size_t cap) {
     const SpecDesc& spec = s.spec_;
     if (!params.is(Type::kObject)) {
       return error(s, rq, kInvalidParams, "Invalid params: tools/call needs params {name, arguments}", out,
                    cap);
     }
-    Value name = json::find(params, "name");
-    Value args = json::find(params, "arguments");
+    const Value& name = p.name;
+    const Value& args = p.arguments;
     if (!name.is(Type::kString)) {
       return error(s, rq, kInvalidParams, "Invalid params: params.name must be a string", out, cap);
     }
     if (args.valid() && !args.is(Type::kObject) && !args.is(Type::kNull)) {
       return error(s, rq, kInvalidParams, "Invalid params: params.arguments must be an object", out, cap);
     }
-    const ToolDesc* tool = nullptr;
-    for (uint16_t i = 0; i < spec.tool_count && tool == nullptr; ++i) {
-      if (json::string_equals(name, spec.tools[i].name)) tool = &spec.tools[i];
-    }
-    if (tool == nullptr) {
-      size_t n = 0;
-      char* nm = json::unescape(name, &n);
+    size_t nlen = 0;
+    const char* nm = text_of(name, &nlen);
+    int index = find_tool(spec, nm, nlen);
+    if (index < 0) {
       Msg m = scratch_msg(s);
-      m.add("Unknown tool: ").quote(nm, n, 128);
+      m.add("Unknown tool: ").quote(nm, nlen, kQuoteLimit);
       return error(s, rq, kMethodNotFound, m, out, cap);
     }
+    const ToolDesc* tool = &spec.tools[index];
     if (tool->args_size > spec.args_storage_size) {
       return error(s, rq, kInternalError, "Internal error: args storage too small", out, cap);
     }
     {
       Msg m = scratch_msg(s);
-      if (!decode_args(*tool, args, spec.args_storage, m)) return tool_result_error(s, rq, m, out, cap);
+      ArgsStatus st = decode_args(*tool, args, spec.args_storage, m);
+      if (st == ArgsStatus::kDuplicate) return error(s, rq, kInvalidParams, m, out, cap);
+      if (st != ArgsStatus::kOk) return tool_error_result(s, rq, m.str(), m.size(), out, cap);
     }
     Context& ctx = s.ctx_;
     ctx.writer_.reset(nullptr, 0);  // "no object written" until the handler calls object()
@@ -652,18 +746,7 @@ struct ServerImpl {
     ReturnKind kind = r.kind_;
     if (r.is_error_) {
       const char* msg = r.s_ != nullptr ? r.s_ : "tool failed";
-      JsonWriter w(out, cap);
-      begin(s, w, rq);
-      w.key("result");
-      w.begin_object();
-      w.key("content");
-      w.begin_array();
-      text_content(w, msg, strlen(msg));
-      w.end_array();
-      w.key("isError");
-      w.boolean(true);
-      w.end_object();
-      return finish(s, rq, w, out, cap);
+      return tool_error_result(s, rq, msg, strlen(msg), out, cap);
     }
     if (kind != tool->returns && !(kind == ReturnKind::kInteger && tool->returns == ReturnKind::kNumber)) {
       Msg m = scratch_msg(s);
@@ -694,14 +777,17 @@ struct ServerImpl {
     }
     JsonWriter w(out, cap);
     begin(s, w, rq);
-    w.key("result");
-    w.begin_object();
-    w.key("content");
-    w.begin_array();
+    if (kind == ReturnKind::kBoolean) {  // the common case, in three pieces
+      lit(w, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+      w.raw_fragment(r.b_ ? "\"true\"" : "\"false\"", r.b_ ? 6 : 7);
+      w.raw_fragment("}],\"isError\":false}}}", rq.enveloped ? 21 : 20);
+      return done(s, rq, w, out, cap);
+    }
+    lit(w, ",\"result\":{\"content\":[");
     char num[32];
     switch (kind) {
       case ReturnKind::kNone: break;
-      case ReturnKind::kBoolean: text_content(w, r.b_ ? "true" : "false", r.b_ ? 4 : 5); break;
+      case ReturnKind::kBoolean: break;
       case ReturnKind::kInteger:
         if (tool->returns == ReturnKind::kNumber) {
           text_content(w, num, format_double(static_cast<double>(r.i_), num));
@@ -717,24 +803,19 @@ struct ServerImpl {
       }
       case ReturnKind::kObject: text_content(w, obj, obj_len); break;
       case ReturnKind::kImage:
-        w.begin_object();
-        w.key("type");
-        w.string("image");
-        w.key("data");
-        w.string(r.s_ != nullptr ? r.s_ : "");
-        w.key("mimeType");
-        w.string(r.mime_ != nullptr ? r.mime_ : "application/octet-stream");
-        w.end_object();
+        lit(w, "{\"type\":\"image\",\"data\":");
+        str(w, r.s_ != nullptr ? r.s_ : "");
+        lit(w, ",\"mimeType\":");
+        str(w, r.mime_ != nullptr ? r.mime_ : "application/octet-stream");
+        lit(w, "}");
         break;
     }
-    w.end_array();
+    lit(w, "]");
     if (kind == ReturnKind::kObject) {
-      w.key("structuredContent");
-      w.raw(obj, obj_len);
+      lit(w, ",\"structuredContent\":");
+      w.raw_fragment(obj, obj_len);
     }
-    w.key("isError");
-    w.boolean(false);
-    w.end_object();
+    lit(w, ",\"isError\":false}");
     return finish(s, rq, w, out, cap);
   }
 
@@ -743,62 +824,47 @@ struct ServerImpl {
     in[len] = '\0';
     Request rq;
     rq.enveloped = s.enveloped_;  // for replies before the framing is known
-    Value root;
+    json::Message m;
     const char* perr = nullptr;
-    if (!json::validate(in, len, &root, &perr)) {
-      Msg m = scratch_msg(s);
-      m.add("Parse error: ").add(perr);
-      return error(s, rq, kParseError, m, out, cap);
+    if (!json::read_message(in, len, &m, &perr)) {
+      Msg msg = scratch_msg(s);
+      msg.add("Parse error: ").add(perr);
+      return error(s, rq, kParseError, msg, out, cap);
     }
-    if (!root.is(Type::kObject)) {
+    if (!m.root.is(Type::kObject)) {
       return error(s, rq, kInvalidRequest, "Invalid Request: expected a JSON object", out, cap);
     }
     rq.enveloped = false;
-    Value payload = root;
-    Value type = json::find(root, "type");
-    if (type.is(Type::kString) && !json::find(root, "jsonrpc").valid()) {
-      Value session = json::find(root, "session_id");
-      if (json::string_equals(type, "hello")) {
-        if (session.is(Type::kString)) json::copy_string(session, s.session_id_, sizeof s.session_id_);
+    json::Rpc* rpc = &m.top;
+    if (m.top.type.is(Type::kString) && !m.top.jsonrpc.valid()) {
+      if (eq(m.top.type, "hello")) {
+        if (!m.top.duplicate.valid()) {
+          s.session_id_[0] = '\0';
+          if (m.top.session_id.is(Type::kString)) set_session(s, m.top.session_id);
+        }
         s.peer_hello_ = true;
         return 0;
       }
-      if (!json::string_equals(type, "mcp")) return 0;  // other xiaozhi messages
+      if (!eq(m.top.type, "mcp")) return 0;  // other xiaozhi messages
       rq.enveloped = true;
       s.enveloped_ = true;
-      if (session.is(Type::kString)) {
-        rq.session = session;
-        char tmp[MCPGEN_SESSION_ID_SIZE];
-        if (json::copy_string(session, tmp, sizeof tmp)) memcpy(s.session_id_, tmp, sizeof tmp);
+      if (m.top.session_id.is(Type::kString)) {
+        rq.session = m.top.session_id;
+        set_session(s, m.top.session_id);
       }
-      payload = json::find(root, "payload");
-      if (!payload.is(Type::kObject)) {
+      if (!m.top.payload.is(Type::kObject)) {
         return error(s, rq, kInvalidRequest, "Invalid Request: the envelope's payload must be an object",
                      out, cap);
       }
+      rpc = &m.inner;
     }
-    // Walk the payload once; nothing below walks it again (strings get decoded).
-    Value id, method, params, version;
-    bool response = false;
-    {
-      Value k, v;
-      json::ObjectIter it(payload);
-      while (it.next(&k, &v)) {
-        if (json::string_equals(k, "id")) {
-          id = v;
-        } else if (json::string_equals(k, "method")) {
-          method = v;
-        } else if (json::string_equals(k, "params")) {
-          params = v;
-        } else if (json::string_equals(k, "jsonrpc")) {
-          version = v;
-        } else if (json::string_equals(k, "result") || json::string_equals(k, "error")) {
-          response = true;
-        }
-      }
-    }
+    // Everything below reads the members located by the walk; strings get decoded.
+    Value id = rpc->id;
     bool notification = !id.valid();
-    if (id.valid() && !id.is(Type::kString) && !id.is(Type::kNumber)) {
+    if (rpc->id_duplicated) {
+      id = Value();  // which one? neither: reply with null
+      notification = false;
+    } else if (id.valid() && !id.is(Type::kString) && !id.is(Type::kNumber)) {
       bool was_null = id.is(Type::kNull);
       id = Value();
       rq.id = id;
@@ -808,10 +874,15 @@ struct ServerImpl {
       notification = false;
     }
     rq.id = id;
-    if (!method.valid() && response) return 0;  // a response to the device: nothing to do
-    if (!json::string_equals(version, "2.0")) {
+    if (!rpc->method.valid() && rpc->response()) return 0;  // a response to the device: nothing to do
+    // A key given twice could be read differently by the sender's JSON library: refuse.
+    const Value& dup = m.top.duplicate.valid() ? m.top.duplicate : rpc->duplicate;
+    if (dup.valid()) return quoted_error(s, rq, kInvalidRequest, "Invalid Request: duplicate key ", dup, out, cap);
+    if (!eq(rpc->jsonrpc, "2.0")) {
       return error(s, rq, kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\"", out, cap);
     }
+    const Value& method = rpc->method;
+    const Value& params = rpc->params;
     if (!method.valid()) {
       return error(s, rq, kInvalidRequest, "Invalid Request: missing method", out, cap);
     }
@@ -825,29 +896,64 @@ struct ServerImpl {
     if (params.is(Type::kArray)) {
       return error(s, rq, kInvalidParams, "Invalid params: params must be an object", out, cap);
     }
+    if (rpc->p.duplicate.valid()) {
+      if (notification) return 0;
+      return quoted_error(s, rq, kInvalidParams, "Invalid params: duplicate key ", rpc->p.duplicate, out, cap);
+    }
     size_t n = 0;
-    if (json::string_equals(method, "initialize")) {
-      n = initialize(s, rq, params, out, cap);
-    } else if (json::string_equals(method, "tools/list")) {
-      n = tools_list(s, rq, params, out, cap);
-    } else if (json::string_equals(method, "tools/call")) {
-      n = tools_call(s, rq, params, out, cap);
-    } else if (json::string_equals(method, "ping")) {
+    if (eq(method, "tools/call")) {
+      n = tools_call(s, rq, rpc->p, params, out, cap);
+    } else if (eq(method, "tools/list")) {
+      n = tools_list(s, rq, rpc->p, out, cap);
+    } else if (eq(method, "initialize")) {
+      n = initialize(s, rq, rpc->p, out, cap);
+    } else if (eq(method, "ping")) {
       JsonWriter w(out, cap);
       begin(s, w, rq);
-      w.key("result");
-      w.begin_object();
-      w.end_object();
+      lit(w, ",\"result\":{}");
       n = finish(s, rq, w, out, cap);
     } else {
       if (notification) return 0;  // notifications/initialized, notifications/cancelled, ...
       size_t mlen = 0;
-      char* name = json::unescape(method, &mlen);
-      Msg m = scratch_msg(s);
-      m.add("Method not found: ").quote(name, mlen, 128);
-      return error(s, rq, kMethodNotFound, m, out, cap);
+      const char* name = text_of(method, &mlen);
+      Msg msg = scratch_msg(s);
+      msg.add("Method not found: ").quote(name, mlen, kQuoteLimit);
+      return error(s, rq, kMethodNotFound, msg, out, cap);
     }
     return notification ? 0 : n;
+  }
+
+  // ------------------------------------------------------------ oversized requests
+  // The first part of a message that did not fit the request buffer: the framing, id and
+  // session token when they were read whole before the cut.
+  static size_t oversized(Server& s, const char* prefix, size_t n, char* out, size_t cap) {
+    Request rq;
+    rq.enveloped = s.enveloped_;
+    json::Message m;
+    if (prefix != nullptr && n > 0) {
+      const char* err = nullptr;
+      json::read_message(const_cast<char*>(prefix), n, &m, &err);  // read-only; fails at the cut
+      const char* end = prefix + n;
+      auto whole = [end](const Value& v) { return v.valid() && v.p + v.n < end; };
+      const json::Rpc* rpc = nullptr;
+      if (whole(m.top.type) && eq(m.top.type, "mcp")) {
+        rq.enveloped = true;
+        if (whole(m.top.session_id) && m.top.session_id.is(Type::kString)) rq.session = m.top.session_id;
+        rpc = &m.inner;
+      } else if (!m.top.type.valid()) {
+        rpc = m.inner.id.valid() ? &m.inner : &m.top;
+        rq.enveloped = rpc == &m.inner || (rq.enveloped && !m.top.jsonrpc.valid());
+      }
+      if (rpc != nullptr && whole(rpc->id) && !rpc->id_duplicated &&
+          (rpc->id.is(Type::kString) || rpc->id.is(Type::kNumber))) {
+        rq.id = rpc->id;
+      }
+    }
+    Msg msg = scratch_msg(s);
+    msg.add("Invalid Request: message larger than the request buffer (")
+        .add_int(MCPGEN_REQUEST_BUFFER_SIZE)
+        .add(" bytes)");
+    return error(s, rq, kInvalidRequest, msg, out, cap);
   }
 };
 
@@ -864,13 +970,11 @@ size_t Server::handle(char* in, size_t len, char* out, size_t out_cap) {
 }
 
 size_t Server::oversized_reply(char* out, size_t out_cap) {
-  ServerImpl::Request rq;
-  rq.enveloped = enveloped_;
-  Msg m(ctx_.scratch_, sizeof ctx_.scratch_);
-  m.add("Invalid Request: message larger than the request buffer (")
-      .add_int(MCPGEN_REQUEST_BUFFER_SIZE)
-      .add(" bytes)");
-  return ServerImpl::error(*this, rq, kInvalidRequest, m, out, out_cap);
+  return ServerImpl::oversized(*this, nullptr, 0, out, out_cap);
+}
+
+size_t Server::oversized_reply(const char* prefix, size_t prefix_len, char* out, size_t out_cap) {
+  return ServerImpl::oversized(*this, prefix, prefix_len, out, out_cap);
 }
 
 size_t Server::notification(const char* method, const char* params_json, char* out, size_t out_cap) {
@@ -887,11 +991,11 @@ size_t Server::notification(const char* method, const char* params_json, char* o
   rq.enveloped = enveloped_;
   JsonWriter w(out, out_cap);
   ServerImpl::open(*this, w, rq);
-  w.key("method");
-  w.string(method);
+  lit(w, ",\"method\":");
+  ServerImpl::str(w, method);
   if (params_json != nullptr) {
-    w.key("params");
-    w.raw(params_json, plen);
+    lit(w, ",\"params\":");
+    w.raw_fragment(params_json, plen);
   }
   ServerImpl::end(w, rq);
   return w.overflowed() ? 0 : w.size();

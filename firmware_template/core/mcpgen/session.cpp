@@ -21,6 +21,11 @@ bool Session::on_oversized() {
   return n == 0 || link_.send(out_, n);
 }
 
+bool Session::on_oversized(const char* prefix, size_t prefix_len) {
+  size_t n = server_.oversized_reply(prefix, prefix_len, out_, out_cap_);
+  return n == 0 || link_.send(out_, n);
+}
+
 bool Session::send_hello(const char* transport) {
   size_t n = server_.hello(transport, out_, out_cap_);
   return n > 0 && link_.send(out_, n);

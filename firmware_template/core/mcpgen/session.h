@@ -30,6 +30,9 @@ class Session {
   bool on_message(char* in, size_t len);
   // The port dropped a message longer than its request buffer.
   bool on_oversized();
+  // The same, with the first prefix_len bytes of that message (the reply then carries
+  // its id when it can be read there; see Server::oversized_reply).
+  bool on_oversized(const char* prefix, size_t prefix_len);
   // Sends the device hello ("websocket", "mqtt", ...).
   bool send_hello(const char* transport);
   // Sends a device-initiated notification (see Server::notification).

@@ -95,12 +95,14 @@ int main() {
   uint32_t seq = 0;
   size_t len = 0;
   bool discarding = false;  // inside a line longer than the request buffer
+  size_t kept = 0;  // its first bytes, still in g_request: the core finds the id there
   for (;;) {
     const char c = board::mcp_read();
     if (c != '\n') {
       if (discarding) continue;
       if (len + 1 >= sizeof g_request) {  // keep one byte for the core's NUL
         discarding = true;
+        kept = len;
         len = 0;
       } else {
         g_request[len++] = c;
@@ -112,7 +114,7 @@ int main() {
     if (discarding) {
       discarding = false;
       in_len = sizeof g_request;
-      session.on_oversized();
+      session.on_oversized(g_request, kept);
     } else {
       len = 0;
       if (in_len > 0 && g_request[in_len - 1] == '\r') --in_len;

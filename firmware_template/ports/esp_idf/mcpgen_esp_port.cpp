@@ -161,7 +161,7 @@ void post(EventKind kind, uint8_t slot, uint32_t len) {
   Event ev = {kind, slot, 0, len};
   if (xQueueSend(g_events, &ev, pdMS_TO_TICKS(1000)) != pdTRUE) {
     ESP_LOGE(kTag, "worker queue full: event dropped");
-    if (kind == EventKind::kMessage) xQueueSend(g_free_slots, &slot, 0);
+    if (kind == EventKind::kMessage || kind == EventKind::kOversized) xQueueSend(g_free_slots, &slot, 0);
   }
 }
 
@@ -190,8 +190,8 @@ void on_text_chunk(const esp_websocket_event_data_t* d) {
   g_cur.active = false;
   if (!g_cur.have_slot) return;
   if (g_cur.oversized) {
-    xQueueSend(g_free_slots, &g_cur.slot, 0);
-    post(EventKind::kOversized, 0, 0);
+    // The slot keeps the message's first bytes: the core answers with its id.
+    post(EventKind::kOversized, g_cur.slot, static_cast<uint32_t>(g_cur.len));
   } else {
     post(EventKind::kMessage, g_cur.slot, static_cast<uint32_t>(g_cur.len));
   }
@@ -292,7 +292,8 @@ void worker(void*) {
         break;
       case EventKind::kOversized:
         ESP_LOGW(kTag, "dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
-        session.on_oversized();
+        session.on_oversized(g_rx[ev.slot], ev.len);
+        xQueueSend(g_free_slots, &ev.slot, 0);
         break;
       case EventKind::kMessage:
         session.on_message(g_rx[ev.slot], ev.len);

@@ -92,6 +92,7 @@ int run_stdio() {
   char chunk[1024];
   size_t len = 0;
   bool discarding = false;  // inside a line longer than the request buffer
+  size_t kept = 0;  // its first bytes, still in g_request: the core finds the id there
   for (;;) {
     ssize_t r = read(0, chunk, sizeof chunk);
     if (r < 0) {
@@ -106,13 +107,14 @@ int run_stdio() {
         if (c == '\n') {
           discarding = false;
           log_line("dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
-          if (!session.on_oversized()) return 1;
+          if (!session.on_oversized(g_request, kept)) return 1;
         }
         continue;
       }
       if (c != '\n') {
         if (len + 1 >= sizeof g_request) {  // keep one byte for the core's NUL
           discarding = true;
+          kept = len;
           len = 0;
         } else {
           g_request[len++] = c;
@@ -128,7 +130,7 @@ int run_stdio() {
     }
   }
   if (discarding) {
-    session.on_oversized();
+    session.on_oversized(g_request, kept);
   } else if (len > 0) {  // last line without a newline
     session.on_message(g_request, len);
   }

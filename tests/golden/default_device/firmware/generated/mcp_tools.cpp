@@ -227,6 +227,20 @@ const mcpgen::ToolDesc kTools[] = {
      &invoke_camera_snapshot},
 };
 
+// Tool indices in the order of their names' UTF-8 bytes: the core binary-searches it.
+const uint16_t kByName[] = {
+    1u,  // self.audio_speaker.set_volume
+    9u,  // self.camera.snapshot
+    7u,  // self.counter.add
+    5u,  // self.display.show_text
+    0u,  // self.get_device_status
+    8u,  // self.network.set_hostname
+    4u,  // self.reboot
+    2u,  // self.screen.set_brightness
+    3u,  // self.screen.set_theme
+    6u,  // self.sensor.read_temperature
+};
+
 // Decoded arguments of the call in progress: large and aligned enough for every struct.
 union ArgsStorage {
   char none;
@@ -247,7 +261,7 @@ static_assert(sizeof(ArgsStorage) <= 0xFFFF, "args struct too large");
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    1u,
+    2u,
     "xiaozhi-sim",
     "1.0.0",
     "2024-11-05",
@@ -255,6 +269,7 @@ const mcpgen::SpecDesc kMcpSpec = {
     8000u,
     kTools,
     10u,
+    kByName,
     &g_args_storage,
     static_cast<uint16_t>(sizeof(ArgsStorage)),
 };

@@ -132,6 +132,15 @@ const mcpgen::ToolDesc kTools[] = {
      &invoke_light_set_effect},
 };
 
+// Tool indices in the order of their names' UTF-8 bytes: the core binary-searches it.
+const uint16_t kByName[] = {
+    2u,  // self.light.get_state
+    4u,  // self.light.set_effect
+    1u,  // self.light.set_power
+    0u,  // self.light.set_rgb
+    3u,  // self.timer.set
+};
+
 // Decoded arguments of the call in progress: large and aligned enough for every struct.
 union ArgsStorage {
   char none;
@@ -147,7 +156,7 @@ static_assert(sizeof(ArgsStorage) <= 0xFFFF, "args struct too large");
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    1u,
+    2u,
     "desk-lamp",
     "0.3.1",
     "2024-11-05",
@@ -155,6 +164,7 @@ const mcpgen::SpecDesc kMcpSpec = {
     8000u,
     kTools,
     5u,
+    kByName,
     &g_args_storage,
     static_cast<uint16_t>(sizeof(ArgsStorage)),
 };
