@@ -43,7 +43,8 @@ size_t put_varint(uint8_t* p, uint32_t v) {
 
 // Appends a length-prefixed UTF-8 string; false when it does not fit.
 bool put_str(uint8_t* buf, size_t cap, size_t* pos, const char* s, size_t n) {
-  if (n > 0xFFFF || *pos + 2 + n > cap) return false;
+  // Written as a subtraction of known-good values so no sum can wrap (issue 18).
+  if (n > 0xFFFF || *pos > cap || cap - *pos < 2 + n) return false;
   buf[(*pos)++] = static_cast<uint8_t>(n >> 8);
   buf[(*pos)++] = static_cast<uint8_t>(n);
   memcpy(buf + *pos, s, n);
@@ -307,7 +308,7 @@ MqttClient::Step MqttClient::step(char* topic, size_t topic_cap, char* buf, size
         fail("malformed PUBLISH");
         return Step::kError;
       }
-      bool topic_fits = tl + 1 <= topic_cap;
+      bool topic_fits = tl < topic_cap;  // room for the NUL; no tl + 1 that could wrap
       if (!read(topic_fits ? topic : nullptr, tl)) return Step::kError;
       if (topic_fits) topic[tl] = '\0';
       uint16_t id = 0;
@@ -317,7 +318,7 @@ MqttClient::Step MqttClient::step(char* topic, size_t topic_cap, char* buf, size
         id = static_cast<uint16_t>(idb[0] << 8 | idb[1]);
       }
       size_t plen = rl - header;
-      bool fits = plen + 1 <= cap;
+      bool fits = plen < cap;
       if (!read(fits ? buf : nullptr, plen)) return Step::kError;
       if (fits) buf[plen] = '\0';
       *len = plen;
