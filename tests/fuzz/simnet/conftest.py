@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -21,6 +22,9 @@ def _sanitizers_work() -> bool:
 
 @pytest.fixture(scope="session")
 def asan_sim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    given = os.environ.get("MCPGEN_FUZZ_SIM_EXE")  # fuzz another build (e.g. an older one)
+    if given:
+        return Path(given)
     if not _sanitizers_work():
         pytest.skip("g++ cannot build with -fsanitize=address,undefined here (libasan/libubsan missing)")
     out = tmp_path_factory.mktemp("asan_sim")
