@@ -119,6 +119,8 @@ def _signed_input(kind: str, device_id: str, expiry: str) -> bytes:
 class HmacAuth:
     """Tokens derived from a shared secret (see the module docstring for the format).
 
+    ``previous_secrets`` are still accepted (never used to mint): rotate by minting with the
+    new secret while devices still hold tokens of the old one, then drop it.
     ``allow_permanent=False`` accepts expiring tokens only. ``clock`` returns the current
     Unix time (tests pass a fixed one).
     """
@@ -127,19 +129,25 @@ class HmacAuth:
         self,
         secret: Union[str, bytes],
         *,
+        previous_secrets: Sequence[Union[str, bytes]] = (),
         allow_permanent: bool = True,
         clock: Callable[[], float] = time.time,
         allow_static: Optional[bool] = None,
     ) -> None:
-        self.secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
-        if not self.secret:
-            raise ValueError("HmacAuth: the secret is empty; pass at least 32 random bytes")
+        def as_bytes(s: Union[str, bytes]) -> bytes:
+            return s.encode("utf-8") if isinstance(s, str) else bytes(s)
+
+        self.secret = as_bytes(secret)
+        self.previous_secrets = [as_bytes(s) for s in previous_secrets]
+        if not self.secret or not all(self.previous_secrets):
+            raise ValueError("HmacAuth: a secret is empty; pass at least 32 random bytes")
         # allow_static is the pre-version-1 name of allow_permanent, kept for callers.
         self.allow_permanent = allow_permanent if allow_static is None else allow_static
         self.clock = clock
 
-    def _sig(self, kind: str, device_id: str, expiry: str) -> str:
-        return hmac.new(self.secret, _signed_input(kind, device_id, expiry), hashlib.sha256).hexdigest()
+    def _sig(self, kind: str, device_id: str, expiry: str, secret: Optional[bytes] = None) -> str:
+        message = _signed_input(kind, device_id, expiry)
+        return hmac.new(self.secret if secret is None else secret, message, hashlib.sha256).hexdigest()
 
     def token_for(self, device_id: str, expiry: Optional[int] = None) -> str:
         """The permanent token of ``device_id``, or an expiring one valid until ``expiry``."""
@@ -174,7 +182,10 @@ class HmacAuth:
                                 f"'{TOKEN_PREFIX}.e.<expiry>.<sig>')")
         # Check the signature before the expiry so the answer to a forged token never
         # depends on the clock, and compare in constant time.
-        if not _same(sig, self._sig(parts[1], device_id, expiry)):
+        # Every secret is tried (no early exit), so timing does not tell which one matched.
+        secrets = (self.secret, *self.previous_secrets)
+        matches = [_same(sig, self._sig(parts[1], device_id, expiry, s)) for s in secrets]
+        if not any(matches):
             raise TokenRejected("bad signature (another device's token, or another secret)")
         if expiry and int(expiry) < self.clock():
             raise TokenRejected(f"the token expired at Unix time {expiry}; {_REISSUE}")

@@ -112,6 +112,18 @@ def test_expired_message_says_when_and_how_to_reissue() -> None:
 def test_empty_secret_is_refused() -> None:
     with pytest.raises(ValueError, match="secret is empty"):
         HmacAuth("")
+    with pytest.raises(ValueError, match="secret is empty"):
+        HmacAuth("new", previous_secrets=[""])
+
+
+def test_rotation_accepts_previous_secrets_but_mints_with_the_new_one() -> None:
+    old = HmacAuth("old secret", clock=lambda: NOW)
+    rotating = HmacAuth("new secret", previous_secrets=["old secret"], clock=lambda: NOW)
+    assert accepts(rotating, "X", old.token_for("X"))
+    assert accepts(rotating, "X", old.token_for("X", NOW + 60))
+    assert rotating.token_for("X") == HmacAuth("new secret").token_for("X")
+    assert not accepts(rotating, "Y", old.token_for("X"))
+    assert not accepts(HmacAuth("new secret", clock=lambda: NOW), "X", old.token_for("X"))  # after rotation
 
 
 def test_command_line_mints_tokens_the_authenticator_accepts() -> None:
