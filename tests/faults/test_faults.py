@@ -239,6 +239,7 @@ async def test_gateway_under_faults(tmp_path: Path, quiet_logs: None) -> None:
                 f"{len(announced)} sessions, "
                 f"raw peers {raw}, RSS {rss[-1] / MiB:.1f} MiB, outcomes {outcomes}"
             )
+            print(figures[-1], flush=True)  # progress of long soaks
         consumer.cancel()
     sampler.cancel()
     grown = rss[-1] - rss[0]
@@ -251,5 +252,5 @@ async def test_gateway_under_faults(tmp_path: Path, quiet_logs: None) -> None:
         f"{rss[0] / MiB:.1f} MiB, after the last cycle {rss[-1] / MiB:.1f} MiB "
         f"(+{grown / MiB:.1f} MiB, tolerance {tolerance / MiB:.0f} MiB)"
     )
-    print("\n" + "\n".join(figures))
+    print(figures[-1])
     assert grown <= tolerance, "\n".join(figures)
