@@ -241,10 +241,6 @@ class StreamableHttpApp:
         if scope["type"] != "http":
             return
         headers = self._headers(scope)
-        path = scope.get("path", "").rstrip("/") or "/"
-        if path != self.path:
-            await self._plain(send, 404, b"not found")
-            return
         host = headers.get("host")
         if not self.host_allowed(host):
             await self._error(
@@ -253,6 +249,10 @@ class StreamableHttpApp:
                 INVALID_REQUEST,
                 f"Misdirected Request: Host {host!r} is not this bridge (allow it with --allowed-host)",
             )
+            return
+        path = scope.get("path", "").rstrip("/") or "/"
+        if path != self.path:
+            await self._plain(send, 404, b"not found")
             return
         if not self.origin_allowed(headers.get("origin"), host):
             await self._error(
