@@ -234,7 +234,7 @@ async def test_gateway_under_faults(tmp_path: Path, quiet_logs: None) -> None:
             raw = check_raw_peers(reports, scale)
             outcomes = check_calls(run.calls, counters, scale)
             storms = sum(1 for p in plan_peers(scale.devices, cycle) if p["kind"] == "storm")
-            assert counters["storm.connections"] > 2 * storms, "the reconnect storm did not happen"
+            assert counters["storm.connections"] > storms, "the reconnect storm did not happen"
             rss.append(settled_rss())
             figures.append(
                 f"cycle {cycle}: {duration:.0f}s, {len(run.calls)} calls, "
