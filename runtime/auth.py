@@ -5,26 +5,55 @@ The gateway reads the xiaozhi handshake headers (``Authorization: Bearer <token>
 its authenticator. Anything with an ``authenticate(handshake) -> bool`` method (sync or
 async) is an :class:`Authenticator`.
 
-:class:`HmacAuth` accepts two token forms, both keyed by a shared secret:
+:class:`HmacAuth` tokens (format version 1) are keyed by a shared secret and come in two
+kinds, told apart by a kind letter that is part of the *signed* input:
 
-* static: ``hex(HMAC-SHA256(secret, device_id))`` -- a per-device token that never
-  expires (what you flash into a device's config);
-* expiring: ``<device_id>.<expiry>.<sig>`` where ``expiry`` is a Unix time in whole
-  seconds and ``sig = hex(HMAC-SHA256(secret, "<device_id>.<expiry>"))``; valid while
-  ``now <= expiry`` and only for the ``Device-Id`` it names.
+* permanent: ``mcpgen1.p.<sig>`` -- never expires (what you flash into a device's config);
+* expiring: ``mcpgen1.e.<expiry>.<sig>`` -- ``expiry`` is a Unix time in whole seconds,
+  valid while ``now <= expiry``.
 
-Use :meth:`HmacAuth.token_for` to mint either form. All comparisons use
-``hmac.compare_digest``.
+``sig = hex(HMAC-SHA256(secret, signed_input))`` where ``signed_input`` is
+``"mcpgen-token/1" NUL kind NUL <len(device_id)> ":" device_id NUL expiry`` (``expiry``
+empty for permanent tokens). The device id is length-prefixed and the kind is signed, so no
+token of one kind or device can be read as a token of another kind or device. (The format
+before version 1 signed the bare ``device_id`` for permanent tokens and
+``"<device_id>.<expiry>"`` for expiring ones: the permanent token of device ``X.9999999999``
+was a valid never-expiring token of ``X``. Such tokens are refused with a message saying how
+to re-issue them.)
+
+Mint tokens with :meth:`HmacAuth.token_for`, or from a shell::
+
+    MCPGEN_HMAC_SECRET=... python -m mcpgen.runtime.auth DEVICE_ID [--expires-in SECONDS]
+
+All comparisons use ``hmac.compare_digest``.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import hmac
+import logging
+import os
+import re
+import sys
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional, Protocol, Union, runtime_checkable
+
+log = logging.getLogger("mcpgen.runtime.auth")
+
+TOKEN_PREFIX = "mcpgen1"
+_DOMAIN = b"mcpgen-token/1"
+_PERMANENT = "p"
+_EXPIRING = "e"
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_OLD_EXPIRING = re.compile(r".*\.[0-9]+\.[0-9a-fA-F]{64}", re.DOTALL)
+_REISSUE = (
+    "re-issue it with HmacAuth(secret).token_for(device_id[, expiry]) or "
+    "`MCPGEN_HMAC_SECRET=... python -m mcpgen.runtime.auth DEVICE_ID [--expires-in SECONDS]`"
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +73,10 @@ class Authenticator(Protocol):
     def authenticate(self, handshake: Handshake) -> Union[bool, Awaitable[bool]]:
         """True to accept the device."""
         ...
+
+
+class TokenRejected(ValueError):
+    """Why :meth:`HmacAuth.verify` refused a token (the message is meant for the operator)."""
 
 
 def bearer_token(authorization: Optional[str]) -> Optional[str]:
@@ -77,38 +110,116 @@ class TokenAuth:
         return wildcard is not None and _same(token, wildcard)
 
 
+def _signed_input(kind: str, device_id: str, expiry: str) -> bytes:
+    """The bytes a version-1 token signs: domain, kind, length-prefixed id, expiry."""
+    dev = device_id.encode("utf-8")
+    return b"\0".join((_DOMAIN, kind.encode("ascii"), b"%d:%s" % (len(dev), dev), expiry.encode("ascii")))
+
+
 class HmacAuth:
-    """Tokens derived from a shared secret (see the module docstring for the two forms)."""
+    """Tokens derived from a shared secret (see the module docstring for the format).
 
-    def __init__(self, secret: Union[str, bytes], *, allow_static: bool = True) -> None:
-        self.secret = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
-        self.allow_static = allow_static
+    ``previous_secrets`` are still accepted (never used to mint): rotate by minting with the
+    new secret while devices still hold tokens of the old one, then drop it.
+    ``allow_permanent=False`` accepts expiring tokens only. ``clock`` returns the current
+    Unix time (tests pass a fixed one).
+    """
 
-    def _sig(self, message: str) -> str:
-        return hmac.new(self.secret, message.encode("utf-8"), hashlib.sha256).hexdigest()
+    def __init__(
+        self,
+        secret: Union[str, bytes],
+        *,
+        previous_secrets: Sequence[Union[str, bytes]] = (),
+        allow_permanent: bool = True,
+        clock: Callable[[], float] = time.time,
+        allow_static: Optional[bool] = None,
+    ) -> None:
+        def as_bytes(s: Union[str, bytes]) -> bytes:
+            return s.encode("utf-8") if isinstance(s, str) else bytes(s)
+
+        self.secret = as_bytes(secret)
+        self.previous_secrets = [as_bytes(s) for s in previous_secrets]
+        if not self.secret or not all(self.previous_secrets):
+            raise ValueError("HmacAuth: a secret is empty; pass at least 32 random bytes")
+        # allow_static is the pre-version-1 name of allow_permanent, kept for callers.
+        self.allow_permanent = allow_permanent if allow_static is None else allow_static
+        self.clock = clock
+
+    def _sig(self, kind: str, device_id: str, expiry: str, secret: Optional[bytes] = None) -> str:
+        message = _signed_input(kind, device_id, expiry)
+        return hmac.new(self.secret if secret is None else secret, message, hashlib.sha256).hexdigest()
 
     def token_for(self, device_id: str, expiry: Optional[int] = None) -> str:
-        """The static token of ``device_id``, or an expiring one valid until ``expiry``."""
+        """The permanent token of ``device_id``, or an expiring one valid until ``expiry``."""
         if expiry is None:
-            return self._sig(device_id)
-        return f"{device_id}.{int(expiry)}.{self._sig(f'{device_id}.{int(expiry)}')}"
+            return f"{TOKEN_PREFIX}.{_PERMANENT}.{self._sig(_PERMANENT, device_id, '')}"
+        when = str(int(expiry))
+        if int(when) < 0:
+            raise ValueError(f"HmacAuth.token_for: expiry must be a Unix time >= 0, got {expiry!r}")
+        return f"{TOKEN_PREFIX}.{_EXPIRING}.{when}.{self._sig(_EXPIRING, device_id, when)}"
+
+    def verify(self, device_id: str, token: Optional[str]) -> None:
+        """Return if ``token`` is valid for ``device_id`` now, else raise :class:`TokenRejected`."""
+        if not token:
+            raise TokenRejected("no token")
+        parts = token.split(".")
+        if parts[0] != TOKEN_PREFIX:
+            if _HEX64.fullmatch(token) or _OLD_EXPIRING.fullmatch(token):
+                raise TokenRejected(
+                    "the token is in the old (pre-version-1) HmacAuth format, which is no longer "
+                    f"accepted because its kinds could be confused; {_REISSUE}"
+                )
+            raise TokenRejected(f"not an HmacAuth token (expected '{TOKEN_PREFIX}.p.<sig>' or "
+                                f"'{TOKEN_PREFIX}.e.<expiry>.<sig>')")
+        if len(parts) == 3 and parts[1] == _PERMANENT:
+            if not self.allow_permanent:
+                raise TokenRejected("permanent tokens are disabled here; use an expiring token")
+            expiry, sig = "", parts[2]
+        elif len(parts) == 4 and parts[1] == _EXPIRING and parts[2].isascii() and parts[2].isdigit():
+            expiry, sig = parts[2], parts[3]
+        else:
+            raise TokenRejected(f"malformed {TOKEN_PREFIX} token (expected '{TOKEN_PREFIX}.p.<sig>' or "
+                                f"'{TOKEN_PREFIX}.e.<expiry>.<sig>')")
+        # Check the signature before the expiry so the answer to a forged token never
+        # depends on the clock, and compare in constant time.
+        # Every secret is tried (no early exit), so timing does not tell which one matched.
+        secrets = (self.secret, *self.previous_secrets)
+        matches = [_same(sig, self._sig(parts[1], device_id, expiry, s)) for s in secrets]
+        if not any(matches):
+            raise TokenRejected("bad signature (another device's token, or another secret)")
+        if expiry and int(expiry) < self.clock():
+            raise TokenRejected(f"the token expired at Unix time {expiry}; {_REISSUE}")
 
     def authenticate(self, handshake: Handshake) -> bool:
-        token = handshake.token
-        if not token:
+        try:
+            self.verify(handshake.device_id, handshake.token)
+        except TokenRejected as exc:
+            log.warning("HmacAuth refused device %r from %s: %s", handshake.device_id, handshake.remote, exc)
             return False
-        device_id = handshake.device_id
-        head, sep, sig = token.rpartition(".")
-        if sep:
-            dev, sep2, expiry_text = head.rpartition(".")
-            if not sep2 or not expiry_text.isdigit():
-                return False
-            if not _same(dev, device_id):
-                return False
-            if int(expiry_text) < time.time():
-                return False
-            return _same(sig, self._sig(f"{dev}.{expiry_text}"))
-        return self.allow_static and _same(token, self._sig(device_id))
+        return True
 
 
-__all__ = ["Handshake", "Authenticator", "TokenAuth", "HmacAuth", "bearer_token"]
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Mint an HmacAuth token; the secret comes from the environment, not the command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m mcpgen.runtime.auth",
+        description="Print an HmacAuth token for a device. The secret is read from the "
+        "environment variable named by --secret-env (default MCPGEN_HMAC_SECRET).",
+    )
+    parser.add_argument("device_id")
+    parser.add_argument("--expires-in", type=int, metavar="SECONDS", help="mint an expiring token")
+    parser.add_argument("--secret-env", default="MCPGEN_HMAC_SECRET", metavar="VAR")
+    args = parser.parse_args(argv)
+    secret = os.environ.get(args.secret_env)
+    if not secret:
+        print(f"error: set the shared secret in the environment variable {args.secret_env}", file=sys.stderr)
+        return 2
+    expiry = None if args.expires_in is None else int(time.time()) + args.expires_in
+    print(HmacAuth(secret).token_for(args.device_id, expiry))
+    return 0
+
+
+__all__ = ["Handshake", "Authenticator", "TokenAuth", "HmacAuth", "TokenRejected", "bearer_token"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from .core import Bridge
-from .http import serve_http
+from .http import default_allowed_hosts, serve_http
 from .stdio import protect_stdout, serve_stdio
 
 log = logging.getLogger("mcpgen.runtime.bridge")
@@ -39,7 +39,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="browser Origin allowed besides localhost ones (repeatable; '*' allows any)",
+        help="browser Origin allowed besides the bridge's own, e.g. http://localhost:6274 "
+        "(repeatable; '*' allows any)",
+    )
+    t.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="Host header name allowed besides IP addresses, localhost and the bind host "
+        "(DNS-rebinding protection; repeatable; '*' allows any)",
+    )
+    t.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds an HTTP request body may take to arrive (default: 30)",
     )
     t.add_argument(
         "--client-token",
@@ -204,7 +220,11 @@ async def run(args: argparse.Namespace) -> int:
                 port=args.port,
                 path=args.path,
                 allowed_origins=args.allowed_origin,
+                allowed_hosts=None if args.allowed_host is None else [
+                    *default_allowed_hosts(args.host), *args.allowed_host
+                ],
                 client_token=args.client_token,
+                body_timeout=args.body_timeout,
                 ready=lambda port: log.info("MCP endpoint: http://%s:%d%s", args.host, port, args.path),
             )
         return 0

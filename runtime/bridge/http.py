@@ -21,6 +21,8 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import hmac
+import ipaddress
 import json
 import logging
 import socket
@@ -37,10 +39,10 @@ from .protocol import (
     INVALID_REQUEST,
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
-    PARSE_ERROR,
     SUPPORTED_VERSIONS,
     RpcFailure,
     error_response,
+    parse_message,
 )
 
 log = logging.getLogger("mcpgen.runtime.bridge.http")
@@ -50,8 +52,12 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 MAX_BODY = 4 * 1024 * 1024
+BODY_TIMEOUT = 30.0
+_TIMED_OUT = b"\x00timed-out"
+_TOO_LARGE = b"\x00too-large"
 REQUEST_CANCELLED = -32000
 
 
@@ -67,6 +73,54 @@ def decode_header_value(value: str) -> str | None:
         except (binascii.Error, UnicodeDecodeError):
             return None
     return value
+
+
+def _split_host(host: str) -> tuple[str, int | None] | None:
+    """``Host`` header value -> (lower-case name without brackets, port or None); None if malformed."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, bracket, rest = host[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            return None
+        port_text = rest[1:] if rest else None
+    else:
+        name, colon, port_text_raw = host.partition(":")
+        port_text = port_text_raw if colon else None
+    if not name:
+        return None
+    if port_text is None:
+        return name, None
+    if not port_text.isascii() or not port_text.isdigit() or len(port_text) > 5:
+        return None
+    return name, int(port_text)
+
+
+def _is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _bearer(authorization: str | None) -> str | None:
+    """The token of ``Authorization: Bearer <token>``; the scheme is case-insensitive (RFC 9110)."""
+    parts = (authorization or "").strip().split(None, 1)
+    if len(parts) == 2 and parts[0].lower() == "bearer":
+        return parts[1].strip()
+    return None
+
+
+def default_allowed_hosts(bind_host: str) -> frozenset[str]:
+    """Host names (besides IP literals and localhost) accepted for a bridge bound to ``bind_host``.
+
+    A name the bridge is bound to counts; a wildcard bind also accepts this machine's own
+    names. Anything else must be configured (``--allowed-host``).
+    """
+    names = {bind_host.strip("[]").lower()} - WILDCARD_HOSTS
+    if bind_host.strip("[]") in WILDCARD_HOSTS:
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(n for n in names if n)
 
 
 def _accepts(accept: str, wanted: str) -> bool:
@@ -132,11 +186,26 @@ class _SseStream:
 class StreamableHttpApp:
     """An ASGI application serving a :class:`Bridge` at one MCP endpoint.
 
+    Every request passes these checks first (see docs/security.md):
+
+    * ``Host`` (DNS-rebinding protection): an IP literal, ``localhost``, or a name in
+      ``allowed_hosts``; its port, when present, must be ``port`` (when known). ``"*"`` in
+      ``allowed_hosts`` turns the check off. Else HTTP 421.
+    * ``Origin`` (browsers only; requests without one pass): the bridge's own origin
+      (``http://`` + the request's ``Host``) or one of ``allowed_origins`` (``"*"``: any).
+      A page on another localhost port is another origin and is refused. Else HTTP 403.
+    * ``client_token``: if set, ``Authorization: Bearer <token>`` (scheme in any case,
+      compared in constant time). Else HTTP 401.
+
     Args:
-        allowed_origins: ``Origin`` values allowed besides localhost ones (``*``: any).
+        allowed_origins: browser ``Origin`` values allowed besides the bridge's own (``*``: any).
+        allowed_hosts: ``Host`` names allowed besides IP literals and localhost (``*``: any).
+        port: the port the bridge listens on (``serve_http`` sets it once bound).
         client_token: if set, clients must send ``Authorization: Bearer <token>``.
         max_sessions: legacy sessions kept; the least recently used is dropped beyond it.
         keepalive: seconds between SSE comment lines on long-lived streams.
+        body_timeout: seconds a request body may take to arrive in full (then HTTP 408 and
+            the connection is closed), so stalled uploads cannot pile up.
     """
 
     def __init__(
@@ -145,13 +214,19 @@ class StreamableHttpApp:
         *,
         path: str = "/mcp",
         allowed_origins: Collection[str] = (),
+        allowed_hosts: Collection[str] = (),
+        port: int | None = None,
         client_token: str | None = None,
         max_sessions: int = 256,
         keepalive: float = 15.0,
+        body_timeout: float = BODY_TIMEOUT,
     ) -> None:
         self.bridge = bridge
         self.path = path.rstrip("/") or "/"
-        self.allowed_origins = {o.rstrip("/") for o in allowed_origins}
+        self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins}
+        self.allowed_hosts = {h.strip("[]").lower() for h in allowed_hosts} | LOCAL_NAMES
+        self.port = port
+        self.body_timeout = body_timeout
         self.client_token = client_token
         self.max_sessions = max_sessions
         self.keepalive = keepalive
@@ -166,14 +241,25 @@ class StreamableHttpApp:
         if scope["type"] != "http":
             return
         headers = self._headers(scope)
+        host = headers.get("host")
+        if not self.host_allowed(host):
+            await self._error(
+                send,
+                421,
+                INVALID_REQUEST,
+                f"Misdirected Request: Host {host!r} is not this bridge (allow it with --allowed-host)",
+            )
+            return
         path = scope.get("path", "").rstrip("/") or "/"
         if path != self.path:
             await self._plain(send, 404, b"not found")
             return
-        if not self.origin_allowed(headers.get("origin")):
-            await self._error(send, 403, INVALID_REQUEST, "Forbidden: origin not allowed")
+        if not self.origin_allowed(headers.get("origin"), host):
+            await self._error(
+                send, 403, INVALID_REQUEST, "Forbidden: origin not allowed (allow it with --allowed-origin)"
+            )
             return
-        if self.client_token is not None and headers.get("authorization") != f"Bearer {self.client_token}":
+        if not self.client_authorized(headers.get("authorization")):
             await self._error(
                 send, 401, INVALID_REQUEST, "Unauthorized", extra=[(b"www-authenticate", b"Bearer")]
             )
@@ -213,18 +299,40 @@ class StreamableHttpApp:
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         return headers
 
-    def origin_allowed(self, origin: str | None) -> bool:
-        """No Origin (not a browser), a localhost origin, or one configured explicitly."""
+    def host_allowed(self, host: str | None) -> bool:
+        """The ``Host`` header names this bridge (see the class docstring)."""
+        if "*" in self.allowed_hosts:
+            return True
+        if host is None:
+            return False
+        split = _split_host(host)
+        if split is None:
+            return False
+        name, port = split
+        if port is not None and self.port is not None and port != self.port:
+            return False
+        # An IP literal cannot be the product of DNS rebinding (that needs a name the
+        # attacker controls); names must be known.
+        return _is_ip_literal(name) or name in self.allowed_hosts
+
+    def origin_allowed(self, origin: str | None, host: str | None = None) -> bool:
+        """No Origin (not a browser), the bridge's own origin, or one configured explicitly."""
         if origin is None:
             return True
-        origin = origin.strip().rstrip("/")
+        origin = origin.strip().rstrip("/").lower()
         if "*" in self.allowed_origins or origin in self.allowed_origins:
             return True
         try:
             parts = urlsplit(origin)
         except ValueError:
             return False
-        return parts.scheme in ("http", "https") and (parts.hostname or "") in LOCAL_HOSTS
+        return host is not None and parts.scheme == "http" and parts.netloc == host.strip().lower()
+
+    def client_authorized(self, authorization: str | None) -> bool:
+        if self.client_token is None:
+            return True
+        token = _bearer(authorization)
+        return token is not None and hmac.compare_digest(token.encode(), self.client_token.encode())
 
     @staticmethod
     async def _plain(
@@ -260,18 +368,23 @@ class StreamableHttpApp:
         await send({"type": "http.response.start", "status": status, "headers": list(extra or [])})
         await send({"type": "http.response.body", "body": b""})
 
-    @staticmethod
-    async def _read_body(receive: Receive) -> bytes | None:
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        """The whole body; None if the client left, or a sentinel when too large or too slow."""
         chunks: list[bytes] = []
         size = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                return _TIMED_OUT
             if message["type"] == "http.disconnect":
                 return None
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > MAX_BODY:
-                return b"\x00too-large"
+                return _TOO_LARGE
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -335,13 +448,24 @@ class StreamableHttpApp:
         body = await self._read_body(receive)
         if body is None:
             return
-        if body == b"\x00too-large":
-            await self._error(send, 413, INVALID_REQUEST, "Payload Too Large")
+        if body is _TOO_LARGE:
+            close = [(b"connection", b"close")]
+            await self._error(send, 413, INVALID_REQUEST, "Payload Too Large", extra=close)
+            return
+        if body is _TIMED_OUT:
+            log.info("request body not complete after %.0f s: closing the connection", self.body_timeout)
+            await self._error(
+                send,
+                408,
+                INVALID_REQUEST,
+                f"Request Timeout: the body did not arrive within {self.body_timeout:g} s",
+                extra=[(b"connection", b"close")],
+            )
             return
         try:
-            payload = json.loads(body)
-        except ValueError:
-            await self._error(send, 400, PARSE_ERROR, "Parse error")
+            payload = parse_message(body)
+        except RpcFailure as failure:
+            await self._error(send, 400, failure.code, failure.message)
             return
 
         if isinstance(payload, list):
@@ -613,7 +737,9 @@ async def serve_http(
     port: int = 8808,
     path: str = "/mcp",
     allowed_origins: Collection[str] = (),
+    allowed_hosts: Collection[str] | None = None,
     client_token: str | None = None,
+    body_timeout: float = BODY_TIMEOUT,
     ready: Callable[[int], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
@@ -624,12 +750,20 @@ async def serve_http(
     """
     import uvicorn
 
-    app = StreamableHttpApp(bridge, path=path, allowed_origins=allowed_origins, client_token=client_token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
+    app = StreamableHttpApp(
+        bridge,
+        path=path,
+        allowed_origins=allowed_origins,
+        allowed_hosts=default_allowed_hosts(host) if allowed_hosts is None else allowed_hosts,
+        port=sock.getsockname()[1],
+        client_token=client_token,
+        body_timeout=body_timeout,
+    )
     sock.setblocking(False)
     config = uvicorn.Config(
         app, log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=1
@@ -661,4 +795,10 @@ async def serve_http(
         sock.close()
 
 
-__all__ = ["LEGACY_VERSIONS", "StreamableHttpApp", "decode_header_value", "serve_http"]
+__all__ = [
+    "LEGACY_VERSIONS",
+    "StreamableHttpApp",
+    "decode_header_value",
+    "default_allowed_hosts",
+    "serve_http",
+]

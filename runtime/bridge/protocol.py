@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -68,3 +69,63 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
     if params is not None:
         msg["params"] = params
     return msg
+
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays/objects accepted in a client message (tool arguments are flat
+in practice; the limit keeps recursion in every later consumer bounded)."""
+_TOO_DEEP = f"Parse error: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def parse_message(data: bytes | str) -> Any:
+    """Decode one JSON-RPC message (or batch) from a client.
+
+    Raises :class:`RpcFailure` with ``PARSE_ERROR`` for text that is not JSON or nests deeper
+    than :data:`MAX_JSON_DEPTH`, and ``INVALID_REQUEST`` for an object with a duplicate key:
+    parsers disagree on which duplicate wins (the device core took the first ``name``, Python
+    the last), so a checker and the device could read different tool names. Refusing them is
+    the only reading every end agrees on.
+    """
+    try:
+        value = json.loads(data, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as dup:
+        message = f"Invalid Request: duplicate key {dup.key!r} in a JSON object (each key may appear once)"
+        raise RpcFailure(INVALID_REQUEST, message) from None
+    except RecursionError:
+        raise RpcFailure(PARSE_ERROR, _TOO_DEEP) from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise RpcFailure(PARSE_ERROR, f"Parse error: {exc}") from None
+    if _depth_exceeds(value, MAX_JSON_DEPTH):
+        raise RpcFailure(PARSE_ERROR, _TOO_DEEP)
+    return value

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
 from .core import Bridge, Session
-from .protocol import INVALID_REQUEST, PARSE_ERROR, error_response
+from .protocol import INVALID_REQUEST, PARSE_ERROR, RpcFailure, error_response, parse_message
 
 log = logging.getLogger("mcpgen.runtime.bridge.stdio")
 
@@ -108,9 +108,9 @@ class StdioServer:
                 if not line:
                     continue
                 try:
-                    message = json.loads(line)
-                except ValueError:
-                    await self.write(error_response(None, PARSE_ERROR, "parse error"))
+                    message = parse_message(line)
+                except RpcFailure as failure:
+                    await self.write(error_response(None, failure.code, failure.message))
                     continue
                 if isinstance(message, list):
                     self._spawn(self._batch(session, message))

@@ -247,3 +247,18 @@ async def test_cli_http_with_gateway_devices() -> None:
         stop.set()
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 10)
+
+
+async def test_cli_allowed_host_and_body_timeout() -> None:
+    import httpx2 as httpx
+
+    async with http_bridge_process("--allowed-host", "mybox.lan", "--body-timeout", "5") as url:
+        port = url.split(":")[2].split("/")[0]
+        params = {"protocolVersion": "2025-06-18"}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        async with httpx.AsyncClient(timeout=10) as c:
+            cases = [(f"mybox.lan:{port}", 200), (f"evil.example:{port}", 421), ("127.0.0.1", 200)]
+            for host, status in cases:
+                r = await c.post(url, content=json.dumps(init), headers={**headers, "Host": host})
+                assert r.status_code == status, host

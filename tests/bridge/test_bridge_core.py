@@ -261,7 +261,9 @@ def test_stdio_raw_batches_and_parse_errors(version: str, batch_ok: bool) -> Non
     out = run_stdio([init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, batch])
     assert len(out) == 3
     assert out[0]["id"] == 1 and out[0]["result"]["protocolVersion"] == version
-    assert {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}} in out
+    parse_errors = [m for m in out if isinstance(m, dict) and m.get("error", {}).get("code") == -32700]
+    assert len(parse_errors) == 1 and parse_errors[0]["id"] is None
+    assert parse_errors[0]["error"]["message"].startswith("Parse error: Expecting value: line 1 column 1")
     middle = next(m for m in out[1:] if isinstance(m, list) or m["error"]["code"] != -32700)
     if batch_ok:
         assert isinstance(middle, list) and {m["id"] for m in middle} == {2, 3}

@@ -194,10 +194,15 @@ async def test_origin_validation() -> None:
     bridge.add_device(FakeDevice())
     async with running_http(bridge, allowed_origins=["https://app.example"]) as port, http_client() as c:
         url = f"http://127.0.0.1:{port}/mcp"
-        r = await post(c, url, init_msg(), Origin="https://evil.example")
-        assert r.status_code == 403
-        assert r.json()["error"]["code"] == -32600 and r.json()["id"] is None
-        for origin in ["http://localhost:3000", "http://127.0.0.1", "https://app.example"]:
+        # Issue 18: any localhost port used to count as local; a page on another port is
+        # another origin (another program), so only the bridge's own origin and the
+        # configured ones pass.
+        for origin in ["https://evil.example", "http://localhost:3000", f"http://127.0.0.1:{port + 1}",
+                       "http://127.0.0.1", "null", f"https://127.0.0.1:{port}"]:
+            r = await post(c, url, init_msg(), Origin=origin)
+            assert r.status_code == 403, origin
+            assert r.json()["error"]["code"] == -32600 and r.json()["id"] is None
+        for origin in [f"http://127.0.0.1:{port}", "https://app.example", "HTTPS://APP.example/"]:
             r = await post(c, url, init_msg(), Origin=origin)
             assert r.status_code == 200, origin
         r = await post(c, url, init_msg())  # no Origin: not a browser

@@ -190,7 +190,7 @@ async def test_token_auth(fake_devices, caplog: pytest.LogCaptureFixture) -> Non
             await start(fake_devices, url, "lamp-2", token="lamp-token")
 
 
-async def test_hmac_auth_static_and_expiring_tokens() -> None:
+async def test_hmac_auth_permanent_and_expiring_tokens() -> None:
     auth = HmacAuth("s3cret")
     async with Gateway(port=0, auth=auth) as gw:
         url = url_of(gw)
@@ -198,18 +198,33 @@ async def test_hmac_auth_static_and_expiring_tokens() -> None:
         def h(dev: str, token: str) -> dict[str, str]:
             return {"Device-Id": dev, "Authorization": f"Bearer {token}", "Protocol-Version": "1"}
 
-        static = auth.token_for("dev.a")
-        assert len(static) == 64
-        assert await expect_status(url, h("dev.a", static)) == 101
-        assert await expect_status(url, h("dev.b", static)) == 401
+        permanent = auth.token_for("dev.a")
+        assert permanent.startswith("mcpgen1.p.") and len(permanent) == len("mcpgen1.p.") + 64
+        assert await expect_status(url, h("dev.a", permanent)) == 101
+        assert await expect_status(url, h("dev.b", permanent)) == 401
         future = int(time.time()) + 600
         expiring = auth.token_for("dev.a", future)
-        assert expiring.startswith(f"dev.a.{future}.")
+        assert expiring.startswith(f"mcpgen1.e.{future}.")
         assert await expect_status(url, h("dev.a", expiring)) == 101
         assert await expect_status(url, h("dev.b", expiring)) == 401
         assert await expect_status(url, h("dev.a", auth.token_for("dev.a", int(time.time()) - 1))) == 401
         assert await expect_status(url, h("dev.a", HmacAuth("other").token_for("dev.a"))) == 401
-        assert await expect_status(url, h("dev.a", f"dev.a.{future}.{'0' * 64}")) == 401
+        assert await expect_status(url, h("dev.a", f"mcpgen1.e.{future}.{'0' * 64}")) == 401
+
+
+async def test_hmac_forged_token_cannot_take_over_a_live_session(fake_devices) -> None:
+    """Issue 18: the permanent token of device 'X.9999999999' took over device X's session."""
+    auth = HmacAuth("s3cret")
+    async with Gateway(port=0, auth=auth) as gw:
+        url = url_of(gw)
+        await start(fake_devices, url, "X", token=auth.token_for("X"))
+        real = await gw.wait_for_device(timeout=5)
+        sig = auth.token_for("X.9999999999").rsplit(".", 1)[-1]  # a token the attacker holds
+        for forged in (f"X.9999999999.{sig}", f"mcpgen1.e.9999999999.{sig}", f"mcpgen1.p.{sig}"):
+            headers = {"Device-Id": "X", "Authorization": f"Bearer {forged}", "Protocol-Version": "1"}
+            assert await expect_status(url, headers) == 401, forged
+        await asyncio.sleep(0.1)
+        assert gw.connected == {"X": real} and not real.closed
 
 
 async def test_custom_async_authenticator(fake_devices) -> None:

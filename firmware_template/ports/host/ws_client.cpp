@@ -22,6 +22,13 @@ bool header_value_has_token(const char* value, const char* token) {
   return false;
 }
 
+// Close codes a peer may send (RFC 6455 7.4.1 and the IANA registry); 1005, 1006 and 1015
+// are reserved for reporting and must never appear in a frame.
+bool valid_close_code(uint16_t code) {
+  if (code >= 3000 && code <= 4999) return true;
+  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014);
+}
+
 }  // namespace
 
 void random_bytes(void* buf, size_t n) {
@@ -232,8 +239,29 @@ void WsClient::close(uint16_t code) {
   close_socket();
 }
 
+WsClient::Recv WsClient::protocol_error(const char* what) {
+  close(1002);
+  snprintf(error_, sizeof error_, "protocol error from server: %s", what);
+  return Recv::kError;
+}
+
+// Reads and discards n payload bytes. n is the peer's 64-bit length, so it is consumed in
+// size_t-sized chunks rather than cast (a 32-bit size_t would truncate it).
+bool WsClient::skip(uint64_t n) {
+  while (n > 0) {
+    size_t chunk = n > static_cast<uint64_t>(SIZE_MAX) ? SIZE_MAX : static_cast<size_t>(n);
+    if (read_exact(nullptr, chunk, -1) <= 0) return false;
+    n -= chunk;
+  }
+  return true;
+}
+
 WsClient::Recv WsClient::receive(char* buf, size_t cap, size_t* len, int timeout_ms) {
   int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  if (cap == 0) return Recv::kError;  // no room even for the NUL
+  // Invariant: total <= cap - 1, so "room" below never wraps. Every check compares a
+  // peer-supplied length against the room left (a subtraction of trusted values), never
+  // total + length, which wrapped for a declared length of 2^64-1 (issue 18).
   size_t total = 0;
   bool in_message = false;  // inside a fragmented message
   bool message_is_text = false;
@@ -247,56 +275,56 @@ WsClient::Recv WsClient::receive(char* buf, size_t cap, size_t* len, int timeout
     uint8_t opcode = h[0] & 0x0F;
     bool masked = (h[1] & 0x80) != 0;
     uint64_t plen = h[1] & 0x7F;
-    if ((h[0] & 0x70) != 0 || masked) {  // no extensions; server frames are never masked
-      close(1002);
-      snprintf(error_, sizeof error_, "protocol error from server");
-      return Recv::kError;
-    }
+    if ((h[0] & 0x70) != 0) return protocol_error("reserved bits set");  // no extensions
+    if (masked) return protocol_error("masked frame");  // server frames are never masked
     if (plen >= 126) {
       uint8_t ext[8];
       size_t en = plen == 126 ? 2 : 8;
       if (read_exact(ext, en, -1) <= 0) return Recv::kError;
       plen = 0;
       for (size_t i = 0; i < en; ++i) plen = (plen << 8) | ext[i];
+      // RFC 6455 5.2: the most significant bit of a 64-bit length must be 0.
+      if (en == 8 && (plen >> 63) != 0) return protocol_error("payload length above 2^63");
     }
     if (opcode >= 0x8) {  // control frame
-      if (plen > 125 || !fin) {
-        close(1002);
-        return Recv::kError;
-      }
+      if (plen > 125 || !fin) return protocol_error("bad control frame");
       char payload[125];
       if (read_exact(payload, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
       if (opcode == 0x9) {
         if (!send_frame(0xA, payload, static_cast<size_t>(plen))) return Recv::kError;
       } else if (opcode == 0x8) {
-        uint16_t code = plen >= 2 ? static_cast<uint16_t>((static_cast<uint8_t>(payload[0]) << 8) |
-                                                          static_cast<uint8_t>(payload[1]))
-                                  : 1000;
+        // An empty payload means "no code" (answered with 1000); one byte cannot hold a
+        // code and an invalid code is a protocol error (RFC 6455 5.5.1, 7.4): both get 1002.
+        uint16_t code = 1000;
+        if (plen == 1) return protocol_error("1-byte close payload");
+        if (plen >= 2) {
+          code = static_cast<uint16_t>((static_cast<uint8_t>(payload[0]) << 8) | static_cast<uint8_t>(payload[1]));
+          if (!valid_close_code(code)) return protocol_error("invalid close code");
+        }
         close(code);
         snprintf(error_, sizeof error_, "closed by server (code %u)", code);
         return Recv::kClosed;
+      } else if (opcode != 0xA) {
+        return protocol_error("unknown control opcode");
       }
       continue;  // pong
     }
     if (opcode == 0x1 || opcode == 0x2) {
-      if (in_message) {
-        close(1002);
-        return Recv::kError;
-      }
+      if (in_message) return protocol_error("new message inside a fragmented one");
       in_message = true;
       message_is_text = opcode == 0x1;
       total = 0;
       oversized = false;
     } else if (opcode != 0x0 || !in_message) {
-      close(1002);
-      return Recv::kError;
+      return protocol_error(opcode == 0x0 ? "continuation without a message" : "unknown opcode");
     }
-    if (message_is_text && !oversized && total + plen <= cap - 1) {
+    size_t room = cap - 1 - total;
+    if (message_is_text && !oversized && plen <= static_cast<uint64_t>(room)) {
       if (read_exact(buf + total, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
       total += static_cast<size_t>(plen);
     } else {
       if (message_is_text) oversized = true;
-      if (read_exact(nullptr, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
+      if (!skip(plen)) return Recv::kError;
     }
     if (!fin) continue;
     in_message = false;

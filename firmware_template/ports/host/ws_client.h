@@ -45,6 +45,8 @@ class WsClient : public TcpStream {
 
  private:
   bool send_frame(uint8_t opcode, const char* data, size_t len);
+  Recv protocol_error(const char* what);  // closes with 1002; returns kError
+  bool skip(uint64_t n);                  // discards n payload bytes
 };
 
 // Fills buf with n random bytes (/dev/urandom, falling back to a time-seeded PRNG).
