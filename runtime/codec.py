@@ -23,7 +23,7 @@ from typing import Any, Optional, Union
 
 import orjson
 
-from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
+from mcpgen.runtime.errors import McpDeviceError, ProtocolError, RpcError, ToolError
 
 _loads = orjson.loads
 _dumps = orjson.dumps
@@ -41,6 +41,8 @@ _exc_new = BaseException.__new__
 
 # "absent" for dict.get, where JSON null is a value
 _MISSING = object()
+_INF = float("inf")
+_ID_FLOAT_MAX = 1e18  # a float id beyond this is not one of ours (ids are < 2**63)
 
 
 def _compiled() -> bool:
@@ -361,29 +363,38 @@ def _decode_text_kind(content: object, kind: int) -> object:
             return True
         if low in ("false", "0"):
             return False
-        raise ProtocolError(f"expected a boolean result, got {text!r}")
+        raise ProtocolError(f"expected a boolean result, got {_preview(text)}")
     if kind == _K_INTEGER:
         try:
             return int(text)
-        except ValueError:
+        except ValueError:  # also: more digits than sys.get_int_max_str_digits() allows
             pass
         try:
             f = float(text)
         except ValueError:
-            raise ProtocolError(f"expected an integer result, got {text!r}") from None
-        if f != f or f != int(f):
-            raise ProtocolError(f"expected an integer result, got {text!r}")
+            raise ProtocolError(f"expected an integer result, got {_preview(text)}") from None
+        # NaN, +-Infinity and 1e400 (which float() reads as infinity) have no integer value:
+        # int() would raise OverflowError/ValueError, which callers must never see.
+        if f != f or f == _INF or f == -_INF or f != int(f):
+            raise ProtocolError(f"expected an integer result, got {_preview(text)}")
         return int(f)
     if kind == _K_NUMBER:
         try:
             return float(text)
         except ValueError:
-            raise ProtocolError(f"expected a number result, got {text!r}") from None
+            raise ProtocolError(f"expected a number result, got {_preview(text)}") from None
     # _K_OBJECT without structuredContent: the text is the JSON object.
     try:
         return _loads(text)
     except _JSONDecodeError:
         raise ProtocolError(f"expected a JSON object result, got {text[:80]!r}") from None
+
+
+def _preview(text: str) -> str:
+    """``repr`` of the start of a device's text, for error messages (it may be megabytes)."""
+    if len(text) <= 80:
+        return repr(text)
+    return f"{text[:80]!r}... ({len(text)} characters)"
 
 
 def decode_result(result: object, kind: int) -> object:
@@ -680,6 +691,11 @@ class Session:
         rid = payload.get("id")
         if rid is None or "method" in payload:
             return _classify(msg)
+        trid = type(rid)
+        if trid is not int and trid is not str and trid is not float:
+            # JSON-RPC ids are numbers or strings. A list or an object is unhashable and
+            # true would match request 1 (True == 1): such a reply answers nothing of ours.
+            return _frame(_F_INVALID, etype, msg.get("session_id"), rid, None, None, None, None, msg)
         p = self.pending.pop(rid, None)
         if p is None:
             p = self._pop_coerced(rid)
@@ -694,8 +710,11 @@ class Session:
         if result is not _MISSING:
             try:
                 value = decode_result(result, p.kind)
-            except Exception as exc:  # ToolError / ProtocolError reach the caller
+            except McpDeviceError as exc:  # ToolError / ProtocolError reach the caller
                 _reject(p.future, exc)
+                return None
+            except Exception as exc:  # a decoding bug must still end the call with a typed error
+                _reject(p.future, _undecodable(exc))
                 return None
             _resolve(p.future, value)
             return None
@@ -707,17 +726,29 @@ class Session:
         return None
 
     def _pop_coerced(self, rid: object) -> Optional[Pending]:
-        """Some peers echo numeric ids as strings (or 3.0): match them anyway."""
+        """Some peers echo numeric ids as strings (or 3.0): match them anyway.
+
+        Only ASCII digits count (``"²".isdigit()`` is true but ``int("²")`` fails) and only
+        as many as an id can have; a float must be finite and whole.
+        """
         key = None
         if type(rid) is str:
-            if rid.isdigit():
-                key = int(rid)
+            s = rid
+            if 0 < len(s) <= 18 and s.isascii() and s.isdigit():
+                key = int(s)
         elif type(rid) is float:
-            if rid == int(rid):
-                key = int(rid)
+            f = rid
+            if -_ID_FLOAT_MAX < f < _ID_FLOAT_MAX and f == int(f):
+                key = int(f)
         if key is None:
             return None
         return self.pending.pop(key, None)
+
+
+def _undecodable(exc: BaseException) -> ProtocolError:
+    err = ProtocolError(f"the device's reply could not be decoded: {type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
 
 
 def encode_notification(method: str, params: object = None, session_id: Optional[str] = None) -> bytes:
