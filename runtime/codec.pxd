@@ -99,3 +99,20 @@ cdef class Session:
     cpdef object feed(self, object data)
     @cython.locals(s=str, f=double)
     cdef Pending _pop_coerced(self, object rid)
+
+
+cdef class Deadlines:
+    cdef object _loop
+    cdef object _time
+    cdef public double resolution
+    cdef dict _buckets
+    cdef long long _last
+    cdef object _handle
+
+    @cython.locals(res=double, tick="long long", bucket=list)
+    cpdef add(self, double timeout, object owner, object request_id, object what)
+    @cython.locals(now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
+    cpdef _sweep(self)
+
+
+cdef object _deadlines

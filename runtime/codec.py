@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import types
+import weakref
 from typing import Any, Optional, Union
 
 import orjson
@@ -745,6 +747,88 @@ class Session:
         return self.pending.pop(key, None)
 
 
+class Deadlines:
+    """Call deadlines for every session on one event loop: a coarse periodic sweep.
+
+    One timer per loop instead of one ``call_later`` per call: each call appends a small
+    entry to the bucket of the sweep tick that follows its deadline, and a sweep every
+    ``resolution`` seconds (only while entries exist) hands the due ones to
+    ``owner._expire(request_id, timeout, what)``. Entries of calls that were answered
+    stay in their bucket until its tick and cost one failed pending-table lookup there:
+    cheaper than creating and cancelling a timer handle per call. A deadline fires
+    within ``resolution`` after it is due.
+    """
+
+    def __init__(self, loop: Any, resolution: float = 0.05) -> None:
+        self._loop = loop
+        self._time = loop.time
+        self.resolution = resolution
+        self._buckets: dict = {}
+        self._last = 0
+        self._handle: Any = None
+
+    def add(self, timeout: float, owner: Any, request_id: object, what: object) -> None:
+        """Arranges ``owner._expire(request_id, timeout, what)`` at ``timeout`` seconds from now."""
+        res = self.resolution
+        tick = int((self._time() + timeout) / res) + 1
+        bucket = self._buckets.get(tick)
+        if bucket is None:
+            bucket = []
+            self._buckets[tick] = bucket
+        bucket.append((owner, request_id, timeout, what))
+        if self._handle is None:
+            self._last = int(self._time() / res)
+            self._handle = self._loop.call_later(res, self._sweep)
+
+    @property
+    def scheduled(self) -> int:
+        """Entries waiting for their tick (answered calls included)."""
+        n = 0
+        for b in self._buckets.values():
+            n += len(b)
+        return n
+
+    def _sweep(self) -> None:
+        self._handle = None
+        now = int(self._time() / self.resolution)
+        tick = self._last + 1
+        buckets = self._buckets
+        while tick <= now:
+            due = buckets.pop(tick, None)
+            if due is not None:
+                for entry in due:
+                    try:
+                        entry[0]._expire(entry[1], entry[2], entry[3])
+                    except Exception:  # one owner's bug must not stop the others' deadlines
+                        _log_exception("deadline handler of %r failed", entry[0])
+            tick += 1
+        self._last = now
+        if buckets and not self._loop.is_closed():
+            self._handle = self._loop.call_later(self.resolution, self._sweep)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._buckets.clear()
+
+
+_deadlines: Any = weakref.WeakKeyDictionary()
+
+
+def deadlines_for(loop: Any) -> Deadlines:
+    """The :class:`Deadlines` of ``loop`` (created on first use)."""
+    d = _deadlines.get(loop)
+    if d is None:
+        d = Deadlines(loop)
+        _deadlines[loop] = d
+    return d
+
+
+def _log_exception(msg: str, arg: object) -> None:
+    logging.getLogger("mcpgen.runtime.codec").exception(msg, arg)
+
+
 def _undecodable(exc: BaseException) -> ProtocolError:
     err = ProtocolError(f"the device's reply could not be decoded: {type(exc).__name__}: {exc}")
     err.__cause__ = exc
@@ -798,6 +882,8 @@ __all__ = [
     "Frame",
     "Pending",
     "Session",
+    "Deadlines",
+    "deadlines_for",
     "decode_frame",
     "decode_result",
     "rpc_error",

@@ -134,6 +134,10 @@ class Device:
         self._tools_changed = asyncio.Event()
         self._progress: dict[str, ProgressCallback] = {}
         self._progress_ids = itertools.count(1)
+        self._deadlines = codec.deadlines_for(self._loop)
+        # Transports that can send without waiting (the gateway's WebSocket links) offer
+        # send_now(data): calls then skip the per-call coroutine and stalled-send handling.
+        self._send_now: Optional[Callable[[bytes], None]] = getattr(transport, "send_now", None)
 
     # -- properties ---------------------------------------------------------------------
 
@@ -274,9 +278,27 @@ class Device:
         """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``."""
         if self._closed:
             raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        session = self._session
         fut = self._loop.create_future()
-        data = self._session.call(name, arguments, fut, kind)
-        return await self._complete(self._session.last_id, fut, data, timeout, name)
+        data = session.call(name, arguments, fut, kind)
+        rid = session.last_id
+        send_now = self._send_now
+        if send_now is None:
+            return await self._complete(rid, fut, data, timeout, name)
+        t = self.call_timeout if timeout is None else timeout
+        if t is not None and t >= 0:
+            self._deadlines.add(t, self, rid, name)
+        try:
+            send_now(data)
+        except Exception as exc:
+            session.forget(rid)
+            raise self._send_failed(exc) from exc
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            if session.forget(rid) and not self._closed:
+                self._send_cancelled(rid, "cancelled by the client")
+            raise
 
     async def request(
         self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None
@@ -303,7 +325,21 @@ class Device:
         self, rid: int, fut: asyncio.Future, data: bytes, timeout: Optional[float], what: str
     ) -> Any:
         t = self.call_timeout if timeout is None else timeout
-        handle = self._loop.call_later(t, self._expire, rid, t, what) if t is not None and t >= 0 else None
+        if t is not None and t >= 0:
+            self._deadlines.add(t, self, rid, what)
+        send_now = self._send_now
+        if send_now is not None:
+            try:
+                send_now(data)
+            except Exception as exc:
+                self._session.forget(rid)
+                raise self._send_failed(exc) from exc
+            try:
+                return await fut
+            except asyncio.CancelledError:
+                if self._session.forget(rid) and not self._closed:
+                    self._send_cancelled(rid, "cancelled by the client")
+                raise
         try:
             # While the frame is being written (a stalled link can block here), the
             # timeout must still end the call: _expire cancels the task and we turn that
@@ -332,13 +368,30 @@ class Device:
             return await fut
         except asyncio.CancelledError:
             if self._session.forget(rid) and not self._closed:
-                self._spawn(self._send_quietly(self._session.cancelled(rid, "cancelled by the client")))
+                self._send_cancelled(rid, "cancelled by the client")
             raise
-        finally:
-            if handle is not None:
-                handle.cancel()
+
+    def _send_failed(self, exc: BaseException) -> DeviceDisconnected:
+        if self._closed:
+            return DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        return DeviceDisconnected(f"sending to device {self.device_id!r} failed: {exc}")
+
+    def _send_cancelled(self, rid: int, reason: str) -> None:
+        """Tells the device to stop working on ``rid`` (best effort)."""
+        data = self._session.cancelled(rid, reason)
+        send_now = self._send_now
+        if send_now is None:
+            self._spawn(self._send_quietly(data))
+            return
+        try:
+            send_now(data)
+        except Exception:  # the link is going away; nothing to report to anyone
+            log.debug("device %s: could not send %r", self.device_id, data[:80])
 
     def _expire(self, rid: int, t: float, what: str) -> None:
+        """Called by the loop's deadline sweep; a call answered meanwhile is skipped."""
+        if rid not in self._session.pending:
+            return
         exc = DeviceTimeout(f"{what}: no reply from device {self.device_id!r} within {t:g}s (request {rid})")
         if self._session.fail(rid, exc):
             sender = self._sending.get(rid)
@@ -346,7 +399,7 @@ class Device:
                 self._send_expired.add(rid)
                 sender.cancel()
             elif not self._closed:
-                self._spawn(self._send_quietly(self._session.cancelled(rid, "timeout")))
+                self._send_cancelled(rid, "timeout")
 
     async def _send(self, data: bytes) -> None:
         try:
@@ -410,8 +463,12 @@ class Device:
     def feed(self, data: Union[bytes, str]) -> None:
         """Transports call this with every incoming frame."""
         frame = self._session.feed(data)
-        if frame is None:
-            return
+        if frame is not None:
+            self.handle_frame(frame, data)
+
+    def handle_frame(self, frame: codec.Frame, data: Union[bytes, str, memoryview]) -> None:
+        """What :meth:`feed` does with a frame that was not a reply to a pending call
+        (transports that run :meth:`codec.Session.feed` themselves call this)."""
         kind = frame.kind
         if kind == codec.FRAME_NOTIFICATION:
             params = frame.params if isinstance(frame.params, dict) else {}
@@ -463,6 +520,12 @@ class Device:
             }
         sid = self._session.session_id
         data = codec.dumps(reply if sid is None else {"session_id": sid, "type": "mcp", "payload": reply})
+        if self._send_now is not None:
+            try:
+                self._send_now(data)
+            except Exception:
+                log.debug("device %s: could not answer %r", self.device_id, frame.method)
+            return
         self._spawn(self._send_quietly(data))
 
     def connection_lost(self, reason: str = "connection lost") -> None:
