@@ -6,8 +6,9 @@ the frame callback, so the emulator stays well below one core and is not what li
 the gateway; a ``cpu`` line on stdin prints its CPU seconds so far), each a xiaozhi-style
 device: the handshake headers (``Authorization: Bearer``, ``Protocol-Version``,
 ``Device-Id``, ``Client-Id``), the device ``hello`` with ``features.mcp``, then MCP over
-``{"session_id","type":"mcp","payload"}`` envelopes answering ``initialize``, ``tools/list`` (desk-lamp's tools, as the firmware
-stores them) and ``tools/call`` with precomputed replies, like the C++ core writes them.
+``{"session_id","type":"mcp","payload"}`` envelopes answering ``initialize``,
+``tools/list`` (desk-lamp's tools, as the firmware stores them) and ``tools/call`` with
+precomputed replies, like the C++ core writes them.
 
 Bounded: at most ``MAX_DEVICES`` connections, only to 127.0.0.1, and the process exits
 after ``--max-seconds``, when its stdin closes or says ``quit``, or when its parent dies.
