@@ -4,6 +4,8 @@ cimport cython
 cdef object _loads
 cdef object _dumps
 cdef object _JSONDecodeError
+cdef object _fast_decode
+cdef object _FastError
 cdef bytes _EMPTY
 cdef object _Future
 cdef object _future_set_result
@@ -99,6 +101,8 @@ cdef class Session:
     cpdef object feed(self, object data)
     @cython.locals(s=str, f=double)
     cdef Pending _pop_coerced(self, object rid)
+    @cython.locals(p=Pending, kind=int, s=str, rid=object)
+    cdef bint _feed_reply(self, object data) except -1
 
 
 cdef class Deadlines:
