@@ -977,6 +977,11 @@ def dumps(value: object) -> bytes:
     return _dumps(value)
 
 
+def dumps_sorted(value: object) -> bytes:
+    """orjson.dumps with sorted keys: equal values give equal bytes (a cache key)."""
+    return _dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
 __all__ = [
     "KIND_RAW",
     "KIND_AUTO",

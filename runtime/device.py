@@ -13,6 +13,7 @@ import asyncio
 import inspect
 import itertools
 import logging
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Protocol, Union
@@ -667,7 +668,7 @@ class Device:
             for raw in page:
                 if isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw["name"] not in names:
                     names.add(raw["name"])
-                    tools.append(ToolInfo.from_raw(raw))
+                    tools.append(_shared_tool(raw))
             nxt = res.get("nextCursor")
             if not nxt or not isinstance(nxt, str):
                 break
@@ -707,6 +708,24 @@ class Device:
             if not self._relist_pending:
                 return
             self._relist_pending = False
+
+
+# Devices of one firmware report identical tools: one ToolInfo (and its schema dicts) per
+# distinct tool description, shared by every handle, instead of a copy per device (a
+# gateway with 10,000 devices would otherwise hold 10,000 copies of the same schemas).
+_TOOLS: weakref.WeakValueDictionary[bytes, ToolInfo] = weakref.WeakValueDictionary()
+
+
+def _shared_tool(raw: dict) -> ToolInfo:
+    try:
+        key = codec.dumps_sorted(raw)
+    except Exception:  # not serialisable as sent (cannot happen for parsed JSON): no sharing
+        return ToolInfo.from_raw(raw)
+    info = _TOOLS.get(key)
+    if info is None:
+        info = ToolInfo.from_raw(raw)
+        _TOOLS[key] = info
+    return info
 
 
 def _subscribe(callbacks: list, callback: Any) -> Callable[[], None]:
