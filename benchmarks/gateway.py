@@ -199,15 +199,41 @@ def run_workers(count: int, workers: int, duration: float, rounds: int, log: Log
     return gw_multi.compare(count, workers, duration, rounds, log)
 
 
-def run(counts: list[int], rounds: int, duration: float, log: Log) -> dict[str, Any]:
+#: Above this many devices only the compiled gateway and the picows echo run (memory).
+LARGE = 5000
+
+
+def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int = 2) -> dict[str, Any]:
     from benchmarks import bindings as bnd
+    from benchmarks import gw_decode
 
     soft, hard = raise_nofile_limit()
     pydir = bnd.build(log)
     results = []
     for n in counts:
-        results.append(run_count(n, rounds, duration, log, str(pydir) if pydir else None))
+        modes = ALL if n <= LARGE else ("compiled", "picows echo")
+        results.append(run_count(n, rounds, duration, log, str(pydir) if pydir else None, modes=modes))
+    decode = gw_decode.measure()
+    log(
+        "  reply decode vs orjson.loads: "
+        + ", ".join(
+            f"{label} {name} {v['x_orjson']:.2f}x"
+            for label in ("result", "error")
+            for name, v in decode[label].items()
+            if name != "orjson.loads"
+        )
+    )
+    multi: Optional[dict[str, Any]] = None
+    if workers > 1 and counts and rounds >= 3:  # not in --quick runs
+        try:
+            multi = run_workers(
+                max(counts[0], min(1000, max(counts))), workers, duration, max(3, rounds // 2), log
+            )
+        except Exception as exc:  # noqa: BLE001 - reported in the section
+            multi = {"error": f"{type(exc).__name__}: {exc}"}
     return {
+        "decode": decode,
+        "workers": multi,
         "counts": counts,
         "rounds": rounds,
         "round_seconds": duration,
