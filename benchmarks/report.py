@@ -254,6 +254,10 @@ def _gateway(g: dict[str, Any]) -> list[str]:
         "",
         "RSS per device = (gateway RSS with all devices ready − RSS at start) / devices.",
         "",
+        "When the machine is shared (the figures of a run on a 2-core machine with other jobs running are "
+        "noisy by tens of per cent), only the ratios of rows measured in the same interleaved rounds are "
+        "meaningful; absolute µs and calls/s are not comparable across runs.",
+        "",
     ]
     return out
 
