@@ -114,9 +114,10 @@ cdef class Deadlines:
     cdef object _handle
 
     @cython.locals(res=double, tick="long long", bucket=list)
-    cpdef add(self, double timeout, object owner, object request_id, object what)
+    cpdef add(self, double timeout, object owner, object request_id, object what, object pending=*)
     @cython.locals(now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
     cpdef _sweep(self)
 
 
 cdef object _deadlines
+cdef object _CancelledError

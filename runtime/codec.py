@@ -884,15 +884,21 @@ class Deadlines:
         self._last = 0
         self._handle: Any = None
 
-    def add(self, timeout: float, owner: Any, request_id: object, what: object) -> None:
-        """Arranges ``owner._expire(request_id, timeout, what)`` at ``timeout`` seconds from now."""
+    def add(
+        self, timeout: float, owner: Any, request_id: object, what: object, pending: Optional[dict] = None
+    ) -> None:
+        """Arranges ``owner._expire(request_id, timeout, what)`` at ``timeout`` seconds from now.
+
+        With ``pending`` (a session's pending table) the sweep skips the call by itself
+        when ``request_id`` is no longer in it (answered, cancelled or failed).
+        """
         res = self.resolution
         tick = int((self._time() + timeout) / res) + 1
         bucket = self._buckets.get(tick)
         if bucket is None:
             bucket = []
             self._buckets[tick] = bucket
-        bucket.append((owner, request_id, timeout, what))
+        bucket.append((owner, request_id, timeout, what, pending))
         if self._handle is None:
             self._last = int(self._time() / res)
             self._handle = self._loop.call_later(res, self._sweep)
@@ -914,6 +920,9 @@ class Deadlines:
             due = buckets.pop(tick, None)
             if due is not None:
                 for entry in due:
+                    table = entry[4]
+                    if table is not None and entry[1] not in table:
+                        continue  # answered in time: the common case, no Python call
                     try:
                         entry[0]._expire(entry[1], entry[2], entry[3])
                     except Exception:  # one owner's bug must not stop the others' deadlines
@@ -931,6 +940,44 @@ class Deadlines:
 
 
 _deadlines: Any = weakref.WeakKeyDictionary()
+_CancelledError = asyncio.CancelledError
+
+
+async def invoke(
+    session: Session,
+    loop: Any,
+    deadlines: Deadlines,
+    owner: Any,
+    send_now: Any,
+    name: str,
+    arguments: object,
+    kind: int,
+    timeout: float,
+) -> object:
+    """One ``tools/call`` over a transport that sends without waiting (compiled coroutine).
+
+    What :meth:`Device.invoke <mcpgen.runtime.device.Device.invoke>` runs per call on the
+    gateway: encode with a fresh id, register the future and its deadline (``timeout``
+    < 0: none), send, wait. ``owner`` (the Device) turns a failed send into its
+    ``DeviceDisconnected`` (``_send_failed``) and tells the device about a cancelled call
+    (``_send_cancelled``).
+    """
+    fut = loop.create_future()
+    data = session.call(name, arguments, fut, kind)
+    rid = session.last_id
+    if timeout >= 0:
+        deadlines.add(timeout, owner, rid, name, session.pending)
+    try:
+        send_now(data)
+    except Exception as exc:
+        session.forget(rid)
+        raise owner._send_failed(exc) from exc
+    try:
+        return await fut
+    except _CancelledError:
+        if session.forget(rid) and not owner._closed:
+            owner._send_cancelled(rid, "cancelled by the client")
+        raise
 
 
 def deadlines_for(loop: Any) -> Deadlines:
@@ -1006,6 +1053,7 @@ __all__ = [
     "Session",
     "Deadlines",
     "deadlines_for",
+    "invoke",
     "decode_frame",
     "decode_result",
     "rpc_error",

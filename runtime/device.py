@@ -14,7 +14,7 @@ import inspect
 import itertools
 import logging
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Protocol, Union
 
@@ -275,31 +275,42 @@ class Device:
             if on_progress is not None and self._progress.get(key) is on_progress:
                 del self._progress[key]
 
-    async def invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None) -> Any:
-        """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``."""
+    def invoke(
+        self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None
+    ) -> Awaitable[Any]:
+        """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``.
+
+        Returns an awaitable (``await device.invoke(...)``). On transports that send
+        without waiting (the gateway) the whole call runs in the compiled
+        :func:`codec.invoke <mcpgen.runtime.codec.invoke>` coroutine.
+        """
         if self._closed:
-            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
-        session = self._session
-        fut = self._loop.create_future()
-        data = session.call(name, arguments, fut, kind)
-        rid = session.last_id
+            return self._disconnected()
         send_now = self._send_now
         if send_now is None:
-            return await self._complete(rid, fut, data, timeout, name)
+            return self._invoke(name, arguments, kind, timeout)
         t = self.call_timeout if timeout is None else timeout
-        if t is not None and t >= 0:
-            self._deadlines.add(t, self, rid, name)
-        try:
-            send_now(data)
-        except Exception as exc:
-            session.forget(rid)
-            raise self._send_failed(exc) from exc
-        try:
-            return await fut
-        except asyncio.CancelledError:
-            if session.forget(rid) and not self._closed:
-                self._send_cancelled(rid, "cancelled by the client")
-            raise
+        return codec.invoke(
+            self._session,
+            self._loop,
+            self._deadlines,
+            self,
+            send_now,
+            name,
+            arguments,
+            kind,
+            -1.0 if t is None or t < 0 else t,
+        )
+
+    async def _disconnected(self) -> Any:
+        raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+
+    async def _invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float]) -> Any:
+        if self._closed:
+            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        fut = self._loop.create_future()
+        data = self._session.call(name, arguments, fut, kind)
+        return await self._complete(self._session.last_id, fut, data, timeout, name)
 
     async def request(
         self, method: str, params: Optional[dict] = None, *, timeout: Optional[float] = None
@@ -327,7 +338,7 @@ class Device:
     ) -> Any:
         t = self.call_timeout if timeout is None else timeout
         if t is not None and t >= 0:
-            self._deadlines.add(t, self, rid, what)
+            self._deadlines.add(t, self, rid, what, self._session.pending)
         send_now = self._send_now
         if send_now is not None:
             try:
