@@ -94,14 +94,15 @@ async def drive(
             lat.append(clock() - t0)
 
     gc.collect()
-    if freeze:
+    froze = freeze and gc.get_freeze_count() == 0  # the gateway may have frozen already (many devices)
+    if froze:
         gc.freeze()  # setup's objects (sessions, tools, validators) leave the GC's scans
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     await asyncio.gather(*(worker(c) for c in callers))
     elapsed = time.perf_counter() - t0
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
-    if freeze:
+    if froze:
         gc.unfreeze()
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     lat.sort()

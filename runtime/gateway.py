@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import http
 import inspect
 import logging
@@ -59,6 +60,10 @@ SWEEP_INTERVAL = 0.1
 #: Initial receive buffer of a connection (picows grows it for larger frames): small, so
 #: that 10,000 idle devices stay cheap.
 READ_BUFFER = 2048
+#: gc_freeze=None (auto) freezes the GC's view of set-up sessions from this many devices
+#: on, FREEZE_DELAY seconds after the last device of a burst became ready.
+FREEZE_MIN_DEVICES = 2000
+FREEZE_DELAY = 1.0
 
 
 class Gateway:
@@ -83,6 +88,7 @@ class Gateway:
         handshake_timeout: float = 10.0,
         reuse_port: bool = False,
         backlog: int = 1024,
+        gc_freeze: Optional[bool] = None,
     ) -> None:
         if policy not in ("strict", "warn", "off"):
             raise ValueError(f"policy must be 'strict', 'warn' or 'off', not {policy!r}")
@@ -102,6 +108,10 @@ class Gateway:
         self.handshake_timeout = handshake_timeout
         self.reuse_port = reuse_port
         self.backlog = backlog
+        self.gc_freeze = gc_freeze
+        self._frozen = 0  # ready devices when this gateway last called gc.freeze() (0: not frozen)
+        self._left_since_freeze = 0
+        self._freeze_timer: Optional[asyncio.TimerHandle] = None
         self.connected: dict[str, Device] = {}
         self._live: dict[str, Device] = {}  # device id -> newest handle, ready or in setup
         self._server: Optional[asyncio.AbstractServer] = None
@@ -174,6 +184,10 @@ class Gateway:
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
+        if self._freeze_timer is not None:
+            self._freeze_timer.cancel()
+            self._freeze_timer = None
+        self._thaw()
         for _, fut in self._waiters:
             if not fut.done():
                 fut.set_exception(DeviceTimeout("gateway closed"))
@@ -278,8 +292,48 @@ class Gateway:
             self._unclaimed.append(device)
         for q in self._queues:
             q.put_nowait(device)
+        self._schedule_freeze()
+
+    # -- GC: freeze the sessions' objects once devices are set up ---------------------------
+
+    def _want_freeze(self) -> bool:
+        if self.gc_freeze is None:
+            return len(self.connected) >= FREEZE_MIN_DEVICES
+        return self.gc_freeze
+
+    def _schedule_freeze(self) -> None:
+        """After the last of a burst of devices is ready: one timer, moved on each arrival."""
+        if not self._want_freeze():
+            return
+        if self._freeze_timer is not None:
+            self._freeze_timer.cancel()
+        self._freeze_timer = asyncio.get_running_loop().call_later(FREEZE_DELAY, self._freeze)
+
+    def _freeze(self) -> None:
+        # Measured (docs/benchmarks.md): with 10,000 devices the cyclic GC's full
+        # collections, walking every session's objects again and again, cost more than
+        # the calls themselves; frozen, those objects are skipped. Neutral at 1,000.
+        self._freeze_timer = None
+        if self._closing or not self._want_freeze():
+            return
+        gc.freeze()
+        self._frozen = len(self.connected)
+        self._left_since_freeze = 0
+        log.info("gc.freeze() with %d devices ready", self._frozen)
+
+    def _thaw(self) -> None:
+        """Undoes our freeze so departed sessions' reference cycles can be collected."""
+        if self._frozen:
+            gc.unfreeze()
+            self._frozen = 0
+            self._left_since_freeze = 0
 
     def _gone(self, device: Device) -> None:
+        if self._frozen and (self.connected.get(device.device_id) is device):
+            self._left_since_freeze += 1
+            if self._left_since_freeze > max(100, self._frozen // 10):
+                self._thaw()  # many sessions ended: let the GC reclaim them, re-freeze later
+                self._schedule_freeze()
         self._claim(device)
         if self.connected.get(device.device_id) is device:
             del self.connected[device.device_id]

@@ -224,3 +224,31 @@ def test_gateway_runs_on_uvloop_and_plain_asyncio() -> None:
             loop.close()
         assert value == 5
         assert module.startswith("uvloop") == use_uvloop
+
+
+async def test_gc_freeze_after_setup_and_thaw_on_close(
+    fake_devices: list[FakeWsDevice], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from mcpgen.runtime import gateway as gateway_module
+
+    monkeypatch.setattr(gateway_module, "FREEZE_DELAY", 0.05)
+    assert gc.get_freeze_count() == 0
+    async with Gateway(port=0, gc_freeze=True) as gw:
+        for i in range(3):
+            fake = FakeWsDevice(url_of(gw), f"fz{i}", token=None)
+            fake_devices.append(fake)
+            await fake.start()
+        devices = [await gw.wait_for_device(timeout=5) for _ in range(3)]
+        await asyncio.sleep(0.3)
+        assert gc.get_freeze_count() > 0, "set-up sessions are frozen"
+        assert await devices[0].call("self.counter.add", {"amount": 1}) == 1
+    assert gc.get_freeze_count() == 0, "closing the gateway thaws what it froze"
+    async with Gateway(port=0) as gw:  # auto: not below FREEZE_MIN_DEVICES
+        fake = FakeWsDevice(url_of(gw), "few", token=None)
+        fake_devices.append(fake)
+        await fake.start()
+        await gw.wait_for_device(timeout=5)
+        await asyncio.sleep(0.3)
+        assert gc.get_freeze_count() == 0
