@@ -254,6 +254,11 @@ def _gateway(g: dict[str, Any]) -> list[str]:
         "",
         "RSS per device = (gateway RSS with all devices ready − RSS at start) / devices.",
         "",
+        "From 2,000 connected devices on, the gateway calls `gc.freeze()` by itself after setup (its "
+        "`gc_freeze` option, see runtime.md), so the 10,000-device *compiled* row runs frozen; the "
+        "*compiled + gc.freeze()* rows below that count show what freezing does where it is not automatic. "
+        "Very large counts run only the compiled gateway and the picows echo (memory).",
+        "",
         "When the machine is shared (the figures of a run on a 2-core machine with other jobs running are "
         "noisy by tens of per cent), only the ratios of rows measured in the same interleaved rounds are "
         "meaningful; absolute µs and calls/s are not comparable across runs.",
