@@ -118,7 +118,8 @@ class Device:
         self._loop = loop or asyncio.get_running_loop()
         self._closed = False
         self._close_reason = ""
-        self._closed_event = asyncio.Event()
+        # Created on first wait: a gateway holds thousands of handles nobody waits on.
+        self._closed_event: Optional[asyncio.Event] = None
         self._tools: list[ToolInfo] = []
         self._tool_map: dict[str, ToolInfo] = {}
         self._validators: dict[str, SchemaValidator] = {}
@@ -132,7 +133,7 @@ class Device:
         self._tasks: set[asyncio.Task] = set()
         self._sending: dict[int, Optional[asyncio.Task]] = {}
         self._send_expired: set[int] = set()
-        self._tools_changed = asyncio.Event()
+        self._tools_changed: Optional[asyncio.Event] = None
         self._progress: dict[str, ProgressCallback] = {}
         self._progress_ids = itertools.count(1)
         self._deadlines = codec.deadlines_for(self._loop)
@@ -467,6 +468,8 @@ class Device:
 
     async def wait_tools_changed(self, timeout: Optional[float] = None) -> None:
         """Waits until the tool list is re-read after ``notifications/tools/list_changed``."""
+        if self._tools_changed is None:
+            self._tools_changed = asyncio.Event()
         self._tools_changed.clear()
         await asyncio.wait_for(self._tools_changed.wait(), timeout)
 
@@ -554,7 +557,8 @@ class Device:
             log.info("device %s: %d pending call(s) failed: %s", self.device_id, n, reason)
         if self._relist_task is not None:
             self._relist_task.cancel()
-        self._closed_event.set()
+        if self._closed_event is not None:
+            self._closed_event.set()
         self._dispatch(self._close_callbacks, self)
 
     async def close(self, reason: str = "closed by the client") -> None:
@@ -566,6 +570,10 @@ class Device:
             log.debug("device %s: error while closing the transport", self.device_id, exc_info=True)
 
     async def wait_closed(self) -> None:
+        if self._closed:
+            return
+        if self._closed_event is None:
+            self._closed_event = asyncio.Event()
         await self._closed_event.wait()
 
     async def __aenter__(self) -> Device:
@@ -698,7 +706,8 @@ class Device:
         self._kinds = {
             t.name: (codec.KIND_OBJECT if t.output_schema is not None else codec.KIND_AUTO) for t in tools
         }
-        self._tools_changed.set()
+        if self._tools_changed is not None:
+            self._tools_changed.set()
 
     def _schedule_relist(self) -> None:
         if self._relist_task is not None and not self._relist_task.done():
