@@ -37,7 +37,35 @@ PACKAGE_DATA: dict[str, list[str]] = {
 COMPILED_MODULES: dict[str, str] = {
     "mcpgen.runtime.codec": "runtime/codec.py",
     "mcpgen.runtime.validate": "runtime/validate.py",
+    # The gateway's per-frame path; its .pxd cimports picows (a build requirement).
+    "mcpgen.runtime.wslink": "runtime/wslink.py",
 }
+
+
+def _pxd_tree() -> str:
+    """A folder where each module's .pxd sits at its installed path (``mcpgen/runtime/x.pxd``).
+
+    Cython finds the .pxd that declares a pure-Python-mode module by the module's full
+    name; the repository keeps ``runtime/`` where the wheel has ``mcpgen/runtime/``, so
+    without this tree the .pxd files are silently ignored and the modules compile as
+    untyped Python.
+    """
+    root = os.path.join("build", "cython-pxd")
+    for name, source in COMPILED_MODULES.items():
+        package = name.rpartition(".")[0]
+        pkg_dir = os.path.join(root, *package.split("."))
+        os.makedirs(pkg_dir, exist_ok=True)
+        parts = package.split(".")
+        for i in range(1, len(parts) + 1):  # every level is a package for Cython
+            init = os.path.join(root, *parts[:i], "__init__.pxd")
+            if not os.path.exists(init):
+                open(init, "w").close()
+        pxd = os.path.splitext(source)[0] + ".pxd"
+        with open(pxd, encoding="utf-8") as src, open(
+            os.path.join(pkg_dir, os.path.basename(pxd)), "w", encoding="utf-8"
+        ) as dst:
+            dst.write(src.read())
+    return root
 
 
 def _extensions() -> list[Extension]:
@@ -55,6 +83,7 @@ def _extensions() -> list[Extension]:
     link_args = ["-Wl,--strip-debug"] if strip else []
     return cythonize(
         [Extension(name, [source], extra_link_args=link_args) for name, source in COMPILED_MODULES.items()],
+        include_path=[_pxd_tree()],
         compiler_directives={
             "language_level": "3",
             "boundscheck": False,

@@ -1,11 +1,14 @@
 """Light device emulators for the gateway benchmark (a separate process).
 
 ``python -m benchmarks.gw_emulator --url ws://127.0.0.1:PORT/ --count N`` opens N
-WebSocket connections to the gateway, each a xiaozhi-style device: the handshake headers
-(``Authorization: Bearer``, ``Protocol-Version``, ``Device-Id``, ``Client-Id``), the device
-``hello`` with ``features.mcp``, then MCP over ``{"session_id","type":"mcp","payload"}``
-envelopes answering ``initialize``, ``tools/list`` (desk-lamp's tools, as the firmware
-stores them) and ``tools/call`` with precomputed replies, like the C++ core writes them.
+WebSocket connections to the gateway (picows clients on uvloop: replies are written from
+the frame callback, so the emulator stays well below one core and is not what limits
+the gateway; a ``cpu`` line on stdin prints its CPU seconds so far), each a xiaozhi-style
+device: the handshake headers (``Authorization: Bearer``, ``Protocol-Version``,
+``Device-Id``, ``Client-Id``), the device ``hello`` with ``features.mcp``, then MCP over
+``{"session_id","type":"mcp","payload"}`` envelopes answering ``initialize``,
+``tools/list`` (desk-lamp's tools, as the firmware stores them) and ``tools/call`` with
+precomputed replies, like the C++ core writes them.
 
 Bounded: at most ``MAX_DEVICES`` connections, only to 127.0.0.1, and the process exits
 after ``--max-seconds``, when its stdin closes or says ``quit``, or when its parent dies.
@@ -16,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
+import resource
 import sys
 import threading
 import time
@@ -24,14 +29,17 @@ from typing import Any, Optional
 from urllib.parse import urlparse
 
 import orjson
-from websockets.asyncio.client import ClientConnection, connect
+from picows import WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
 
 from benchmarks.procutil import raise_nofile_limit
 from mcpgen.codegen import mcp_json
 from mcpgen.codegen.loader import load_spec
+from mcpgen.runtime.loop import run
 
-MAX_DEVICES = 2000
+MAX_DEVICES = 12000
 CONNECT_CONCURRENCY = 64
+# An adapter, not a Logger: picows creates a child Logger per connection for a Logger.
+_LOGGER = logging.LoggerAdapter(logging.getLogger("benchmarks.gw_emulator"), {})
 _MARK = b"987654321987"
 
 HELLO = orjson.dumps(
@@ -104,6 +112,50 @@ class Stats:
         self.calls = 0
 
 
+class EmulatedDevice(WSListener):
+    """One device: answers every request from precomputed templates, in the frame callback."""
+
+    def __init__(self, replies: Replies, stats: Stats, hello_done: asyncio.Future) -> None:
+        super().__init__()
+        self.replies = replies
+        self.stats = stats
+        self.hello_done = hello_done
+        self.tpl: Optional[dict[str, tuple[bytes, bytes]]] = None
+
+    def on_ws_connected(self, transport: WSTransport) -> None:
+        transport.send(WSMsgType.TEXT, HELLO)
+
+    def on_ws_frame(self, transport: WSTransport, frame: WSFrame) -> None:
+        mt = frame.msg_type
+        if mt != WSMsgType.TEXT:
+            if mt == WSMsgType.CLOSE:
+                transport.send_close(frame.get_close_code())
+                transport.disconnect()
+            return
+        msg = orjson.loads(frame.get_payload_as_bytes())
+        tpl = self.tpl
+        if tpl is None:
+            if msg.get("type") == "hello":
+                self.tpl = self.replies.templates(str(msg.get("session_id", "")))
+                if not self.hello_done.done():
+                    self.hello_done.set_result(True)
+            return
+        p = msg.get("payload")
+        if type(p) is not dict:
+            return
+        rid = p.get("id")
+        method = p.get("method")
+        if rid is None or method is None:
+            return  # notifications and replies
+        if method == "tools/call":
+            params = p.get("params") or {}
+            t = tpl.get("call:" + str(params.get("name"))) or tpl["error:unknown"]
+            self.stats.calls += 1
+        else:
+            t = tpl.get(method) or tpl["ping"]
+        transport.send(WSMsgType.TEXT, t[0] + str(rid).encode() + t[1])
+
+
 async def run_device(
     url: str,
     index: int,
@@ -112,77 +164,52 @@ async def run_device(
     stats: Stats,
     ready: asyncio.Event,
     gate: asyncio.Semaphore,
-    stop: asyncio.Event,
-) -> None:
+) -> Optional[WSTransport]:
     headers = {
         "Authorization": "Bearer bench-token",
         "Protocol-Version": "1",
         "Device-Id": f"{prefix}:{index // 65536 % 256:02x}:{index // 256 % 256:02x}:{index % 256:02x}",
         "Client-Id": f"bench-client-{index}",
     }
-    ws: Optional[ClientConnection] = None
+    transport: Optional[WSTransport] = None
     async with gate:
         try:
-            ws = await connect(
+            hello_done = asyncio.get_running_loop().create_future()
+            transport, _ = await ws_connect(
+                lambda: EmulatedDevice(replies, stats, hello_done),
                 url,
-                additional_headers=headers,
-                compression=None,
-                ping_interval=None,
-                open_timeout=60,
-                close_timeout=2,
-                max_size=1 << 20,
+                extra_headers=headers,
+                websocket_handshake_timeout=60,
+                max_frame_size=1 << 20,
+                read_buffer_init_size=4096,
+                logger_name=_LOGGER,
             )
-            await ws.send(HELLO, text=True)
-            tpl: dict[str, tuple[bytes, bytes]] = {}
-            while True:
-                msg = orjson.loads(await ws.recv())
-                if msg.get("type") == "hello":
-                    tpl = replies.templates(str(msg.get("session_id", "")))
-                    break
+            await asyncio.wait_for(hello_done, 60)
         except Exception as exc:  # noqa: BLE001 - counted and reported
             stats.failed += 1
             print(f"device {index}: connect failed: {exc!r}", file=sys.stderr)
-            if ws is not None:
-                await ws.close()
-            if stats.connected + stats.failed >= stats.target:
-                ready.set()
-            return
-    stats.connected += 1
+            if transport is not None:
+                transport.disconnect()
+            transport = None
+    if transport is not None:
+        stats.connected += 1
     if stats.connected + stats.failed >= stats.target:
         ready.set()
-    loads = orjson.loads
-    try:
-        while not stop.is_set():
-            raw = await ws.recv()
-            msg = loads(raw)
-            if msg.get("type") != "mcp":
-                continue
-            p = msg.get("payload")
-            if not isinstance(p, dict):
-                continue
-            rid = p.get("id")
-            method = p.get("method")
-            if rid is None or method is None:
-                continue  # notifications and replies
-            if method == "tools/call":
-                params = p.get("params") or {}
-                t = tpl.get("call:" + str(params.get("name")))
-                if t is None:
-                    t = tpl["error:unknown"]
-                stats.calls += 1
-            else:
-                t = tpl.get(method) or tpl["ping"]
-            await ws.send(t[0] + str(rid).encode() + t[1], text=True)
-    except Exception:  # noqa: BLE001 - the gateway closed the connection
-        pass
-    finally:
-        await ws.close()
+    return transport
+
+
+def _cpu_seconds() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
     for line in sys.stdin:
         if "quit" in line:
             break
+        if "cpu" in line:  # the parent samples the emulator's CPU around each round
+            sys.stdout.write(orjson.dumps({"cpu_seconds": _cpu_seconds()}).decode() + "\n")
+            sys.stdout.flush()
     loop.call_soon_threadsafe(stop.set)
 
 
@@ -200,11 +227,10 @@ async def main_async(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     threading.Thread(target=_watch_stdin, args=(loop, stop), daemon=True).start()
     parent = os.getppid()
-    tasks = [
-        asyncio.create_task(run_device(args.url, i, args.prefix, replies, stats, ready, gate, stop))
-        for i in range(count)
-    ]
     t0 = time.monotonic()
+    connecting = asyncio.gather(
+        *(run_device(args.url, i, args.prefix, replies, stats, ready, gate) for i in range(count))
+    )
     try:
         await asyncio.wait_for(ready.wait(), args.max_seconds)
     except asyncio.TimeoutError:
@@ -222,9 +248,11 @@ async def main_async(args: argparse.Namespace) -> int:
         except asyncio.TimeoutError:
             pass
     stop.set()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    transports = await connecting
+    for t in transports:
+        if t is not None:
+            t.disconnect()
+    await asyncio.sleep(0.1)
     return 0
 
 
@@ -239,7 +267,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--max-seconds", type=float, default=600.0)
     args = ap.parse_args(argv)
     raise_nofile_limit()
-    return asyncio.run(main_async(args))
+    return run(main_async(args))
 
 
 if __name__ == "__main__":

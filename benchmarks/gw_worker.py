@@ -10,6 +10,7 @@ port) and takes JSON-line commands on stdin, answering one JSON line each on std
   ends or it made ``k`` calls; reports calls, seconds, and latency percentiles. The call
   is ``DeskLamp(device).light.set_rgb(...)`` of the generated bindings when
   ``--bindings DIR`` names their build, else ``device.call`` (schema-validated).
+  With ``"freeze": true`` the round runs after ``gc.freeze()`` (undone after it).
 * ``{"cmd": "quit"}``.
 
 Run it with ``MCPGEN_PURE_PYTHON=1`` to get the pure-Python runtime.
@@ -62,9 +63,18 @@ def make_caller(dev: Any, bindings: Any) -> Caller:
     return lambda: call(TOOL, ARGS)  # type: ignore[no-any-return]
 
 
-async def bench(gw: Any, duration: float, per_device: int, bindings: Any) -> dict[str, Any]:
+async def bench(
+    gw: Any, duration: float, per_device: int, bindings: Any, freeze: bool = False
+) -> dict[str, Any]:
     devices = [d for d in gw.connected.values() if not d.closed]
     callers = [make_caller(d, bindings) for d in devices]
+    return await drive(callers, duration, per_device, freeze)
+
+
+async def drive(
+    callers: list[Caller], duration: float, per_device: int, freeze: bool = False
+) -> dict[str, Any]:
+    """Runs every caller back to back until ``duration`` ends; CPU and latency figures."""
     lat: list[int] = []
     errors = 0
     stop_at = time.perf_counter() + duration
@@ -84,15 +94,20 @@ async def bench(gw: Any, duration: float, per_device: int, bindings: Any) -> dic
             lat.append(clock() - t0)
 
     gc.collect()
+    froze = freeze and gc.get_freeze_count() == 0  # the gateway may have frozen already (many devices)
+    if froze:
+        gc.freeze()  # setup's objects (sessions, tools, validators) leave the GC's scans
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     await asyncio.gather(*(worker(c) for c in callers))
     elapsed = time.perf_counter() - t0
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    if froze:
+        gc.unfreeze()
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     lat.sort()
     return {
-        "devices": len(devices),
+        "devices": len(callers),
         "calls": len(lat),
         "errors": errors,
         "seconds": elapsed,
@@ -128,6 +143,7 @@ async def main_async(bindings_dir: Optional[str]) -> int:
             "rss": rss_bytes(),
             "nofile": list(raise_nofile_limit()),
             "bindings": None if bindings is None else {"compiled": bool(bindings.COMPILED)},
+            "loop": type(loop).__module__,
         }
     )
     try:
@@ -158,7 +174,11 @@ async def main_async(bindings_dir: Optional[str]) -> int:
                 elif op == "bench":
                     _emit(
                         await bench(
-                            gw, float(cmd.get("duration", 1.0)), int(cmd.get("per_device", 1 << 30)), bindings
+                            gw,
+                            float(cmd.get("duration", 1.0)),
+                            int(cmd.get("per_device", 1 << 30)),
+                            bindings,
+                            bool(cmd.get("freeze")),
                         )
                     )
                 else:
@@ -173,9 +193,12 @@ async def main_async(bindings_dir: Optional[str]) -> int:
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="gateway process of the gateway benchmark")
     ap.add_argument("--bindings", default=None, help="directory holding the built desk_lamp_tools package")
+    ap.add_argument("--asyncio", action="store_true", help="plain asyncio loop instead of uvloop")
     args = ap.parse_args(argv)
     raise_nofile_limit()
-    return asyncio.run(main_async(args.bindings))
+    from mcpgen.runtime.loop import run
+
+    return run(main_async(args.bindings), use_uvloop=not args.asyncio)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ cimport cython
 cdef object _loads
 cdef object _dumps
 cdef object _JSONDecodeError
+cdef object _fast_decode
+cdef object _FastError
 cdef bytes _EMPTY
 cdef object _Future
 cdef object _future_set_result
@@ -11,6 +13,8 @@ cdef object _future_set_exception
 cdef object _InvalidStateError
 cdef object _exc_new
 cdef object _MISSING
+cdef double _INF
+cdef double _ID_FLOAT_MAX
 cdef bint _COMPILED
 
 cdef int _K_RAW, _K_AUTO, _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
@@ -52,7 +56,10 @@ cdef Image _image(object content)
 cdef object _auto_text(str text)
 @cython.locals(d=dict)
 cdef object _auto_item(object item)
+@cython.locals(f=double)
 cdef object _decode_text_kind(object content, int kind)
+cdef str _preview(str text)
+cdef object _undecodable(object exc)
 @cython.locals(res=dict, item=dict, items=list, s=str, content=object, first=object, text=object)
 cpdef object decode_result(object result, int kind)
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, neg=bint, v="long long", c=Py_UCS4)
@@ -92,4 +99,25 @@ cdef class Session:
     cpdef bint fail(self, object request_id, object exc)
     @cython.locals(p=Pending, msg=dict, payload=dict)
     cpdef object feed(self, object data)
+    @cython.locals(s=str, f=double)
     cdef Pending _pop_coerced(self, object rid)
+    @cython.locals(p=Pending, kind=int, s=str, rid=object)
+    cdef bint _feed_reply(self, object data) except -1
+
+
+cdef class Deadlines:
+    cdef object _loop
+    cdef object _time
+    cdef public double resolution
+    cdef dict _buckets
+    cdef long long _last
+    cdef object _handle
+
+    @cython.locals(res=double, tick="long long", bucket=list)
+    cpdef add(self, double timeout, object owner, object request_id, object what, object pending=*)
+    @cython.locals(now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
+    cpdef _sweep(self)
+
+
+cdef object _deadlines
+cdef object _CancelledError

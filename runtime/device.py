@@ -13,7 +13,8 @@ import asyncio
 import inspect
 import itertools
 import logging
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Protocol, Union
 
@@ -117,7 +118,8 @@ class Device:
         self._loop = loop or asyncio.get_running_loop()
         self._closed = False
         self._close_reason = ""
-        self._closed_event = asyncio.Event()
+        # Created on first wait: a gateway holds thousands of handles nobody waits on.
+        self._closed_event: Optional[asyncio.Event] = None
         self._tools: list[ToolInfo] = []
         self._tool_map: dict[str, ToolInfo] = {}
         self._validators: dict[str, SchemaValidator] = {}
@@ -131,9 +133,13 @@ class Device:
         self._tasks: set[asyncio.Task] = set()
         self._sending: dict[int, Optional[asyncio.Task]] = {}
         self._send_expired: set[int] = set()
-        self._tools_changed = asyncio.Event()
+        self._tools_changed: Optional[asyncio.Event] = None
         self._progress: dict[str, ProgressCallback] = {}
         self._progress_ids = itertools.count(1)
+        self._deadlines = codec.deadlines_for(self._loop)
+        # Transports that can send without waiting (the gateway's WebSocket links) offer
+        # send_now(data): calls then skip the per-call coroutine and stalled-send handling.
+        self._send_now: Optional[Callable[[bytes], None]] = getattr(transport, "send_now", None)
 
     # -- properties ---------------------------------------------------------------------
 
@@ -270,8 +276,37 @@ class Device:
             if on_progress is not None and self._progress.get(key) is on_progress:
                 del self._progress[key]
 
-    async def invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None) -> Any:
-        """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``."""
+    def invoke(
+        self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None
+    ) -> Awaitable[Any]:
+        """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``.
+
+        Returns an awaitable (``await device.invoke(...)``). On transports that send
+        without waiting (the gateway) the whole call runs in the compiled
+        :func:`codec.invoke <mcpgen.runtime.codec.invoke>` coroutine.
+        """
+        if self._closed:
+            return self._disconnected()
+        send_now = self._send_now
+        if send_now is None:
+            return self._invoke(name, arguments, kind, timeout)
+        t = self.call_timeout if timeout is None else timeout
+        return codec.invoke(
+            self._session,
+            self._loop,
+            self._deadlines,
+            self,
+            send_now,
+            name,
+            arguments,
+            kind,
+            -1.0 if t is None or t < 0 else t,
+        )
+
+    async def _disconnected(self) -> Any:
+        raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+
+    async def _invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float]) -> Any:
         if self._closed:
             raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
         fut = self._loop.create_future()
@@ -303,7 +338,21 @@ class Device:
         self, rid: int, fut: asyncio.Future, data: bytes, timeout: Optional[float], what: str
     ) -> Any:
         t = self.call_timeout if timeout is None else timeout
-        handle = self._loop.call_later(t, self._expire, rid, t, what) if t is not None and t >= 0 else None
+        if t is not None and t >= 0:
+            self._deadlines.add(t, self, rid, what, self._session.pending)
+        send_now = self._send_now
+        if send_now is not None:
+            try:
+                send_now(data)
+            except Exception as exc:
+                self._session.forget(rid)
+                raise self._send_failed(exc) from exc
+            try:
+                return await fut
+            except asyncio.CancelledError:
+                if self._session.forget(rid) and not self._closed:
+                    self._send_cancelled(rid, "cancelled by the client")
+                raise
         try:
             # While the frame is being written (a stalled link can block here), the
             # timeout must still end the call: _expire cancels the task and we turn that
@@ -332,13 +381,30 @@ class Device:
             return await fut
         except asyncio.CancelledError:
             if self._session.forget(rid) and not self._closed:
-                self._spawn(self._send_quietly(self._session.cancelled(rid, "cancelled by the client")))
+                self._send_cancelled(rid, "cancelled by the client")
             raise
-        finally:
-            if handle is not None:
-                handle.cancel()
+
+    def _send_failed(self, exc: BaseException) -> DeviceDisconnected:
+        if self._closed:
+            return DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        return DeviceDisconnected(f"sending to device {self.device_id!r} failed: {exc}")
+
+    def _send_cancelled(self, rid: int, reason: str) -> None:
+        """Tells the device to stop working on ``rid`` (best effort)."""
+        data = self._session.cancelled(rid, reason)
+        send_now = self._send_now
+        if send_now is None:
+            self._spawn(self._send_quietly(data))
+            return
+        try:
+            send_now(data)
+        except Exception:  # the link is going away; nothing to report to anyone
+            log.debug("device %s: could not send %r", self.device_id, data[:80])
 
     def _expire(self, rid: int, t: float, what: str) -> None:
+        """Called by the loop's deadline sweep; a call answered meanwhile is skipped."""
+        if rid not in self._session.pending:
+            return
         exc = DeviceTimeout(f"{what}: no reply from device {self.device_id!r} within {t:g}s (request {rid})")
         if self._session.fail(rid, exc):
             sender = self._sending.get(rid)
@@ -346,7 +412,7 @@ class Device:
                 self._send_expired.add(rid)
                 sender.cancel()
             elif not self._closed:
-                self._spawn(self._send_quietly(self._session.cancelled(rid, "timeout")))
+                self._send_cancelled(rid, "timeout")
 
     async def _send(self, data: bytes) -> None:
         try:
@@ -402,6 +468,8 @@ class Device:
 
     async def wait_tools_changed(self, timeout: Optional[float] = None) -> None:
         """Waits until the tool list is re-read after ``notifications/tools/list_changed``."""
+        if self._tools_changed is None:
+            self._tools_changed = asyncio.Event()
         self._tools_changed.clear()
         await asyncio.wait_for(self._tools_changed.wait(), timeout)
 
@@ -410,8 +478,12 @@ class Device:
     def feed(self, data: Union[bytes, str]) -> None:
         """Transports call this with every incoming frame."""
         frame = self._session.feed(data)
-        if frame is None:
-            return
+        if frame is not None:
+            self.handle_frame(frame, data)
+
+    def handle_frame(self, frame: codec.Frame, data: Union[bytes, str, memoryview]) -> None:
+        """What :meth:`feed` does with a frame that was not a reply to a pending call
+        (transports that run :meth:`codec.Session.feed` themselves call this)."""
         kind = frame.kind
         if kind == codec.FRAME_NOTIFICATION:
             params = frame.params if isinstance(frame.params, dict) else {}
@@ -463,6 +535,12 @@ class Device:
             }
         sid = self._session.session_id
         data = codec.dumps(reply if sid is None else {"session_id": sid, "type": "mcp", "payload": reply})
+        if self._send_now is not None:
+            try:
+                self._send_now(data)
+            except Exception:
+                log.debug("device %s: could not answer %r", self.device_id, frame.method)
+            return
         self._spawn(self._send_quietly(data))
 
     def connection_lost(self, reason: str = "connection lost") -> None:
@@ -479,7 +557,8 @@ class Device:
             log.info("device %s: %d pending call(s) failed: %s", self.device_id, n, reason)
         if self._relist_task is not None:
             self._relist_task.cancel()
-        self._closed_event.set()
+        if self._closed_event is not None:
+            self._closed_event.set()
         self._dispatch(self._close_callbacks, self)
 
     async def close(self, reason: str = "closed by the client") -> None:
@@ -491,6 +570,10 @@ class Device:
             log.debug("device %s: error while closing the transport", self.device_id, exc_info=True)
 
     async def wait_closed(self) -> None:
+        if self._closed:
+            return
+        if self._closed_event is None:
+            self._closed_event = asyncio.Event()
         await self._closed_event.wait()
 
     async def __aenter__(self) -> Device:
@@ -604,7 +687,7 @@ class Device:
             for raw in page:
                 if isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw["name"] not in names:
                     names.add(raw["name"])
-                    tools.append(ToolInfo.from_raw(raw))
+                    tools.append(_shared_tool(raw))
             nxt = res.get("nextCursor")
             if not nxt or not isinstance(nxt, str):
                 break
@@ -623,7 +706,8 @@ class Device:
         self._kinds = {
             t.name: (codec.KIND_OBJECT if t.output_schema is not None else codec.KIND_AUTO) for t in tools
         }
-        self._tools_changed.set()
+        if self._tools_changed is not None:
+            self._tools_changed.set()
 
     def _schedule_relist(self) -> None:
         if self._relist_task is not None and not self._relist_task.done():
@@ -644,6 +728,24 @@ class Device:
             if not self._relist_pending:
                 return
             self._relist_pending = False
+
+
+# Devices of one firmware report identical tools: one ToolInfo (and its schema dicts) per
+# distinct tool description, shared by every handle, instead of a copy per device (a
+# gateway with 10,000 devices would otherwise hold 10,000 copies of the same schemas).
+_TOOLS: weakref.WeakValueDictionary[bytes, ToolInfo] = weakref.WeakValueDictionary()
+
+
+def _shared_tool(raw: dict) -> ToolInfo:
+    try:
+        key = codec.dumps_sorted(raw)
+    except Exception:  # not serialisable as sent (cannot happen for parsed JSON): no sharing
+        return ToolInfo.from_raw(raw)
+    info = _TOOLS.get(key)
+    if info is None:
+        info = ToolInfo.from_raw(raw)
+        _TOOLS[key] = info
+    return info
 
 
 def _subscribe(callbacks: list, callback: Any) -> Callable[[], None]:

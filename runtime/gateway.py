@@ -2,21 +2,32 @@
 
 Per connection: check the handshake headers (``Device-Id`` required, ``Protocol-Version``
 an integer when present, then the pluggable authenticator; rejected devices get HTTP 401
-and a log line), wait for the device ``hello`` (``features.mcp`` must be true), answer
-with the server hello ``{"type": "hello", "transport": "websocket", "session_id":
-<uuid>, "version": 3}``, then run the MCP session over ``{"session_id", "type": "mcp",
-"payload"}`` envelopes and hand out the ready :class:`~runtime.device.Device`.
+and a log line, nothing else), wait for the device ``hello`` (``features.mcp`` must be
+true), answer with the server hello ``{"type": "hello", "transport": "websocket",
+"session_id": <uuid>, "version": 3}``, then run the MCP session over ``{"session_id",
+"type": "mcp", "payload"}`` envelopes and hand out the ready
+:class:`~runtime.device.Device`.
 
-Every connection runs in its own task; a device that misbehaves (bad JSON, oversize
-frames, no hello, a failed setup) only ends its own connection. A device that connects
-again gets a fresh session; its old handle is closed and the old handle's pending calls
-fail with ``DeviceDisconnected``.
+The WebSocket server is picows (frames parsed in C). A connection has no task of its
+own: picows calls the compiled :class:`~runtime.wslink.DeviceLink` for every frame, and
+replies go from there through the compiled codec to the caller's future. The gateway
+itself keeps one periodic sweep for everything time-based (slow handshakes, missing
+hellos, keepalive pings, closing handshakes) and one task per connection only while its
+MCP session is being set up. A device that misbehaves (bad JSON, oversize frames, no
+hello, a failed setup) only ends its own connection. A device that connects again gets
+a fresh session; its old handle is closed and the old handle's pending calls fail with
+``DeviceDisconnected``.
+
+With ``reuse_port=True`` several processes may listen on the same port (``SO_REUSEPORT``):
+the kernel spreads new connections across them, and each process owns the devices that
+connected to it (see :mod:`mcpgen.runtime.workers`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import http
 import inspect
 import logging
@@ -26,31 +37,33 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, Optional
 
 import orjson
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
-from websockets.http11 import Request, Response
+from picows import WSAutoPingStrategy, WSCloseCode
 
+from mcpgen.runtime import wslink
 from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
+from mcpgen.runtime.wslink import DeviceLink
+
+# picows' protocol class is not in its top-level API, but its own ws_connect hands a
+# connected transport to it the same way (set_protocol + connection_made); the gateway
+# does so after it has read and authenticated the HTTP upgrade request itself, because
+# picows' request hook is synchronous and authenticators may be async.
+from picows.picows import WSProtocol  # type: ignore[attr-defined]  # isort: skip
 
 log = logging.getLogger("mcpgen.runtime.gateway")
 
-_INFO_ATTR = "_mcpgen_handshake"
-
-
-class WebSocketTransport:
-    """Sends frames as WebSocket text messages."""
-
-    def __init__(self, ws: ServerConnection) -> None:
-        self.ws = ws
-
-    async def send(self, data: bytes) -> None:
-        await self.ws.send(data, text=True)
-
-    async def close(self) -> None:
-        await self.ws.close(1000, "session closed")
+#: Largest HTTP upgrade request accepted (request line and headers).
+MAX_REQUEST = 16384
+#: How often the gateway's sweep looks at handshakes, hellos and closing connections.
+SWEEP_INTERVAL = 0.1
+#: Initial receive buffer of a connection (picows grows it for larger frames): small, so
+#: that 10,000 idle devices stay cheap.
+READ_BUFFER = 2048
+#: gc_freeze=None (auto) freezes the GC's view of set-up sessions from this many devices
+#: on, FREEZE_DELAY seconds after the last device of a burst became ready.
+FREEZE_MIN_DEVICES = 2000
+FREEZE_DELAY = 1.0
 
 
 class Gateway:
@@ -72,6 +85,10 @@ class Gateway:
         ping_interval: Optional[float] = 20.0,
         close_timeout: float = 2.0,
         path: Optional[str] = None,
+        handshake_timeout: float = 10.0,
+        reuse_port: bool = False,
+        backlog: int = 1024,
+        gc_freeze: Optional[bool] = None,
     ) -> None:
         if policy not in ("strict", "warn", "off"):
             raise ValueError(f"policy must be 'strict', 'warn' or 'off', not {policy!r}")
@@ -88,9 +105,23 @@ class Gateway:
         self.ping_interval = ping_interval
         self.close_timeout = close_timeout
         self.path = path
+        self.handshake_timeout = handshake_timeout
+        self.reuse_port = reuse_port
+        self.backlog = backlog
+        self.gc_freeze = gc_freeze
+        self._frozen = 0  # ready devices when this gateway last called gc.freeze() (0: not frozen)
+        self._left_since_freeze = 0
+        self._freeze_timer: Optional[asyncio.TimerHandle] = None
         self.connected: dict[str, Device] = {}
         self._live: dict[str, Device] = {}  # device id -> newest handle, ready or in setup
-        self._server: Optional[Server] = None
+        self._server: Optional[asyncio.AbstractServer] = None
+        self._links: set[DeviceLink] = set()  # every upgraded connection
+        self._young: set[Any] = set()  # handshakes and links waiting for a hello
+        self._closing_links: set[DeviceLink] = set()
+        self._setups: dict[DeviceLink, asyncio.Task] = {}
+        self._sweeper: Optional[asyncio.TimerHandle] = None
+        self._next_ping = 0.0
+        self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
         self._waiters: list[tuple[Optional[str], asyncio.Future]] = []
         self._queues: list[asyncio.Queue] = []
         self._unclaimed: collections.deque[Device] = collections.deque()
@@ -103,19 +134,19 @@ class Gateway:
     async def start(self) -> Gateway:
         if self._server is not None:
             return self
-        self._server = await serve(
-            self._handler,
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            lambda: _HttpUpgrade(self),
             self.host,
             self._port,
-            process_request=self._process_request,
-            max_size=self.max_frame,
-            compression=None,
-            ping_interval=self.ping_interval,
-            close_timeout=self.close_timeout,
-            logger=logging.getLogger("mcpgen.runtime.gateway.websockets"),
+            reuse_port=self.reuse_port or None,
+            backlog=self.backlog,
         )
         sock = next(iter(self._server.sockets))
         self._port = sock.getsockname()[1]
+        if self.ping_interval:
+            self._next_ping = loop.time() + self.ping_interval
+        self._sweeper = loop.call_later(SWEEP_INTERVAL, self._sweep)
         log.info("gateway listening on ws://%s:%d", self.host, self._port)
         return self
 
@@ -129,13 +160,34 @@ class Gateway:
 
     async def close(self) -> None:
         self._closing = True
+        if self._server is not None:
+            self._server.close()  # no new connections from here on
         devices = list(self._live.values())
         await asyncio.gather(*(d.close("gateway closed") for d in devices), return_exceptions=True)
-        if self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        for link in list(self._links):
+            link.shutdown(WSCloseCode.GOING_AWAY, "gateway closed")
+        for hs in list(self._young):
+            if isinstance(hs, _HttpUpgrade):
+                hs.abort()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.close_timeout
+        while self._links and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        for link in list(self._links):
+            if link.transport is not None:
+                link.transport.disconnect(False)
+        tasks = list(self._setups.values()) + list(self._tasks)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
         if self._server is not None:
-            self._server.close()
             await self._server.wait_closed()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        if self._freeze_timer is not None:
+            self._freeze_timer.cancel()
+            self._freeze_timer = None
+        self._thaw()
         for _, fut in self._waiters:
             if not fut.done():
                 fut.set_exception(DeviceTimeout("gateway closed"))
@@ -240,59 +292,86 @@ class Gateway:
             self._unclaimed.append(device)
         for q in self._queues:
             q.put_nowait(device)
+        self._schedule_freeze()
+
+    # -- GC: freeze the sessions' objects once devices are set up ---------------------------
+
+    def _want_freeze(self) -> bool:
+        if self.gc_freeze is None:
+            return len(self.connected) >= FREEZE_MIN_DEVICES
+        return self.gc_freeze
+
+    def _schedule_freeze(self) -> None:
+        """After the last of a burst of devices is ready: one timer, moved on each arrival."""
+        if not self._want_freeze():
+            return
+        if self._freeze_timer is not None:
+            self._freeze_timer.cancel()
+        self._freeze_timer = asyncio.get_running_loop().call_later(FREEZE_DELAY, self._freeze)
+
+    def _freeze(self) -> None:
+        # Measured (docs/benchmarks.md): with 10,000 devices the cyclic GC's full
+        # collections, walking every session's objects again and again, cost more than
+        # the calls themselves; frozen, those objects are skipped. Neutral at 1,000.
+        self._freeze_timer = None
+        if self._closing or not self._want_freeze():
+            return
+        gc.freeze()
+        self._frozen = len(self.connected)
+        self._left_since_freeze = 0
+        log.info("gc.freeze() with %d devices ready", self._frozen)
+
+    def _thaw(self) -> None:
+        """Undoes our freeze so departed sessions' reference cycles can be collected."""
+        if self._frozen:
+            gc.unfreeze()
+            self._frozen = 0
+            self._left_since_freeze = 0
 
     def _gone(self, device: Device) -> None:
+        if self._frozen and (self.connected.get(device.device_id) is device):
+            self._left_since_freeze += 1
+            if self._left_since_freeze > max(100, self._frozen // 10):
+                self._thaw()  # many sessions ended: let the GC reclaim them, re-freeze later
+                self._schedule_freeze()
         self._claim(device)
         if self.connected.get(device.device_id) is device:
             del self.connected[device.device_id]
         if self._live.get(device.device_id) is device:
             del self._live[device.device_id]
 
-    # -- connections --------------------------------------------------------------------
+    # -- connections: the HTTP upgrade ----------------------------------------------------
 
-    async def _process_request(self, connection: ServerConnection, request: Request) -> Optional[Response]:
-        headers: Headers = request.headers
-        remote = _remote(connection)
-        if self.path is not None and request.path.split("?", 1)[0] != self.path:
-            return connection.respond(http.HTTPStatus.NOT_FOUND, "Not Found\n")
-        query = _query(request.path)
+    def _check_request(self, target: str, headers: dict[str, str], remote: str) -> Any:
+        """The :class:`Handshake` of an upgrade request, or ``(status, device_id, reason)``."""
+        if self.path is not None and target.split("?", 1)[0] != self.path:
+            return (http.HTTPStatus.NOT_FOUND, "?", f"unknown path {target.split('?', 1)[0]!r}")
+        query = _query(target)
+        lower = {k.lower(): v for k, v in headers.items()}
 
         def field(header: str) -> Optional[str]:
             # Headers first; query parameters (device-id=...) for clients that cannot set headers.
-            value = headers.get(header)
+            value = lower.get(header.lower())
             return value if value is not None else query.get(header.lower())
 
         device_id = (field("Device-Id") or "").strip()
         if not device_id:
-            return self._reject(
-                connection, http.HTTPStatus.BAD_REQUEST, "?", remote, "missing Device-Id header"
-            )
+            return (http.HTTPStatus.BAD_REQUEST, "?", "missing Device-Id header")
         pv_text = field("Protocol-Version")
         pv: Optional[int] = None
         if pv_text is not None:
             try:
                 pv = int(pv_text.strip())
             except ValueError:
-                return self._reject(
-                    connection,
-                    http.HTTPStatus.BAD_REQUEST,
-                    device_id,
-                    remote,
-                    f"bad Protocol-Version {pv_text!r}",
-                )
-        hs = Handshake(
+                return (http.HTTPStatus.BAD_REQUEST, device_id, f"bad Protocol-Version {pv_text!r}")
+        return Handshake(
             device_id=device_id,
             client_id=field("Client-Id"),
             token=bearer_token(field("Authorization")),
             protocol_version=pv,
             remote=remote,
-            headers={k: v for k, v in headers.raw_items()},
+            headers=headers,
         )
-        if not await self._authenticate(hs):
-            reason = "no bearer token" if hs.token is None else "invalid token"
-            return self._reject(connection, http.HTTPStatus.UNAUTHORIZED, device_id, remote, reason)
-        setattr(connection, _INFO_ATTR, hs)
-        return None
 
     async def _authenticate(self, hs: Handshake, logger: logging.Logger = log) -> bool:
         """Whether the authenticator (if any) accepts ``hs``; one that raises refuses (logged)."""
@@ -307,43 +386,106 @@ class Gateway:
             return False
         return bool(ok)
 
-    def _reject(
-        self, connection: ServerConnection, status: http.HTTPStatus, device_id: str, remote: str, reason: str
-    ) -> Response:
+    def _authenticate_now(self, hs: Handshake) -> Any:
+        """True/False from a synchronous authenticator, else the awaitable to wait for."""
+        if self.auth is None:
+            return True
+        try:
+            ok = self.auth.authenticate(hs)
+        except Exception:
+            log.exception("authenticator failed for device %r", hs.device_id)
+            return False
+        if inspect.isawaitable(ok):
+            return self._await_auth(hs, ok)
+        return bool(ok)
+
+    async def _await_auth(self, hs: Handshake, pending: Any) -> bool:
+        try:
+            return bool(await pending)
+        except Exception:
+            log.exception("authenticator failed for device %r", hs.device_id)
+            return False
+
+    def _rejected(self, status: http.HTTPStatus, device_id: str, remote: str, reason: str) -> bytes:
         self.rejected += 1
         log.warning("rejected device %r from %s: %s (HTTP %d)", device_id, remote, reason, status.value)
-        return connection.respond(status, f"{status.phrase}: {reason}\n")
+        body = f"{status.phrase}: {reason}\n".encode()
+        return (
+            f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode() + body
 
-    async def _handler(self, ws: ServerConnection) -> None:
-        hs: Optional[Handshake] = getattr(ws, _INFO_ATTR, None)
-        if hs is None or self._closing:
-            await ws.close(1008, "not accepted")
+    def _upgrade(self, transport: asyncio.Transport, hs: Handshake, data: bytes) -> None:
+        """Hands an accepted connection to picows with the bytes read so far."""
+        link = DeviceLink(self, hs, self.max_frame)
+        proto = WSProtocol(
+            None,  # host:port (client side only)
+            None,  # path (client side only)
+            False,  # server side
+            lambda request: link,
+            self._ws_logger,  # an adapter: picows makes a child Logger per connection otherwise
+            True,  # disconnect when the listener raises
+            None,  # handshake timeout: the upgrade request is already here
+            False,  # auto ping: the gateway's sweep pings idle devices, one timer for all
+            20.0,
+            20.0,
+            WSAutoPingStrategy.PING_WHEN_IDLE,
+            True,  # answer pings
+            self.max_frame,
+            None,
+            READ_BUFFER,
+        )
+        transport.set_protocol(proto)
+        proto.connection_made(transport)
+        view = memoryview(data)
+        while view:
+            buf = proto.get_buffer(len(view))
+            n = min(len(buf), len(view))
+            buf[:n] = view[:n]
+            proto.buffer_updated(n)
+            view = view[n:]
+            if transport.is_closing():
+                break
+
+    # -- connections: the session (called by DeviceLink) ------------------------------------
+
+    def _link_open(self, link: DeviceLink) -> None:
+        if self._closing:
+            link.shutdown(WSCloseCode.GOING_AWAY, "gateway closed")
             return
-        device_id = hs.device_id
+        self._links.add(link)
+        link.deadline = asyncio.get_running_loop().time() + self.hello_timeout
+        self._young.add(link)
+
+    def _link_hello(self, link: DeviceLink, data: bytes) -> None:
+        self._young.discard(link)
+        hs: Handshake = link.handshake
         try:
-            hello = await asyncio.wait_for(self._read_hello(ws), self.hello_timeout)
-        except asyncio.TimeoutError:
-            log.warning(
-                "device %s (%s): no hello within %gs; closing", device_id, hs.remote, self.hello_timeout
-            )
-            await ws.close(1008, "hello expected")
+            hello = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            hello = None
+        if not isinstance(hello, dict) or hello.get("type") != "hello":
+            log.warning("device %s sent %r before its hello; closing", hs.device_id, data[:80])
+            link.shutdown(WSCloseCode.POLICY_VIOLATION, "hello expected")
             return
-        except ConnectionClosed:
-            return
-        if hello is None:
+        features = hello.get("features")
+        if not isinstance(features, dict) or features.get("mcp") is not True:
+            log.warning("device %s: hello without features.mcp=true; closing", hs.device_id)
+            link.shutdown(WSCloseCode.POLICY_VIOLATION, "MCP support (features.mcp) required")
             return
         session_id = str(uuid.uuid4())
         server_hello = {"type": "hello", "transport": "websocket", "session_id": session_id, "version": 3}
         try:
-            await ws.send(orjson.dumps(server_hello), text=True)
-        except ConnectionClosed:
+            link.send_now(orjson.dumps(server_hello))
+        except Exception:
             return
-
-        device = Device(
-            WebSocketTransport(ws), device_id=device_id, session_id=session_id, call_timeout=self.call_timeout
-        )
+        device_id = hs.device_id
+        device = Device(link, device_id=device_id, session_id=session_id, call_timeout=self.call_timeout)
         device.client_id = hs.client_id
         device.hello = hello
+        link.device = device
+        link.session = device.session
+        link.state = wslink.RUNNING
         old = self._live.get(device_id)
         self._live[device_id] = device
         if old is not None:
@@ -354,55 +496,85 @@ class Gateway:
             # (a half-open old connection must not delay the new session).
             self._background(old.close("replaced by a new connection from the same device"))
         device.on_close(self._gone)
+        task = asyncio.get_running_loop().create_task(self._setup(device))
+        self._setups[link] = task
+        task.add_done_callback(lambda _t, link=link: self._setups.pop(link, None))
 
-        setup = asyncio.get_running_loop().create_task(self._setup(device))
-        reason = "connection closed"
-        try:
-            while True:
-                msg = await ws.recv()
-                if isinstance(msg, str):
-                    try:
-                        device.feed(msg)
-                    except Exception:
-                        log.exception("device %s: handling a frame failed", device_id)
-                # binary frames carry audio on xiaozhi devices: not ours
-        except ConnectionClosed as exc:
-            rcvd = exc.rcvd
-            if rcvd is not None and rcvd.code == 1009 or (exc.sent is not None and exc.sent.code == 1009):
-                reason = f"frame larger than max_frame={self.max_frame} refused"
-                log.warning("device %s: %s; connection closed", device_id, reason)
-            else:
-                code = rcvd.code if rcvd is not None else (exc.sent.code if exc.sent is not None else 1006)
-                reason = f"connection closed (code {code})"
-        finally:
+    def _link_closing(self, link: DeviceLink) -> None:
+        self._young.discard(link)
+        link.deadline = asyncio.get_running_loop().time() + self.close_timeout
+        self._closing_links.add(link)
+
+    def _link_lost(self, link: DeviceLink) -> None:
+        self._links.discard(link)
+        self._young.discard(link)
+        self._closing_links.discard(link)
+        device: Optional[Device] = link.device
+        if link.oversize:
+            reason = f"frame larger than max_frame={self.max_frame} refused"
+            log.warning("device %s: %s; connection closed", link.handshake.device_id, reason)
+        else:
+            reason = link.close_reason or "connection closed"
+        if device is not None:
             device.connection_lost(reason)
             self._gone(device)
-            if not setup.done():
-                setup.cancel()
-            try:
-                await setup
-            except (asyncio.CancelledError, Exception):
-                pass
+        setup = self._setups.get(link)
+        if setup is not None and not setup.done():
+            setup.cancel()
 
-    async def _read_hello(self, ws: ServerConnection) -> Optional[dict]:
-        while True:
-            msg = await ws.recv()
-            if not isinstance(msg, str):
+    # -- the sweep: everything time-based, for all connections -----------------------------
+
+    def _sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        try:
+            for item in list(self._young):
+                if now < item.deadline:
+                    continue
+                self._young.discard(item)
+                if isinstance(item, _HttpUpgrade):
+                    log.warning(
+                        "connection from %s: no upgrade request within %gs",
+                        item.remote,
+                        self.handshake_timeout,
+                    )
+                    item.abort()
+                else:
+                    log.warning(
+                        "device %s (%s): no hello within %gs; closing",
+                        item.handshake.device_id,
+                        item.handshake.remote,
+                        self.hello_timeout,
+                    )
+                    item.shutdown(WSCloseCode.POLICY_VIOLATION, "hello expected")
+            for link in list(self._closing_links):
+                if link.transport is None or link.transport.is_disconnected:
+                    self._closing_links.discard(link)
+                elif now >= link.deadline:  # the device did not answer our close frame
+                    self._closing_links.discard(link)
+                    link.transport.disconnect(False)
+            if self.ping_interval and now >= self._next_ping:
+                self._next_ping = now + self.ping_interval
+                self._keepalive(now)
+        finally:
+            if not loop.is_closed():
+                self._sweeper = loop.call_later(SWEEP_INTERVAL, self._sweep)
+
+    def _keepalive(self, now: float) -> None:
+        """Pings devices that sent nothing for a ping interval; closes those that did not
+        answer the previous ping (like websockets' ping_interval/ping_timeout, one timer for all)."""
+        for link in list(self._links):
+            if link.state == wslink.CLOSING or link.transport is None:
                 continue
-            try:
-                hello = orjson.loads(msg)
-            except orjson.JSONDecodeError:
-                hello = None
-            if not isinstance(hello, dict) or hello.get("type") != "hello":
-                log.warning("device sent %r before its hello; closing", msg[:80])
-                await ws.close(1008, "hello expected")
-                return None
-            features = hello.get("features")
-            if not isinstance(features, dict) or features.get("mcp") is not True:
-                log.warning("device hello without features.mcp=true; closing")
-                await ws.close(1008, "MCP support (features.mcp) required")
-                return None
-            return hello
+            if link.ping_outstanding:
+                log.warning("device %s: no answer to a keepalive ping; closing", link.handshake.device_id)
+                link.close_reason = "keepalive ping timeout"
+                link.shutdown(WSCloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+            elif link.frames == link.frames_seen:
+                link.ping_outstanding = True
+                link.ping_sent = now
+                link.transport.send_ping()
+            link.frames_seen = link.frames
 
     async def _setup(self, device: Device) -> None:
         try:
@@ -426,14 +598,138 @@ class Gateway:
         self._ready(device)
 
 
+class _HttpUpgrade(asyncio.Protocol):
+    """A new connection until its HTTP upgrade request is read and authenticated.
+
+    Hand-written because the upgrade must wait for a possibly async authenticator before
+    anything is answered (a refused device gets only its HTTP error); picows then takes
+    the connection over, re-reads the request and validates the WebSocket headers itself.
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.transport: Optional[asyncio.Transport] = None
+        self.buf = bytearray()
+        self.remote = "?"
+        self.deadline = 0.0
+        self.done = False
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        try:
+            peer = transport.get_extra_info("peername")
+            self.remote = f"{peer[0]}:{peer[1]}"
+        except Exception:
+            pass
+        gw = self.gateway
+        if gw._closing:
+            transport.abort()
+            return
+        self.deadline = asyncio.get_running_loop().time() + gw.handshake_timeout
+        gw._young.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self.done:
+            self.buf += data
+            return
+        self.buf += data
+        end = self.buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self.buf) > MAX_REQUEST:
+                self._respond(
+                    self.gateway._rejected(
+                        http.HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                        "?",
+                        self.remote,
+                        "upgrade request too large",
+                    )
+                )
+            return
+        self.done = True
+        self.gateway._young.discard(self)
+        parsed = _parse_request(bytes(self.buf[:end]))
+        if parsed is None:
+            self._respond(
+                self.gateway._rejected(
+                    http.HTTPStatus.BAD_REQUEST, "?", self.remote, "malformed HTTP request"
+                )
+            )
+            return
+        target, headers = parsed
+        checked = self.gateway._check_request(target, headers, self.remote)
+        if not isinstance(checked, Handshake):
+            status, device_id, reason = checked
+            self._respond(self.gateway._rejected(status, device_id, self.remote, reason))
+            return
+        ok = self.gateway._authenticate_now(checked)
+        if ok is True or ok is False:
+            self._decide(checked, ok)
+            return
+        assert self.transport is not None
+        self.transport.pause_reading()
+        task = asyncio.get_running_loop().create_task(ok)
+        self.gateway._tasks.add(task)
+        task.add_done_callback(lambda t: self._async_decided(checked, t))
+
+    def _async_decided(self, hs: Handshake, task: asyncio.Task) -> None:
+        self.gateway._tasks.discard(task)
+        ok = (not task.cancelled()) and task.exception() is None and task.result() is True
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.transport.resume_reading()
+        self._decide(hs, ok)
+
+    def _decide(self, hs: Handshake, ok: bool) -> None:
+        gw = self.gateway
+        if not ok:
+            reason = "no bearer token" if hs.token is None else "invalid token"
+            self._respond(gw._rejected(http.HTTPStatus.UNAUTHORIZED, hs.device_id, self.remote, reason))
+            return
+        if gw._closing:
+            self.abort()
+            return
+        assert self.transport is not None
+        data = bytes(self.buf)
+        self.buf = bytearray()
+        gw._upgrade(self.transport, hs, data)
+
+    def _respond(self, response: bytes) -> None:
+        self.done = True
+        self.gateway._young.discard(self)
+        if self.transport is not None:
+            self.transport.write(response)
+            self.transport.close()
+
+    def abort(self) -> None:
+        self.done = True
+        self.gateway._young.discard(self)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        self.gateway._young.discard(self)
+        self.transport = None
+
+
+def _parse_request(head: bytes) -> Optional[tuple[str, dict[str, str]]]:
+    """``(target, headers)`` of an HTTP/1.1 GET request head, or None when malformed."""
+    try:
+        text = head.decode("latin-1")
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or parts[0] != "GET" or not parts[2].startswith("HTTP/1."):
+        return None
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip():
+            return None
+        headers[name] = value.strip()
+    return parts[1], headers
+
+
 def _query(path: str) -> dict[str, str]:
     _, _, qs = path.partition("?")
     return {k.lower(): v for k, v in urllib.parse.parse_qsl(qs)} if qs else {}
-
-
-def _remote(connection: ServerConnection) -> str:
-    try:
-        addr: Any = connection.remote_address
-        return f"{addr[0]}:{addr[1]}"
-    except Exception:
-        return "?"

@@ -79,7 +79,12 @@ def test_runtime_imports_without_the_generator(wheel: Path, tmp_path: Path) -> N
     env_dir = _new_venv(tmp_path / "venv")
     py = str(env_dir / "bin" / "python")
     env = _clean_env(env_dir)
-    _run([py, "-m", "pip", "install", "-q", "orjson>=3.8", "websockets>=12"], cwd=tmp_path, env=env)
+    _run(
+        # the runtime's own dependencies (pyproject.toml), none of the generator's
+        [py, "-m", "pip", "install", "-q", "orjson>=3.8", "msgspec>=0.18", "picows>=2.3,<3"],
+        cwd=tmp_path,
+        env=env,
+    )
     _run([py, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], cwd=tmp_path, env=env)
     out = _run(
         [py, "-c", "import sys, mcpgen.runtime as r; print(r.COMPILED, sorted(m for m in sys.modules "

@@ -69,6 +69,16 @@ EXTRA_TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
     },
     {
+        "name": "self.test.reply_id",
+        "description": "Answers text '1' with the given JSON value as the reply id (hostile peers).",
+        "inputSchema": {"type": "object", "properties": {"id": {}}, "required": ["id"]},
+    },
+    {
+        "name": "self.test.text",
+        "description": "Answers with the given text.",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    },
+    {
         "name": "self.test.die",
         "description": "Drops the connection without answering.",
         "inputSchema": {"type": "object", "properties": {}},
@@ -144,6 +154,8 @@ class FakeCore:
             args = params.get("arguments") or {}
             if name not in {t["name"] for t in self.tools}:
                 return self.error(rid, -32601, f"Unknown tool: {name}")
+            if name == "self.test.reply_id":
+                return self.ok(args.get("id"), text("1"))
             res = await self.call(name, args)
             if res is None:
                 return None
@@ -238,6 +250,8 @@ class FakeCore:
             return text("true")
         if name == "self.test.big":
             return text("x" * int(a["n"]))
+        if name == "self.test.text":
+            return text(str(a["text"]))
         if name == "self.test.die":
             raise Die()
         return text("true")

@@ -40,7 +40,7 @@ async def test_process_session_and_calls() -> None:
         assert device.device_id.startswith("process:")
         assert device.session_id is None
         assert device.server_info["name"] == "xiaozhi-sim"
-        assert len(device.tools) == 17 and device.tool("self.reboot").user_only
+        assert len(device.tools) == 19 and device.tool("self.reboot").user_only
         assert await device.call("self.counter.add", {"amount": 3}) == 3
         assert await device.call("self.audio_speaker.set_volume", {"volume": 1}) is True
         results = await asyncio.gather(

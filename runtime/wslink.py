@@ -1,0 +1,189 @@
+# cython: annotation_typing=False
+"""The gateway's per-connection WebSocket listener: the per-frame hot path.
+
+Compiled by Cython (pure-Python mode; declarations in ``wslink.pxd``, which cimports
+picows' listener, transport and frame types so frames are read through C fields). The
+same file runs unchanged as Python when the build skips compilation.
+
+picows parses WebSocket frames in C and calls :meth:`DeviceLink.on_ws_frame` for each
+one, straight from the socket's read callback: no task and no queue per frame. A text
+frame of a running session goes to the compiled ``Session.feed``, which matches the
+reply id, decodes the result for the tool's return kind and resolves the caller's
+future; only frames that are not replies (notifications, device requests, other
+envelopes) reach Python code in :class:`~mcpgen.runtime.device.Device`.
+
+Everything slower and rarer (the hello, session setup, keepalive, closing) is the
+gateway's (``runtime/gateway.py``); this module only moves frames.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import cython
+
+if not cython.compiled:  # the compiled build gets these from wslink.pxd (cimport)
+    from picows import WSListener
+
+from picows import WSCloseCode, WSMsgType
+
+from mcpgen.runtime.errors import DeviceDisconnected
+
+_TEXT = int(WSMsgType.TEXT)
+_BINARY = int(WSMsgType.BINARY)
+_CONTINUATION = int(WSMsgType.CONTINUATION)
+_CLOSE = int(WSMsgType.CLOSE)
+_PONG = int(WSMsgType.PONG)
+_MT_TEXT = WSMsgType.TEXT
+_CC_OK = WSCloseCode.OK
+_CC_TOO_BIG = WSCloseCode.MESSAGE_TOO_BIG
+
+# Connection states.
+AWAIT_HELLO = 0  # handshake done, waiting for the device's hello
+RUNNING = 1  # session frames go to Session.feed
+CLOSING = 2  # we sent a close frame; waiting for the device's or for close_timeout
+
+
+class DeviceLink(WSListener):
+    """One device's WebSocket connection; also the :class:`Device`'s transport.
+
+    ``gateway`` receives ``_link_hello(link, data)`` for the first text message and
+    ``_link_lost(link)`` when the connection ends.
+    """
+
+    def __init__(self, gateway: Any, handshake: Any, max_message: int) -> None:
+        self.gateway = gateway
+        self.handshake = handshake
+        self.max_message = max_message
+        self.transport = None
+        self.device = None
+        self.session = None
+        self.state = AWAIT_HELLO
+        self.frames = 0
+        self.frames_seen = 0
+        self.deadline = 0.0
+        self.ping_outstanding = False
+        self.ping_sent = 0.0
+        self.close_reason = ""
+        self.oversize = False
+        self._parts: Optional[bytearray] = None
+        self._part_type = 0
+
+    # -- picows callbacks (per frame: on_ws_frame) --------------------------------------
+
+    def on_ws_connected(self, transport: Any) -> None:
+        self.transport = transport
+        self.gateway._link_open(self)
+
+    def on_ws_frame(self, transport: Any, frame: Any) -> None:
+        self.frames += 1
+        if transport.is_close_frame_sent:
+            # Nothing more is read once we have sent a close frame (the device's answering
+            # close aside). picows closes with 1009 on an oversize frame header but may
+            # still hand us that frame's payload afterwards: it must not be delivered.
+            if frame.msg_type == _CLOSE:
+                transport.disconnect()
+            return
+        mt = frame.msg_type
+        if mt == _TEXT and frame.fin:
+            session = self.session
+            if session is not None:
+                # The hot path: one C-level copy of the payload, then the compiled codec.
+                data = frame.get_payload_as_bytes()
+                f = session.feed(data)
+                if f is not None:
+                    self.device.handle_frame(f, data)
+            elif self.state == AWAIT_HELLO:
+                self.gateway._link_hello(self, frame.get_payload_as_bytes())
+            return
+        self._other_frame(frame, mt)
+
+    def _other_frame(self, frame: Any, mt: int) -> None:
+        """Fragments, close, pong and binary frames (rare: not on the per-call path)."""
+        if mt == _PONG:
+            self.ping_outstanding = False
+            return
+        if mt == _CLOSE:
+            if self.state != CLOSING:
+                self.close_reason = f"connection closed (code {int(frame.get_close_code())})"
+                self.transport.send_close(frame.get_close_code())
+            self.transport.disconnect()
+            return
+        if mt == _TEXT or mt == _BINARY:
+            if frame.fin:
+                return  # a whole binary message: audio on xiaozhi devices, not ours
+            self._parts = bytearray(frame.get_payload_as_memoryview())
+            self._part_type = mt
+        elif mt == _CONTINUATION and self._parts is not None:
+            parts = self._parts
+            if len(parts) + frame.payload_size > self.max_message:
+                self._parts = None
+                self.refuse_oversize()
+                return
+            parts += frame.get_payload_as_memoryview()
+            if frame.fin:
+                self._parts = None
+                if self._part_type == _TEXT:
+                    self._message(bytes(parts))
+        else:
+            return
+        if self._parts is not None and len(self._parts) > self.max_message:
+            self._parts = None
+            self.refuse_oversize()
+
+    def _message(self, data: bytes) -> None:
+        """A reassembled text message (the device fragmented it)."""
+        session = self.session
+        if session is not None:
+            f = session.feed(data)
+            if f is not None:
+                self.device.handle_frame(f, data)
+        elif self.state == AWAIT_HELLO:
+            self.gateway._link_hello(self, data)
+
+    def on_ws_disconnected(self, transport: Any) -> None:
+        if not self.close_reason:
+            hs = transport.close_handshake
+            code = 1006
+            if hs is not None:
+                if hs.sent is not None and int(hs.sent.code) == 1009 or self.oversize:
+                    self.oversize = True
+                elif hs.recv is not None:
+                    code = int(hs.recv.code)
+                elif hs.sent is not None:
+                    code = int(hs.sent.code)
+            self.close_reason = "" if self.oversize else f"connection closed (code {code})"
+        self.state = CLOSING
+        self.session = None
+        self.gateway._link_lost(self)
+
+    def refuse_oversize(self) -> None:
+        """A message over ``max_message`` bytes: close with 1009, as for a single big frame."""
+        self.oversize = True
+        self.shutdown(_CC_TOO_BIG, "message too big")
+
+    # -- the Device's transport ---------------------------------------------------------
+
+    def send_now(self, data: bytes) -> None:
+        """Queues one text frame (picows writes at once or buffers; it never blocks)."""
+        if self.state == CLOSING or self.transport.is_disconnected:
+            raise DeviceDisconnected("the WebSocket connection is closed")
+        self.transport.send(_MT_TEXT, data)
+
+    async def send(self, data: bytes) -> None:
+        self.send_now(data)
+
+    async def close(self) -> None:
+        self.shutdown(_CC_OK, "session closed")
+
+    def shutdown(self, code: Any = None, reason: str = "session closed") -> None:
+        """Starts the closing handshake; the gateway's sweep aborts it after close_timeout."""
+        if self.state == CLOSING:
+            return
+        self.state = CLOSING
+        self.session = None
+        t = self.transport
+        if t is None or t.is_disconnected:
+            return
+        t.send_close(_CC_OK if code is None else code, reason)
+        self.gateway._link_closing(self)

@@ -1,0 +1,43 @@
+"""SO_REUSEPORT workers: N processes share one port and each serves its own devices."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from runtime_fakes import FakeWsDevice
+from runtime_workers_serve import tag_devices
+
+from mcpgen.runtime.workers import Workers
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="needs SO_REUSEPORT")
+
+
+async def test_two_workers_share_the_port_and_each_serves_its_devices() -> None:
+    with Workers(tag_devices, workers=2) as w:
+        url = f"ws://127.0.0.1:{w.port}/xiaozhi/v1/"
+        fakes: list[FakeWsDevice] = []
+        try:
+            for _ in range(100):  # wait until both workers listen
+                try:
+                    fake = FakeWsDevice(url, "probe", token=None)
+                    await fake.start()
+                    fakes.append(fake)
+                    break
+                except OSError:
+                    await asyncio.sleep(0.1)
+            for i in range(24):
+                fake = FakeWsDevice(url, f"dev-{i}", token=None)
+                await fake.start()
+                fakes.append(fake)
+            for _ in range(100):
+                if all(f.core.state.get("counter", 0) for f in fakes):
+                    break
+                await asyncio.sleep(0.1)
+            served_by = {f.device_id: f.core.state.get("counter", 0) for f in fakes}
+            assert set(served_by.values()) == {1, 2}, f"both workers serve devices: {served_by}"
+        finally:
+            for f in fakes:
+                await f.close()
+    assert w.alive() == 0
