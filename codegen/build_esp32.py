@@ -122,7 +122,8 @@ def _sync_sdkconfig(path: Path, values: dict[str, Optional[str]]) -> bool:
         symbol = CONFIG_ENV[name][0]
         line = f"{symbol}={_kconfig_string(value)}"
         pattern = re.compile(rf"^(# )?{symbol}[= ].*$", re.MULTILINE)
-        new = pattern.sub(lambda _m, line=line: line, new) if pattern.search(new) else new + line + "\n"
+        literal = line.replace("\\", "\\\\")  # a replacement template: backslashes stay literal
+        new = pattern.sub(literal, new) if pattern.search(new) else new + line + "\n"
     if new != text:
         path.write_text(new, encoding="utf-8")
         return True

@@ -270,6 +270,16 @@ class _SigintBlocked:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+
+def _settle(fut: asyncio.Future[Any], value: Any, error: Optional[BaseException]) -> None:
+    """Resolves ``fut`` from the input thread's result unless it was cancelled meanwhile."""
+    if fut.done():
+        return
+    if error is not None:
+        fut.set_exception(error)
+    else:
+        fut.set_result(value)
+
 class LineReader:
     """Reads console lines in a worker thread (so notifications print meanwhile), with
     readline editing on a terminal and a persistent history either way.
@@ -323,10 +333,9 @@ class LineReader:
             try:
                 line = self._read()
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
-                error = exc
-                loop.call_soon_threadsafe(lambda: fut.done() or fut.set_exception(error))
+                loop.call_soon_threadsafe(_settle, fut, None, exc)
             else:
-                loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+                loop.call_soon_threadsafe(_settle, fut, line, None)
 
         threading.Thread(target=work, name="mcpgen-console-input", daemon=True).start()
         return await fut

@@ -141,7 +141,7 @@ class _ToolView:
 
 
 def _param_comment(p: Param) -> str:
-    bits = [p.type]
+    bits: list[str] = [p.type]
     if p.minimum is not None or p.maximum is not None:
         lo = "" if p.minimum is None else str(p.minimum)
         hi = "" if p.maximum is None else str(p.maximum)

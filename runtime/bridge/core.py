@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 import json
@@ -168,9 +169,8 @@ class Bridge:
         if device_id in self.devices and self.devices[device_id] is not device:
             self.remove_device(device_id)
         self.devices[device_id] = device
-        self._unsubscribe[device_id] = device.on_notification(
-            lambda method, params, d=device: self._on_device_notification(d, method, params)
-        )
+        notify = functools.partial(self._on_device_notification, device)
+        self._unsubscribe[device_id] = device.on_notification(notify)
         on_close = getattr(device, "on_close", None)
         if callable(on_close):  # runtime.Device: removal at once instead of at the next poll
             on_close(self._on_device_closed)
@@ -476,7 +476,8 @@ class Bridge:
             modern = self.check_modern(method, params)
             result = await self._modern(session, request_id, method, params, emit, modern)
             result["resultType"] = "complete"
-            result_meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+            raw_meta = result.get("_meta")
+            result_meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             result["_meta"] = {**result_meta, META_SERVER_INFO: self.server_info}
             return result
         version = session.protocol_version or LATEST_LEGACY
@@ -613,7 +614,7 @@ class Bridge:
         if not self.validate_arguments:
             return None
         key = (device.device_id, tool.name)
-        validator = self._validators.get(key)
+        validator: Any = self._validators.get(key)  # a jsonschema validator, or False: none usable
         if validator is None:
             try:
                 import jsonschema

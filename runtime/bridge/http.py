@@ -475,13 +475,16 @@ class StreamableHttpApp:
             await self._error(send, 400, INVALID_REQUEST, "Invalid Request")
             return
         method = payload.get("method")
-        params = payload.get("params") if isinstance(payload.get("params"), dict) else {}
+        raw_params = payload.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         header_version = headers.get("mcp-protocol-version")
         if method == "initialize" and "id" in payload:
             await self._initialize(payload, receive, send)
             return
         is_request = isinstance(method, str) and "id" in payload
-        if is_request and (Bridge.is_modern(method, params) or header_version in MODERN_VERSIONS):
+        if isinstance(method, str) and is_request and (
+            Bridge.is_modern(method, params) or header_version in MODERN_VERSIONS
+        ):
             await self._post_modern(headers, payload, method, params, receive, send)
             return
         if header_version in MODERN_VERSIONS and not headers.get("mcp-session-id"):
@@ -618,7 +621,8 @@ class StreamableHttpApp:
     ) -> None:
         """Answer one request with JSON, or with SSE when notifications may precede the answer."""
         method = payload.get("method")
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        raw_meta = params.get("_meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         streaming = method == "subscriptions/listen" or (
             method == "tools/call" and meta.get("progressToken") is not None
         )
