@@ -120,6 +120,10 @@ class FakeDevice:
         raise RuntimeError(f"unknown tool {name}")
 
     async def _sleep(self, seconds: float) -> None:
+        # close() fails the sleeps in progress; a call between two sleeps when it ran (its
+        # last sleep already over, not yet resumed) must fail at its next step, not go on.
+        if self.closed:
+            raise ConnectionError("device disconnected")
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.add(fut)
         handle = asyncio.get_running_loop().call_later(seconds, lambda: fut.done() or fut.set_result(None))
