@@ -73,11 +73,17 @@ def build_bindings(
     pkg_dir = pydir / package
     log(f"bindings {package}: {len(files)} files in {pydir} ({len(written)} changed)")
 
-    pure = os.environ.get("MCPGEN_PURE_PYTHON") == "1"
-    if not compile or pure:
+    if os.environ.get("MCPGEN_PURE_PYTHON") == "1":
+        pure_because = "not compiled (MCPGEN_PURE_PYTHON=1)"
+    elif not compile:
+        pure_because = "not compiled (compile=False)"
+    else:
+        missing = missing_compile_tools()
+        pure_because = f"not compiled, running as pure Python ({missing})" if missing else ""
+    if pure_because:
         for stale in _extension_files(pkg_dir):
             stale.unlink()
-        log(f"bindings {package}: not compiled ({'MCPGEN_PURE_PYTHON=1' if pure else 'compile=False'})")
+        log(f"bindings {package}: {pure_because}")
         return pydir
 
     source = pkg_dir / "_bindings.py"
@@ -88,12 +94,6 @@ def build_bindings(
         return pydir
     cmd = [sys.executable, "setup.py", "build_ext", "--inplace"]
     log(f"bindings {package}: compiling with Cython ({' '.join(cmd[1:])})")
-    missing = missing_compile_tools()
-    if missing:
-        for stale in _extension_files(pkg_dir):
-            stale.unlink()
-        log(f"bindings {package}: not compiled, running as pure Python ({missing})")
-        return pydir
     proc = subprocess.run(cmd, cwd=pydir, capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(

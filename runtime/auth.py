@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import hmac
+import inspect
 import logging
 import os
 import re
@@ -73,6 +74,22 @@ class Authenticator(Protocol):
     def authenticate(self, handshake: Handshake) -> Union[bool, Awaitable[bool]]:
         """True to accept the device."""
         ...
+
+
+async def authenticate(
+    auth: Optional[Authenticator], handshake: Handshake, logger: logging.Logger
+) -> bool:
+    """Whether ``auth`` (None: anyone) accepts ``handshake``; one that raises refuses (logged)."""
+    if auth is None:
+        return True
+    try:
+        ok = auth.authenticate(handshake)
+        if inspect.isawaitable(ok):
+            ok = await ok
+    except Exception:
+        logger.exception("authenticator failed for device %r", handshake.device_id)
+        return False
+    return bool(ok)
 
 
 class TokenRejected(ValueError):

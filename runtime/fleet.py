@@ -43,7 +43,7 @@ from typing import Any, Optional, Union
 
 import orjson
 
-from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
+from mcpgen.runtime.auth import Authenticator, Handshake, authenticate, bearer_token
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
 
@@ -553,16 +553,7 @@ class MqttFleet:
         self.hellos += 1
 
     async def _authenticate(self, hs: Handshake) -> bool:
-        if self.auth is None:
-            return True
-        try:
-            ok = self.auth.authenticate(hs)
-            if inspect.isawaitable(ok):
-                ok = await ok
-        except Exception:
-            log.exception("authenticator failed for device %r", hs.device_id)
-            return False
-        return bool(ok)
+        return await authenticate(self.auth, hs, log)
 
     # -- callbacks --------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ import orjson
 from picows import WSAutoPingStrategy, WSCloseCode
 
 from mcpgen.runtime import wslink
-from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
+from mcpgen.runtime.auth import Authenticator, Handshake, authenticate, bearer_token
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
 from mcpgen.runtime.wslink import DeviceLink
@@ -375,16 +375,7 @@ class Gateway:
 
     async def _authenticate(self, hs: Handshake, logger: logging.Logger = log) -> bool:
         """Whether the authenticator (if any) accepts ``hs``; one that raises refuses (logged)."""
-        if self.auth is None:
-            return True
-        try:
-            ok = self.auth.authenticate(hs)
-            if inspect.isawaitable(ok):
-                ok = await ok
-        except Exception:
-            logger.exception("authenticator failed for device %r", hs.device_id)
-            return False
-        return bool(ok)
+        return await authenticate(self.auth, hs, logger)
 
     def _authenticate_now(self, hs: Handshake) -> Any:
         """True/False from a synchronous authenticator, else the awaitable to wait for."""
