@@ -581,8 +581,10 @@ struct ServerImpl {
       uint8_t index = 0;
       for (uint8_t i = 0; i < tool.param_count; ++i) {
         const char* name = tool.params[i].name;
-        if (name[0] == kt[0] && strncmp(name, kt, kn) == 0 && name[kn] == '\0' &&
-            (!k.esc || memchr(kt, '\0', kn) == nullptr)) {
+        // An escaped key may hold "\u0000": refuse it before strncmp, which would stop at
+        // that NUL and let name[kn] read past a shorter name.
+        if (name[0] == kt[0] && (!k.esc || memchr(kt, '\0', kn) == nullptr) &&
+            strncmp(name, kt, kn) == 0 && name[kn] == '\0') {
           p = &tool.params[i];
           index = i;
           break;
