@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
 import shlex
 import sys
 from typing import Any
@@ -58,6 +59,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds an HTTP request body may take to arrive (default: 30)",
     )
     t.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds an HTTP client may take to send a request's headers (default: 10)",
+    )
+    t.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=1800.0,
+        metavar="S",
+        help="end an HTTP session unused for this long (default: 1800; 0: never)",
+    )
+    t.add_argument(
         "--client-token",
         metavar="TOKEN",
         help="require 'Authorization: Bearer TOKEN' from HTTP clients",
@@ -79,6 +94,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     d.add_argument(
         "--gateway-host", default="127.0.0.1", help="gateway address (use 0.0.0.0 for devices on the LAN)"
+    )
+    d.add_argument(
+        "--serial",
+        action="append",
+        default=[],
+        metavar="PORT",
+        help="a device on a serial port or pyserial URL, e.g. /dev/ttyUSB0 (repeatable)",
+    )
+    d.add_argument("--baudrate", type=int, default=115200, help="serial speed (default: 115200)")
+    d.add_argument(
+        "--mqtt-broker",
+        metavar="HOST[:PORT]",
+        help="accept devices through this MQTT broker (docs/mqtt.md; port default 1883)",
+    )
+    d.add_argument("--mqtt-prefix", default="mcpgen", help="MQTT topic prefix (default: mcpgen)")
+    d.add_argument("--mqtt-username", metavar="NAME", help="the bridge's own broker user name")
+    d.add_argument(
+        "--mqtt-password-env",
+        metavar="VAR",
+        help="environment variable holding the broker password (not on the command line: "
+        "other local users can read it there)",
     )
     d.add_argument(
         "--auth-token",
@@ -124,10 +160,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _prefix_default(args: argparse.Namespace) -> bool:
     if args.prefix_tools is not None:
         return bool(args.prefix_tools)
-    sources = len(args.device_cmd) + (1 if args.gateway_port is not None else 0)
-    if args.gateway_port is not None and len(args.device) != 1:
+    many_can_connect = args.gateway_port is not None or args.mqtt_broker is not None
+    if many_can_connect and len(args.device) != 1:
         return True
+    sources = len(args.device_cmd) + len(args.serial) + (1 if many_can_connect else 0)
     return sources > 1
+
+
+def _broker_address(value: str) -> tuple[str, int]:
+    """``HOST[:PORT]`` (``[v6]:PORT`` for IPv6) -> (host, port)."""
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, _, port = value.rpartition(":") if value.count(":") == 1 else (value, "", "")
+    if not port:
+        return host, 1883
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--mqtt-broker {value!r}: the port must be a number from 1 to 65535")
+    return host, int(port)
 
 
 def _auth(args: argparse.Namespace) -> Any:
@@ -161,8 +212,15 @@ async def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     protocol_out = protect_stdout() if args.transport == "stdio" else None
-    if not args.device_cmd and args.gateway_port is None:
-        log.error("no devices: give --device-cmd CMD and/or --gateway-port PORT")
+    if not (args.device_cmd or args.serial or args.gateway_port is not None or args.mqtt_broker):
+        log.error(
+            "no devices: give --device-cmd CMD, --serial PORT, --gateway-port PORT or --mqtt-broker HOST"
+        )
+        return 2
+    try:
+        broker = _broker_address(args.mqtt_broker) if args.mqtt_broker else None
+    except ValueError as exc:
+        log.error("%s", exc)
         return 2
 
     bridge = Bridge(
@@ -176,7 +234,7 @@ async def run(args: argparse.Namespace) -> int:
     )
     devices: list[Any] = []
     background: list[asyncio.Task[Any]] = []
-    gateway: Any = None
+    gateways: list[Any] = []
     try:
         try:
             from mcpgen import runtime
@@ -192,6 +250,16 @@ async def run(args: argparse.Namespace) -> int:
                 return 1
             devices.append(device)
             bridge.add_device(device)
+        for url in args.serial:
+            try:
+                device = await runtime.connect_serial(
+                    url, baudrate=args.baudrate, call_timeout=args.call_timeout
+                )
+            except Exception as exc:
+                log.error("could not open the device on serial port %s: %s", url, exc)
+                return 1
+            devices.append(device)
+            bridge.add_device(device)
         if args.gateway_port is not None:
             gateway = runtime.Gateway(
                 host=args.gateway_host,
@@ -200,14 +268,35 @@ async def run(args: argparse.Namespace) -> int:
                 call_timeout=args.call_timeout,
             )
             await gateway.start()
+            gateways.append(gateway)
             log.info("device gateway listening on %s:%s", args.gateway_host, gateway.port)
+        if broker is not None:
+            from mcpgen.runtime.mqtt import MqttGateway
 
-            async def accept() -> None:
-                async for device in gateway.devices():
-                    devices.append(device)
-                    bridge.add_device(device)
+            password = os.environ.get(args.mqtt_password_env) if args.mqtt_password_env else None
+            mqtt = MqttGateway(
+                broker[0],
+                broker[1],
+                topic_prefix=args.mqtt_prefix,
+                username=args.mqtt_username,
+                password=password,
+                auth=_auth(args),
+                call_timeout=args.call_timeout,
+            )
+            try:
+                await mqtt.start()
+            except Exception as exc:
+                log.error("could not use the MQTT broker %s:%d: %s", broker[0], broker[1], exc)
+                return 1
+            gateways.append(mqtt)
+            log.info("MQTT device gateway on %s", mqtt.url)
 
-            background.append(asyncio.ensure_future(accept()))
+        async def accept(source: Any) -> None:
+            async for device in source.devices():
+                devices.append(device)
+                bridge.add_device(device)
+
+        background.extend(asyncio.ensure_future(accept(g)) for g in gateways)
         background.append(asyncio.ensure_future(bridge.watch()))
 
         if args.transport == "stdio":
@@ -225,6 +314,8 @@ async def run(args: argparse.Namespace) -> int:
                 ],
                 client_token=args.client_token,
                 body_timeout=args.body_timeout,
+                header_timeout=args.header_timeout,
+                session_idle_timeout=args.session_idle_timeout or None,
                 ready=lambda port: log.info("MCP endpoint: http://%s:%d%s", args.host, port, args.path),
             )
         return 0
@@ -235,7 +326,7 @@ async def run(args: argparse.Namespace) -> int:
         await asyncio.gather(*background, return_exceptions=True)
         for device in devices:
             await _call_maybe_async(device.close)
-        if gateway is not None:
+        for gateway in gateways:
             await _call_maybe_async(gateway.close)
 
 

@@ -55,6 +55,15 @@ Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
 TOOLS_CHANGED = notification("notifications/tools/list_changed")
 
+EVENT_PREFIX = "notifications/events/"
+"""Device notifications with this method prefix are spec-declared events (params = arguments)."""
+LOG_LEVELS: tuple[str, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+)
+"""MCP logging levels (RFC 5424 order, least severe first)."""
+EVENT_LEVEL = "info"
+"""The level device events are logged at (a client's ``logging/setLevel`` above it silences them)."""
+
 
 def _id_key(request_id: Any) -> str:
     """Request ids 1 and "1" are different requests; key them by their JSON text."""
@@ -75,6 +84,13 @@ class Session:
     """Where out-of-band notifications for a legacy client go (stdout, the GET stream)."""
     inflight: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     closed: bool = False
+    log_level: str | None = None
+    """The least severe level the client wants (``logging/setLevel``); None: every level."""
+
+    def wants_level(self, level: str) -> bool:
+        if self.log_level is None:
+            return True
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
 
     def cancel_all(self) -> None:
         for task in list(self.inflight.values()):
@@ -271,6 +287,33 @@ class Bridge:
                 self._spawn(emit(notification("notifications/progress", forwarded)))
         elif method == "notifications/tools/list_changed":
             self._spawn(self._refresh(device))
+        elif method.startswith(EVENT_PREFIX) and self.devices.get(device.device_id) is device:
+            self._forward_event(device.device_id, method[len(EVENT_PREFIX) :], params)
+
+    def _forward_event(self, device_id: str, event: str, arguments: dict[str, Any]) -> None:
+        """A device event to every legacy client as an MCP log message (``notifications/message``).
+
+        Logging is the one server-to-client channel every client accepts without asking for
+        it (no subscription, no resource to know about first); ``data`` carries the event
+        name, the device and the typed arguments as structured JSON, so a client or a model
+        can read it as well as a person can. See docs/bridge.md ("Device events").
+        """
+        message = notification(
+            "notifications/message",
+            {
+                "level": EVENT_LEVEL,
+                "logger": f"mcpgen.device.{device_id}",
+                "data": {"event": event, "device": device_id, "arguments": arguments},
+            },
+        )
+        for session in list(self._sessions.values()):
+            if (
+                session.push is not None
+                and session.protocol_version is not None
+                and not session.closed
+                and session.wants_level(EVENT_LEVEL)
+            ):
+                self._spawn(session.push(message))
 
     async def _refresh(self, device: DeviceLike) -> None:
         # runtime.Device re-reads its tool list itself on list_changed; wait for that.
@@ -483,6 +526,8 @@ class Bridge:
         version = session.protocol_version or LATEST_LEGACY
         if method == "ping":
             return {}
+        if method == "logging/setLevel":
+            return self._set_level(session, params)
         if method == "tools/list":
             return self._tools_list(params, version)
         if method == "tools/call":
@@ -500,12 +545,21 @@ class Bridge:
         session.client_info = info if isinstance(info, dict) else None
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": True}},
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
             "serverInfo": dict(self.server_info),
         }
         if self.instructions:
             result["instructions"] = self.instructions
         return result
+
+    @staticmethod
+    def _set_level(session: Session, params: dict[str, Any]) -> dict[str, Any]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            allowed = ", ".join(LOG_LEVELS)
+            raise RpcFailure(INVALID_PARAMS, f"logging/setLevel: level must be one of {allowed}")
+        session.log_level = str(level)
+        return {}
 
     async def _modern(
         self,

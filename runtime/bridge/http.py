@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .core import Bridge, Reply, Session
+from .header_timeout import HEADER_TIMEOUT, header_timeout_protocol
 from .protocol import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -56,6 +57,8 @@ LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 MAX_BODY = 4 * 1024 * 1024
 BODY_TIMEOUT = 30.0
+SESSION_IDLE_TIMEOUT = 30 * 60.0
+"""Seconds a legacy session may go without a request (and without an open GET stream)."""
 _TIMED_OUT = b"\x00timed-out"
 _TOO_LARGE = b"\x00too-large"
 REQUEST_CANCELLED = -32000
@@ -206,6 +209,9 @@ class StreamableHttpApp:
         keepalive: seconds between SSE comment lines on long-lived streams.
         body_timeout: seconds a request body may take to arrive in full (then HTTP 408 and
             the connection is closed), so stalled uploads cannot pile up.
+        session_idle_timeout: seconds a legacy session may go unused (no request, no open
+            GET stream) before it is ended; its id then gets 404, which tells a client to
+            start over with ``initialize``. None: sessions live until DELETE or eviction.
     """
 
     def __init__(
@@ -220,8 +226,10 @@ class StreamableHttpApp:
         max_sessions: int = 256,
         keepalive: float = 15.0,
         body_timeout: float = BODY_TIMEOUT,
+        session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
     ) -> None:
         self.bridge = bridge
+        self.session_idle_timeout = session_idle_timeout
         self.path = path.rstrip("/") or "/"
         self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins}
         self.allowed_hosts = {h.strip("[]").lower() for h in allowed_hosts} | LOCAL_NAMES
@@ -240,6 +248,7 @@ class StreamableHttpApp:
             return
         if scope["type"] != "http":
             return
+        self._expire_idle_sessions()
         headers = self._headers(scope)
         host = headers.get("host")
         if not self.host_allowed(host):
@@ -289,6 +298,19 @@ class StreamableHttpApp:
     async def close(self) -> None:
         for state in list(self.sessions.values()):
             await self._end_session(state)
+
+    def _expire_idle_sessions(self) -> None:
+        """End legacy sessions unused for ``session_idle_timeout`` (checked on each request:
+        an idle server holds at most ``max_sessions`` of them, so no timer is needed)."""
+        if self.session_idle_timeout is None:
+            return
+        cutoff = time.monotonic() - self.session_idle_timeout
+        for state in list(self.sessions.values()):
+            streaming = state.stream is not None and not state.stream.closed
+            if state.last_used < cutoff and not streaming and not state.session.inflight:
+                log.info("session %s idle for %.0f s: ended", state.session.id, self.session_idle_timeout)
+                self.sessions.pop(state.session.id, None)
+                self._spawn_end(state)
 
     @staticmethod
     def _headers(scope: Scope) -> dict[str, str]:
@@ -724,6 +746,7 @@ class StreamableHttpApp:
             keepalive.cancel()
             if state.stream is stream:
                 state.stream = None
+            state.last_used = time.monotonic()  # idle from the moment the stream ends
             await stream.close()
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
@@ -744,13 +767,17 @@ async def serve_http(
     allowed_hosts: Collection[str] | None = None,
     client_token: str | None = None,
     body_timeout: float = BODY_TIMEOUT,
+    header_timeout: float = HEADER_TIMEOUT,
+    session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
     ready: Callable[[int], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
     """Serve ``bridge`` over Streamable HTTP until cancelled (or ``stop`` is set).
 
     ``ready`` is called with the bound port once the server accepts connections (useful
-    with ``port=0``).
+    with ``port=0``). ``header_timeout`` bounds the time a client may take to send a
+    request's line and headers (then 408 and the connection is closed; see
+    ``header_timeout.py``), ``body_timeout`` the time for its body.
     """
     import uvicorn
 
@@ -767,10 +794,16 @@ async def serve_http(
         port=sock.getsockname()[1],
         client_token=client_token,
         body_timeout=body_timeout,
+        session_idle_timeout=session_idle_timeout,
     )
     sock.setblocking(False)
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=1
+        app,
+        http=header_timeout_protocol(header_timeout),
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=1,
     )
     server = uvicorn.Server(config)
 

@@ -162,3 +162,71 @@ async def test_client_token_scheme_is_case_insensitive_and_compared_in_constant_
             r = await post_raw(url, json.dumps(INIT), Authorization=value)
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", value
     assert (b"s3cre", b"s3cret") in compared and (b"wrong", b"s3cret") in compared
+
+
+# ---------------------------------------------------------------- slow headers
+
+
+async def test_headers_sent_one_byte_per_second_get_408_and_the_connection_is_closed() -> None:
+    # uvicorn alone never times out a request whose headers trickle in (its keep-alive
+    # timer is cancelled by each byte; its size limit is 16 KiB): a slowloris held the
+    # connection for hours. header_timeout puts a deadline on the request line + headers.
+    bridge = Bridge()
+    bridge.add_device(FakeDevice())
+    async with running_http(bridge, header_timeout=2.0) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        request = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: {'a' * 40}\r\n\r\n".encode()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        answer = asyncio.ensure_future(reader.read())  # everything the server sends, up to EOF
+        for byte in request:  # one byte a second, far slower than the deadline allows
+            try:
+                writer.write(bytes([byte]))
+                await writer.drain()
+            except ConnectionError:
+                break
+            done, _ = await asyncio.wait({answer}, timeout=1.0)
+            if done:
+                break
+        closed_after = loop.time() - start
+        await asyncio.wait({answer}, timeout=2.0)  # a write that failed first: the answer is due
+        writer.close()
+        assert answer.done(), "the server kept a slow-header connection open"
+        assert closed_after < 6.0
+        data = answer.result()
+        assert data.startswith(b"HTTP/1.1 408")
+
+
+async def test_header_deadline_restarts_for_each_request_on_a_kept_alive_connection() -> None:
+    bridge = Bridge()
+    bridge.add_device(FakeDevice())
+    async with running_http(bridge, header_timeout=0.5) as port:
+        async with httpx.AsyncClient(timeout=10) as c:  # one connection, reused
+            url = f"http://127.0.0.1:{port}/mcp"
+            for _ in range(3):
+                r = await c.post(url, content=json.dumps(INIT), headers=HEADERS)
+                assert r.status_code == 200
+                await asyncio.sleep(0.3)  # pauses add up past the deadline; each request is quick
+
+
+# ---------------------------------------------------------------- idle sessions
+
+
+async def test_idle_sessions_expire_but_streaming_ones_stay() -> None:
+    bridge = Bridge()
+    bridge.add_device(FakeDevice())
+    async with running_http(bridge, session_idle_timeout=0.3) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with httpx.AsyncClient(timeout=10) as c:
+            idle = (await c.post(url, content=json.dumps(INIT), headers=HEADERS)).headers["mcp-session-id"]
+            live = (await c.post(url, content=json.dumps(INIT), headers=HEADERS)).headers["mcp-session-id"]
+            get_headers = {"Accept": "text/event-stream", "Mcp-Session-Id": live}
+            async with c.stream("GET", url, headers=get_headers) as stream:
+                assert stream.status_code == 200
+                await asyncio.sleep(0.6)
+                ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+                body = json.dumps(ping)
+                gone = await c.post(url, content=body, headers={**HEADERS, "Mcp-Session-Id": idle})
+                assert gone.status_code == 404  # the client must initialize again
+                kept = await c.post(url, content=body, headers={**HEADERS, "Mcp-Session-Id": live})
+                assert kept.status_code == 200 and kept.json()["result"] == {}
