@@ -27,6 +27,7 @@ import json
 import logging
 import socket
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Collection, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +58,8 @@ LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 MAX_BODY = 4 * 1024 * 1024
 BODY_TIMEOUT = 30.0
+EVENT_HISTORY = 256
+"""GET-stream events kept per legacy session for resumption (``Last-Event-ID``)."""
 SESSION_IDLE_TIMEOUT = 30 * 60.0
 """Seconds a legacy session may go without a request (and without an open GET stream)."""
 _TIMED_OUT = b"\x00timed-out"
@@ -135,11 +138,36 @@ def _accepts(accept: str, wanted: str) -> bool:
     return False
 
 
+def _event_frame(event_id: int | None, message: Any) -> bytes:
+    head = b"" if event_id is None else b"id: %d\n" % event_id
+    return head + b"event: message\ndata: " + _json_bytes(message) + b"\n\n"
+
+
 @dataclass
 class _HttpSession:
     session: Session
     stream: _SseStream | None = None
     last_used: float = field(default_factory=time.monotonic)
+    history: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=EVENT_HISTORY))
+    """The session's last GET-stream events (id, SSE frame), kept for ``Last-Event-ID``."""
+    next_event_id: int = 1
+
+    def record(self, message: Any) -> bytes:
+        """Number a GET-stream message and keep it for resumption; returns its SSE frame."""
+        frame = _event_frame(self.next_event_id, message)
+        self.history.append((self.next_event_id, frame))
+        self.next_event_id += 1
+        return frame
+
+    def frames_after(self, last_event_id: str | None) -> list[bytes]:
+        """What a client resuming after ``last_event_id`` missed (all that is kept, if it
+        is older than that); nothing for a missing or foreign id."""
+        if last_event_id is None or not last_event_id.strip().isdigit():
+            return []
+        last = int(last_event_id.strip())
+        if last >= self.next_event_id:
+            return []
+        return [frame for event_id, frame in self.history if event_id > last]
 
 
 class _SseStream:
@@ -171,7 +199,10 @@ class _SseStream:
                 self.ended.set()
 
     async def event(self, message: Any) -> None:
-        await self._write(b"event: message\ndata: " + _json_bytes(message) + b"\n\n")
+        await self._write(_event_frame(None, message))
+
+    async def frames(self, data: bytes) -> None:
+        await self._write(data)
 
     async def comment(self) -> None:
         await self._write(b":\n\n")
@@ -417,9 +448,12 @@ class StreamableHttpApp:
         state = _HttpSession(session)
 
         async def push(message: dict[str, Any]) -> None:
-            # Out-of-band notifications go to the session's GET stream, if one is open.
+            # Out-of-band notifications go to the session's GET stream, if one is open,
+            # and into its history, so a client that reconnects with Last-Event-ID gets
+            # what it missed (resumability; bounded by EVENT_HISTORY).
+            frame = state.record(message)
             if state.stream is not None and not state.stream.closed:
-                await state.stream.event(message)
+                await state.stream.frames(frame)
 
         session.push = push
         self.sessions[session.id] = state
@@ -728,8 +762,13 @@ class StreamableHttpApp:
             await self._error(send, 409, INVALID_REQUEST, "Conflict: this session already has a GET stream")
             return
         stream = _SseStream(send)
-        state.stream = stream
         await stream.start()
+        # Snapshot the missed events and attach the stream in one step (no await between),
+        # so each event is either replayed or pushed live, never both or neither.
+        missed = state.frames_after(headers.get("last-event-id"))
+        state.stream = stream
+        if missed:
+            await stream.frames(b"".join(missed))
         keepalive = asyncio.ensure_future(self._keepalive(stream))
 
         async def client_gone() -> None:

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2 as httpx
 import mcp_types as types
 from bridge_fakes import FakeDevice
 from bridge_testlib import HttpBridge
@@ -119,3 +122,46 @@ async def test_sdk_client_over_http_receives_device_events(http_bridge: HttpBrid
         assert got.level == "info" and got.logger == "mcpgen.device.sim-1"
         assert got.data["event"] == "button_pressed" and got.data["device"] == "sim-1"
         assert isinstance(got.data["arguments"]["count"], int)
+
+
+async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, dict[str, Any]]]:
+    event_id: str | None = None
+    async for line in response.aiter_lines():
+        if line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            yield event_id, json.loads(line[5:].strip())
+            event_id = None
+
+
+async def test_get_stream_resumes_after_last_event_id(http_bridge: HttpBridge) -> None:
+    url, device = http_bridge.url, http_bridge.device
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(timeout=10) as c:
+        init = req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+        sid = (await c.post(url, content=json.dumps(init), headers=headers)).headers["mcp-session-id"]
+        get = {"Accept": "text/event-stream", "Mcp-Session-Id": sid}
+        async with c.stream("GET", url, headers=get) as stream:
+            events = _sse_events(stream)
+            await asyncio.sleep(0.1)
+            device.notify("notifications/events/tick", {"n": 1})
+            first_id, first = await asyncio.wait_for(events.__anext__(), 5)
+            assert first_id is not None and first["params"]["data"]["arguments"] == {"n": 1}
+        await asyncio.sleep(0.1)
+        device.notify("notifications/events/tick", {"n": 2})  # while no stream is open
+        device.notify("notifications/events/tick", {"n": 3})
+        await asyncio.sleep(0.1)
+        async with c.stream("GET", url, headers={**get, "Last-Event-ID": first_id}) as stream:
+            events = _sse_events(stream)
+            missed = [await asyncio.wait_for(events.__anext__(), 5) for _ in range(2)]
+            assert [m["params"]["data"]["arguments"]["n"] for _, m in missed] == [2, 3]
+            assert [int(i or 0) for i, _ in missed] == [int(first_id) + 1, int(first_id) + 2]
+            device.notify("notifications/events/tick", {"n": 4})  # and live again after the replay
+            live_id, live = await asyncio.wait_for(events.__anext__(), 5)
+            assert live["params"]["data"]["arguments"] == {"n": 4} and int(live_id or 0) == int(first_id) + 3
+        async with c.stream("GET", url, headers=get) as stream:  # no Last-Event-ID: nothing replayed
+            events = _sse_events(stream)
+            await asyncio.sleep(0.1)
+            device.notify("notifications/events/tick", {"n": 5})
+            _, only = await asyncio.wait_for(events.__anext__(), 5)
+            assert only["params"]["data"]["arguments"] == {"n": 5}
