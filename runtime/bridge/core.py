@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .device import DeviceLike, ToolInfoLike
+from .events import RESOURCE_NOT_FOUND, EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
 from .protocol import (
     BATCH_VERSIONS,
@@ -86,6 +87,8 @@ class Session:
     closed: bool = False
     log_level: str | None = None
     """The least severe level the client wants (``logging/setLevel``); None: every level."""
+    subscriptions: set[str] = field(default_factory=set)
+    """Resource URIs the client subscribed to (``resources/subscribe``)."""
 
     def wants_level(self, level: str) -> bool:
         if self.log_level is None:
@@ -159,6 +162,8 @@ class Bridge:
         self._order: list[str] = []
         self._gone: dict[str, str] = {}
         self._listeners: list[Callable[[], None]] = []
+        self._event_listeners: list[Callable[[str], None]] = []
+        self.events = EventLog()
         self._sessions: dict[str, Session] = {}
         self._progress: dict[str, tuple[Emit, Any]] = {}
         self._progress_ids = itertools.count(1)
@@ -208,6 +213,7 @@ class Bridge:
                 self._gone[name] = device_id
         for task in self._device_calls.pop(device_id, set()):
             task.cancel()
+        self.events.forget(device_id)
         log.info("device %s went away", device_id)
         self._rebuild()
 
@@ -229,6 +235,16 @@ class Bridge:
         def unsubscribe() -> None:
             with contextlib.suppress(ValueError):
                 self._listeners.remove(callback)
+
+        return unsubscribe
+
+    def on_device_event(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(events resource URI)`` after each event of a served device."""
+        self._event_listeners.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._event_listeners.remove(callback)
 
         return unsubscribe
 
@@ -306,14 +322,21 @@ class Bridge:
                 "data": {"event": event, "device": device_id, "arguments": arguments},
             },
         )
+        self.events.record(device_id, event, arguments)
+        uri = events_uri(device_id)
+        updated = notification("notifications/resources/updated", {"uri": uri})
         for session in list(self._sessions.values()):
-            if (
-                session.push is not None
-                and session.protocol_version is not None
-                and not session.closed
-                and session.wants_level(EVENT_LEVEL)
-            ):
+            if session.push is None or session.protocol_version is None or session.closed:
+                continue
+            if session.wants_level(EVENT_LEVEL):
                 self._spawn(session.push(message))
+            if uri in session.subscriptions:
+                self._spawn(session.push(updated))
+        for callback in list(self._event_listeners):
+            try:
+                callback(uri)
+            except Exception:  # a listener must not break the others
+                log.exception("device-event listener failed")
 
     async def _refresh(self, device: DeviceLike) -> None:
         # runtime.Device re-reads its tool list itself on list_changed; wait for that.
@@ -528,6 +551,17 @@ class Bridge:
             return {}
         if method == "logging/setLevel":
             return self._set_level(session, params)
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            uri = params.get("uri")
+            if not isinstance(uri, str) or device_of(uri) is None:
+                raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {uri!r}")
+            if method == "resources/subscribe":
+                session.subscriptions.add(uri)
+            else:
+                session.subscriptions.discard(uri)
+            return {}
+        if method.startswith("resources/"):
+            return self._resources(method, params)
         if method == "tools/list":
             return self._tools_list(params, version)
         if method == "tools/call":
@@ -545,7 +579,7 @@ class Bridge:
         session.client_info = info if isinstance(info, dict) else None
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}, "resources": {"subscribe": True}},
             "serverInfo": dict(self.server_info),
         }
         if self.instructions:
@@ -576,7 +610,7 @@ class Bridge:
         if method == "server/discover":
             result: dict[str, Any] = {
                 "supportedVersions": list(MODERN_VERSIONS),
-                "capabilities": {"tools": {"listChanged": True}},
+                "capabilities": {"tools": {"listChanged": True}, "resources": {"subscribe": True}},
                 "ttlMs": self.list_ttl_ms,
                 "cacheScope": "private",
             }
@@ -591,7 +625,28 @@ class Bridge:
             return await self._tools_call(params, emit, version)
         if method == "subscriptions/listen":
             return await self._listen(request_id, params, emit)
+        if method in ("resources/list", "resources/read"):
+            result = self._resources(method, params)
+            if method == "resources/list":  # a list result carries caching hints at 2026-07-28
+                result.update(ttlMs=self.list_ttl_ms, cacheScope="private")
+            return result
         raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}", http_status=404)
+
+    def _resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Each served device's events as a resource (see ``events.py``)."""
+        if method == "resources/list":
+            if params.get("cursor") is not None:
+                raise RpcFailure(INVALID_PARAMS, "invalid cursor (this server returns one page)")
+            return {"resources": [self.events.resource(device_id) for device_id in sorted(self.devices)]}
+        if method == "resources/templates/list":
+            return {"resourceTemplates": []}
+        if method == "resources/read":
+            uri = params.get("uri")
+            device_id = device_of(uri) if isinstance(uri, str) else None
+            if device_id is None or device_id not in self.devices:
+                raise RpcFailure(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+            return self.events.contents(device_id)
+        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}")
 
     def _tools_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         if params.get("cursor") is not None:
@@ -604,30 +659,51 @@ class Bridge:
         granted: dict[str, Any] = {}
         if wanted.get("toolsListChanged") is True:
             granted["toolsListChanged"] = True
+        raw_uris = wanted.get("resourceSubscriptions")
+        raw_uris = raw_uris if isinstance(raw_uris, list) else []
+        uris = [u for u in raw_uris if isinstance(u, str) and device_of(u) is not None]
+        if uris:
+            granted["resourceSubscriptions"] = uris
         tag = {META_SUBSCRIPTION_ID: request_id}
         if emit is None:
             raise RpcFailure(INVALID_REQUEST, "subscriptions/listen needs a stream to answer on")
-        changed = asyncio.Event()
-        unsubscribe = self.on_tools_changed(changed.set)
+        # Notifications wait here in order; one list_changed stands for any number pending.
+        pending: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        tools_pending = False
+
+        def tools_changed() -> None:
+            nonlocal tools_pending
+            if granted.get("toolsListChanged") and not tools_pending:
+                tools_pending = True
+                pending.put_nowait(notification("notifications/tools/list_changed", {"_meta": dict(tag)}))
+
+        def device_event(uri: str) -> None:
+            if uri in uris:
+                params = {"uri": uri, "_meta": dict(tag)}
+                pending.put_nowait(notification("notifications/resources/updated", params))
+
+        unsubscribe = [self.on_tools_changed(tools_changed), self.on_device_event(device_event)]
         try:
             ack = {"_meta": tag, "notifications": granted}
             await emit(notification("notifications/subscriptions/acknowledged", ack))
             closing = asyncio.ensure_future(self._closing.wait())
             try:
                 while not self._closing.is_set():
-                    waiter = asyncio.ensure_future(changed.wait())
+                    waiter = asyncio.ensure_future(pending.get())
                     try:
                         await asyncio.wait({waiter, closing}, return_when=asyncio.FIRST_COMPLETED)
                     finally:
                         waiter.cancel()
-                    if changed.is_set():
-                        changed.clear()
-                        if granted.get("toolsListChanged"):
-                            await emit(notification("notifications/tools/list_changed", {"_meta": dict(tag)}))
+                    if waiter.done() and not waiter.cancelled():
+                        message = waiter.result()
+                        if message["method"] == "notifications/tools/list_changed":
+                            tools_pending = False
+                        await emit(message)
             finally:
                 closing.cancel()
         finally:
-            unsubscribe()
+            for undo in unsubscribe:
+                undo()
         return {"_meta": dict(tag)}  # graceful end: the bridge is shutting down
 
     # ------------------------------------------------------------------ tools/call

@@ -165,3 +165,95 @@ async def test_get_stream_resumes_after_last_event_id(http_bridge: HttpBridge) -
             device.notify("notifications/events/tick", {"n": 5})
             _, only = await asyncio.wait_for(events.__anext__(), 5)
             assert only["params"]["data"]["arguments"] == {"n": 5}
+
+
+# ---------------------------------------------------------------- events as resources
+
+EVENTS_URI = "mcpgen://devices/aa%3Abb/events"
+
+
+async def test_events_resource_list_read_and_subscribe() -> None:
+    bridge = Bridge()
+    session, pushed = await _legacy_session(bridge)
+    device = FakeDevice("aa:bb")
+    bridge.add_device(device)
+    listed = await bridge.handle(session, req("resources/list", id=2))
+    assert listed.message is not None
+    assert [r["uri"] for r in listed.message["result"]["resources"]] == [EVENTS_URI]
+    sub = await bridge.handle(session, req("resources/subscribe", {"uri": EVENTS_URI}, id=3))
+    assert sub.message == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    bad = await bridge.handle(session, req("resources/subscribe", {"uri": "file:///etc/passwd"}, id=4))
+    assert bad.message is not None and bad.message["error"]["code"] == -32602
+    await asyncio.sleep(0)
+    pushed.clear()
+
+    for n in range(40):  # more than the 32 kept
+        device.notify("notifications/events/tick", {"n": n})
+    await asyncio.sleep(0)
+    updated = [m for m in pushed if m["method"] == "notifications/resources/updated"]
+    assert len(updated) == 40 and updated[0]["params"] == {"uri": EVENTS_URI}
+    read = await bridge.handle(session, req("resources/read", {"uri": EVENTS_URI}, id=5))
+    assert read.message is not None
+    content = read.message["result"]["contents"][0]
+    assert content["uri"] == EVENTS_URI and content["mimeType"] == "application/json"
+    body = json.loads(content["text"])
+    assert body["device"] == "aa:bb"
+    assert [e["arguments"]["n"] for e in body["events"]] == list(range(8, 40))
+    assert {e["event"] for e in body["events"]} == {"tick"}
+
+    await bridge.handle(session, req("resources/unsubscribe", {"uri": EVENTS_URI}, id=6))
+    pushed.clear()
+    device.notify("notifications/events/tick", {"n": 99})
+    await asyncio.sleep(0)
+    assert [m["method"] for m in pushed] == ["notifications/message"]
+
+    bridge.remove_device("aa:bb")
+    gone = await bridge.handle(session, req("resources/read", {"uri": EVENTS_URI}, id=7))
+    assert gone.message is not None and gone.message["error"]["code"] == -32002
+
+
+async def test_modern_listen_delivers_resource_updates_for_events(http_bridge: HttpBridge) -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    uri = "mcpgen://devices/sim-1/events"
+    wanted = {"resourceSubscriptions": [uri, "https://elsewhere.example/x"]}
+    listen = {"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+              "params": {"_meta": meta, "notifications": wanted}}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "subscriptions/listen",
+    }
+    async with (
+        httpx.AsyncClient(timeout=10) as c,
+        c.stream("POST", http_bridge.url, content=json.dumps(listen), headers=headers) as r,
+    ):
+        messages = _sse_events(r)
+        _, ack = await asyncio.wait_for(messages.__anext__(), 5)
+        assert ack["params"]["notifications"] == {"resourceSubscriptions": [uri]}
+        http_bridge.device.notify("notifications/events/button_pressed", {"count": 2})
+        _, updated = await asyncio.wait_for(messages.__anext__(), 5)
+        assert updated["method"] == "notifications/resources/updated"
+        assert updated["params"]["uri"] == uri
+        assert updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 7
+        read = {"jsonrpc": "2.0", "id": 8, "method": "resources/read", "params": {"_meta": meta, "uri": uri}}
+        rh = {**headers, "Mcp-Method": "resources/read", "Mcp-Name": uri}
+        got = await c.post(http_bridge.url, content=json.dumps(read), headers=rh)
+        assert got.status_code == 200
+        events = json.loads(got.json()["result"]["contents"][0]["text"])["events"]
+        assert [(e["event"], e["arguments"]) for e in events] == [("button_pressed", {"count": 2})]
+
+
+async def test_sdk_client_lists_and_reads_the_events_resource(http_bridge: HttpBridge) -> None:
+    http_bridge.device.notify("notifications/events/button_pressed", {"count": 5})
+    for mode in ("legacy", "auto"):
+        async with Client(http_bridge.url, mode=mode, read_timeout_seconds=20) as client:
+            listed = await client.list_resources()
+            uris = [str(r.uri) for r in listed.resources]
+            assert uris == ["mcpgen://devices/sim-1/events"], mode
+            read = await client.read_resource(uris[0])
+            body = json.loads(read.contents[0].text)
+            assert body["events"][-1]["arguments"] == {"count": 5}, mode

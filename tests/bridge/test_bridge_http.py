@@ -350,9 +350,8 @@ async def test_modern_version_and_meta_errors(http_bridge: HttpBridge) -> None:
         no_caps = {"io.modelcontextprotocol/protocolVersion": MODERN}
         r = await post(c, url, rpc("tools/list", {"_meta": no_caps}), **modern_headers("tools/list"))
         assert r.status_code == 400 and r.json()["error"]["code"] == -32602
-        r = await post(
-            c, url, rpc("resources/list", {"_meta": MODERN_META}), **modern_headers("resources/list")
-        )
+        # (resources/list served devices' events since they became resources; prompts are not served)
+        r = await post(c, url, rpc("prompts/list", {"_meta": MODERN_META}), **modern_headers("prompts/list"))
         assert r.status_code == 404 and r.json()["error"]["code"] == -32601
         r = await post(c, url, rpc("ping", {"_meta": MODERN_META}), **modern_headers("ping"))
         assert r.status_code == 404  # ping is gone in 2026-07-28
