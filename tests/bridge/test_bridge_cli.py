@@ -252,7 +252,8 @@ async def test_cli_http_with_gateway_devices() -> None:
 async def test_cli_allowed_host_and_body_timeout() -> None:
     import httpx2 as httpx
 
-    async with http_bridge_process("--allowed-host", "mybox.lan", "--body-timeout", "5") as url:
+    flags = ["--body-timeout", "5", "--header-timeout", "1", "--session-idle-timeout", "60"]
+    async with http_bridge_process("--allowed-host", "mybox.lan", *flags) as url:
         port = url.split(":")[2].split("/")[0]
         params = {"protocolVersion": "2025-06-18"}
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
@@ -262,3 +263,8 @@ async def test_cli_allowed_host_and_body_timeout() -> None:
             for host, status in cases:
                 r = await c.post(url, content=json.dumps(init), headers={**headers, "Host": host})
                 assert r.status_code == status, host
+        reader, writer = await asyncio.open_connection("127.0.0.1", int(port))
+        writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and then nothing
+        answer = await asyncio.wait_for(reader.read(), 10)  # returns at EOF: the bridge closed it
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 408")
