@@ -230,3 +230,19 @@ async def test_idle_sessions_expire_but_streaming_ones_stay() -> None:
                 assert gone.status_code == 404  # the client must initialize again
                 kept = await c.post(url, content=body, headers={**HEADERS, "Mcp-Session-Id": live})
                 assert kept.status_code == 200 and kept.json()["result"] == {}
+
+
+async def test_slow_headers_of_a_second_request_on_a_kept_alive_connection_get_408() -> None:
+    bridge = Bridge()
+    bridge.add_device(FakeDevice())
+    async with running_http(bridge, header_timeout=1.0) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        first = b""
+        while b"not found" not in first:  # the first answer (404), the connection kept alive
+            first += await asyncio.wait_for(reader.read(1024), 5)
+        assert first.startswith(b"HTTP/1.1 404")
+        writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the next request stalls
+        answer = await asyncio.wait_for(reader.read(), 10)  # returns at EOF: the bridge closed it
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 408")
