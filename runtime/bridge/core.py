@@ -307,12 +307,14 @@ class Bridge:
             self._forward_event(device.device_id, method[len(EVENT_PREFIX) :], params)
 
     def _forward_event(self, device_id: str, event: str, arguments: dict[str, Any]) -> None:
-        """A device event to every legacy client as an MCP log message (``notifications/message``).
+        """A device event to MCP clients, two ways (docs/bridge.md, "Device events").
 
-        Logging is the one server-to-client channel every client accepts without asking for
-        it (no subscription, no resource to know about first); ``data`` carries the event
-        name, the device and the typed arguments as structured JSON, so a client or a model
-        can read it as well as a person can. See docs/bridge.md ("Device events").
+        * To every handshake-era client as a log message (``notifications/message``): the
+          one server-to-client channel every such client accepts without asking for it;
+          ``data`` carries the event name, the device and the typed arguments as JSON.
+        * Into the device's events resource (``events.py``): subscribers get
+          ``notifications/resources/updated``. This is how 2026-07-28 clients, which get
+          no unsolicited log messages, learn of events (``subscriptions/listen``).
         """
         message = notification(
             "notifications/message",

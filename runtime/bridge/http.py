@@ -162,9 +162,10 @@ class _HttpSession:
     def frames_after(self, last_event_id: str | None) -> list[bytes]:
         """What a client resuming after ``last_event_id`` missed (all that is kept, if it
         is older than that); nothing for a missing or foreign id."""
-        if last_event_id is None or not last_event_id.strip().isdigit():
+        text = (last_event_id or "").strip()
+        if not (text.isascii() and text.isdigit() and len(text) <= 20):  # not "²", not 5000 digits
             return []
-        last = int(last_event_id.strip())
+        last = int(text)
         if last >= self.next_event_id:
             return []
         return [frame for event_id, frame in self.history if event_id > last]

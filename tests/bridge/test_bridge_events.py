@@ -14,7 +14,8 @@ from bridge_fakes import FakeDevice
 from bridge_testlib import HttpBridge
 from mcp import Client
 
-from mcpgen.runtime.bridge import Bridge
+from mcpgen.runtime.bridge import Bridge, Session
+from mcpgen.runtime.bridge import http as bridge_http
 
 
 def req(method: str, params: dict[str, Any] | None = None, id: Any = 1) -> dict[str, Any]:
@@ -257,3 +258,12 @@ async def test_sdk_client_lists_and_reads_the_events_resource(http_bridge: HttpB
             read = await client.read_resource(uris[0])
             body = json.loads(read.contents[0].text)
             assert body["events"][-1]["arguments"] == {"count": 5}, mode
+
+
+def test_foreign_last_event_ids_replay_nothing() -> None:
+    state = bridge_http._HttpSession(Session("http"))
+    for n in range(3):
+        state.record({"n": n})
+    assert len(state.frames_after("2")) == 1 and len(state.frames_after("0")) == 3  # ids 1, 2, 3
+    for foreign in [None, "", "²", "9" * 5000, "abc", "-1", "3", str(10**6)]:
+        assert state.frames_after(foreign) == [], foreign  # and no exception
