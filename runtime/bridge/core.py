@@ -62,6 +62,8 @@ LOG_LEVELS: tuple[str, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
 )
 """MCP logging levels (RFC 5424 order, least severe first)."""
+MAX_SUBSCRIPTIONS = 1024
+"""Resource subscriptions one session may hold (URIs of devices not yet connected count)."""
 EVENT_LEVEL = "info"
 """The level device events are logged at (a client's ``logging/setLevel`` above it silences them)."""
 
@@ -558,6 +560,8 @@ class Bridge:
             if not isinstance(uri, str) or device_of(uri) is None:
                 raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {uri!r}")
             if method == "resources/subscribe":
+                if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
+                    raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
                 session.subscriptions.add(uri)
             else:
                 session.subscriptions.discard(uri)

@@ -208,6 +208,13 @@ async def test_events_resource_list_read_and_subscribe() -> None:
     await asyncio.sleep(0)
     assert [m["method"] for m in pushed] == ["notifications/message"]
 
+    for n in range(1024):  # devices that may connect later count too, up to a bound
+        uri = f"mcpgen://devices/d{n}/events"
+        await bridge.handle(session, req("resources/subscribe", {"uri": uri}, id=8))
+    extra = {"uri": "mcpgen://devices/x/events"}
+    full = await bridge.handle(session, req("resources/subscribe", extra, id=9))
+    assert full.message is not None and full.message["error"]["code"] == -32602
+
     bridge.remove_device("aa:bb")
     gone = await bridge.handle(session, req("resources/read", {"uri": EVENTS_URI}, id=7))
     assert gone.message is not None and gone.message["error"]["code"] == -32002
