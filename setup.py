@@ -18,6 +18,10 @@ from setuptools import Extension, setup
 PACKAGE_DIRS: dict[str, str] = {
     "mcpgen": "src/mcpgen",
     "mcpgen.codegen": "codegen",
+    "mcpgen.codegen.spec": "codegen/spec",
+    "mcpgen.codegen.emit": "codegen/emit",
+    "mcpgen.codegen.targets": "codegen/targets",
+    "mcpgen.codegen.run": "codegen/run",
     "mcpgen.runtime": "runtime",
     "mcpgen.runtime.bridge": "runtime/bridge",
     # Data shipped as packages so that a plain wheel install can build firmware.
@@ -27,7 +31,8 @@ PACKAGE_DIRS: dict[str, str] = {
 
 PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen": ["py.typed"],
-    "mcpgen.codegen": ["py.typed", "templates/**/*"],
+    "mcpgen.codegen": ["py.typed"],
+    "mcpgen.codegen.emit": ["templates/**/*"],
     "mcpgen.runtime": ["py.typed", "*.pxd"],
     "mcpgen.firmware_template": ["**/*"],
     "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from mcpgen.codegen.header import generated_header, spec_file_name
-from mcpgen.codegen.mcp_json import list_entry_json
-from mcpgen.codegen.model import Field, Param, Spec, Tool
-from mcpgen.codegen.names import CPP_KEYWORDS, cpp_args_struct
-from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.spec.mcp_json import list_entry_json
+from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.codegen.spec.names import CPP_KEYWORDS, cpp_args_struct
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h.
 CORE_VERSION = 2
@@ -336,9 +336,9 @@ def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None], *, 
 
     The file belongs to the user from then on: it is never overwritten. With ``check``
     (what every build does) a tool without a handler raises
-    ``codegen.handlers.MissingHandlersError`` before anything is compiled.
+    ``codegen.emit.handlers.MissingHandlersError`` before anything is compiled.
     """
-    from mcpgen.codegen import handlers
+    from mcpgen.codegen.emit import handlers
 
     return handlers.ensure_handlers(
         spec, spec_path, log, lambda: starter_handlers(spec, spec_path.name), check=check

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from mcpgen.codegen.header import generated_header
-from mcpgen.codegen.mcp_json import param_schema, tools_list
-from mcpgen.codegen.model import Param, Spec, Tool
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.spec.mcp_json import param_schema, tools_list
+from mcpgen.codegen.spec.model import Param, Spec, Tool
 
 
 def emit(spec: Spec) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcpgen.codegen import __version__
-from mcpgen.codegen.model import Spec
+from mcpgen.codegen.spec.model import Spec
 
 
 def spec_file_name(spec: Spec) -> str:

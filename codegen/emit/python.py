@@ -3,8 +3,8 @@
 Files (relative to the output directory):
 
 * ``python/<slug>_tools/_bindings.py`` + ``_bindings.pxd`` -- Cython pure-Python mode:
-  compiled by ``codegen.build_python`` (or the generated ``setup.py``), and the same
-  ``.py`` runs as plain Python. One class per device (``codegen.names.device_class``)
+  compiled by ``codegen.targets.python`` (or the generated ``setup.py``), and the same
+  ``.py`` runs as plain Python. One class per device (``codegen.spec.names.device_class``)
   wrapping a ``runtime.Device``, one namespace class per dotted prefix, one keyword-only
   ``async`` method per tool with the spec's defaults, inline validation with the
   device's ranges / enums / max_length / pattern, and typed results. Per tool also a
@@ -12,7 +12,7 @@ Files (relative to the output directory):
 * ``python/<slug>_tools/_bindings.pyi`` -- the signatures for editors and mypy.
 * ``python/<slug>_tools/__init__.py``, ``py.typed``, ``python/pyproject.toml`` and ``python/setup.py``.
 
-Every file starts with ``codegen.header.generated_header(spec, "#")``; output is a pure
+Every file starts with ``codegen.emit.header.generated_header(spec, "#")``; output is a pure
 function of the spec.
 """
 
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import mcpgen
-from mcpgen.codegen.header import generated_header
-from mcpgen.codegen.mcp_json import input_schema, output_schema
-from mcpgen.codegen.model import Field, Param, Spec, Tool
-from mcpgen.codegen.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
-from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
+from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.codegen.spec.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
 
 TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 

@@ -34,11 +34,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpgen.codegen import emit_cpp, resources
-from mcpgen.codegen.emit_cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
-from mcpgen.codegen.header import generated_header, spec_file_name
-from mcpgen.codegen.model import Param, Spec, Tool
-from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen import resources
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit.cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.spec.model import Param, Spec, Tool
 
 OUT_DIR = "xiaozhi"
 TOOLS_HEADER = f"{OUT_DIR}/mcpgen_xiaozhi_tools.h"

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.examples import example_arguments
-from mcpgen.codegen.names import device_class, device_slug
-from mcpgen.codegen.simulator import launch_simulator
+from mcpgen.codegen.run.simulator import launch_simulator
+from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.spec.names import device_class, device_slug
 
 
 def find_default_spec() -> Path:
@@ -75,9 +75,10 @@ async def _show_checks(spec: Any, device: Any, bound: Any) -> None:
 
 
 async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
-    from mcpgen.codegen.build_host import BuildError, build_host
-    from mcpgen.codegen.build_python import build_bindings, import_bindings
-    from mcpgen.codegen.loader import SpecErrors, load_spec
+    from mcpgen.codegen.errors import BuildError
+    from mcpgen.codegen.spec.loader import SpecErrors, load_spec
+    from mcpgen.codegen.targets.host import build_host
+    from mcpgen.codegen.targets.python import build_bindings, import_bindings
     from mcpgen.runtime import Gateway, TokenAuth
     from mcpgen.runtime.errors import McpDeviceError
 

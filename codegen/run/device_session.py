@@ -34,6 +34,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional
 
+from mcpgen.codegen.spec.model import Spec
+
 Log = Callable[[str], None]
 ReadLine = Callable[[], Awaitable[Optional[str]]]
 
@@ -365,7 +367,7 @@ class _DeviceLogHandler(logging.Handler):
 
 async def call_every_tool(device: Any, spec: Any, log: Log, timeout: float) -> int:
     """Lists the tools and calls each assistant-callable one with example arguments."""
-    from mcpgen.codegen.examples import example_arguments
+    from mcpgen.codegen.spec.examples import example_arguments
 
     console = Console(device, log, timeout=timeout)
     log(f"connected: {device.server_info} fingerprint {device.fingerprint} (spec {spec.fingerprint})")
@@ -425,47 +427,59 @@ async def _qemu_console(url: str, spec: Any, *, out: Log, timeout: float, reader
         await device.close()
 
 
+def run_host(spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+             timeout: float, reader: Optional[ReadLine]) -> int:
+    """``codegen run --target host``: the simulator on stdio."""
+    from mcpgen.codegen.targets.host import build_host
+
+    exe = build_host(spec_path, outdir, log=log, spec=spec)
+    return asyncio.run(_host_session(exe, spec, interactive=interactive, log=log, out=out,
+                                     timeout=timeout, reader=reader))
+
+
+def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *, interactive: bool, log: Log,
+                     out: Log, timeout: float, reader: Optional[ReadLine]) -> int:
+    """``codegen run --target qemu|qemu-riscv32``: the image in QEMU, its MCP UART as a serial device."""
+    from mcpgen.codegen.run import run_qemu
+    from mcpgen.codegen.targets.qemu import build_qemu
+    from mcpgen.codegen.targets.qemu_machines import get_machine
+
+    if not interactive:
+        return run_qemu.run_qemu_session(spec_path, outdir, target=machine, log=out, spec=spec)
+    elf = build_qemu(spec_path, outdir, target=machine, log=log, spec=spec)
+    qemu = get_machine(machine)
+    log(f"booting {elf.name} in {qemu.qemu} -M {qemu.machine}")
+    try:
+        with _SigintBlocked(), run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
+            assert reader is not None
+            return asyncio.run(_qemu_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
+                                             device_log=dev.log_text))
+    except run_qemu.QemuError as exc:
+        out(f"error: {exc}")
+        return 1
+
+
 def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool = False, log: Log = print,
-               out: Log = print, timeout: float = 10.0, reader: Optional[ReadLine] = None) -> int:
+               out: Log = print, timeout: float = 10.0, reader: Optional[ReadLine] = None,
+               spec: Optional[Spec] = None) -> int:
     """``codegen run``: builds ``target``, starts it, then calls every tool or opens the console.
 
-    ``log`` gets the build and boot progress, ``out`` the tool calls and the console.
-    Returns an exit code. Build failures raise ``BuildError`` (the CLI prints them).
+    ``log`` gets the build and boot progress, ``out`` the tool calls and the console;
+    ``spec`` is the model when the caller has loaded it. Returns an exit code. Build
+    failures raise ``BuildError`` (the CLI prints them).
     """
-    from mcpgen.codegen.loader import load_spec
+    from mcpgen.codegen.targets.base import load_for_build
+    from mcpgen.codegen.targets.registry import get_target
 
-    spec = load_spec(spec_path)
+    runner = get_target(target)
+    spec = load_for_build(spec_path, spec)
     line_reader = None
     if interactive and reader is None:
         line_reader = LineReader()
         reader = line_reader
     try:
-        if target == "host":
-            from mcpgen.codegen.build_host import build_host
-
-            exe = build_host(spec_path, outdir, log=log)
-            return asyncio.run(_host_session(exe, spec, interactive=interactive, log=log, out=out,
-                                             timeout=timeout, reader=reader))
-        if target in ("qemu", "qemu-riscv32"):
-            from mcpgen.codegen import run_qemu
-            from mcpgen.codegen.qemu_targets import get_target
-
-            if not interactive:
-                return run_qemu.run_qemu_session(spec_path, outdir, target=target, log=out)
-            from mcpgen.codegen.build_qemu import build_qemu
-
-            elf = build_qemu(spec_path, outdir, target=target, log=log)
-            machine = get_target(target)
-            log(f"booting {elf.name} in {machine.qemu} -M {machine.machine}")
-            try:
-                with _SigintBlocked(), run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
-                    assert reader is not None
-                    return asyncio.run(_qemu_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
-                                                     device_log=dev.log_text))
-            except run_qemu.QemuError as exc:
-                out(f"error: {exc}")
-                return 1
-        raise ValueError(f"codegen run cannot start target {target!r}")
+        return runner.run(spec, spec_path, outdir, interactive=interactive, log=log, out=out,
+                          timeout=timeout, reader=reader)
     finally:
         if line_reader is not None:
             line_reader.close()

@@ -25,8 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.build_esp32 import (
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.targets.esp32 import (
     board_info,
     generate_project,
     images_for,

@@ -66,7 +66,7 @@ def check_port(port: str) -> None:
 
 def toolchain_path(environ: Optional[dict[str, str]] = None) -> str:
     """``PATH`` with PlatformIO's ESP toolchains in front, for decoding addresses."""
-    from mcpgen.codegen.build_esp32 import pio_core_dir
+    from mcpgen.codegen.targets.esp32 import pio_core_dir
 
     env = os.environ if environ is None else environ
     packages = pio_core_dir() / "packages"
@@ -78,7 +78,7 @@ def toolchain_path(environ: Optional[dict[str, str]] = None) -> str:
 def monitor_command(port: str, *, baud: int = 115200, board: str = "esp32", elf: Optional[Path] = None,
                     no_reset: bool = False, extra: Sequence[str] = ()) -> list[str]:
     """The ``python -m esp_idf_monitor`` command line."""
-    from mcpgen.codegen.build_esp32 import board_info
+    from mcpgen.codegen.targets.esp32 import board_info
 
     chip = board_info(board).chip
     cmd = [sys.executable, "-m", MODULE, "--port", port, "--baud", str(baud), "--target", chip]

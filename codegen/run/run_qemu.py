@@ -1,6 +1,6 @@
 """Boots an MCU image in QEMU and hands out its MCP UART: a Cortex-M3 image in
 ``qemu-system-arm -M mps2-an385`` or an RV32 image in ``qemu-system-riscv32 -M virt
--bios none``; which one comes from the ELF header (:mod:`mcpgen.codegen.qemu_targets`).
+-bios none``; which one comes from the ELF header (:mod:`mcpgen.codegen.targets.qemu_machines`).
 
 The MCP UART (UART0 on both machines) becomes a TCP server socket on 127.0.0.1;
 :attr:`QemuDevice.url` is the pyserial URL (``socket://127.0.0.1:PORT``) that
@@ -33,7 +33,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from mcpgen.codegen.qemu_targets import CORTEX_M3, QemuTarget, TargetLike, get_target, target_of_elf
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.qemu_machines import (
+    CORTEX_M3,
+    MachineLike,
+    QemuMachine,
+    get_machine,
+    target_of_elf,
+)
 
 Log = Callable[[str], None]
 
@@ -52,7 +59,7 @@ class QemuDevice:
     """A running emulator. Use :func:`boot` (a context manager) to get one."""
 
     def __init__(self, elf: Path, process: subprocess.Popen[bytes], port: int, log_path: Path,
-                 stderr_path: Path, target: QemuTarget = CORTEX_M3) -> None:
+                 stderr_path: Path, target: QemuMachine = CORTEX_M3) -> None:
         self.elf = elf
         self.target = target
         self.process = process
@@ -115,8 +122,8 @@ class QemuDevice:
                 self.process.wait()
 
 
-def qemu_available(target: TargetLike = CORTEX_M3) -> bool:
-    return shutil.which(get_target(target).qemu) is not None
+def qemu_available(target: MachineLike = CORTEX_M3) -> bool:
+    return shutil.which(get_machine(target).qemu) is not None
 
 
 def _listening_socket() -> socket.socket:
@@ -195,7 +202,7 @@ def _short(value: Any, limit: int = 100) -> str:
 
 
 async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
-    from mcpgen.codegen.examples import example_arguments
+    from mcpgen.codegen.spec.examples import example_arguments
     from mcpgen.runtime import connect_serial
 
     device = await connect_serial(dev.url)
@@ -224,28 +231,29 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
 
 
 def run_qemu_session(
-    spec_path: Path, outdir: Path, *, target: TargetLike = CORTEX_M3, log: Log = print
+    spec_path: Path, outdir: Path, *, target: MachineLike = CORTEX_M3, log: Log = print,
+    spec: Optional[Spec] = None,
 ) -> int:
     """``codegen run SPEC --target qemu|qemu-riscv32``: build, boot, connect, list and call the tools.
 
     Returns a process exit code (0 = every call succeeded).
     """
-    from mcpgen.codegen.build_errors import BuildError
-    from mcpgen.codegen.build_qemu import build_qemu, memory_report
-    from mcpgen.codegen.loader import load_spec
+    from mcpgen.codegen.errors import BuildError
+    from mcpgen.codegen.targets.base import load_for_build
+    from mcpgen.codegen.targets.qemu import build_qemu, memory_report
 
-    target = get_target(target)
+    target = get_machine(target)
     spec_path = Path(spec_path)
     outdir = Path(outdir)
     if not qemu_available(target):
         log(f"error: {target.qemu_missing()}")
         return 1
     try:
-        elf = build_qemu(spec_path, outdir, target=target, log=log)
+        spec = load_for_build(spec_path, spec)
+        elf = build_qemu(spec_path, outdir, target=target, log=log, spec=spec)
     except BuildError as exc:
         log(str(exc))
         return 1
-    spec = load_spec(spec_path)
     log(f"booting {elf.name} in {target.qemu} -M {target.machine}")
     try:
         with boot(elf, workdir=elf.parent / "run") as dev:
@@ -263,11 +271,11 @@ def run_qemu_session(
     return 0
 
 
-def main() -> int:  # python -m mcpgen.codegen.run_qemu ELF: boot and print the UART URL until Ctrl-C
+def main() -> int:  # python -m mcpgen.codegen.run.run_qemu ELF: boot and print the UART URL until Ctrl-C
     import sys
 
     if len(sys.argv) != 2:
-        print("usage: python -m mcpgen.codegen.run_qemu FIRMWARE.elf", file=sys.stderr)
+        print("usage: python -m mcpgen.codegen.run.run_qemu FIRMWARE.elf", file=sys.stderr)
         return 2
     with boot(Path(sys.argv[1])) as dev:
         print(f"MCP UART: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)

@@ -1,4 +1,4 @@
-"""Launching the host simulator (``codegen.build_host``) as a WebSocket device."""
+"""Launching the host simulator (``codegen.targets.host``) as a WebSocket device."""
 
 from __future__ import annotations
 

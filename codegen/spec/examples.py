@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpgen.codegen.model import Param, Tool
+from mcpgen.codegen.spec.model import Param, Tool
 
 _STRING_CANDIDATES = ("hello from mcpgen", "demo-device", "demo", "a")
 

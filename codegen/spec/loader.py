@@ -1,6 +1,6 @@
 """Load a YAML tool spec: parse with positions, validate everything, build the model.
 
-``load_spec(path)`` returns the immutable ``codegen.model.Spec`` or raises ``SpecErrors``
+``load_spec(path)`` returns the immutable ``codegen.spec.model.Spec`` or raises ``SpecErrors``
 listing every problem of the file; ``check_spec(path)`` returns that list instead
 (empty when the spec is valid). The format is documented in ``toolspec/README.md``.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcpgen.codegen.model import Spec
-from mcpgen.codegen.spec_errors import SpecError, SpecErrors, excerpt
-from mcpgen.codegen.validate import SpecChecker
-from mcpgen.codegen.yaml_source import YamlSyntaxError, compose
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.spec.spec_errors import SpecError, SpecErrors, excerpt
+from mcpgen.codegen.spec.validate import SpecChecker
+from mcpgen.codegen.spec.yaml_source import YamlSyntaxError, compose
 
 __all__ = ["SpecError", "SpecErrors", "check_spec", "load_spec", "load_spec_text"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpgen.codegen.model import Field, Param, Spec, Tool
+from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 
 # Bytes the core adds around the entries of one page:
 #   {"tools":[ e1 , e2 ],"nextCursor":"<next tool name>"}

@@ -1,6 +1,6 @@
 """The normalized, immutable spec model that every emitter reads.
 
-The loader (``codegen.loader``) builds it from YAML after validation; emitters never see
+The loader (``codegen.spec.loader``) builds it from YAML after validation; emitters never see
 raw YAML. Source positions ride along for error messages but are excluded from the
 fingerprint, so reformatting a spec never changes it.
 """
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
-from mcpgen.codegen.names import python_path
+from mcpgen.codegen.spec.names import python_path
 
 ParamType = Literal["boolean", "integer", "number", "string"]
 ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]

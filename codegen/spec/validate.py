@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 
 import yaml
 
-from mcpgen.codegen.consumer_names import (
+from mcpgen.codegen.spec.consumer_names import (
     CONSUMERS,
     MAX_LLM_FUNCTION_NAME,
     NameConsumer,
@@ -25,8 +25,8 @@ from mcpgen.codegen.consumer_names import (
     suggest_rename,
     too_long_for,
 )
-from mcpgen.codegen.mcp_json import worst_case_page_bytes
-from mcpgen.codegen.model import (
+from mcpgen.codegen.spec.mcp_json import worst_case_page_bytes
+from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
     FIELD_TYPES,
@@ -39,7 +39,7 @@ from mcpgen.codegen.model import (
     Spec,
     Tool,
 )
-from mcpgen.codegen.names import (
+from mcpgen.codegen.spec.names import (
     CPP_KEYWORDS,
     IDENTIFIER_RE,
     MCP_TOOL_NAME_RE,
@@ -49,8 +49,15 @@ from mcpgen.codegen.names import (
     device_class,
     python_path,
 )
-from mcpgen.codegen.spec_errors import SpecError, did_you_mean
-from mcpgen.codegen.yaml_source import TAG_MAP, TAG_SEQ, UnsupportedTag, describe, describe_node, scalar_value
+from mcpgen.codegen.spec.spec_errors import SpecError, did_you_mean
+from mcpgen.codegen.spec.yaml_source import (
+    TAG_MAP,
+    TAG_SEQ,
+    UnsupportedTag,
+    describe,
+    describe_node,
+    scalar_value,
+)
 
 PROTOCOL_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 SIMPLE_RETURN_KINDS: tuple[str, ...] = ("boolean", "integer", "number", "string", "image", "none")

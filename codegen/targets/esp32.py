@@ -43,7 +43,9 @@ from string import Template
 from typing import Optional
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.build_errors import BuildError
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
 
 Log = Callable[[str], None]
 
@@ -131,24 +133,14 @@ def _sync_sdkconfig(path: Path, values: dict[str, Optional[str]]) -> bool:
 
 
 def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
-                     environ: Optional[dict[str, str]] = None) -> Path:
+                     environ: Optional[dict[str, str]] = None, spec: Optional[Spec] = None) -> Path:
     """Writes the complete PlatformIO project for ``spec_path``; returns its directory."""
-    from mcpgen.codegen import emit_cpp
-    from mcpgen.codegen.loader import load_spec
-    from mcpgen.codegen.names import device_slug
-    from mcpgen.codegen.writer import write_tree
+    from mcpgen.codegen.emit import cpp as emit_cpp
+    from mcpgen.codegen.emit.writer import write_tree
+    from mcpgen.codegen.spec.names import device_slug
 
     spec_path = Path(spec_path)
-    try:
-        spec = load_spec(spec_path)
-    except OSError as exc:
-        raise BuildError(f"cannot read spec {spec_path}: {exc}") from exc
-    except Exception as exc:  # SpecErrors carries every validation problem
-        errors = getattr(exc, "errors", None)
-        if errors is None:
-            raise
-        lines = [e.format() if hasattr(e, "format") else str(e) for e in errors]
-        raise BuildError(f"{spec_path}: invalid spec\n" + "\n".join(lines)) from exc
+    spec = load_for_build(spec_path, spec)
 
     handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
     project = project_dir(outdir)
@@ -468,12 +460,12 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
 
 
 def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True,
-                pio_args: Sequence[str] = ()) -> int:
+                pio_args: Sequence[str] = (), spec: Optional[Spec] = None) -> int:
     """Generates the PlatformIO project and (``run_pio``) builds ``board``. Returns an exit code.
 
     ``pio_args`` are added to ``pio run`` (``codegen build -v`` passes ``-v``)."""
     info = board_info(board)
-    project = generate_project(spec_path, outdir, log=log)
+    project = generate_project(spec_path, outdir, log=log, spec=spec)
     if not run_pio:
         log(next_steps(project, info.env))
         return 0
@@ -510,3 +502,28 @@ def app_offset(partitions_csv: Path, default: int = 0x10000) -> int:
         if len(cols) >= 4 and cols[1] == "app" and cols[3]:
             return int(cols[3], 0)
     return default
+
+
+class Esp32Target(Target):
+    """``--target esp32|esp32s3|esp32c3``: a PlatformIO/ESP-IDF project for one board, then ``pio run``."""
+
+    def __init__(self, board: str, summary: str) -> None:
+        self.name = board
+        self.summary = summary
+
+    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        rc = build_esp32(spec_path, outdir, self.name, log=options.log, run_pio=options.run_pio,
+                         pio_args=("-v",) if options.verbose else (), spec=spec)
+        if rc != 0:
+            why = "PlatformIO's output is above"
+            if options.quiet:
+                why = "run without -q to see PlatformIO's output"
+            raise BuildError(f"the {self.name} build failed ({why})")
+        return [Built("project", project_dir(outdir))]
+
+
+TARGETS: tuple[Target, ...] = (
+    Esp32Target("esp32", "a PlatformIO/ESP-IDF project for ESP32-DevKitC, then `pio run`"),
+    Esp32Target("esp32s3", "a PlatformIO/ESP-IDF project for ESP32-S3-DevKitC-1, then `pio run`"),
+    Esp32Target("esp32c3", "a PlatformIO/ESP-IDF project for ESP32-C3-DevKitM-1, then `pio run`"),
+)

@@ -30,7 +30,7 @@ which adds the warnings of the optimizer (``-Wstringop-truncation``, ``-Wmaybe-u
 C++ standard library headers (the ESP toolchain's libstdc++ is not available; the core and
 the port use C headers only), linking, and the assembler.
 
-Run it by hand with ``python -m mcpgen.codegen.esp_idf_check`` (or
+Run it by hand with ``python -m mcpgen.codegen.targets.esp_idf_check`` (or
 ``scripts/check_esp_idf.sh``); ``--help`` lists the options.
 """
 
@@ -799,7 +799,7 @@ def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str
     Every file is checked with ``-fsyntax-only``; with ``full`` also compiled at the
     sdkconfig's optimization level (see ``board_flags``).
     """
-    from mcpgen.codegen.build_esp32 import generate_project
+    from mcpgen.codegen.targets.esp32 import generate_project
 
     require_tools(cxx)
     sources.validate()
@@ -818,7 +818,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mcpgen.codegen import resources
 
     parser = argparse.ArgumentParser(
-        prog="python -m mcpgen.codegen.esp_idf_check",
+        prog="python -m mcpgen.codegen.targets.esp_idf_check",
         description="Compile the generated ESP32 firmware (port, core, generated code, handlers) with the "
                     "host g++ against the headers of local ESP-IDF, esp-protocols and newlib checkouts.")
     parser.add_argument("--idf", type=Path, default=os.environ.get(ENV_IDF),
@@ -849,7 +849,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcpgen-idf-check-") as tmp:
         work = args.keep or Path(tmp)
         if args.api:
-            from mcpgen.codegen.build_esp32 import generate_project
+            from mcpgen.codegen.targets.esp32 import generate_project
 
             try:
                 sources.validate()

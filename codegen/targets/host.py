@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -19,11 +20,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Optional
 
-from mcpgen.codegen import emit_cpp, resources
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.names import device_slug
-from mcpgen.codegen.writer import write_tree
+from mcpgen.codegen import resources
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.spec.names import device_slug
+from mcpgen.codegen.targets.base import BuildOptions, Built, Log, Target, emit_and_write, load_for_build
 
 FIRMWARE_TEMPLATE = resources.firmware_template()
 CORE_DIR = FIRMWARE_TEMPLATE / "core"
@@ -56,10 +60,6 @@ def mqtt_available(cxx: str = "g++") -> bool:
         [cxx, "-x", "c++", "-E", "-o", os.devnull, "-"], input=probe, capture_output=True, text=True
     )
     return proc.returncode == 0
-
-
-class BuildError(RuntimeError):
-    """A generation or compiler/linker failure; the message holds the compiler output."""
 
 
 @dataclass(frozen=True)
@@ -135,26 +135,21 @@ def build_host(
     cxx: str = "g++",
     extra_flags: Sequence[str] = (),
     jobs: int = 0,
+    spec: Optional[Spec] = None,
 ) -> Path:
     """Generates and compiles the host simulator of ``spec_path``; returns the executable.
 
     ``extra_flags`` (e.g. ``-DMCPGEN_RESPONSE_BUFFER_SIZE=512``) are added to every
     compile; ``jobs`` is the number of parallel compiles (0: up to 2 or the CPU count).
+    ``spec`` is the model when the caller has loaded it already.
     Raises BuildError with the compiler output when a unit does not compile or link.
     """
     if shutil.which(cxx) is None:
         raise BuildError(f"{cxx} not found: the simulator needs a C++17 compiler (apt-get install g++)")
     spec_path = Path(spec_path).resolve()
     outdir = Path(outdir).resolve()
-    try:
-        spec = load_spec(spec_path)
-    except Exception as exc:  # the loader reports spec errors with positions
-        raise BuildError(f"{spec_path}: {exc}") from exc
-    try:
-        files = emit_cpp.emit(spec)
-    except ValueError as exc:
-        raise BuildError(f"{spec_path}: {exc}") from exc
-    written = write_tree(outdir, files)
+    spec = load_for_build(spec_path, spec)
+    _, written = emit_and_write(spec_path, outdir, emit_cpp.emit, spec)
     for path in written:
         log(f"generated {path}")
     handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
@@ -206,6 +201,49 @@ def build_host(
     else:
         log(f"{exe} is up to date")
     return exe
+
+
+class HostTarget(Target):
+    """``--target host``: the simulator executable and the compiled Python bindings."""
+
+    name = "host"
+    summary = "the simulator executable (system g++) and the compiled Python bindings"
+    runnable = True
+
+    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        from mcpgen.codegen.targets.python import bindings_built, build_bindings
+
+        exe = build_host(spec_path, outdir, log=_counting(options.log), spec=spec)
+        pydir = build_bindings(spec_path, outdir, compile=options.compile_bindings, log=options.log,
+                               spec=spec)
+        return [Built("simulator", exe), bindings_built(pydir)]
+
+    def run(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+            timeout: float, reader: Any = None) -> int:
+        from mcpgen.codegen.run.device_session import run_host  # booting belongs to run/
+
+        return run_host(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
+                        reader=reader)
+
+
+def _counting(log: Log) -> Log:
+    """Numbers the ``compiled X`` lines (``[3/11] compiled X``) after the ``compiling N of
+    M units`` line, so a long compile shows how far it is."""
+    state = {"done": 0, "total": 0}
+
+    def counted(msg: str) -> None:
+        m = re.match(r"compiling (\d+) of \d+ units", msg)
+        if m:
+            state.update(done=0, total=int(m.group(1)))
+        elif msg.startswith("compiled ") and state["total"]:
+            state["done"] += 1
+            msg = f"[{state['done']}/{state['total']}] {msg}"
+        log(msg)
+
+    return counted
+
+
+TARGETS: tuple[Target, ...] = (HostTarget(),)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,12 +22,13 @@ import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Optional
 
-from mcpgen.codegen import emit_python
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.names import device_slug
-from mcpgen.codegen.writer import write_tree
+from mcpgen.codegen.emit import python as emit_python
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.spec.names import device_slug
+from mcpgen.codegen.targets.base import BuildOptions, Built, Target, emit_and_write, load_for_build
 
 
 def _extension_files(pkg_dir: Path) -> list[Path]:
@@ -55,19 +56,13 @@ def build_bindings(
     *,
     log: Callable[[str], None] = print,
     compile: bool = True,
+    spec: Optional[Spec] = None,
 ) -> Path:
     """Emits (and unless ``compile`` is False, compiles) the bindings; returns ``outdir/python``."""
     spec_path = Path(spec_path)
     outdir = Path(outdir)
-    try:
-        spec = load_spec(spec_path)
-    except Exception as exc:
-        raise BuildError(f"{spec_path}: {exc}") from exc
-    try:
-        files = emit_python.emit(spec)
-    except ValueError as exc:
-        raise BuildError(f"{spec_path}: cannot generate Python bindings: {exc}") from exc
-    written = write_tree(outdir, files)
+    spec = load_for_build(spec_path, spec)
+    files, written = emit_and_write(spec_path, outdir, emit_python.emit, spec, what="Python bindings")
     pydir = outdir / "python"
     package = f"{device_slug(spec.device.name)}_tools"
     pkg_dir = pydir / package
@@ -108,7 +103,26 @@ def build_bindings(
     return pydir
 
 
-__all__ = ["build_bindings"]
+class PythonTarget(Target):
+    """``--target python``: only the typed Python bindings (no firmware)."""
+
+    name = "python"
+    summary = "only the typed Python bindings (compiled with Cython unless --no-compile-bindings)"
+
+    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        pydir = build_bindings(spec_path, outdir, compile=options.compile_bindings, log=options.log,
+                               spec=spec)
+        return [bindings_built(pydir)]
+
+
+def bindings_built(pydir: Path) -> Built:
+    """The result line of a bindings build, with how to use the package."""
+    return Built("bindings", pydir, f"pip install {pydir}, or put it on PYTHONPATH")
+
+
+TARGETS: tuple[Target, ...] = (PythonTarget(),)
+
+__all__ = ["TARGETS", "PythonTarget", "build_bindings", "import_bindings"]
 
 
 def import_bindings(pydir: Path, package: str) -> ModuleType:

@@ -8,7 +8,7 @@ The image contains the portable core, the generated tables, the spec's handlers
 target's port (``ports/qemu_mps2`` or ``ports/qemu_riscv_virt``: start-up code, linker
 script, polled UART driver, libc stubs). It serves newline-delimited MCP messages on the
 MCP UART; a debug console gets the boot banner and the stack high-water mark after every
-message. What differs between the targets is data, in :mod:`mcpgen.codegen.qemu_targets`.
+message. What differs between the targets is data, in :mod:`mcpgen.codegen.targets.qemu_machines`.
 
 ``build_qemu(spec, outdir, target=...)`` writes ``outdir/firmware/<build dir>/<slug>.elf``
 (``build-qemu`` or ``build-qemu-riscv32``) and, beside it, ``<slug>.map`` and
@@ -21,24 +21,26 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.qemu_targets import (
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.base import BuildOptions, Built, Log, Target, emit_and_write, load_for_build
+from mcpgen.codegen.targets.qemu_machines import (
     COMMON_CXX_FLAGS,
     CORTEX_M3,
+    RISCV32,
     SHARED_PORT,
-    TargetLike,
-    get_target,
+    MachineLike,
+    QemuMachine,
+    get_machine,
     target_of_elf,
 )
-
-Log = Callable[[str], None]
 
 # The Cortex-M3 figures under their historical names (benchmarks compile with them).
 PORT_NAME = CORTEX_M3.port
@@ -52,10 +54,10 @@ DEFAULT_RAM_BUDGET = 256 * 1024
 template_root = resources.firmware_template
 
 
-def cross_tool(name: str, target: TargetLike = CORTEX_M3) -> str:
+def cross_tool(name: str, target: MachineLike = CORTEX_M3) -> str:
     """Path of a tool of the target's toolchain (``MCPGEN_ARM_PREFIX`` / ``MCPGEN_RISCV_PREFIX``
     override the prefix); raises BuildError naming the apt packages when it is missing."""
-    return get_target(target).toolchain.tool(name)
+    return get_machine(target).toolchain.tool(name)
 
 
 @dataclass(frozen=True)
@@ -109,10 +111,10 @@ def memory_report(elf: Path) -> MemoryReport:
     )
 
 
-def linked_sizes(map_file: Path, objects: Sequence[Path], target: TargetLike = CORTEX_M3) -> dict[str, int]:
+def linked_sizes(map_file: Path, objects: Sequence[Path], target: MachineLike = CORTEX_M3) -> dict[str, int]:
     """text / data / bss that the given object files contribute to the linked image, read
     from the linker map (after --gc-sections, so only what the image really contains)."""
-    target = get_target(target)
+    target = get_machine(target)
     names = {Path(o).name for o in objects}
     totals = {"text": 0, "data": 0, "bss": 0}
     kind_of = {
@@ -147,25 +149,13 @@ def _run(cmd: Sequence[str], what: str) -> None:
         raise BuildError(f"{what} failed (exit {proc.returncode}):\n$ {' '.join(cmd)}\n{output}")
 
 
-def _generate(spec_path: Path, outdir: Path, log: Log) -> tuple[object, list[Path], list[Path], Path]:
+def _generate(spec_path: Path, outdir: Path, log: Log,
+              spec: Optional[Spec] = None) -> tuple[Spec, list[Path], list[Path], Path]:
     """Emits the generated C++; returns (spec, generated sources, include dirs, handlers file)."""
-    from mcpgen.codegen import emit_cpp
-    from mcpgen.codegen.writer import write_tree
+    from mcpgen.codegen.emit import cpp as emit_cpp
 
-    try:
-        from mcpgen.codegen.loader import load_spec
-
-        spec = load_spec(spec_path)
-    except OSError as exc:
-        raise BuildError(f"cannot read spec {spec_path}: {exc}") from exc
-    except Exception as exc:  # SpecErrors (validation) carries every problem found
-        errors = getattr(exc, "errors", None)
-        if errors is None:
-            raise
-        lines = [e.format() if hasattr(e, "format") else str(e) for e in errors]
-        raise BuildError(f"{spec_path}: invalid spec\n" + "\n".join(lines)) from exc
-    files = emit_cpp.emit(spec)
-    write_tree(outdir, files)
+    spec = load_for_build(spec_path, spec)
+    files, _ = emit_and_write(spec_path, outdir, emit_cpp.emit, spec)
     sources = sorted(outdir / rel for rel in files if rel.endswith((".cpp", ".cc")))
     includes = sorted({(outdir / rel).parent for rel in files if rel.endswith((".h", ".hpp"))})
     handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
@@ -177,11 +167,12 @@ def build_qemu(
     spec_path: Path,
     outdir: Path,
     *,
-    target: TargetLike = CORTEX_M3,
+    target: MachineLike = CORTEX_M3,
     log: Log = print,
     stack_size: int = DEFAULT_STACK_SIZE,
     ram_budget: int = DEFAULT_RAM_BUDGET,
     defines: Optional[dict[str, str]] = None,
+    spec: Optional[Spec] = None,
 ) -> Path:
     """Generates and cross-compiles the firmware for ``target`` (``"qemu"`` = Cortex-M3,
     ``"qemu-riscv32"`` = RV32IMC); returns the ELF path.
@@ -189,15 +180,15 @@ def build_qemu(
     ``defines`` adds ``-DNAME=VALUE`` (e.g. ``{"MCPGEN_REQUEST_BUFFER_SIZE": "2048"}``).
     Raises :class:`BuildError` with the compiler's output when anything fails.
     """
-    from mcpgen.codegen.names import device_slug
+    from mcpgen.codegen.spec.names import device_slug
 
-    target = get_target(target)
+    target = get_machine(target)
     spec_path = Path(spec_path)
     outdir = Path(outdir)
     cxx = target.toolchain.tool("g++")
     linker = target.toolchain.tool(target.toolchain.link_driver)
     target.toolchain.check_libraries()
-    spec, generated, gen_includes, handlers = _generate(spec_path, outdir, log)
+    spec, generated, gen_includes, handlers = _generate(spec_path, outdir, log, spec)
     slug = device_slug(spec.device.name)  # type: ignore[attr-defined]
 
     root = template_root()
@@ -257,3 +248,31 @@ def build_qemu(
     log(f"memory: {report.summary()}")
     log(f"core (linked): text {core['text']} B, data {core['data']} B, bss {core['bss']} B")
     return elf
+
+
+class QemuTarget(Target):
+    """``--target qemu|qemu-riscv32``: an image for one emulated MCU (``qemu_machines``)."""
+
+    runnable = True
+
+    def __init__(self, machine: QemuMachine, summary: str) -> None:
+        self.machine = machine
+        self.name = machine.name
+        self.summary = summary
+
+    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        elf = build_qemu(spec_path, outdir, target=self.machine, log=options.log, spec=spec)
+        return [Built("firmware", elf)]
+
+    def run(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+            timeout: float, reader: Any = None) -> int:
+        from mcpgen.codegen.run.device_session import run_qemu_machine  # booting belongs to run/
+
+        return run_qemu_machine(spec, spec_path, outdir, self.name, interactive=interactive, log=log, out=out,
+                                timeout=timeout, reader=reader)
+
+
+TARGETS: tuple[Target, ...] = (
+    QemuTarget(CORTEX_M3, "a Cortex-M3 image for qemu-system-arm -M mps2-an385"),
+    QemuTarget(RISCV32, "an RV32IMC image (the ESP32-C3's CPU) for qemu-system-riscv32 -M virt"),
+)

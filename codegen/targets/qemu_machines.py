@@ -3,7 +3,7 @@
 The Cortex-M3 (``qemu``) and the RISC-V RV32IMC (``qemu-riscv32``, the ESP32-C3's CPU)
 images are built and booted by the same code (``build_qemu``, ``run_qemu``); what differs
 between them -- toolchain, flags, port folder, linker script, how the image is measured,
-the QEMU command line -- is one :class:`QemuTarget` each, here.
+the QEMU command line -- is one :class:`QemuMachine` each, here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
-from mcpgen.codegen.build_errors import BuildError
+from mcpgen.codegen.errors import BuildError
 
 # Flags every image is compiled with, after the CPU's own (the repo's C++ rules, plus
 # what keeps a bare-metal image small: no unwind tables, one section per function for
@@ -82,7 +82,7 @@ class Toolchain:
 
 
 @dataclass(frozen=True)
-class QemuTarget:
+class QemuMachine:
     """Everything target-specific about building and booting one emulated MCU."""
 
     name: str  # the --target value
@@ -124,7 +124,7 @@ class QemuTarget:
         return f"{self.qemu} not found: install it (Debian/Ubuntu: apt-get install {self.qemu_apt_package})"
 
 
-CORTEX_M3 = QemuTarget(
+CORTEX_M3 = QemuMachine(
     name="qemu",
     cpu="Cortex-M3 (mps2-an385)",
     port="qemu_mps2",
@@ -160,7 +160,7 @@ CORTEX_M3 = QemuTarget(
 # libraries); only the start-up assembly, which needs CSR instructions, gets zicsr.
 # riscv64-unknown-elf-g++ has no libstdc++ headers (the core needs none) and must link
 # through the gcc driver. picolibc replaces newlib; its printf handles doubles by default.
-RISCV32 = QemuTarget(
+RISCV32 = QemuMachine(
     name="qemu-riscv32",
     cpu="RV32IMC (virt)",
     port="qemu_riscv_virt",
@@ -189,32 +189,32 @@ RISCV32 = QemuTarget(
     console="semihosting",
 )
 
-TARGETS: dict[str, QemuTarget] = {t.name: t for t in (CORTEX_M3, RISCV32)}
+MACHINES: dict[str, QemuMachine] = {t.name: t for t in (CORTEX_M3, RISCV32)}
 
-TargetLike = Union[str, QemuTarget]
+MachineLike = Union[str, QemuMachine]
 
 
-def get_target(target: TargetLike) -> QemuTarget:
+def get_machine(target: MachineLike) -> QemuMachine:
     """A target by its --target name (or the target itself)."""
-    if isinstance(target, QemuTarget):
+    if isinstance(target, QemuMachine):
         return target
     try:
-        return TARGETS[target]
+        return MACHINES[target]
     except KeyError:
-        raise ValueError(f"unknown QEMU target {target!r}; expected one of {', '.join(TARGETS)}") from None
+        raise ValueError(f"unknown QEMU target {target!r}; expected one of {', '.join(MACHINES)}") from None
 
 
-def target_of_elf(elf: Path) -> QemuTarget:
+def target_of_elf(elf: Path) -> QemuMachine:
     """The target an image was built for, from the machine field of its ELF header."""
     with open(elf, "rb") as f:
         header = f.read(20)
     if len(header) < 20 or header[:4] != b"\x7fELF":
         raise ValueError(f"{elf} is not an ELF image")
     machine = int.from_bytes(header[18:20], "little" if header[5] == 1 else "big")
-    for target in TARGETS.values():
+    for target in MACHINES.values():
         if target.elf_machine == machine:
             return target
-    raise ValueError(f"{elf}: ELF machine {machine} is none of the QEMU targets ({', '.join(TARGETS)})")
+    raise ValueError(f"{elf}: ELF machine {machine} is none of the QEMU targets ({', '.join(MACHINES)})")
 
 
-__all__ = ["CORTEX_M3", "RISCV32", "TARGETS", "QemuTarget", "Toolchain", "get_target", "target_of_elf"]
+__all__ = ["CORTEX_M3", "RISCV32", "MACHINES", "QemuMachine", "Toolchain", "get_machine", "target_of_elf"]

@@ -1,7 +1,7 @@
 """The "xiaozhi" target: a drop-in directory for the stock xiaozhi-esp32 firmware.
 
 ``build_xiaozhi(spec, outdir)`` writes ``outdir/xiaozhi/``: the generated glue and tables
-(``codegen.emit_xiaozhi``), the mcpgen core files the handlers and the glue need (copied
+(``codegen.emit.xiaozhi``), the mcpgen core files the handlers and the glue need (copied
 unchanged from ``firmware_template/core/mcpgen``), the port
 (``firmware_template/ports/xiaozhi``) and a copy of the spec's ``<stem>_handlers.cpp``
 (created beside the spec as a starter first when missing). Nothing is compiled here: the
@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Optional
 
-from mcpgen.codegen import emit_cpp, emit_xiaozhi, resources
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.writer import write_tree
+from mcpgen.codegen import resources
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit import xiaozhi as emit_xiaozhi
+from mcpgen.codegen.emit.writer import write_tree
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
 
 FIRMWARE_TEMPLATE = resources.firmware_template()
 PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
@@ -30,7 +34,8 @@ def _read(path: Path) -> str:
         raise BuildError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] = print) -> Path:
+def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] = print,
+                  spec: Optional[Spec] = None) -> Path:
     """Writes the xiaozhi drop-in directory of ``spec_path``; returns ``outdir/xiaozhi``.
 
     Only changed files are rewritten. Raises BuildError when the spec is invalid or uses
@@ -38,10 +43,7 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
     """
     spec_path = Path(spec_path).resolve()
     outdir = Path(outdir).resolve()
-    try:
-        spec = load_spec(spec_path)
-    except Exception as exc:  # SpecErrors (with positions) or OSError
-        raise BuildError(f"{spec_path}: {exc}") from exc
+    spec = load_for_build(spec_path, spec)
     try:
         files = emit_xiaozhi.emit(spec)
     except ValueError as exc:  # XiaozhiSpecError, or emit_cpp's limits
@@ -67,6 +69,19 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
     log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}): {target}")
     log(f"next: follow {target / 'README.md'} to add it to a xiaozhi-esp32 firmware")
     return target
+
+
+class XiaozhiTarget(Target):
+    """``--target xiaozhi``: glue that registers the spec's tools in a stock xiaozhi-esp32 firmware."""
+
+    name = "xiaozhi"
+    summary = "glue that registers the spec's tools in a stock xiaozhi-esp32 firmware"
+
+    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        return [Built("xiaozhi glue", build_xiaozhi(spec_path, outdir, log=options.log, spec=spec))]
+
+
+TARGETS: tuple[Target, ...] = (XiaozhiTarget(),)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

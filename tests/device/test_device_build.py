@@ -13,11 +13,12 @@ import pytest
 from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, copy_spec
 
-from mcpgen.codegen import emit_cpp
-from mcpgen.codegen.build_host import BuildError, build_host
-from mcpgen.codegen.header import generated_header
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.mcp_json import list_entry_json
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.mcp_json import list_entry_json
+from mcpgen.codegen.targets.host import build_host
 
 
 def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:

@@ -14,12 +14,12 @@ import pytest
 from runtime_fakes import DEFAULT_SPEC, LAMP_SPEC, FakeCore, FakeWsDevice
 
 from mcpgen import runtime
-from mcpgen.codegen import emit_python
-from mcpgen.codegen.build_python import build_bindings, import_bindings
-from mcpgen.codegen.header import generated_header
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.model import Device as SpecDevice
-from mcpgen.codegen.model import Field, Param, Returns, Spec, Tool
+from mcpgen.codegen.emit import python as emit_python
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.model import Device as SpecDevice
+from mcpgen.codegen.spec.model import Field, Param, Returns, Spec, Tool
+from mcpgen.codegen.targets.python import build_bindings, import_bindings
 from mcpgen.runtime import Gateway
 from mcpgen.runtime.errors import SpecMismatch, ValidationError
 
@@ -251,7 +251,7 @@ def _odd_spec() -> Spec:
 
 def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
     files = emit_python.emit(_odd_spec())
-    from mcpgen.codegen.writer import write_tree
+    from mcpgen.codegen.emit.writer import write_tree
 
     write_tree(tmp_path, files)
     sys.path.insert(0, str(tmp_path / "python"))

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 from spec_testlib import EXAMPLE_SPECS, SCHEMA_PATH
 
-from mcpgen.codegen.names import CPP_KEYWORDS, PYTHON_RESERVED
-from mcpgen.codegen.starter import starter_spec
-from mcpgen.codegen.yaml_source import compose, to_plain
+from mcpgen.codegen.spec.names import CPP_KEYWORDS, PYTHON_RESERVED
+from mcpgen.codegen.spec.starter import starter_spec
+from mcpgen.codegen.spec.yaml_source import compose, to_plain
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,7 @@ def test_schema_reserved_words_match_codegen_names():
 
 
 def test_schema_lists_the_protocol_versions_the_loader_accepts():
-    from mcpgen.codegen.validate import PROTOCOL_VERSIONS, SIMPLE_RETURN_KINDS
+    from mcpgen.codegen.spec.validate import PROTOCOL_VERSIONS, SIMPLE_RETURN_KINDS
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     device = schema["definitions"]["device"]["properties"]
