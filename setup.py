@@ -12,22 +12,23 @@ from __future__ import annotations
 import os
 import sys
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 # Installed package -> folder in the repository.
 PACKAGE_DIRS: dict[str, str] = {
     "mcpgen": "src/mcpgen",
     "mcpgen.codegen": "codegen",
-    "mcpgen.codegen.spec": "codegen/spec",
-    "mcpgen.codegen.emit": "codegen/emit",
-    "mcpgen.codegen.targets": "codegen/targets",
-    "mcpgen.codegen.run": "codegen/run",
     "mcpgen.runtime": "runtime",
     "mcpgen.runtime.bridge": "runtime/bridge",
     # Data shipped as packages so that a plain wheel install can build firmware.
     "mcpgen.firmware_template": "firmware_template",
     "mcpgen.toolspec": "toolspec",
 }
+
+# The generator's subpackages (spec/, emit/, targets/, run/, ...), found rather than listed.
+PACKAGE_DIRS.update(
+    {f"mcpgen.codegen.{sub}": "codegen/" + sub.replace(".", "/") for sub in find_packages("codegen")}
+)
 
 PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen": ["py.typed"],

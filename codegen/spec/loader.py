@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.spec.rules import SpecChecker
 from mcpgen.codegen.spec.spec_errors import SpecError, SpecErrors, excerpt
-from mcpgen.codegen.spec.validate import SpecChecker
 from mcpgen.codegen.spec.yaml_source import YamlSyntaxError, compose
 
 __all__ = ["SpecError", "SpecErrors", "check_spec", "load_spec", "load_spec_text"]

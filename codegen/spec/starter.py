@@ -6,7 +6,7 @@ import json
 import re
 from typing import Optional
 
-from mcpgen.codegen.spec.validate import device_name_problem
+from mcpgen.codegen.spec.rules import device_name_problem
 
 _TEMPLATE = """\
 {modeline}# Tool spec of the device {comment_name}: one file describes its MCP tools, and
