@@ -261,7 +261,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = _load(spec_path)
     if spec is None:
         return 1
-    from mcpgen.codegen.run.device_session import run_device
+    from mcpgen.codegen.run.console import run_device
 
     return run_device(spec_path, outdir, args.target, interactive=args.interactive, log=ui.info,
                       out=ui.result, timeout=args.timeout, spec=spec)
@@ -414,7 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-pio", action="store_true",
                    help="esp32*: only generate the PlatformIO project (e.g. to build it on another machine)")
     p.add_argument("--no-compile-bindings", action="store_true",
-                   help="host: leave the bindings as pure Python (faster; no C compiler needed)")
+                   help="host, python: leave the bindings as pure Python (faster; no C compiler needed)")
     p.add_argument("--add-missing-handlers", action="store_true",
                    help="first append a starter stub to SPEC_handlers.cpp for every tool that has no "
                    "handler (the rest of the file is left as it is)")

@@ -23,9 +23,11 @@ from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, cpp_args_struct
+from mcpgen.protocol import RETURN_KINDS
 
-# Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h.
-CORE_VERSION = 2
+# Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
+# the header and compares): the generated header refuses to compile against another core.
+CORE_VERSION = 3
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
@@ -45,15 +47,8 @@ _PARAM_TYPE_ENUM = {
     "number": "mcpgen::ParamType::kNumber",
     "string": "mcpgen::ParamType::kString",
 }
-RETURN_KIND_ENUM = {
-    "none": "mcpgen::ReturnKind::kNone",
-    "boolean": "mcpgen::ReturnKind::kBoolean",
-    "integer": "mcpgen::ReturnKind::kInteger",
-    "number": "mcpgen::ReturnKind::kNumber",
-    "string": "mcpgen::ReturnKind::kString",
-    "object": "mcpgen::ReturnKind::kObject",
-    "image": "mcpgen::ReturnKind::kImage",
-}
+# mcpgen::ReturnKind (mcp_core.h) names each kind k<Kind>.
+RETURN_KIND_ENUM = {kind: f"mcpgen::ReturnKind::k{kind.capitalize()}" for kind in RETURN_KINDS}
 
 
 def cpp_string(text: str, indent: str = "    ") -> str:

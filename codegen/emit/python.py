@@ -30,21 +30,15 @@ from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
+from mcpgen.protocol import RETURN_KINDS
 
 TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-_KIND_CONST = {
-    "boolean": "_K_BOOLEAN",
-    "integer": "_K_INTEGER",
-    "number": "_K_NUMBER",
-    "string": "_K_STRING",
-    "object": "_K_OBJECT",
-    "image": "_K_IMAGE",
-    "none": "_K_NONE",
-}
+# The codec's C-level constant of each return kind (runtime/codec.pxd).
+_KIND_CONST = {kind: f"_K_{kind.upper()}" for kind in RETURN_KINDS}
 _SCALAR_TYPES = {"boolean": "bool", "integer": "int", "number": "float", "string": "str"}
 # Attributes of the generated classes that tools must not shadow.
 _CLASS_RESERVED = frozenset({"FINGERPRINT", "SPEC", "DEVICE_NAME", "DEVICE_VERSION", "device"})

@@ -44,8 +44,6 @@ from mcpgen.codegen.targets.qemu_machines import (
 
 Log = Callable[[str], None]
 
-QEMU = CORTEX_M3.qemu  # the Cortex-M3 defaults, under their historical names
-MACHINE = CORTEX_M3.machine
 BOOT_BANNER = "mcpgen: boot "
 _HWM_RE = re.compile(r"stack_hwm (\d+)")
 _STACK_RE = re.compile(r"stack_hwm \d+/(\d+)")

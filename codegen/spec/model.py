@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
 from mcpgen.codegen.spec.names import python_path
+from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
 
 ParamType = Literal["boolean", "integer", "number", "string"]
+# The same kinds as mcpgen.protocol.RETURN_KINDS (a Literal must spell them; a test compares).
 ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
 FieldType = Literal["boolean", "integer", "number", "string", "object", "array"]
 Scalar = Union[bool, int, float, str]
 
 PARAM_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string")
-RETURN_KINDS: tuple[str, ...] = ("boolean", "integer", "number", "string", "object", "image", "none")
 FIELD_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string", "object", "array")
 
 DEFAULT_PAGE_SIZE = 8000
-DEFAULT_PROTOCOL_VERSION = "2024-11-05"
 FINGERPRINT_HEX_CHARS = 16
 
 
@@ -99,7 +99,9 @@ class Tool:
 
 
 @dataclass(frozen=True)
-class Device:
+class DeviceSpec:
+    """The spec's `device:` section: what the device says about itself as an MCP server."""
+
     name: str  # MCP serverInfo.name
     version: str
     description: str = ""
@@ -109,7 +111,7 @@ class Device:
 
 @dataclass(frozen=True)
 class Spec:
-    device: Device
+    device: DeviceSpec
     tools: tuple[Tool, ...]  # in declared order: the order of tools/list
     source: str = field(default="", compare=False)  # path as given to the loader
 

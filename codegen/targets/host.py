@@ -220,7 +220,7 @@ class HostTarget(Target):
 
     def run(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
             timeout: float, reader: Any = None) -> int:
-        from mcpgen.codegen.run.device_session import run_host  # booting belongs to run/
+        from mcpgen.codegen.run.console import run_host  # booting belongs to run/
 
         return run_host(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
                         reader=reader)

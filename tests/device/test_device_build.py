@@ -32,9 +32,9 @@ def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:
         assert text.startswith(banner)
         assert spec.fingerprint in text.splitlines()[0]
     header = first["firmware/generated/mcp_tools.h"]
-    assert "#if MCPGEN_CORE_VERSION != 2\n" in header
+    assert f"#if MCPGEN_CORE_VERSION != {emit_cpp.CORE_VERSION}\n" in header
     assert (
-        '#error "mcp_tools.h was generated for mcpgen core version 2; '
+        f'#error "mcp_tools.h was generated for mcpgen core version {emit_cpp.CORE_VERSION}; '
         'regenerate this file with codegen generate"' in header
     )
     assert "struct AudioSpeakerSetVolumeArgs {\n  int64_t volume;" in header

@@ -11,7 +11,7 @@ from mcpgen.codegen.spec.consumer_names import (
 )
 from mcpgen.codegen.spec.mcp_json import worst_case_page_bytes
 from mcpgen.codegen.spec.model import (
-    Device,
+    DeviceSpec,
     Spec,
 )
 from mcpgen.codegen.spec.names import (
@@ -166,7 +166,8 @@ class CrossToolRules(CheckerBase):
         if not built:
             return
         probe = Spec(
-            device=Device(name="probe", version="0", page_size=page_size), tools=tuple(t for _, t in built)
+            device=DeviceSpec(name="probe", version="0", page_size=page_size),
+            tools=tuple(t for _, t in built),
         )
         sizes = [(info, tool, worst_case_page_bytes(tool, probe)) for info, tool in built]
         needed = max(size for _, _, size in sizes)

@@ -7,12 +7,13 @@ read these tables, so the two cannot disagree about what a spec may contain.
 
 from __future__ import annotations
 
-from mcpgen.codegen.spec.model import (
-    FIELD_TYPES,
-)
+from mcpgen.codegen.spec.model import FIELD_TYPES
+from mcpgen.protocol import RETURN_KINDS, SESSION_PROTOCOL_VERSIONS
 
-PROTOCOL_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-SIMPLE_RETURN_KINDS: tuple[str, ...] = ("boolean", "integer", "number", "string", "image", "none")
+# A device speaks the revisions that open with `initialize` (the core has no stateless mode).
+PROTOCOL_VERSIONS: tuple[str, ...] = SESSION_PROTOCOL_VERSIONS
+# `returns: KIND`; an object needs its properties, so it is written as a mapping.
+SIMPLE_RETURN_KINDS: tuple[str, ...] = tuple(k for k in RETURN_KINDS if k != "object")
 MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

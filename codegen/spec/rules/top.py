@@ -13,7 +13,7 @@ import yaml
 from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
-    Device,
+    DeviceSpec,
     Spec,
 )
 from mcpgen.codegen.spec.rules.base import (
@@ -72,7 +72,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             device=device, tools=tuple(i.model for i in infos if i.model is not None), source=self.file
         )
 
-    def device(self, node: yaml.Node) -> Optional[Device]:
+    def device(self, node: yaml.Node) -> Optional[DeviceSpec]:
         m = self.mapping(node, "device", allowed=DEVICE_KEYS, required=DEVICE_REQUIRED)
         if m is None:
             return None
@@ -134,7 +134,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             protocol_version = pv if pv is not BAD else DEFAULT_PROTOCOL_VERSION
         if not ok or name is BAD or version is BAD:
             return None
-        return Device(
+        return DeviceSpec(
             name=name,
             version=version,
             description=description,
