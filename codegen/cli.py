@@ -110,13 +110,12 @@ def _handler_warnings(spec: Any, spec_path: Path) -> list[Any]:
 
 
 def _check_one(spec_path: Path) -> dict[str, Any]:
-    from mcpgen.codegen.spec.loader import check_spec, load_spec
+    from mcpgen.codegen.spec.loader import check_and_load
 
-    errors = check_spec(spec_path)
+    spec, errors = check_and_load(spec_path)
     entry: dict[str, Any] = {"file": str(spec_path), "ok": not errors, "tools": None, "fingerprint": None,
                              "diagnostics": [_diagnostic(e) for e in errors]}
-    if not errors:
-        spec = load_spec(spec_path)
+    if spec is not None:
         entry["tools"] = len(spec.tools)
         entry["fingerprint"] = spec.fingerprint
         for m in _handler_warnings(spec, spec_path):
@@ -215,18 +214,14 @@ def _default_out(spec: Path, target: str) -> Path:
     return Path("build") / spec.stem / target
 
 
-def _add_missing_handlers(spec_path: Path) -> bool:
+def _add_missing_handlers(spec: Any, spec_path: Path) -> None:
     """``build --add-missing-handlers``: appends stubs for tools without a handler."""
     from mcpgen.codegen.emit import cpp as emit_cpp
     from mcpgen.codegen.emit import handlers
 
-    spec = _load(spec_path)
-    if spec is None:
-        return False
     emit_cpp.ensure_handlers(spec, spec_path, ui.info, check=False)
     if not handlers.append_missing(spec, spec_path, ui.info):
         ui.info(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
-    return True
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -236,11 +231,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     spec_path = Path(args.spec)
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
-    if args.add_missing_handlers and not _add_missing_handlers(spec_path):
-        return 1
     spec = _load(spec_path)
     if spec is None:
         return 1
+    if args.add_missing_handlers:
+        _add_missing_handlers(spec, spec_path)
     options = BuildOptions(log=ui.info, verbose=ui.verbosity >= VERBOSE, quiet=ui.verbosity == QUIET,
                            compile_bindings=not args.no_compile_bindings, run_pio=not args.no_pio)
     try:
@@ -270,12 +265,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_flash(args: argparse.Namespace) -> int:
     spec_path = Path(args.spec)
     outdir = Path(args.output) if args.output else _default_out(spec_path, args.board)
-    if _load(spec_path) is None:
+    spec = _load(spec_path)
+    if spec is None:
         return 1
     from mcpgen.codegen.run.flash import flash
 
     return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool, log=ui.info,
-                 error=_err)
+                 error=_err, spec=spec)
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:

@@ -97,9 +97,9 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
     )
     _step(2, total, "compiling the simulated device (g++) ...")
     try:
-        exe = await asyncio.to_thread(build_host, spec_path, outdir, log=_detail)
+        exe = await asyncio.to_thread(build_host, spec_path, outdir, log=_detail, spec=spec)
         _step(3, total, "compiling the typed Python bindings (Cython) ...")
-        pydir = await asyncio.to_thread(build_bindings, spec_path, outdir, log=_detail)
+        pydir = await asyncio.to_thread(build_bindings, spec_path, outdir, log=_detail, spec=spec)
     except BuildError as exc:
         print(str(exc), file=sys.stderr)
         return 1

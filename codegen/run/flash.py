@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.targets.esp32 import (
     board_info,
     generate_project,
@@ -77,7 +78,8 @@ def write_images(chip: str, port: str, images: Sequence[tuple[Path, int]], *, ba
 
 
 def flash(spec_path: Path, outdir: Path, board: str, port: str, *, use_esptool: bool = False,
-          log: Log = print, baud: int = DEFAULT_BAUD, error: Optional[Log] = None) -> int:
+          log: Log = print, baud: int = DEFAULT_BAUD, error: Optional[Log] = None,
+          spec: Optional[Spec] = None) -> int:
     """``codegen flash``: uploads the firmware of ``spec_path`` for ``board`` to ``port``. Exit code.
 
     ``log`` gets the progress; ``error`` (default: ``log``) the reasons for a failure, so
@@ -97,7 +99,7 @@ def flash(spec_path: Path, outdir: Path, board: str, port: str, *, use_esptool: 
             log(f"writing {board} images to {port} with esptool")
             rc = write_images(info.chip, port, images, baud=baud, log=log)
         else:
-            project = generate_project(spec_path, outdir, log=log)
+            project = generate_project(spec_path, outdir, log=log, spec=spec)
             rc = pio_run(project, info.env, ["-t", "upload", "--upload-port", port], log=log)
     except BuildError as exc:
         error(str(exc))

@@ -14,7 +14,7 @@ from mcpgen.codegen.spec.rules import SpecChecker
 from mcpgen.codegen.spec.spec_errors import SpecError, SpecErrors, excerpt
 from mcpgen.codegen.spec.yaml_source import YamlSyntaxError, compose
 
-__all__ = ["SpecError", "SpecErrors", "check_spec", "load_spec", "load_spec_text"]
+__all__ = ["SpecError", "SpecErrors", "check_and_load", "check_spec", "load_spec", "load_spec_text"]
 
 
 def _check(text: str, source: str) -> tuple[Spec | None, list[SpecError]]:
@@ -55,10 +55,16 @@ def load_spec_text(text: str, source: str = "<memory>") -> Spec:
 
 def check_spec(path: str | Path) -> list[SpecError]:
     """Every problem of the spec at ``path``, sorted by position; empty when it is valid."""
+    return check_and_load(path)[1]
+
+
+def check_and_load(path: str | Path) -> tuple[Spec | None, list[SpecError]]:
+    """The model and every problem of the spec at ``path`` from one parse: ``(spec, [])``
+    when it is valid, ``(None, errors)`` otherwise."""
     text, errors = _read(path)
     if text is None:
-        return errors
-    return _check(text, str(path))[1]
+        return None, errors
+    return _check(text, str(path))
 
 
 def load_spec(path: str | Path) -> Spec:

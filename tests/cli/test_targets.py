@@ -104,3 +104,22 @@ def test_an_invalid_spec_is_one_build_error_naming_the_file(tmp_path: Path) -> N
     message = str(info.value)
     assert message.startswith(f"{spec}: 1 error in spec")
     assert f"{spec}:" in message.splitlines()[1]
+
+
+def test_check_parses_each_spec_once(tmp_path: Path, yaml_reads: list[str],
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", str(copy_spec(tmp_path))]) == 0
+    assert len(yaml_reads) == 1
+    assert "desk_lamp.yaml: ok" in capsys.readouterr().out
+
+
+def test_add_missing_handlers_then_build_parses_the_spec_once(
+    tmp_path: Path, yaml_reads: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_testlib import NEW_TOOL
+
+    spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
+    argv = ["build", str(spec), "--target", "xiaozhi", "-o", str(tmp_path / "out"), "--add-missing-handlers"]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert len(yaml_reads) == 1
+    assert "fan_set_speed" in spec.with_name("desk_lamp_handlers.cpp").read_text(encoding="utf-8")
