@@ -224,14 +224,20 @@ def _add_missing_handlers(spec: Any, spec_path: Path) -> None:
         ui.info(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
 
 
+def _spec_and_outdir(args: argparse.Namespace, target: str) -> tuple[Any, Path, Path]:
+    """The loaded spec (None when invalid: the errors are printed), its path and the build
+    directory (``-o``, else ``build/<spec>/<target>``) of a command that builds."""
+    spec_path = Path(args.spec)
+    outdir = Path(args.output) if args.output else _default_out(spec_path, target)
+    return _load(spec_path), spec_path, outdir
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from mcpgen.codegen.emit.handlers import MissingHandlersError
     from mcpgen.codegen.targets.base import BuildOptions
     from mcpgen.codegen.targets.registry import get_target
 
-    spec_path = Path(args.spec)
-    outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
-    spec = _load(spec_path)
+    spec, spec_path, outdir = _spec_and_outdir(args, args.target)
     if spec is None:
         return 1
     if args.add_missing_handlers:
@@ -251,9 +257,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    spec_path = Path(args.spec)
-    outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
-    spec = _load(spec_path)
+    spec, spec_path, outdir = _spec_and_outdir(args, args.target)
     if spec is None:
         return 1
     from mcpgen.codegen.run.console import run_device
@@ -263,9 +267,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
-    spec_path = Path(args.spec)
-    outdir = Path(args.output) if args.output else _default_out(spec_path, args.board)
-    spec = _load(spec_path)
+    spec, spec_path, outdir = _spec_and_outdir(args, args.board)
     if spec is None:
         return 1
     from mcpgen.codegen.run.flash import flash

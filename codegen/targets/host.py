@@ -244,24 +244,3 @@ def _counting(log: Log) -> Log:
 
 
 TARGETS: tuple[Target, ...] = (HostTarget(),)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(description="Build the host device simulator of a spec.")
-    ap.add_argument("spec", type=Path)
-    ap.add_argument("-o", "--outdir", type=Path, default=Path("build"))
-    ap.add_argument("--cxx", default="g++")
-    args = ap.parse_args(argv)
-    try:
-        exe = build_host(args.spec, args.outdir, cxx=args.cxx)
-    except BuildError as exc:
-        print(exc)
-        return 1
-    print(exe)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

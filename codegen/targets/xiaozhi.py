@@ -11,7 +11,7 @@ stock firmware's ``main/mcp_server.h`` comes from the user's checkout (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
@@ -82,22 +82,3 @@ class XiaozhiTarget(Target):
 
 
 TARGETS: tuple[Target, ...] = (XiaozhiTarget(),)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(description="Write the stock xiaozhi-esp32 glue of a spec.")
-    ap.add_argument("spec", type=Path)
-    ap.add_argument("-o", "--outdir", type=Path, default=Path("build"))
-    args = ap.parse_args(argv)
-    try:
-        build_xiaozhi(args.spec, args.outdir)
-    except BuildError as exc:
-        print(exc)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
