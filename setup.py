@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 # Installed package -> folder in the repository.
 PACKAGE_DIRS: dict[str, str] = {
@@ -25,9 +25,15 @@ PACKAGE_DIRS: dict[str, str] = {
     "mcpgen.toolspec": "toolspec",
 }
 
+# The generator's subpackages (spec/, emit/, targets/, run/, ...), found rather than listed.
+PACKAGE_DIRS.update(
+    {f"mcpgen.codegen.{sub}": "codegen/" + sub.replace(".", "/") for sub in find_packages("codegen")}
+)
+
 PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen": ["py.typed"],
-    "mcpgen.codegen": ["py.typed", "templates/**/*"],
+    "mcpgen.codegen": ["py.typed"],
+    "mcpgen.codegen.emit": ["templates/**/*"],
     "mcpgen.runtime": ["py.typed", "*.pxd"],
     "mcpgen.firmware_template": ["**/*"],
     "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],

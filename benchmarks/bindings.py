@@ -1,6 +1,6 @@
 """The generated Python bindings of desk-lamp, as the benchmarks use them.
 
-``codegen.build_python.build_bindings`` generates the ``desk_lamp_tools`` package into
+``codegen.targets.python.build_bindings`` generates the ``desk_lamp_tools`` package into
 ``build/benchmarks/bindings/python`` and compiles it; the per-tool argument builder
 ``args_light_set_rgb(b, g, r)`` (what ``DeskLamp(device).light.set_rgb(...)`` runs before
 ``Device.invoke``) is the validator that is timed. The pure-Python copy comes from the
@@ -66,7 +66,7 @@ def from_module(mod: ModuleType) -> Bindings:
 def build(log: Log, build_root: Optional[Path] = None) -> Optional[Path]:
     """Generates and compiles the desk-lamp bindings; returns the directory to import from."""
     try:
-        from mcpgen.codegen.build_python import build_bindings
+        from mcpgen.codegen.targets.python import build_bindings
     except ImportError:
         return None
     outdir = (build_root or REPO / "build" / "benchmarks" / "bindings").resolve()

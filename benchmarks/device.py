@@ -1,8 +1,8 @@
 """Section 3: the device side -- code/data size, heap allocations, instructions.
 
 For each example spec the portable core, the generated tables and the spec's handlers
-are compiled (with the flags of ``codegen.build_host`` for the host and of
-``codegen.build_qemu`` for the Cortex-M3) into ``build/benchmarks/device``:
+are compiled (with the flags of ``codegen.targets.host`` for the host and of
+``codegen.targets.qemu`` for the Cortex-M3) into ``build/benchmarks/device``:
 
 * sizes: ``size`` / ``arm-none-eabi-size`` of every object (text, data, bss), and per
   tool the symbols that belong to it (``nm -S``: its parameter table, its constant
@@ -39,12 +39,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from benchmarks.frames import SESSION_ID, SPECS
-from mcpgen.codegen import emit_cpp
-from mcpgen.codegen.build_host import CXXFLAGS as HOST_CXXFLAGS
-from mcpgen.codegen.build_qemu import CXX_FLAGS as ARM_CXX_FLAGS
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.model import Param, Spec, Tool
-from mcpgen.codegen.names import device_slug
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.model import Param, Spec, Tool
+from mcpgen.codegen.spec.names import device_slug
+from mcpgen.codegen.targets.host import CXXFLAGS as HOST_CXXFLAGS
+from mcpgen.codegen.targets.qemu import CXX_FLAGS as ARM_CXX_FLAGS
 
 Log = Callable[[str], None]
 REPO = Path(__file__).resolve().parent.parent
@@ -426,7 +426,7 @@ def _scaling(
     root: Path, host: Target, core_objs: Sequence[Path], scales: Sequence[int], log: Log
 ) -> dict[str, Any]:
     """Instructions per request of the synthetic 10/100/1000-tool specs (host build)."""
-    from mcpgen.codegen.loader import load_spec_text
+    from mcpgen.codegen.spec.loader import load_spec_text
 
     out: dict[str, Any] = {}
     for n in scales:

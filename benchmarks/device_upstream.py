@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from mcpgen.codegen.build_host import CXXFLAGS as HOST_CXXFLAGS
-from mcpgen.codegen.loader import load_spec_text
-from mcpgen.codegen.model import Spec
+from mcpgen.codegen.spec.loader import load_spec_text
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.host import CXXFLAGS as HOST_CXXFLAGS
 
 Log = Callable[[str], None]
 MIRROR = Path("/work/.mirror/78+xiaozhi-esp32/repo")

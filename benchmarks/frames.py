@@ -4,7 +4,7 @@ The C++ core (``firmware_template/core/mcpgen/mcp_server.cpp``) answers a ``tool
 with ``{"session_id":..,"type":"mcp","payload":{"jsonrpc":"2.0","id":N,"result":
 {"content":[{"type":"text","text":..}],"isError":false}}}``; object results carry the
 same JSON as text *and* as ``structuredContent``. ``tools/list`` entries are the exact
-bytes of ``codegen.mcp_json.list_entry_json`` (what the device stores in flash).
+bytes of ``codegen.spec.mcp_json.list_entry_json`` (what the device stores in flash).
 
 Each message exists as a template so batches of frames with distinct ids (1..N) can be
 built cheaply: the hot path matches every reply to its own pending request.
@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
-from mcpgen.codegen import mcp_json
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.model import Spec, Tool
+from mcpgen.codegen.spec import mcp_json
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.model import Spec, Tool
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = {

@@ -32,8 +32,8 @@ import orjson
 from picows import WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
 
 from benchmarks.procutil import raise_nofile_limit
-from mcpgen.codegen import mcp_json
-from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.spec import mcp_json
+from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.runtime.loop import run
 
 MAX_DEVICES = 12000

@@ -24,7 +24,7 @@ from benchmarks import sdk_path, xiaozhi_ref
 from benchmarks.bindings import Bindings
 from benchmarks.harness import Candidate, Comparison, Target, compare, each, loop, loop0
 from benchmarks.purepy import import_pure, is_compiled
-from mcpgen.codegen import mcp_json
+from mcpgen.codegen.spec import mcp_json
 
 Log = Callable[[str], None]
 

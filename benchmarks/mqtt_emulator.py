@@ -33,9 +33,9 @@ from paho.mqtt.properties import Properties
 
 from benchmarks.gw_emulator import Replies
 from benchmarks.procutil import raise_nofile_limit
-from mcpgen.codegen import mcp_json
-from mcpgen.codegen.loader import load_spec
 from mcpgen.codegen.resources import example_spec
+from mcpgen.codegen.spec import mcp_json
+from mcpgen.codegen.spec.loader import load_spec
 
 MAX_DEVICES = 2000
 CONNECT_CONCURRENCY = 32

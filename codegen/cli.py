@@ -27,22 +27,6 @@ from mcpgen.codegen import __version__
 
 Handler = Callable[[argparse.Namespace], int]
 
-ESP32_BOARDS = ("esp32", "esp32s3", "esp32c3")
-# Every `codegen build --target`, one line each: name -> what it makes.
-TARGET_HELP: dict[str, str] = {
-    "host": "the simulator executable (system g++) and the compiled Python bindings",
-    "qemu": "a Cortex-M3 image for qemu-system-arm -M mps2-an385",
-    "qemu-riscv32": "an RV32IMC image (the ESP32-C3's CPU) for qemu-system-riscv32 -M virt",
-    "esp32": "a PlatformIO/ESP-IDF project for ESP32-DevKitC, then `pio run`",
-    "esp32s3": "a PlatformIO/ESP-IDF project for ESP32-S3-DevKitC-1, then `pio run`",
-    "esp32c3": "a PlatformIO/ESP-IDF project for ESP32-C3-DevKitM-1, then `pio run`",
-    "xiaozhi": "glue that registers the spec's tools in a stock xiaozhi-esp32 firmware",
-}
-TARGETS = tuple(TARGET_HELP)
-# Targets `codegen run` can boot here and talk to.
-QEMU_TARGETS = ("qemu", "qemu-riscv32")  # mcpgen.codegen.qemu_targets: Cortex-M3, RV32IMC
-RUN_TARGETS = ("host", *QEMU_TARGETS)
-
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 
 
@@ -79,9 +63,9 @@ def _err(msg: str) -> None:
     ui.error(msg)
 
 
-def _load(spec: Path):  # noqa: ANN202 - returns codegen.model.Spec or None
+def _load(spec: Path):  # noqa: ANN202 - returns codegen.spec.model.Spec or None
     """Loads a spec, printing every error; None when it is invalid."""
-    from mcpgen.codegen.loader import SpecErrors, load_spec
+    from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 
     try:
         return load_spec(spec)
@@ -117,7 +101,7 @@ def _diagnostic(e: Any, severity: str = "error") -> dict[str, Any]:
 
 def _handler_warnings(spec: Any, spec_path: Path) -> list[Any]:
     """Tools without a handler, when the handlers file exists (else a build writes it)."""
-    from mcpgen.codegen import handlers
+    from mcpgen.codegen.emit import handlers
 
     path = handlers.handlers_path(spec_path)
     if not path.is_file():
@@ -126,13 +110,12 @@ def _handler_warnings(spec: Any, spec_path: Path) -> list[Any]:
 
 
 def _check_one(spec_path: Path) -> dict[str, Any]:
-    from mcpgen.codegen.loader import check_spec, load_spec
+    from mcpgen.codegen.spec.loader import check_and_load
 
-    errors = check_spec(spec_path)
+    spec, errors = check_and_load(spec_path)
     entry: dict[str, Any] = {"file": str(spec_path), "ok": not errors, "tools": None, "fingerprint": None,
                              "diagnostics": [_diagnostic(e) for e in errors]}
-    if not errors:
-        spec = load_spec(spec_path)
+    if spec is not None:
         entry["tools"] = len(spec.tools)
         entry["fingerprint"] = spec.fingerprint
         for m in _handler_warnings(spec, spec_path):
@@ -170,8 +153,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = print) -> Optional[object]:
     """Emits every generated file for a spec; writes the starter handlers once. None if invalid."""
-    from mcpgen.codegen import emit_cpp, emit_docs, emit_python
-    from mcpgen.codegen.writer import write_tree
+    from mcpgen.codegen.emit import cpp as emit_cpp
+    from mcpgen.codegen.emit import docs as emit_docs
+    from mcpgen.codegen.emit import python as emit_python
+    from mcpgen.codegen.emit.writer import write_tree
 
     spec = _load(spec_path)
     if spec is None:
@@ -188,7 +173,7 @@ def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = pri
 
 def _warn_missing_handlers(spec, spec_path: Path, handlers_file: Path) -> None:  # noqa: ANN001
     """``generate`` compiles nothing: a missing handler is a warning there, an error in ``build``."""
-    from mcpgen.codegen import handlers
+    from mcpgen.codegen.emit import handlers
 
     for m in handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, handlers_file)):
         ui.warn(m.format())
@@ -200,8 +185,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     from mcpgen.codegen import resources
-    from mcpgen.codegen.names import device_slug
-    from mcpgen.codegen.starter import starter_spec
+    from mcpgen.codegen.spec.names import device_slug
+    from mcpgen.codegen.spec.starter import starter_spec
 
     directory = Path(args.directory)
     try:
@@ -229,82 +214,40 @@ def _default_out(spec: Path, target: str) -> Path:
     return Path("build") / spec.stem / target
 
 
-def _add_missing_handlers(spec_path: Path) -> bool:
+def _add_missing_handlers(spec: Any, spec_path: Path) -> None:
     """``build --add-missing-handlers``: appends stubs for tools without a handler."""
-    from mcpgen.codegen import emit_cpp, handlers
+    from mcpgen.codegen.emit import cpp as emit_cpp
+    from mcpgen.codegen.emit import handlers
 
-    spec = _load(spec_path)
-    if spec is None:
-        return False
     emit_cpp.ensure_handlers(spec, spec_path, ui.info, check=False)
     if not handlers.append_missing(spec, spec_path, ui.info):
         ui.info(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
-    return True
 
 
-def _counting(log: Callable[[str], None]) -> Callable[[str], None]:
-    """Numbers build_host's ``compiled X`` lines (``[3/11] compiled X``) after its
-    ``compiling N of M units`` line, so a long compile shows how far it is."""
-    state = {"done": 0, "total": 0}
-
-    def counted(msg: str) -> None:
-        m = re.match(r"compiling (\d+) of \d+ units", msg)
-        if m:
-            state.update(done=0, total=int(m.group(1)))
-        elif msg.startswith("compiled ") and state["total"]:
-            state["done"] += 1
-            msg = f"[{state['done']}/{state['total']}] {msg}"
-        log(msg)
-
-    return counted
-
-
-def _build(args: argparse.Namespace, spec_path: Path, outdir: Path) -> int:
-    target = args.target
-    if target == "host":
-        from mcpgen.codegen.build_host import build_host
-        from mcpgen.codegen.build_python import build_bindings
-
-        exe = build_host(spec_path, outdir, log=_counting(ui.info))
-        ui.result(f"simulator: {exe}")
-        pydir = build_bindings(spec_path, outdir, compile=not args.no_compile_bindings, log=ui.info)
-        ui.result(f"bindings:  {pydir} (pip install {pydir}, or put it on PYTHONPATH)")
-        return 0
-    if target in QEMU_TARGETS:
-        from mcpgen.codegen.build_qemu import build_qemu
-
-        ui.result(f"firmware: {build_qemu(spec_path, outdir, target=target, log=ui.info)}")
-        return 0
-    if target == "xiaozhi":  # glue for the stock xiaozhi-esp32 firmware (docs/xiaozhi.md)
-        from mcpgen.codegen.build_xiaozhi import build_xiaozhi
-
-        ui.result(f"xiaozhi glue: {build_xiaozhi(spec_path, outdir, log=ui.info)}")
-        return 0
-    if target in ESP32_BOARDS:
-        from mcpgen.codegen.build_esp32 import build_esp32
-
-        rc = build_esp32(spec_path, outdir, target, log=ui.info, run_pio=not args.no_pio,
-                         pio_args=("-v",) if ui.verbosity >= VERBOSE else ())
-        if rc != 0:
-            why = "PlatformIO's output is above"
-            if ui.verbosity == QUIET:
-                why = "run without -q to see PlatformIO's output"
-            _err(f"the {target} build failed ({why})")
-        return rc
-    raise AssertionError(f"no build for target {target}")  # argparse only offers TARGETS
+def _spec_and_outdir(args: argparse.Namespace, target: str) -> tuple[Any, Path, Path]:
+    """The loaded spec (None when invalid: the errors are printed), its path and the build
+    directory (``-o``, else ``build/<spec>/<target>``) of a command that builds."""
+    spec_path = Path(args.spec)
+    outdir = Path(args.output) if args.output else _default_out(spec_path, target)
+    return _load(spec_path), spec_path, outdir
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from mcpgen.codegen.handlers import MissingHandlersError
+    from mcpgen.codegen.emit.handlers import MissingHandlersError
+    from mcpgen.codegen.targets.base import BuildOptions
+    from mcpgen.codegen.targets.registry import get_target
 
-    spec_path = Path(args.spec)
-    outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
-    if args.add_missing_handlers and not _add_missing_handlers(spec_path):
+    spec, spec_path, outdir = _spec_and_outdir(args, args.target)
+    if spec is None:
         return 1
-    if _load(spec_path) is None:
-        return 1
+    if args.add_missing_handlers:
+        _add_missing_handlers(spec, spec_path)
+    options = BuildOptions(log=ui.info, verbose=ui.verbosity >= VERBOSE, quiet=ui.verbosity == QUIET,
+                           compile_bindings=not args.no_compile_bindings, run_pio=not args.no_pio)
     try:
-        return _build(args, spec_path, outdir)
+        for built in get_target(args.target).build(spec, spec_path, outdir, options):
+            ui.result(built.format())
+        return 0
     except MissingHandlersError as exc:
         _err(str(exc).replace(" --add-missing-handlers", f" --target {args.target} --add-missing-handlers"))
         return 1
@@ -314,33 +257,31 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    spec_path = Path(args.spec)
-    outdir = Path(args.output) if args.output else _default_out(spec_path, args.target)
-    if _load(spec_path) is None:
+    spec, spec_path, outdir = _spec_and_outdir(args, args.target)
+    if spec is None:
         return 1
-    from mcpgen.codegen.device_session import run_device
+    from mcpgen.codegen.run.console import run_device
 
     return run_device(spec_path, outdir, args.target, interactive=args.interactive, log=ui.info,
-                      out=ui.result, timeout=args.timeout)
+                      out=ui.result, timeout=args.timeout, spec=spec)
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
-    spec_path = Path(args.spec)
-    outdir = Path(args.output) if args.output else _default_out(spec_path, args.board)
-    if _load(spec_path) is None:
+    spec, spec_path, outdir = _spec_and_outdir(args, args.board)
+    if spec is None:
         return 1
-    from mcpgen.codegen.flash import flash
+    from mcpgen.codegen.run.flash import flash
 
     return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool, log=ui.info,
-                 error=_err)
+                 error=_err, spec=spec)
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
-    from mcpgen.codegen.monitor import MonitorError, monitor
+    from mcpgen.codegen.run.monitor import MonitorError, monitor
 
     elf = Path(args.elf) if args.elf else None
     if elf is None and args.spec:
-        from mcpgen.codegen.build_esp32 import project_dir
+        from mcpgen.codegen.targets.esp32 import project_dir
 
         spec_path = Path(args.spec)
         outdir = Path(args.output) if args.output else _default_out(spec_path, args.board)
@@ -358,7 +299,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from mcpgen.codegen.demo import run_demo
+    from mcpgen.codegen.run.demo import run_demo
 
     return asyncio.run(run_demo(Path(args.spec) if args.spec else None, Path(args.output)))
 
@@ -395,6 +336,10 @@ SPEC_HELP = "the tool spec YAML, e.g. toolspec/desk_lamp.yaml"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mcpgen.codegen.targets import registry
+    from mcpgen.codegen.targets.esp32 import BOARDS
+
+    esp32_boards = tuple(BOARDS)
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="codegen",
@@ -458,16 +403,16 @@ def build_parser() -> argparse.ArgumentParser:
                 codegen build my_robot.yaml --add-missing-handlers   # after adding a tool
                 """,
                 "Generate and compile. Targets:\n"
-                + "\n".join(f"  {name:<9} {text}" for name, text in TARGET_HELP.items())
+                + "\n".join(f"  {name:<12} {t.summary}" for name, t in registry.TARGETS.items())
                 + "\nA tool without a handler in SPEC_handlers.cpp stops the build before compiling.")
     p.add_argument("spec", help=SPEC_HELP)
-    p.add_argument("--target", choices=TARGETS, default="host", metavar="TARGET",
-                   help=f"one of {', '.join(TARGETS)} (default: host), e.g. --target esp32s3")
+    p.add_argument("--target", choices=registry.names(), default="host", metavar="TARGET",
+                   help=f"one of {', '.join(registry.names())} (default: host), e.g. --target esp32s3")
     p.add_argument("-o", "--output", help="output directory (default: build/<spec>/<target>)")
     p.add_argument("--no-pio", action="store_true",
                    help="esp32*: only generate the PlatformIO project (e.g. to build it on another machine)")
     p.add_argument("--no-compile-bindings", action="store_true",
-                   help="host: leave the bindings as pure Python (faster; no C compiler needed)")
+                   help="host, python: leave the bindings as pure Python (faster; no C compiler needed)")
     p.add_argument("--add-missing-handlers", action="store_true",
                    help="first append a starter stub to SPEC_handlers.cpp for every tool that has no "
                    "handler (the rest of the file is left as it is)")
@@ -484,8 +429,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "`tools`, `call NAME {json}` or `NAME key=value ...`, notifications as they come; "
                 "`help` lists the commands.")
     p.add_argument("spec", help=SPEC_HELP)
-    p.add_argument("--target", choices=RUN_TARGETS, default="qemu", metavar="TARGET",
-                   help=f"one of {', '.join(RUN_TARGETS)} (default: qemu), e.g. --target host")
+    run_targets = registry.names(runnable=True)
+    p.add_argument("--target", choices=run_targets, default="qemu", metavar="TARGET",
+                   help=f"one of {', '.join(run_targets)} (default: qemu), e.g. --target host")
     p.add_argument("-i", "--interactive", action="store_true",
                    help="keep the device running and open a console (history in ~/.mcpgen_history)")
     p.add_argument("--timeout", type=float, default=10.0,
@@ -499,8 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
                 codegen flash toolspec/default_device.yaml --port /dev/ttyACM0 --esptool
                 """)
     p.add_argument("spec", help=SPEC_HELP)
-    p.add_argument("--board", choices=ESP32_BOARDS, default="esp32",
-                   help=f"one of {', '.join(ESP32_BOARDS)} (default: esp32), e.g. --board esp32s3")
+    p.add_argument("--board", choices=esp32_boards, default="esp32",
+                   help=f"one of {', '.join(esp32_boards)} (default: esp32), e.g. --board esp32s3")
     p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port")
     p.add_argument("--esptool", action="store_true",
                    help="write the images already built with esptool write-flash (no PlatformIO run)")
@@ -518,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="optional: the spec whose built firmware decodes panics, "
                    "e.g. toolspec/desk_lamp.yaml")
     p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or rfc2217://host:port")
-    p.add_argument("--board", choices=ESP32_BOARDS, default="esp32",
+    p.add_argument("--board", choices=esp32_boards, default="esp32",
                    help="chip of the board, for decoding (default: esp32), e.g. --board esp32c3")
     p.add_argument("--baud", type=int, default=115200, help="baud rate (default: 115200), e.g. --baud 460800")
     p.add_argument("--elf", help="firmware ELF to decode with, e.g. .pio/build/esp32/firmware.elf")
@@ -585,7 +531,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     verbosity = QUIET if args.quiet else (VERBOSE if args.verbose else NORMAL)
     ui.verbosity = verbosity
     _configure_logging(verbosity)
-    from mcpgen.codegen.build_errors import BuildError
+    from mcpgen.codegen.errors import BuildError
 
     try:
         return int(args.func(args))

@@ -25,6 +25,7 @@ from typing import Any, Optional, Union
 
 import orjson
 
+from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
 from mcpgen.runtime.errors import McpDeviceError, ProtocolError, RpcError, ToolError
 
 _loads = orjson.loads
@@ -120,7 +121,7 @@ FRAME_RESULT = 3  # id and result
 FRAME_ERROR = 4  # error (with id, or id null)
 FRAME_OTHER = 5  # an envelope whose type is not "mcp" (hello, listen, ...)
 
-PROTOCOL_VERSION = "2024-11-05"
+PROTOCOL_VERSION = DEFAULT_PROTOCOL_VERSION  # what `initialize` asks for (mcpgen.protocol)
 
 # C-level copies used by the compiled hot path (declared in codec.pxd).
 _K_RAW = KIND_RAW

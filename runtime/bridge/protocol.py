@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+from mcpgen.protocol import SESSION_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSIONS
+
+LEGACY_VERSIONS: tuple[str, ...] = SESSION_PROTOCOL_VERSIONS
 """Revisions that open with the ``initialize`` handshake, oldest first."""
-MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+MODERN_VERSIONS: tuple[str, ...] = STATELESS_PROTOCOL_VERSIONS
 """Stateless revisions: the version travels in every request's ``_meta``."""
 SUPPORTED_VERSIONS: tuple[str, ...] = LEGACY_VERSIONS + MODERN_VERSIONS
 LATEST_LEGACY = LEGACY_VERSIONS[-1]

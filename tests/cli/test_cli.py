@@ -75,7 +75,7 @@ def test_generated_files_carry_the_banner(tmp_path: Path) -> None:
     spec = _copy_spec(tmp_path, "desk_lamp")
     out = tmp_path / "out"
     assert main(["generate", str(spec), "-o", str(out)]) == 0
-    from mcpgen.codegen.loader import load_spec
+    from mcpgen.codegen.spec.loader import load_spec
 
     fp = load_spec(spec).fingerprint
     for path in out.rglob("*"):

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.codegen import emit_cpp, emit_docs, emit_python
-from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit import docs as emit_docs
+from mcpgen.codegen.emit import python as emit_python
+from mcpgen.codegen.spec.loader import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"

@@ -79,7 +79,7 @@ def test_pio_project_config_names_the_handlers_file(tmp_path: Path) -> None:
     pytest.importorskip("platformio")
     spec, project = _project(tmp_path)
     assert _build(spec, tmp_path).returncode == 0
-    from mcpgen.codegen.build_esp32 import pio_command
+    from mcpgen.codegen.targets.esp32 import pio_command
 
     pio = pio_command()
     assert pio is not None

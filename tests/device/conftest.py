@@ -10,7 +10,7 @@ from device_sim_driver import StdioSim  # noqa: E402
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
 from device_testlib import small_page_spec as make_small_page_spec  # noqa: E402
 
-from mcpgen.codegen.build_host import build_host  # noqa: E402
+from mcpgen.codegen.targets.host import build_host  # noqa: E402
 
 
 def _quiet(_: str) -> None:

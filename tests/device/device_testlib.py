@@ -6,8 +6,8 @@ import re
 import shutil
 from pathlib import Path
 
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.mcp_json import worst_case_page_bytes
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.mcp_json import worst_case_page_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLSPEC = REPO / "toolspec"

@@ -13,11 +13,12 @@ import pytest
 from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, copy_spec
 
-from mcpgen.codegen import emit_cpp
-from mcpgen.codegen.build_host import BuildError, build_host
-from mcpgen.codegen.header import generated_header
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.mcp_json import list_entry_json
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.mcp_json import list_entry_json
+from mcpgen.codegen.targets.host import build_host
 
 
 def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:
@@ -31,9 +32,9 @@ def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:
         assert text.startswith(banner)
         assert spec.fingerprint in text.splitlines()[0]
     header = first["firmware/generated/mcp_tools.h"]
-    assert "#if MCPGEN_CORE_VERSION != 2\n" in header
+    assert f"#if MCPGEN_CORE_VERSION != {emit_cpp.CORE_VERSION}\n" in header
     assert (
-        '#error "mcp_tools.h was generated for mcpgen core version 2; '
+        f'#error "mcp_tools.h was generated for mcpgen core version {emit_cpp.CORE_VERSION}; '
         'regenerate this file with codegen generate"' in header
     )
     assert "struct AudioSpeakerSetVolumeArgs {\n  int64_t volume;" in header

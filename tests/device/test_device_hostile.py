@@ -13,7 +13,7 @@ import pytest
 from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC, copy_spec
 
-from mcpgen.codegen.build_host import build_host
+from mcpgen.codegen.targets.host import build_host
 
 
 def error_of(reply: dict) -> tuple[int, str]:

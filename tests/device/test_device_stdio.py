@@ -10,8 +10,8 @@ import pytest
 from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC
 
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.mcp_json import list_entry, list_entry_json
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.mcp_json import list_entry, list_entry_json
 
 SPEC = load_spec(DEFAULT_SPEC)
 

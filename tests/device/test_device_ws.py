@@ -16,7 +16,7 @@ from device_testlib import DEFAULT_SPEC
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.spec.loader import load_spec
 
 DEVICE_HELLO = {
     "type": "hello",

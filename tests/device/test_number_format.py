@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.codegen.build_host import CORE_DIR, CXXFLAGS
+from mcpgen.codegen.targets.host import CORE_DIR, CXXFLAGS
 
 DRIVER = Path(__file__).resolve().parent / "number_format_driver.cpp"
 SEED = 20240611

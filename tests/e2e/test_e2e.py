@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from e2e_testlib import Built, launch_ws
 
-from mcpgen.codegen.examples import example_arguments
+from mcpgen.codegen.spec.examples import example_arguments
 from mcpgen.runtime import Gateway, TokenAuth, connect_process
 from mcpgen.runtime.errors import (
     DeviceDisconnected,

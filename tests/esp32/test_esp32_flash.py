@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from esp32_testlib import TOOLSPEC, require
 
-from mcpgen.codegen.build_esp32 import (
+from mcpgen.codegen.run.flash import esptool_major, esptool_write_command, flash
+from mcpgen.codegen.targets.esp32 import (
     BOARDS,
     PARTITION_TABLE_OFFSET,
     generate_project,
     images_for,
     project_dir,
 )
-from mcpgen.codegen.flash import esptool_major, esptool_write_command, flash
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from esp32_testlib import TOOLSPEC, require
 
-from mcpgen.codegen import build_esp32 as be
-from mcpgen.codegen.build_esp32 import BOARDS, build_esp32, generate_project, pio_command, project_dir
+from mcpgen.codegen.targets import esp32 as be
+from mcpgen.codegen.targets.esp32 import BOARDS, build_esp32, generate_project, pio_command, project_dir
 
 PIO_BOARDS = {"esp32": "esp32dev", "esp32s3": "esp32-s3-devkitc-1", "esp32c3": "esp32-c3-devkitm-1"}
 

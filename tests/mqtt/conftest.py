@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mqtt_testlib import REPO, Broker, Built, build, mosquitto_available  # noqa: E402
 
-from mcpgen.codegen.build_host import mqtt_available
+from mcpgen.codegen.targets.host import mqtt_available
 
 
 def _require(ok: bool, what: str) -> None:

@@ -17,11 +17,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional
 
-from mcpgen.codegen.build_host import build_host
-from mcpgen.codegen.build_python import build_bindings, import_bindings
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.model import Spec
-from mcpgen.codegen.names import device_class, device_slug
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.spec.names import device_class, device_slug
+from mcpgen.codegen.targets.host import build_host
+from mcpgen.codegen.targets.python import build_bindings, import_bindings
 
 REPO = Path(__file__).resolve().parents[2]
 PURE = os.environ.get("MCPGEN_PURE_PYTHON") == "1"

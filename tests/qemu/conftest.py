@@ -17,21 +17,21 @@ import pytest
 from device_testlib import small_page_spec as make_small_page_spec  # noqa: E402
 from qemu_uart_driver import DEFAULT_SPEC, LAMP_SPEC, TOOLSPEC, QemuSim, copy_spec  # noqa: E402,F401
 
-from mcpgen.codegen.build_qemu import build_qemu  # noqa: E402
-from mcpgen.codegen.qemu_targets import TARGETS, QemuTarget  # noqa: E402
+from mcpgen.codegen.targets.qemu import build_qemu  # noqa: E402
+from mcpgen.codegen.targets.qemu_machines import MACHINES, QemuMachine  # noqa: E402
 
 
 def _quiet(_: str) -> None:
     pass
 
 
-@pytest.fixture(scope="session", params=sorted(TARGETS))
-def qemu_target(request: pytest.FixtureRequest) -> QemuTarget:
-    return TARGETS[request.param]
+@pytest.fixture(scope="session", params=sorted(MACHINES))
+def qemu_target(request: pytest.FixtureRequest) -> QemuMachine:
+    return MACHINES[request.param]
 
 
 @pytest.fixture(scope="session")
-def qemu_toolchain(qemu_target: QemuTarget) -> QemuTarget:
+def qemu_toolchain(qemu_target: QemuMachine) -> QemuMachine:
     """The target, once its QEMU and cross toolchain are known to be installed: skips
     (locally) or fails (in CI) when one is missing."""
     tools = (qemu_target.qemu, qemu_target.toolchain.prefix + "g++")
@@ -46,13 +46,13 @@ def qemu_toolchain(qemu_target: QemuTarget) -> QemuTarget:
 
 
 @pytest.fixture(scope="session")
-def default_sim_exe(qemu_toolchain: QemuTarget, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def default_sim_exe(qemu_toolchain: QemuMachine, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp(f"{qemu_toolchain.name}_default")
     return build_qemu(DEFAULT_SPEC, out, target=qemu_toolchain, log=_quiet)
 
 
 @pytest.fixture(scope="session")
-def lamp_sim_exe(qemu_toolchain: QemuTarget, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def lamp_sim_exe(qemu_toolchain: QemuMachine, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp(f"{qemu_toolchain.name}_lamp")
     return build_qemu(LAMP_SPEC, out, target=qemu_toolchain, log=_quiet)
 
@@ -64,14 +64,14 @@ def small_page_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def small_page_exe(
-    qemu_toolchain: QemuTarget, small_page_spec: Path, tmp_path_factory: pytest.TempPathFactory
+    qemu_toolchain: QemuMachine, small_page_spec: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
     out = tmp_path_factory.mktemp(f"{qemu_toolchain.name}_small_page")
     return build_qemu(small_page_spec, out, target=qemu_toolchain, log=_quiet)
 
 
 @pytest.fixture(scope="session")
-def tiny_buffers_exe(qemu_toolchain: QemuTarget, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_buffers_exe(qemu_toolchain: QemuMachine, tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = copy_spec(DEFAULT_SPEC, tmp_path_factory.mktemp("qemu_tiny_spec"))
     return build_qemu(
         spec,

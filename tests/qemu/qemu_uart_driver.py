@@ -18,7 +18,7 @@ from typing import Optional, Union
 from device_sim_driver import StdioSim  # noqa: E402
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
 
-from mcpgen.codegen.run_qemu import QemuDevice, start  # noqa: E402
+from mcpgen.codegen.run.run_qemu import QemuDevice, start  # noqa: E402
 
 
 class QemuSim(StdioSim):

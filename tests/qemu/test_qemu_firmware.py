@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from qemu_uart_driver import DEFAULT_SPEC, LAMP_SPEC, QemuSim, copy_spec
 
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.build_qemu import build_qemu, memory_report
-from mcpgen.codegen.qemu_targets import QemuTarget, target_of_elf
-from mcpgen.codegen.run_qemu import boot, run_qemu_session
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.run.run_qemu import boot, run_qemu_session
+from mcpgen.codegen.targets.qemu import build_qemu, memory_report
+from mcpgen.codegen.targets.qemu_machines import QemuMachine, target_of_elf
 
 pytestmark = pytest.mark.slow
 
 
-def test_memory_report_matches_the_image(default_sim_exe: Path, qemu_target: QemuTarget) -> None:
+def test_memory_report_matches_the_image(default_sim_exe: Path, qemu_target: QemuMachine) -> None:
     assert target_of_elf(default_sim_exe) is qemu_target
     report = memory_report(default_sim_exe)
     assert default_sim_exe.name == "xiaozhi_sim.elf"
@@ -38,7 +38,7 @@ def test_memory_report_matches_the_image(default_sim_exe: Path, qemu_target: Qem
     assert core["data"] + core["bss"] < 1024  # the core's buffers belong to the port
 
 
-def test_stack_overflow_faults_and_is_reported(qemu_toolchain: QemuTarget, tmp_path: Path) -> None:
+def test_stack_overflow_faults_and_is_reported(qemu_toolchain: QemuMachine, tmp_path: Path) -> None:
     # 512 bytes is enough to boot but not for show_text (format_double needs ~1.5 KiB):
     # the overflow must stop the firmware with a report, never corrupt memory silently.
     spec = copy_spec(DEFAULT_SPEC, tmp_path / "spec")
@@ -83,7 +83,7 @@ def test_console_reports_stack_high_water_mark_and_mcp_uart_stays_clean(
 
 
 async def test_runtime_connect_serial_over_the_uart(lamp_sim_exe: Path, tmp_path: Path) -> None:
-    from mcpgen.codegen.loader import load_spec
+    from mcpgen.codegen.spec.loader import load_spec
     from mcpgen.runtime import connect_serial
 
     spec = load_spec(LAMP_SPEC)
@@ -101,7 +101,7 @@ async def test_runtime_connect_serial_over_the_uart(lamp_sim_exe: Path, tmp_path
         assert dev.running
 
 
-def test_run_session_builds_boots_and_calls_every_tool(qemu_toolchain: QemuTarget, tmp_path: Path) -> None:
+def test_run_session_builds_boots_and_calls_every_tool(qemu_toolchain: QemuMachine, tmp_path: Path) -> None:
     spec = copy_spec(DEFAULT_SPEC, tmp_path / "spec")
     out: list[str] = []
     assert run_qemu_session(spec, tmp_path / "out", target=qemu_toolchain, log=out.append) == 0
@@ -115,7 +115,7 @@ def test_run_session_builds_boots_and_calls_every_tool(qemu_toolchain: QemuTarge
 
 
 def test_compile_error_raises_build_error_with_compiler_output(
-    qemu_toolchain: QemuTarget, tmp_path: Path
+    qemu_toolchain: QemuMachine, tmp_path: Path
 ) -> None:
     spec = copy_spec(DEFAULT_SPEC, tmp_path / "spec")
     handlers = spec.with_name("default_device_handlers.cpp")
@@ -127,7 +127,7 @@ def test_compile_error_raises_build_error_with_compiler_output(
 
 
 def test_codegen_build_cli_builds_the_target(
-    qemu_toolchain: QemuTarget, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    qemu_toolchain: QemuMachine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from mcpgen.codegen import cli
 

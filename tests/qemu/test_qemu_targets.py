@@ -11,10 +11,10 @@ import pytest
 from qemu_uart_driver import DEFAULT_SPEC, copy_spec
 
 from mcpgen.codegen import cli
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.build_qemu import build_qemu
-from mcpgen.codegen.qemu_targets import CORTEX_M3, RISCV32, TARGETS, get_target, target_of_elf
-from mcpgen.codegen.run_qemu import QemuError, run_qemu_session, start
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.run.run_qemu import QemuError, run_qemu_session, start
+from mcpgen.codegen.targets.qemu import build_qemu
+from mcpgen.codegen.targets.qemu_machines import CORTEX_M3, MACHINES, RISCV32, get_machine, target_of_elf
 
 
 def _elf_header(path: Path, machine: int) -> Path:
@@ -26,8 +26,10 @@ def _elf_header(path: Path, machine: int) -> Path:
 
 
 def test_cli_offers_every_qemu_target() -> None:
-    assert set(TARGETS) <= set(cli.TARGETS)
-    assert set(TARGETS) == set(cli.QEMU_TARGETS)
+    from mcpgen.codegen.targets import registry
+
+    assert set(MACHINES) <= set(registry.names())
+    assert set(MACHINES) <= set(registry.names(runnable=True))
     args = cli.build_parser().parse_args(["run", "spec.yaml", "--target", "qemu-riscv32"])
     assert args.target == "qemu-riscv32"
 
@@ -41,14 +43,14 @@ def test_target_comes_from_the_elf_header(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is not an ELF image"):
         target_of_elf(tmp_path / "text.elf")
     with pytest.raises(ValueError, match="expected one of qemu, qemu-riscv32"):
-        get_target("qemu-mips")
+        get_machine("qemu-mips")
 
 
-@pytest.mark.parametrize("target", sorted(TARGETS))
+@pytest.mark.parametrize("target", sorted(MACHINES))
 def test_missing_toolchain_is_one_line_naming_the_packages(
     target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    t = TARGETS[target]
+    t = MACHINES[target]
     monkeypatch.setenv(t.toolchain.prefix_env, "no-such-prefix-")
     spec = copy_spec(DEFAULT_SPEC, tmp_path / "spec")
     with pytest.raises(BuildError) as info:
@@ -74,9 +76,9 @@ def test_missing_emulator_is_one_line_naming_the_package(
     assert out == ["error: " + str(info.value)]
 
 
-@pytest.mark.parametrize("target", sorted(TARGETS))
+@pytest.mark.parametrize("target", sorted(MACHINES))
 def test_missing_c_library_is_one_line_naming_the_packages(target: str, tmp_path: Path) -> None:
-    t = TARGETS[target]
+    t = MACHINES[target]
     if shutil.which(t.toolchain.prefix + "gcc") is None:
         pytest.skip(f"{t.toolchain.prefix}gcc not installed")
     t.toolchain.check_libraries()  # the real library is there: no error

@@ -18,8 +18,8 @@ from typing import Any, Optional
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from mcpgen.codegen import mcp_json
-from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.spec import mcp_json
+from mcpgen.codegen.spec.loader import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SPEC = ROOT / "toolspec" / "default_device.yaml"

@@ -14,12 +14,11 @@ import pytest
 from runtime_fakes import DEFAULT_SPEC, LAMP_SPEC, FakeCore, FakeWsDevice
 
 from mcpgen import runtime
-from mcpgen.codegen import emit_python
-from mcpgen.codegen.build_python import build_bindings, import_bindings
-from mcpgen.codegen.header import generated_header
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.model import Device as SpecDevice
-from mcpgen.codegen.model import Field, Param, Returns, Spec, Tool
+from mcpgen.codegen.emit import python as emit_python
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.model import DeviceSpec, Field, Param, Returns, Spec, Tool
+from mcpgen.codegen.targets.python import build_bindings, import_bindings
 from mcpgen.runtime import Gateway
 from mcpgen.runtime.errors import SpecMismatch, ValidationError
 
@@ -246,12 +245,12 @@ def _odd_spec() -> Spec:
             returns=Returns(kind="none"),
         ),
     )
-    return Spec(device=SpecDevice(name="9 odd device!", version="x.y"), tools=tools, source="odd.yaml")
+    return Spec(device=DeviceSpec(name="9 odd device!", version="x.y"), tools=tools, source="odd.yaml")
 
 
 def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
     files = emit_python.emit(_odd_spec())
-    from mcpgen.codegen.writer import write_tree
+    from mcpgen.codegen.emit.writer import write_tree
 
     write_tree(tmp_path, files)
     sys.path.insert(0, str(tmp_path / "python"))
@@ -277,7 +276,7 @@ def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
 def test_colliding_tools_are_refused() -> None:
     base = dict(description="d", params=(), returns=Returns(kind="none"))
     spec = Spec(
-        device=SpecDevice(name="c", version="1"),
+        device=DeviceSpec(name="c", version="1"),
         tools=(
             Tool(name="self.a.b", handler="h1", **base),
             Tool(name="self.a_b", handler="h2", **base),
@@ -287,7 +286,7 @@ def test_colliding_tools_are_refused() -> None:
     with pytest.raises(ValueError, match="namespace"):
         emit_python.emit(spec)
     reserved = Spec(
-        device=SpecDevice(name="c", version="1"), tools=(Tool(name="self.FINGERPRINT", handler="h", **base),)
+        device=DeviceSpec(name="c", version="1"), tools=(Tool(name="self.FINGERPRINT", handler="h", **base),)
     )
     with pytest.raises(ValueError, match="reserved"):
         emit_python.emit(reserved)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.codegen.loader import check_spec
-from mcpgen.codegen.spec_errors import SpecError
+from mcpgen.codegen.spec.loader import check_spec
+from mcpgen.codegen.spec.spec_errors import SpecError
 
 
 def dedent(text: str) -> str:

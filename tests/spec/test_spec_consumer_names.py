@@ -1,6 +1,6 @@
 """Tool names are checked against the name every consumer shows the model.
 
-The consumer mappings in ``codegen.consumer_names`` are compared with the runtime's own
+The consumer mappings in ``codegen.spec.consumer_names`` are compared with the runtime's own
 functions (mcpgen's) and with the stock xiaozhi-esp32-server's documented rule (every
 character outside ``A-Za-z0-9_-`` and CJK becomes ``_``), then ``check_spec`` is run on
 every colliding pair of a small exhaustive set of names.
@@ -14,8 +14,8 @@ import re
 import pytest
 from spec_testlib import EXAMPLE_SPECS
 
-from mcpgen.codegen.consumer_names import llm_function_name, suggest_rename, xiaozhi_server_name
-from mcpgen.codegen.loader import check_spec, load_spec
+from mcpgen.codegen.spec.consumer_names import llm_function_name, suggest_rename, xiaozhi_server_name
+from mcpgen.codegen.spec.loader import check_spec, load_spec
 from mcpgen.runtime.bridge.names import safe_tool_name
 from mcpgen.runtime.llm import NameMap
 from mcpgen.runtime.llm import llm_function_name as runtime_llm_function_name

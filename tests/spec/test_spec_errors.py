@@ -802,7 +802,7 @@ def test_validation_error(one_error, text, line, column, path, message, hint):
 
 
 def test_error_names_the_file_as_given(write_spec, monkeypatch, tmp_path):
-    from mcpgen.codegen.loader import check_spec
+    from mcpgen.codegen.spec.loader import check_spec
 
     write_spec(
         """
@@ -862,8 +862,8 @@ def test_all_errors_of_a_file_are_reported(errors_of):
 
 
 def test_page_size_too_small_names_tool_size_and_minimum(errors_of):
-    from mcpgen.codegen.loader import load_spec_text
-    from mcpgen.codegen.mcp_json import worst_case_page_bytes
+    from mcpgen.codegen.spec.loader import load_spec_text
+    from mcpgen.codegen.spec.mcp_json import worst_case_page_bytes
 
     tools = (
         "tools:\n"
@@ -885,8 +885,8 @@ def test_page_size_too_small_names_tool_size_and_minimum(errors_of):
 
 
 def test_page_size_exactly_the_largest_entry_is_enough(write_spec):
-    from mcpgen.codegen.loader import check_spec, load_spec
-    from mcpgen.codegen.mcp_json import worst_case_page_bytes
+    from mcpgen.codegen.spec.loader import check_spec, load_spec
+    from mcpgen.codegen.spec.mcp_json import worst_case_page_bytes
 
     tools = "tools: [{name: self.a, description: d}]\n"
     valid = load_spec(write_spec('device: {name: t, version: "1"}\n' + tools))
@@ -910,7 +910,7 @@ def test_page_size_exactly_the_largest_entry_is_enough(write_spec):
     ],
 )
 def test_yaml_syntax_error_has_position(write_spec, text, line, column, fragment):
-    from mcpgen.codegen.loader import check_spec
+    from mcpgen.codegen.spec.loader import check_spec
 
     path = write_spec(text)
     [error] = check_spec(path)
@@ -921,7 +921,7 @@ def test_yaml_syntax_error_has_position(write_spec, text, line, column, fragment
 
 
 def test_invalid_utf8_has_position(tmp_path):
-    from mcpgen.codegen.loader import check_spec
+    from mcpgen.codegen.spec.loader import check_spec
 
     path = tmp_path / "bad.yaml"
     path.write_bytes(b"device:\n  name: caf\xe9\n")
@@ -938,7 +938,7 @@ def test_empty_file(errors_of):
 
 
 def test_missing_file_is_an_error_not_a_crash(tmp_path):
-    from mcpgen.codegen.loader import SpecErrors, check_spec, load_spec
+    from mcpgen.codegen.spec.loader import SpecErrors, check_spec, load_spec
 
     missing = tmp_path / "nope.yaml"
     [error] = check_spec(missing)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpgen.codegen.loader import load_spec_text
+from mcpgen.codegen.spec.loader import load_spec_text
 
 BASE = """\
 device:

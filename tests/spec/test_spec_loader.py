@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 from spec_testlib import EXAMPLE_SPECS, TOOLSPEC
 
-from mcpgen.codegen.loader import SpecErrors, check_spec, load_spec, load_spec_text
-from mcpgen.codegen.model import (
+from mcpgen.codegen.spec.loader import SpecErrors, check_spec, load_spec, load_spec_text
+from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
     Field,

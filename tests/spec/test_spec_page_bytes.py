@@ -7,8 +7,8 @@ import json
 import pytest
 from spec_testlib import EXAMPLE_SPECS
 
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.mcp_json import list_entry, worst_case_page_bytes
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.mcp_json import list_entry, worst_case_page_bytes
 
 
 @pytest.mark.parametrize("path", EXAMPLE_SPECS, ids=lambda p: p.name)

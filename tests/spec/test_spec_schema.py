@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 from spec_testlib import EXAMPLE_SPECS, SCHEMA_PATH
 
-from mcpgen.codegen.names import CPP_KEYWORDS, PYTHON_RESERVED
-from mcpgen.codegen.starter import starter_spec
-from mcpgen.codegen.yaml_source import compose, to_plain
+from mcpgen.codegen.spec.names import CPP_KEYWORDS, PYTHON_RESERVED
+from mcpgen.codegen.spec.starter import starter_spec
+from mcpgen.codegen.spec.yaml_source import compose, to_plain
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,7 @@ def test_schema_reserved_words_match_codegen_names():
 
 
 def test_schema_lists_the_protocol_versions_the_loader_accepts():
-    from mcpgen.codegen.validate import PROTOCOL_VERSIONS, SIMPLE_RETURN_KINDS
+    from mcpgen.codegen.spec.rules.tables import PROTOCOL_VERSIONS, SIMPLE_RETURN_KINDS
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     device = schema["definitions"]["device"]["properties"]
@@ -141,3 +141,28 @@ def test_every_schema_property_has_a_description():
             if "$ref" in prop or prop.get("const") is not None:
                 continue
             assert prop.get("description"), f"{name}.{key}"
+
+
+def test_the_committed_schema_is_the_one_the_rule_tables_generate():
+    from mcpgen.codegen.spec.rules.schema import schema_text
+
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
+        "toolspec.schema.json is stale: run `python -m mcpgen.codegen.spec.rules.schema`"
+    )
+
+
+def test_a_key_the_rules_accept_cannot_miss_from_the_schema(monkeypatch):
+    from mcpgen.codegen.spec.rules import schema
+
+    monkeypatch.setattr(schema, "TOOL_KEYS", (*schema.TOOL_KEYS, "priority"))
+    with pytest.raises(ValueError, match="a tool: the rules accept .*priority.* update mcpgen.codegen"):
+        schema.editor_schema()
+
+
+def test_the_schema_accepts_the_soft_keywords_the_loader_accepts(validator):
+    from mcpgen.codegen.spec.loader import load_spec_text
+
+    text = 'device: {name: t, version: "1"}\ntools:\n  - name: self.a\n    description: d\n' \
+           "    params:\n      match: {type: string}\n      _: {type: integer}\n"
+    assert load_spec_text(text).tools[0].params
+    assert schema_errors(validator, text) == []

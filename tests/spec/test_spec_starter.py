@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.starter import starter_spec
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.starter import starter_spec
 
 NAMES = ["my-device", "Lamp 2", 'quote "q" : # x', "café", "x\\y", "null", "1.5", "7up"]
 

@@ -17,7 +17,7 @@ from xiaozhi_testlib import (  # noqa: E402
     stock_header,
 )
 
-from mcpgen.codegen.build_xiaozhi import build_xiaozhi  # noqa: E402
+from mcpgen.codegen.targets.xiaozhi import build_xiaozhi  # noqa: E402
 
 EDGE_SPEC = """\
 device:

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from xiaozhi_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, decode_cpp_literals
 
-from mcpgen.codegen import emit_xiaozhi
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.build_xiaozhi import build_xiaozhi
 from mcpgen.codegen.cli import main as cli_main
-from mcpgen.codegen.header import generated_header
-from mcpgen.codegen.loader import load_spec, load_spec_text
-from mcpgen.codegen.model import Spec
+from mcpgen.codegen.emit import xiaozhi as emit_xiaozhi
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.loader import load_spec, load_spec_text
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.xiaozhi import build_xiaozhi
 
 SPECS = [DEFAULT_SPEC, LAMP_SPEC]
 IDS = ["default_device", "desk_lamp"]

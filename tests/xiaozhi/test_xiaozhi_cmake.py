@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from xiaozhi_testlib import DEFAULT_SPEC
 
-from mcpgen.codegen.build_xiaozhi import build_xiaozhi
+from mcpgen.codegen.targets.xiaozhi import build_xiaozhi
 
 pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
 

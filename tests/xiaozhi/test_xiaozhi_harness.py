@@ -22,9 +22,9 @@ from xiaozhi_testlib import (
     glue_sources,
 )
 
-from mcpgen.codegen.build_xiaozhi import build_xiaozhi
-from mcpgen.codegen.emit_xiaozhi import SPEC_TOOL_FINGERPRINT_RE, SPEC_TOOL_NAME
-from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen.emit.xiaozhi import SPEC_TOOL_FINGERPRINT_RE, SPEC_TOOL_NAME
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.targets.xiaozhi import build_xiaozhi
 
 pytestmark = pytest.mark.slow
 

@@ -219,7 +219,7 @@ _ESCAPE = re.compile(r"\\([0-7]{3}|.)")
 
 
 def decode_cpp_literals(text: str) -> str:
-    """The value of adjacent C++ string literals as written by codegen.emit_cpp.cpp_string."""
+    """The value of adjacent C++ string literals as written by codegen.emit.cpp.cpp_string."""
     raw = bytearray()
     for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', text):
         pos = 0

@@ -8,7 +8,7 @@
 
 // Bumped whenever the layout of the descriptor structs below changes. Every generated
 // mcp_tools.h checks it and refuses to compile against a different core.
-#define MCPGEN_CORE_VERSION 2
+#define MCPGEN_CORE_VERSION 3
 
 // The xiaozhi protocol version a device announces, in the `Protocol-Version` handshake
 // header and in its hello (the reference firmware sends the same number in both).
@@ -96,8 +96,9 @@ struct ToolDesc {
   InvokeFn invoke;
 };
 
+// The layout is checked at compile time (mcp_tools.h's MCPGEN_CORE_VERSION test), so the
+// tables carry no version of their own.
 struct SpecDesc {
-  uint32_t core_version;  // == MCPGEN_CORE_VERSION of the generator
   const char* device_name;  // serverInfo.name
   const char* device_version;  // serverInfo.version
   const char* protocol_version;  // the device's own MCP protocol version

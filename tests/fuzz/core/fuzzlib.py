@@ -80,9 +80,10 @@ BUFFERS: dict[str, dict[str, str]] = {
 def build(outdir: Path, spec: Path = DEFAULT_SPEC, *, buffers: str = "default") -> Path:
     """Generates the spec's tables and links core + tables + handlers + harness with the
     given buffer configuration (:data:`BUFFERS`); returns the fuzzer executable."""
-    from mcpgen.codegen import emit_cpp, resources
-    from mcpgen.codegen.loader import load_spec
-    from mcpgen.codegen.writer import write_tree
+    from mcpgen.codegen import resources
+    from mcpgen.codegen.emit import cpp as emit_cpp
+    from mcpgen.codegen.emit.writer import write_tree
+    from mcpgen.codegen.spec.loader import load_spec
 
     problem = missing_tools()
     if problem:
@@ -125,8 +126,8 @@ def _envelope(payload: dict[str, Any], session: str = "fuzz-session-1") -> dict[
 
 def seed_inputs(spec: Path = DEFAULT_SPEC) -> dict[str, bytes]:
     """Valid inputs for the spec, by a short descriptive name."""
-    from mcpgen.codegen.examples import example_arguments
-    from mcpgen.codegen.loader import load_spec
+    from mcpgen.codegen.spec.examples import example_arguments
+    from mcpgen.codegen.spec.loader import load_spec
 
     loaded = load_spec(spec)
     init = _rpc(

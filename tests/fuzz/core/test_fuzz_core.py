@@ -48,7 +48,7 @@ def seed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_seeds_cover_every_tool_bare_and_enveloped() -> None:
     from fuzzlib import DEFAULT_SPEC
 
-    from mcpgen.codegen.loader import load_spec
+    from mcpgen.codegen.spec.loader import load_spec
 
     seeds = seed_inputs()
     for tool in load_spec(DEFAULT_SPEC).tools:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from device_testlib import DEFAULT_SPEC, copy_spec
 
-from mcpgen.codegen.build_host import build_host
+from mcpgen.codegen.targets.host import build_host
 
 SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O1")
 

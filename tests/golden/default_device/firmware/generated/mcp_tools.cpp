@@ -261,7 +261,6 @@ static_assert(sizeof(ArgsStorage) <= 0xFFFF, "args struct too large");
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    2u,
     "xiaozhi-sim",
     "1.0.0",
     "2024-11-05",

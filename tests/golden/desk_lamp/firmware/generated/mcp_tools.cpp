@@ -156,7 +156,6 @@ static_assert(sizeof(ArgsStorage) <= 0xFFFF, "args struct too large");
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    2u,
     "desk-lamp",
     "0.3.1",
     "2024-11-05",

@@ -1,0 +1,340 @@
+"""Emits the device side of a spec: ``firmware/generated/mcp_tools.{h,cpp}``.
+
+The header declares one typed args struct and one handler prototype per tool; the
+source holds the descriptor tables the portable core (``firmware_template/core``)
+dispatches on: ParamDesc arrays, each tool's exact ``tools/list`` entry as a string
+constant, thunks from the untyped core call to the typed handler, the ToolDesc table,
+the tool indices sorted by name (the core's binary search) and the SpecDesc.
+``starter_handlers`` writes the user-owned handlers file once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.spec.mcp_json import list_entry_json
+from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.codegen.spec.names import CPP_KEYWORDS, cpp_args_struct
+from mcpgen.protocol import RETURN_KINDS
+
+# Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
+# the header and compares): the generated header refuses to compile against another core.
+CORE_VERSION = 3
+HEADER_PATH = "firmware/generated/mcp_tools.h"
+SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
+TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
+
+_LITERAL_CHUNK = 88  # escaped characters per source line of a long string literal
+_INT64_MIN = -(2**63)
+
+# A 1x1 transparent PNG: the placeholder image of starter handlers.
+PLACEHOLDER_PNG_BASE64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+_CPP_PARAM_TYPE = {"boolean": "bool", "integer": "int64_t", "number": "double", "string": "const char*"}
+_PARAM_TYPE_ENUM = {
+    "boolean": "mcpgen::ParamType::kBoolean",
+    "integer": "mcpgen::ParamType::kInteger",
+    "number": "mcpgen::ParamType::kNumber",
+    "string": "mcpgen::ParamType::kString",
+}
+# mcpgen::ReturnKind (mcp_core.h) names each kind k<Kind>.
+RETURN_KIND_ENUM = {kind: f"mcpgen::ReturnKind::k{kind.capitalize()}" for kind in RETURN_KINDS}
+
+
+def cpp_string(text: str, indent: str = "    ") -> str:
+    """A C++ string literal with exactly the UTF-8 bytes of ``text``.
+
+    Printable ASCII stays readable; every other byte is a 3-digit octal escape (so the
+    literal's bytes never depend on the compiler's source or execution charset, and an
+    escape can never swallow the next character). Long literals are split into adjacent
+    literals on separate lines.
+    """
+    units: list[str] = []
+    for b in text.encode("utf-8"):
+        c = chr(b)
+        if c in '"\\?':
+            units.append("\\" + c)
+        elif 0x20 <= b < 0x7F:
+            units.append(c)
+        else:
+            units.append(f"\\{b:03o}")
+    chunks: list[str] = []
+    cur = ""
+    for u in units:
+        if len(cur) + len(u) > _LITERAL_CHUNK and cur:
+            chunks.append(cur)
+            cur = ""
+        cur += u
+    chunks.append(cur)
+    return ("\n" + indent).join(f'"{c}"' for c in chunks)
+
+
+def cpp_comment(text: str) -> str:
+    """Text safe inside a ``//`` comment: one line, no line splice, printable."""
+    out = "".join(ch if (ch.isprintable() and ch != "\\") else " " for ch in text.replace("\\", "/"))
+    return re.sub(r"\s+", " ", out).strip()
+
+
+def cpp_field_name(param_name: str) -> str:
+    """The args struct member of a parameter: its name, made a valid C++ identifier."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", param_name)
+    if not ident or ident[0].isdigit():
+        ident = "p_" + ident
+    if ident in CPP_KEYWORDS or ident.startswith("__") or re.match(r"^_[A-Z]", ident):
+        ident = ident + "_"
+    return ident
+
+
+def cpp_int(v: int) -> str:
+    if v == _INT64_MIN:
+        return "(-9223372036854775807LL - 1)"
+    return f"{v}LL"
+
+
+def cpp_double(v: float) -> str:
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError(f"non-finite number {v!r} cannot be emitted")
+    text = repr(v)
+    return text if any(c in text for c in ".e") else text + ".0"
+
+
+@dataclass(frozen=True)
+class _ParamView:
+    name: str
+    field: str
+    cpp_type: str
+    comment: str
+    initializer: str  # the ParamDesc aggregate
+
+
+@dataclass(frozen=True)
+class _ToolView:
+    index: int
+    name: str
+    name_comment: str
+    handler: str
+    struct: str
+    params: tuple[_ParamView, ...]
+    enum_arrays: tuple[tuple[str, str], ...]  # (array name, initializer list)
+    entry_literal: str
+    entry_len: int
+    user_only: bool
+    returns_enum: str
+    returns: str
+    placeholder: str  # starter handler body
+
+
+def _param_comment(p: Param) -> str:
+    bits: list[str] = [p.type]
+    if p.minimum is not None or p.maximum is not None:
+        lo = "" if p.minimum is None else str(p.minimum)
+        hi = "" if p.maximum is None else str(p.maximum)
+        bits.append(f"range [{lo}, {hi}]")
+    if p.enum:
+        bits.append("one of " + ", ".join(p.enum))
+    if p.max_length is not None:
+        bits.append(f"at most {p.max_length} characters")
+    if p.pattern is not None:
+        bits.append(f"pattern {p.pattern} (not checked on the device)")
+    if p.default is not None:
+        bits.append(f"default {json.dumps(p.default)}")
+    else:
+        bits.append("required")
+    text = "; ".join(bits)
+    if p.description:
+        text += ". " + p.description
+    return cpp_comment(text)
+
+
+def _param_initializer(p: Param, struct: str, field: str, enum_array: Optional[str]) -> str:
+    is_int = p.type == "integer"
+    is_num = p.type == "number"
+    has_min = p.minimum is not None and (is_int or is_num)
+    has_max = p.maximum is not None and (is_int or is_num)
+    int_min = cpp_int(int(p.minimum)) if is_int and p.minimum is not None else "0LL"
+    int_max = cpp_int(int(p.maximum)) if is_int and p.maximum is not None else "0LL"
+    num_min = cpp_double(p.minimum) if is_num and p.minimum is not None else "0.0"
+    num_max = cpp_double(p.maximum) if is_num and p.maximum is not None else "0.0"
+    max_length = f"{p.max_length}u" if p.type == "string" and p.max_length else "0u"
+    d = p.default
+    default_bool = "true" if (p.type == "boolean" and d is True) else "false"
+    default_int = cpp_int(int(d)) if is_int and d is not None and not isinstance(d, bool) else "0LL"
+    default_num = cpp_double(float(d)) if is_num and d is not None and not isinstance(d, bool) else "0.0"
+    default_str = cpp_string(str(d), " " * 5) if p.type == "string" and d is not None else "nullptr"
+    ind = "\n" + " " * 5
+    required = "true" if p.required else "false"
+    return (
+        "{"
+        + f"{cpp_string(p.name, ' ' * 5)}, {_PARAM_TYPE_ENUM[p.type]}, /*required=*/{required},"
+        + f"{ind}static_cast<uint16_t>(offsetof({struct}, {field})),"
+        + f"{ind}/*has_min=*/{'true' if has_min else 'false'}, /*has_max=*/{'true' if has_max else 'false'},"
+        + f" /*int=*/{int_min}, {int_max}, /*number=*/{num_min}, {num_max},"
+        + f"{ind}/*max_length=*/{max_length}, /*enum=*/{enum_array or 'nullptr'}, "
+        + (f"{len(p.enum)}u" if enum_array else "0u")
+        + ","
+        + f"{ind}/*default=*/{default_bool}, {default_int}, {default_num}, {default_str}"
+        + "}"
+    )
+
+
+def _placeholder_value(lines: list[str], f: Field, indent: str) -> None:
+    """Writes a zero value of a declared return field with the JsonWriter ``w``."""
+    if f.name:
+        lines.append(f"{indent}w.key({cpp_string(f.name)});")
+    if f.type == "object":
+        lines.append(f"{indent}w.begin_object();")
+        for c in f.properties:
+            _placeholder_value(lines, c, indent)
+        lines.append(f"{indent}w.end_object();")
+    elif f.type == "array":
+        lines.append(f"{indent}w.begin_array();")
+        lines.append(f"{indent}w.end_array();")
+    elif f.type == "boolean":
+        lines.append(f"{indent}w.boolean(false);")
+    elif f.type == "integer":
+        lines.append(f"{indent}w.integer(0);")
+    elif f.type == "number":
+        lines.append(f"{indent}w.number(0.0);")
+    else:
+        lines.append(f'{indent}w.string("");')
+
+
+def _placeholder(tool: Tool) -> str:
+    kind = tool.returns.kind
+    ind = "  "
+    if kind == "boolean":
+        return f"{ind}return mcpgen::Result::Bool(true);"
+    if kind == "integer":
+        return f"{ind}return mcpgen::Result::Int(0);"
+    if kind == "number":
+        return f"{ind}return mcpgen::Result::Number(0.0);"
+    if kind == "string":
+        return f'{ind}return mcpgen::Result::Text("");'
+    if kind == "image":
+        return f'{ind}return mcpgen::Result::Image("image/png", kPlaceholderPng);'
+    if kind == "object":
+        lines = [f"{ind}mcpgen::JsonWriter& w = ctx.object();"]
+        _placeholder_value(lines, Field(name="", type="object", properties=tool.returns.properties), ind)
+        lines.append(f"{ind}return mcpgen::Result::Object();")
+        return "\n".join(lines)
+    return f"{ind}return mcpgen::Result::None();"
+
+
+def _tool_view(index: int, tool: Tool) -> _ToolView:
+    struct = cpp_args_struct(tool.handler)
+    params: list[_ParamView] = []
+    enums: list[tuple[str, str]] = []
+    fields_seen: dict[str, str] = {}
+    for p in tool.params:
+        field = cpp_field_name(p.name)
+        if field in fields_seen:
+            raise ValueError(
+                f"tool {tool.name}: parameters {fields_seen[field]!r} and {p.name!r} "
+                f"both map to the C++ member {field!r}"
+            )
+        fields_seen[field] = p.name
+        enum_array = None
+        if p.enum:
+            enum_array = f"kEnum_{tool.handler}_{field}"
+            enums.append((enum_array, ", ".join(cpp_string(v, " " * 4) for v in p.enum)))
+        params.append(
+            _ParamView(
+                name=p.name,
+                field=field,
+                cpp_type=_CPP_PARAM_TYPE[p.type],
+                comment=_param_comment(p),
+                initializer=_param_initializer(p, struct, field, enum_array),
+            )
+        )
+    entry = list_entry_json(tool)
+    return _ToolView(
+        index=index,
+        name=tool.name,
+        name_comment=cpp_comment(tool.name),
+        handler=tool.handler,
+        struct=struct,
+        params=tuple(params),
+        enum_arrays=tuple(enums),
+        entry_literal=cpp_string(entry),
+        entry_len=len(entry.encode("utf-8")),
+        user_only=tool.user_only,
+        returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
+        returns=tool.returns.kind,
+        placeholder=_placeholder(tool),
+    )
+
+
+def _context(spec: Spec) -> dict[str, object]:
+    tools = [_tool_view(i, t) for i, t in enumerate(spec.tools)]
+    for t in tools:
+        if t.entry_len > 0xFFFF:
+            raise ValueError(f"tool {t.name}: tools/list entry of {t.entry_len} bytes exceeds 65535")
+    # The core finds a tool (tools/call, a tools/list cursor) by binary search of this
+    # order: names compared as UTF-8 bytes, like the core's strncmp.
+    by_name = sorted(range(len(tools)), key=lambda i: tools[i].name.encode("utf-8"))
+    return {
+        "spec": spec,
+        "tools": tools,
+        "by_name": by_name,
+        "core_version": CORE_VERSION,
+        "fingerprint": spec.fingerprint,
+        "device_name": cpp_string(spec.device.name),
+        "device_version": cpp_string(spec.device.version),
+        "protocol_version": cpp_string(spec.device.protocol_version),
+        "fingerprint_literal": cpp_string(spec.fingerprint),
+        "page_size": spec.device.page_size,
+        "spec_name": cpp_comment(spec_file_name(spec)),
+        "device_comment": cpp_comment(spec.device.name),
+        "placeholder_png": cpp_string(PLACEHOLDER_PNG_BASE64),
+        "needs_png": any(t.returns == "image" for t in tools),
+        "cpp_string": cpp_string,
+    }
+
+
+def emit(spec: Spec) -> dict[str, str]:
+    """Relative path -> content of the generated device files (deterministic)."""
+    env = environment(TEMPLATE_DIR)
+    ctx = _context(spec)
+    banner = generated_header(spec, "//")
+    return {
+        HEADER_PATH: banner + env.get_template("mcp_tools.h.j2").render(**ctx),
+        SOURCE_PATH: banner + env.get_template("mcp_tools.cpp.j2").render(**ctx),
+    }
+
+
+def starter_handlers(spec: Spec, spec_filename: str) -> str:
+    """A compilable handlers file for the user to fill in (written once, never overwritten)."""
+    env = environment(TEMPLATE_DIR)
+    ctx = _context(spec)
+    ctx["spec_name"] = cpp_comment(spec_filename)
+    return env.get_template("handlers.cpp.j2").render(**ctx)
+
+
+def handlers_path(spec_path: Path) -> Path:
+    """Where the user's handlers live: ``<spec stem>_handlers.cpp`` beside the spec."""
+    return spec_path.parent / f"{spec_path.stem}_handlers.cpp"
+
+
+def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None], *, check: bool = True) -> Path:
+    """Writes the starter handlers file beside the spec unless it exists; returns its path.
+
+    The file belongs to the user from then on: it is never overwritten. With ``check``
+    (what every build does) a tool without a handler raises
+    ``codegen.emit.handlers.MissingHandlersError`` before anything is compiled.
+    """
+    from mcpgen.codegen.emit import handlers
+
+    return handlers.ensure_handlers(
+        spec, spec_path, log, lambda: starter_handlers(spec, spec_path.name), check=check
+    )

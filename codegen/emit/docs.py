@@ -1,0 +1,99 @@
+"""Emits ``tools.json`` (exactly what ``tools/list`` returns) and a Markdown reference."""
+
+from __future__ import annotations
+
+import json
+
+from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.spec.mcp_json import param_schema, tools_list
+from mcpgen.codegen.spec.model import Param, Spec, Tool
+
+
+def emit(spec: Spec) -> dict[str, str]:
+    return {"tools.json": tools_json(spec), "TOOLS.md": tools_markdown(spec)}
+
+
+def tools_json(spec: Spec) -> str:
+    """JSON has no comments, so the banner lives in a ``_generated`` key, first."""
+    banner = generated_header(spec, "").replace("\n ", " ").strip()
+    doc = {
+        "_generated": banner,
+        "device": {"name": spec.device.name, "version": spec.device.version},
+        "fingerprint": spec.fingerprint,
+        "tools": tools_list(spec),
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _rule(p: Param) -> str:
+    s = param_schema(p)
+    parts: list[str] = []
+    if "minimum" in s or "maximum" in s:
+        parts.append(f"{s.get('minimum', '-inf')} .. {s.get('maximum', 'inf')}")
+    if p.enum:
+        parts.append(" \\| ".join(f"`{e}`" for e in p.enum))
+    if p.max_length is not None:
+        parts.append(f"≤ {p.max_length} chars")
+    if p.pattern:
+        parts.append(f"pattern `{p.pattern}`")
+    return ", ".join(parts) or "—"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _tool_section(t: Tool) -> list[str]:
+    flags = [
+        f
+        for f, on in (
+            ("user-only", t.user_only),
+            ("read-only", t.read_only),
+            ("destructive", t.destructive),
+            ("idempotent", t.idempotent),
+        )
+        if on
+    ]
+    out = [f"## `{t.name}`", ""]
+    if t.title:
+        out += [f"**{t.title}**", ""]
+    out += [t.description, ""]
+    python = "device." + ".".join(t.path) + "()"
+    meta = f"Returns: `{t.returns.kind}`. Handler: `tools::{t.handler}`. Python: `{python}`."
+    if flags:
+        meta += " Flags: " + ", ".join(flags) + "."
+    out += [meta, ""]
+    if t.params:
+        out += [
+            "| parameter | type | required | default | allowed | description |",
+            "|---|---|---|---|---|---|",
+        ]
+        for p in t.params:
+            default = "" if p.default is None else f"`{json.dumps(p.default)}`"
+            out.append(
+                f"| `{p.name}` | {p.type} | {'yes' if p.required else 'no'} | {default} | "
+                f"{_cell(_rule(p))} | {_cell(p.description)} |"
+            )
+        out.append("")
+    return out
+
+
+def tools_markdown(spec: Spec) -> str:
+    banner = generated_header(spec, "").strip().replace("\n ", " ")
+    lines = [f"<!-- {banner} -->", "", f"# {spec.device.name} {spec.device.version}: MCP tools", ""]
+    if spec.device.description:
+        lines += [spec.device.description, ""]
+    lines += [
+        f"Spec fingerprint `{spec.fingerprint}`, MCP protocol `{spec.device.protocol_version}`, "
+        f"`tools/list` pages of at most {spec.device.page_size} bytes.",
+        "",
+        "| tool | returns | summary |",
+        "|---|---|---|",
+    ]
+    for t in spec.tools:
+        summary = t.description.split(". ")[0].rstrip(".")
+        lines.append(f"| [`{t.name}`](#{t.name.replace('.', '')}) | {t.returns.kind} | {_cell(summary)} |")
+    lines.append("")
+    for t in spec.tools:
+        lines += _tool_section(t)
+    return "\n".join(lines).rstrip() + "\n"

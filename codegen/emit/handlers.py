@@ -1,0 +1,187 @@
+"""The user's handlers file: where it lives, which handlers it lacks, stubs for new tools.
+
+``<spec stem>_handlers.cpp`` beside the spec belongs to the user: codegen writes a
+starter once and afterwards only ever *appends* (``codegen build --add-missing-handlers``).
+Before anything is compiled, ``check_handlers`` looks for a definition of every tool's
+handler so a tool added to the YAML is reported with its spec line and the exact C++
+signature to write, instead of surfacing as an ``undefined reference`` from the linker.
+
+The check reads C++ with a regular expression, not a compiler: a handler counts as
+defined when its name is followed by a parameter list whose first parameter is the
+tool's args struct (``light_set(const LightSetArgs& args, ...``), in the handlers file or
+in a local file it ``#include``s with quotes. That is what the starter and the stubs
+write, and what the header's prototype forces a definition to look like. A handler
+defined some other way (a macro, say) is not seen: ``MCPGEN_NO_HANDLER_CHECK=1`` turns the
+check off and leaves it to the linker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec, Tool
+from mcpgen.codegen.spec.names import cpp_args_struct
+
+Log = Callable[[str], None]
+
+# Comments and literals, so a handler named only in a comment or string does not count.
+_CPP_TOKENS = re.compile(
+    r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""",
+    re.DOTALL,
+)
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_MAX_INCLUDE_DEPTH = 4
+NO_CHECK_ENV = "MCPGEN_NO_HANDLER_CHECK"
+
+
+def handlers_path(spec_path: Path) -> Path:
+    """Where the user's handlers live: ``<spec stem>_handlers.cpp`` beside the spec."""
+    return Path(spec_path).parent / f"{Path(spec_path).stem}_handlers.cpp"
+
+
+def signature(tool: Tool) -> str:
+    """The exact definition line the generated ``mcp_tools.h`` declares for ``tool``."""
+    return f"mcpgen::Result {tool.handler}(const {cpp_args_struct(tool.handler)}& args, mcpgen::Context& ctx)"
+
+
+def stub(tool: Tool) -> str:
+    """A compilable handler for ``tool`` that reports "not implemented" until filled in."""
+    struct = cpp_args_struct(tool.handler)
+    message = json.dumps(f"{tool.name} is not implemented yet")  # ASCII JSON is a valid C++ literal
+    return (
+        f"// {tool.name}\n"
+        f"mcpgen::Result {tool.handler}([[maybe_unused]] const {struct}& args, "
+        "[[maybe_unused]] mcpgen::Context& ctx) {\n"
+        f"  // TODO: implement {tool.name}.\n"
+        f"  return mcpgen::Result::Error({message});\n"
+        "}\n"
+    )
+
+
+def _code_of(path: Path, seen: set[Path], depth: int = 0) -> str:
+    """``path`` without comments and literals, followed by its local quoted includes."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    seen.add(path.resolve())
+    code = _CPP_TOKENS.sub(lambda m: " " if m.group(0)[0] == "/" else '""', text)
+    parts = [code]
+    if depth < _MAX_INCLUDE_DEPTH:
+        for name in _LOCAL_INCLUDE.findall(text):
+            inc = path.parent / name
+            if inc.name != "mcp_tools.h" and inc.is_file() and inc.resolve() not in seen:
+                parts.append(_code_of(inc, seen, depth + 1))
+    return "\n".join(parts)
+
+
+def _defines(code: str, tool: Tool) -> bool:
+    struct = re.escape(cpp_args_struct(tool.handler))
+    pattern = (
+        rf"\b{re.escape(tool.handler)}\s*\(\s*(?:\[\[[^\]]*\]\]\s*)?(?:const\s+)?(?:::)?{struct}\b"
+    )
+    return re.search(pattern, code) is not None
+
+
+def missing_handlers(spec: Spec, path: Path) -> list[Tool]:
+    """The tools of ``spec`` whose handler ``path`` (and its local includes) does not define."""
+    code = _code_of(Path(path), set())
+    return [t for t in spec.tools if not _defines(code, t)]
+
+
+@dataclass(frozen=True)
+class MissingHandler:
+    """One tool without a handler: where the spec declares it and what to write."""
+
+    tool: str
+    spec_file: str
+    line: int
+    column: int
+    handler: str
+    signature: str
+
+    def format(self) -> str:
+        where = f"{self.spec_file}:{self.line}:{self.column}" if self.line else self.spec_file
+        return f"{where}: tool `{self.tool}` has no handler; add:\n    {self.signature} {{ ... }}"
+
+
+class MissingHandlersError(BuildError):
+    """Raised before compiling when the handlers file lacks handlers; ``missing`` lists them."""
+
+    def __init__(self, handlers: Path, spec_path: Path, missing: Iterable[MissingHandler]) -> None:
+        self.handlers = handlers
+        self.missing = list(missing)
+        n = len(self.missing)
+        lines = [
+            f"{handlers}: {n} handler{'s' if n != 1 else ''} missing (nothing was compiled)",
+            *(m.format() for m in self.missing),
+            "  inside `namespace tools { ... }` of that file, or append starter stubs with:",
+            f"    codegen build {spec_path} --add-missing-handlers",
+        ]
+        super().__init__("\n".join(lines))
+
+
+def describe_missing(spec: Spec, spec_path: Path, tools: Iterable[Tool]) -> list[MissingHandler]:
+    out = []
+    for t in tools:
+        pos = t.pos
+        out.append(
+            MissingHandler(
+                tool=t.name,
+                spec_file=pos.file if pos else str(spec_path),
+                line=pos.line if pos else 0,
+                column=pos.column if pos else 0,
+                handler=t.handler,
+                signature=signature(t),
+            )
+        )
+    return out
+
+
+def check_handlers(spec: Spec, spec_path: Path, path: Path | None = None) -> None:
+    """Raises ``MissingHandlersError`` when a tool of ``spec`` has no handler in its file."""
+    path = handlers_path(spec_path) if path is None else Path(path)
+    missing = missing_handlers(spec, path)
+    if missing:
+        raise MissingHandlersError(path, Path(spec_path), describe_missing(spec, spec_path, missing))
+
+
+def append_missing(spec: Spec, spec_path: Path, log: Log = print) -> list[Tool]:
+    """Appends a stub for every tool whose handler is missing; the rest of the file is kept
+    byte for byte. Returns the tools that got a stub."""
+    path = handlers_path(spec_path)
+    missing = missing_handlers(spec, path)
+    if not missing:
+        return []
+    text = path.read_text(encoding="utf-8")
+    origin = f"// Added by `codegen build --add-missing-handlers` for new tools of {Path(spec_path).name}."
+    block = ["", origin, "namespace tools {", ""]
+    for t in missing:
+        block.append(stub(t))
+    block.append("}  // namespace tools\n")
+    sep = "" if text.endswith("\n") or not text else "\n"
+    with path.open("a", encoding="utf-8") as f:
+        f.write(sep + "\n".join(block))
+    for t in missing:
+        log(f"added a stub for {t.name} to {path}: implement tools::{t.handler} there")
+    return missing
+
+
+def ensure_handlers(spec: Spec, spec_path: Path, log: Log, starter: Callable[[], str], *,
+                    check: bool = True) -> Path:
+    """Writes the starter file (``starter()``) unless it exists, then (``check``) raises
+    ``MissingHandlersError`` if a tool has no handler. Returns the handlers path."""
+    from mcpgen.codegen.emit.writer import write_once
+
+    path = handlers_path(spec_path)
+    if write_once(path, starter()):
+        log(f"wrote starter handlers {path}: implement your tools there (never overwritten)")
+    if check and os.environ.get(NO_CHECK_ENV, "") in ("", "0"):
+        check_handlers(spec, spec_path, path)
+    return path

@@ -1,0 +1,291 @@
+"""Boots an MCU image in QEMU and hands out its MCP UART: a Cortex-M3 image in
+``qemu-system-arm -M mps2-an385`` or an RV32 image in ``qemu-system-riscv32 -M virt
+-bios none``; which one comes from the ELF header (:mod:`mcpgen.codegen.targets.qemu_machines`).
+
+The MCP UART (UART0 on both machines) becomes a TCP server socket on 127.0.0.1;
+:attr:`QemuDevice.url` is the pyserial URL (``socket://127.0.0.1:PORT``) that
+``runtime.connect_serial`` opens. The firmware's debug console (boot banner,
+per-message stack high-water mark) goes to a log file, :attr:`QemuDevice.log_path`: it
+is UART1 on the mps2 board and the semihosting console on virt, which has one UART.
+
+    with boot(elf) as dev:
+        device = await runtime.connect_serial(dev.url)
+        ...
+        dev.stack_high_water()  # deepest stack use seen so far, in bytes
+
+``run_qemu_session(spec, outdir, target=...)`` is ``codegen run SPEC --target qemu``
+(or ``qemu-riscv32``): build, boot,
+connect the runtime, list the tools, call every assistant-callable one with example
+arguments, print the results and the stack figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Optional
+
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.qemu_machines import (
+    CORTEX_M3,
+    MachineLike,
+    QemuMachine,
+    get_machine,
+    target_of_elf,
+)
+
+Log = Callable[[str], None]
+
+BOOT_BANNER = "mcpgen: boot "
+_HWM_RE = re.compile(r"stack_hwm (\d+)")
+_STACK_RE = re.compile(r"stack_hwm \d+/(\d+)")
+
+
+class QemuError(RuntimeError):
+    """QEMU is missing, exited early, or the firmware did not boot."""
+
+
+class QemuDevice:
+    """A running emulator. Use :func:`boot` (a context manager) to get one."""
+
+    def __init__(self, elf: Path, process: subprocess.Popen[bytes], port: int, log_path: Path,
+                 stderr_path: Path, target: QemuMachine = CORTEX_M3) -> None:
+        self.elf = elf
+        self.target = target
+        self.process = process
+        self.port = port
+        self.log_path = log_path
+        self.stderr_path = stderr_path
+
+    @property
+    def url(self) -> str:
+        """pyserial URL of the MCP UART, for ``runtime.connect_serial``."""
+        return f"socket://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def log_text(self) -> str:
+        """Everything the firmware wrote to its debug console so far."""
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def stack_high_water(self) -> Optional[int]:
+        """Deepest main-stack use the firmware has reported (bytes), None before any report."""
+        values = [int(v) for v in _HWM_RE.findall(self.log_text())]
+        return max(values) if values else None
+
+    def stack_size(self) -> Optional[int]:
+        m = _STACK_RE.findall(self.log_text())
+        return int(m[-1]) if m else None
+
+    def wait_for_log(self, needle: str, timeout: float = 10.0) -> str:
+        """Blocks until ``needle`` appears on the debug console; returns the log. Raises QemuError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.log_text()
+            if needle in text:
+                return text
+            if not self.running:
+                raise QemuError(f"{self.target.qemu} exited with {self.process.returncode}: {self._stderr()}")
+            if time.monotonic() > deadline:
+                raise QemuError(f"no {needle!r} on the firmware console within {timeout:.0f} s:\n{text}")
+            time.sleep(0.02)
+
+    def _stderr(self) -> str:
+        try:
+            return self.stderr_path.read_text(encoding="utf-8", errors="replace").strip()
+        except FileNotFoundError:
+            return ""
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stops QEMU: SIGTERM (QEMU shuts down cleanly on it), then SIGKILL if it lingers."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def qemu_available(target: MachineLike = CORTEX_M3) -> bool:
+    return shutil.which(get_machine(target).qemu) is not None
+
+
+def _listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    sock.set_inheritable(True)
+    return sock
+
+
+def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0,
+          extra_args: tuple[str, ...] = ()) -> QemuDevice:
+    """Starts QEMU on ``elf`` and waits for the firmware's boot banner. Call ``close()`` after.
+
+    The emulator and machine follow from the image's CPU (Cortex-M3 or RISC-V)."""
+    elf = Path(elf).resolve()
+    if not elf.is_file():
+        raise QemuError(f"no firmware image at {elf}")
+    try:
+        target = target_of_elf(elf)
+    except ValueError as exc:
+        raise QemuError(str(exc)) from exc
+    exe = shutil.which(target.qemu)
+    if exe is None:
+        raise QemuError(target.qemu_missing())
+    workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="mcpgen-qemu-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / "console.log"
+    stderr_path = workdir / "qemu.stderr"
+    log_path.write_bytes(b"")
+    # The listening socket is created here and inherited by QEMU (chardev fd=N): no free
+    # port guessing and no race with other processes grabbing the port.
+    sock = _listening_socket()
+    port = sock.getsockname()[1]
+    cmd = [
+        exe, "-M", target.machine, *target.qemu_args, "-nodefaults", "-display", "none", "-monitor", "none",
+        "-chardev", f"socket,id=mcp,fd={sock.fileno()},server=on,wait=off",
+        "-serial", "chardev:mcp",
+        "-chardev", f"file,id=console,path={log_path}",
+        *target.console_args("console"),
+        *extra_args,
+        "-kernel", str(elf),
+    ]
+    stderr_file: IO[bytes] = open(stderr_path, "wb")  # noqa: SIM115 - owned by the child
+    try:
+        process = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=stderr_file, stderr=stderr_file, pass_fds=(sock.fileno(),)
+        )
+    finally:
+        sock.close()
+        stderr_file.close()
+    dev = QemuDevice(elf, process, port, log_path, stderr_path, target)
+    try:
+        # Connect only once the firmware runs: a connection QEMU accepts while the
+        # machine is still being set up can lose its first bytes.
+        dev.wait_for_log(BOOT_BANNER, boot_timeout)
+    except BaseException:
+        dev.close()
+        raise
+    return dev
+
+
+@contextmanager
+def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0) -> Iterator[QemuDevice]:
+    """Context manager: a booted emulator whose MCP UART is at ``.url``; shut down on exit."""
+    dev = start(elf, workdir=workdir, boot_timeout=boot_timeout)
+    try:
+        yield dev
+    finally:
+        dev.close()
+
+
+def _short(value: Any, limit: int = 100) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
+    from mcpgen.codegen.spec.examples import example_arguments
+    from mcpgen.runtime import connect_serial
+
+    device = await connect_serial(dev.url)
+    failures = 0
+    try:
+        log(f"connected: {device.server_info} protocol {device.protocol_version} "
+            f"fingerprint {device.fingerprint} (spec {spec.fingerprint})")
+        tools = device.tools
+        log(f"{len(tools)} tools:")
+        for t in tools:
+            log(f"  {t.name}{'  [user only]' if t.user_only else ''}")
+        for tool in spec.tools:
+            if tool.user_only:
+                continue
+            args = example_arguments(tool)
+            try:
+                result = await device.call(tool.name, args, timeout=10.0)
+            except Exception as exc:  # report every tool, then fail
+                failures += 1
+                log(f"  call {tool.name}({_short(args)}) FAILED: {type(exc).__name__}: {exc}")
+            else:
+                log(f"  call {tool.name}({_short(args)}) -> {_short(result)}")
+    finally:
+        await device.close()
+    return failures
+
+
+def run_qemu_session(
+    spec_path: Path, outdir: Path, *, target: MachineLike = CORTEX_M3, log: Log = print,
+    spec: Optional[Spec] = None,
+) -> int:
+    """``codegen run SPEC --target qemu|qemu-riscv32``: build, boot, connect, list and call the tools.
+
+    Returns a process exit code (0 = every call succeeded).
+    """
+    from mcpgen.codegen.errors import BuildError
+    from mcpgen.codegen.targets.base import load_for_build
+    from mcpgen.codegen.targets.qemu import build_qemu, memory_report
+
+    target = get_machine(target)
+    spec_path = Path(spec_path)
+    outdir = Path(outdir)
+    if not qemu_available(target):
+        log(f"error: {target.qemu_missing()}")
+        return 1
+    try:
+        spec = load_for_build(spec_path, spec)
+        elf = build_qemu(spec_path, outdir, target=target, log=log, spec=spec)
+    except BuildError as exc:
+        log(str(exc))
+        return 1
+    log(f"booting {elf.name} in {target.qemu} -M {target.machine}")
+    try:
+        with boot(elf, workdir=elf.parent / "run") as dev:
+            log(f"MCP UART at {dev.url}; debug console in {dev.log_path}")
+            failures = asyncio.run(_session(dev, spec, log))
+            hwm, size = dev.stack_high_water(), dev.stack_size()
+    except QemuError as exc:
+        log(f"error: {exc}")
+        return 1
+    log(f"memory: {memory_report(elf).summary()}")
+    log(f"stack high-water mark: {hwm} of {size} bytes")
+    if failures:
+        log(f"{failures} tool call(s) failed")
+        return 1
+    return 0
+
+
+def main() -> int:  # python -m mcpgen.codegen.run.run_qemu ELF: boot and print the UART URL until Ctrl-C
+    import sys
+
+    if len(sys.argv) != 2:
+        print("usage: python -m mcpgen.codegen.run.run_qemu FIRMWARE.elf", file=sys.stderr)
+        return 2
+    with boot(Path(sys.argv[1])) as dev:
+        print(f"MCP UART: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)
+        try:
+            dev.process.wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["QemuDevice", "QemuError", "boot", "qemu_available", "run_qemu_session", "start"]

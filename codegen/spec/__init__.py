@@ -1,0 +1,4 @@
+"""The spec front end: YAML with positions -> checked by the rules -> the immutable model.
+
+Nothing here imports the emitters, the targets or the runners.
+"""

@@ -1,0 +1,148 @@
+"""The normalized, immutable spec model that every emitter reads.
+
+The loader (``codegen.spec.loader``) builds it from YAML after validation; emitters never see
+raw YAML. Source positions ride along for error messages but are excluded from the
+fingerprint, so reformatting a spec never changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional, Union
+
+from mcpgen.codegen.spec.names import python_path
+from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
+
+ParamType = Literal["boolean", "integer", "number", "string"]
+# The same kinds as mcpgen.protocol.RETURN_KINDS (a Literal must spell them; a test compares).
+ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
+FieldType = Literal["boolean", "integer", "number", "string", "object", "array"]
+Scalar = Union[bool, int, float, str]
+
+PARAM_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string")
+FIELD_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string", "object", "array")
+
+DEFAULT_PAGE_SIZE = 8000
+FINGERPRINT_HEX_CHARS = 16
+
+
+@dataclass(frozen=True)
+class SourcePos:
+    """Where a node came from: 1-based line and column in ``file``."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tool argument. ``default is None`` means the argument is required."""
+
+    name: str
+    type: ParamType
+    description: str = ""
+    default: Optional[Scalar] = None
+    minimum: Optional[Union[int, float]] = None
+    maximum: Optional[Union[int, float]] = None
+    max_length: Optional[int] = None
+    enum: tuple[str, ...] = ()
+    pattern: Optional[str] = None
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+
+    @property
+    def required(self) -> bool:
+        return self.default is None
+
+
+@dataclass(frozen=True)
+class Field:
+    """A property of an ``object`` return value (nested objects and arrays allowed)."""
+
+    name: str
+    type: FieldType
+    description: str = ""
+    properties: tuple[Field, ...] = ()  # when type == "object"
+    items: Optional[Field] = None  # when type == "array"; its name is ""
+
+
+@dataclass(frozen=True)
+class Returns:
+    kind: ReturnKind
+    description: str = ""
+    properties: tuple[Field, ...] = ()  # when kind == "object"
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str  # MCP tool name, e.g. "self.audio_speaker.set_volume"
+    description: str
+    handler: str  # C++ handler function name (in namespace ``tools``)
+    params: tuple[Param, ...]  # sorted by name
+    returns: Returns
+    title: Optional[str] = None
+    user_only: bool = False
+    read_only: Optional[bool] = None
+    destructive: Optional[bool] = None
+    idempotent: Optional[bool] = None
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Python attribute path of the tool's binding: ``self.a.b`` -> ("a", "b")."""
+        return python_path(self.name)
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """The spec's `device:` section: what the device says about itself as an MCP server."""
+
+    name: str  # MCP serverInfo.name
+    version: str
+    description: str = ""
+    page_size: int = DEFAULT_PAGE_SIZE
+    protocol_version: str = DEFAULT_PROTOCOL_VERSION
+
+
+@dataclass(frozen=True)
+class Spec:
+    device: DeviceSpec
+    tools: tuple[Tool, ...]  # in declared order: the order of tools/list
+    source: str = field(default="", compare=False)  # path as given to the loader
+
+    def canonical(self) -> dict[str, Any]:
+        """The normalized model as plain JSON data; the fingerprint hashes this."""
+        return {"device": _plain(self.device), "tools": [_plain(t) for t in self.tools]}
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    @property
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+        return digest[:FINGERPRINT_HEX_CHARS]
+
+    def tool(self, name: str) -> Tool:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+def _plain(obj: Any) -> Any:
+    """Dataclass -> dict without source positions (they must not affect the fingerprint)."""
+    if isinstance(obj, tuple):
+        return [_plain(x) for x in obj]
+    if hasattr(obj, "__dataclass_fields__"):
+        out: dict[str, Any] = {}
+        for name in obj.__dataclass_fields__:
+            if name in ("pos", "source"):
+                continue
+            out[name] = _plain(getattr(obj, name))
+        return out
+    return obj

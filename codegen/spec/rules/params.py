@@ -1,0 +1,292 @@
+"""Rules for a tool's ``params``: types, bounds, enums, patterns and defaults.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Optional
+
+import yaml
+
+from mcpgen.codegen.spec.model import (
+    PARAM_TYPES,
+    Param,
+)
+from mcpgen.codegen.spec.rules.base import (
+    BAD,
+    CheckerBase,
+    article,
+    fmt_num,
+    join_path,
+    scalar_or_none,
+)
+from mcpgen.codegen.spec.rules.names import (
+    param_name_problem,
+    regex_problem,
+)
+from mcpgen.codegen.spec.rules.tables import (
+    ALL_PARAM_KEYS,
+    INT64_MAX,
+    INT64_MIN,
+    KEY_ALIASES,
+    PARAM_KEY_OWNERS,
+    PARAM_KEYS_BY_TYPE,
+)
+from mcpgen.codegen.spec.spec_errors import did_you_mean
+from mcpgen.codegen.spec.yaml_source import (
+    TAG_MAP,
+    describe,
+)
+
+
+class ParamRules(CheckerBase):
+    # -- params ----------------------------------------------------------------------------
+
+    def params(self, node: yaml.Node, path: str) -> tuple[Param, ...]:
+        if isinstance(node, yaml.ScalarNode) and node.tag != TAG_MAP and scalar_or_none(node) is None:
+            return ()  # `params:` with nothing after it
+        m = self.mapping(node, path, what="a mapping of parameter name to parameter")
+        if m is None:
+            return ()
+        out = []
+        for pname, (knode, vnode) in m.items():
+            p = self.param(pname, knode, vnode, join_path(path, pname))
+            if p is not None:
+                out.append(p)
+        return tuple(sorted(out, key=lambda p: p.name))
+
+    def param(self, name: str, key_node: yaml.Node, node: yaml.Node, path: str) -> Optional[Param]:
+        n_errors = len(self.errors)
+        problem = param_name_problem(name)
+        if problem:
+            self.error(key_node, path, f"parameter name `{name}` {problem[0]}", problem[1])
+        if isinstance(node, yaml.ScalarNode) and isinstance(scalar_or_none(node), str):
+            value = node.value
+            if value in PARAM_TYPES:
+                self.error(
+                    node,
+                    path,
+                    f"expected a parameter mapping, got {describe(value)}",
+                    f"write `{name}: {{type: {value}}}`",
+                )
+                return None
+        # Find the type first: it decides which keys are allowed.
+        ptype: Any = BAD
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == "type" and k.tag != TAG_MAP:
+                    ptype = self.choice(v, f"{path}.type", PARAM_TYPES, "a parameter type")
+                    break
+        allowed = PARAM_KEYS_BY_TYPE[ptype] if ptype is not BAD else ALL_PARAM_KEYS
+        key_hint = {}
+        if ptype is not BAD:
+            for key, owners in PARAM_KEY_OWNERS.items():
+                if key not in allowed:
+                    key_hint[key] = f"`{key}` applies to {owners} parameters only, this one is {ptype}"
+            for alias, key in KEY_ALIASES.items():
+                if key in PARAM_KEY_OWNERS and key not in allowed:
+                    key_hint[alias] = key_hint[key]
+        key_hint["required"] = "parameters are required unless they have a `default`"
+        key_hint["optional"] = key_hint["required"]
+        m = self.mapping(
+            node,
+            path,
+            allowed=allowed,
+            required=("type",),
+            what="a parameter mapping",
+            key_hint=key_hint,
+            missing_hints={"type": "add `type:` boolean, integer, number or string"},
+        )
+        if m is None or ptype is BAD:
+            return None
+
+        def get(key: str) -> Optional[yaml.Node]:
+            return m[key][1] if key in m else None
+
+        description = ""
+        if (d := get("description")) is not None:
+            description = self.string(d, f"{path}.description", nonempty=False)
+        minimum: Any = None
+        maximum: Any = None
+        max_length: Any = None
+        enum: Any = ()
+        pattern: Any = None
+        if ptype in ("integer", "number"):
+            minimum = self.bound(get("min"), f"{path}.min", ptype)
+            maximum = self.bound(get("max"), f"{path}.max", ptype)
+            if minimum not in (None, BAD) and maximum not in (None, BAD) and minimum > maximum:
+                self.error(
+                    get("max"),
+                    f"{path}.max",
+                    f"expected max >= min ({fmt_num(minimum)}), got {fmt_num(maximum)}",
+                    "swap min and max",
+                )
+        if ptype == "string":
+            if (n := get("max_length")) is not None:
+                max_length = self.integer(n, f"{path}.max_length", "an integer >= 1")
+                if max_length is not BAD and max_length < 1:
+                    self.error(n, f"{path}.max_length", f"expected an integer >= 1, got {max_length}")
+                    max_length = BAD
+            if (n := get("pattern")) is not None:
+                pattern = self.string(n, f"{path}.pattern")
+                if pattern is not BAD:
+                    problem_text = regex_problem(pattern)
+                    if problem_text:
+                        self.error(
+                            n,
+                            f"{path}.pattern",
+                            f"invalid regular expression: {problem_text}",
+                            "patterns use the common subset of Python and JavaScript regex syntax",
+                        )
+                        pattern = BAD
+            if (n := get("enum")) is not None:
+                enum = self.enum(n, f"{path}.enum", max_length, pattern)
+        default: Any = None
+        if (n := get("default")) is not None:
+            default = self.default(n, f"{path}.default", ptype, minimum, maximum, max_length, enum, pattern)
+        if len(self.errors) != n_errors:
+            return None
+        if ptype == "number":  # one spelling per value: 3 and 3.0 are the same number
+            minimum = None if minimum is None else float(minimum)
+            maximum = None if maximum is None else float(maximum)
+            default = None if default is None else float(default)
+        return Param(
+            name=name,
+            type=ptype,
+            description=description,
+            default=default,
+            minimum=minimum,
+            maximum=maximum,
+            max_length=max_length,
+            enum=tuple(enum),
+            pattern=pattern,
+            pos=self.pos(key_node),
+        )
+
+    def bound(self, node: Optional[yaml.Node], path: str, ptype: str) -> Any:
+        if node is None:
+            return None
+        if ptype == "integer":
+            value = self.integer(node, path)
+            if value is not BAD and not INT64_MIN <= value <= INT64_MAX:
+                self.error(node, path, f"expected a 64-bit signed integer, got {value}")
+                return BAD
+            return value
+        return self.number(node, path)
+
+    def enum(self, node: yaml.Node, path: str, max_length: Any, pattern: Any) -> Any:
+        items = self.sequence(node, path, "a list of strings")
+        if items is None:
+            return BAD
+        if not items:
+            self.error(
+                node,
+                path,
+                "expected a non-empty list of strings, got an empty list",
+                "list the allowed values, or remove `enum`",
+            )
+            return BAD
+        values: list[str] = []
+        seen: dict[str, int] = {}
+        ok = True
+        for i, item in enumerate(items):
+            ipath = f"{path}[{i}]"
+            v = self.string(item, ipath, nonempty=False)
+            if v is BAD:
+                ok = False
+                continue
+            if v in seen:
+                self.error(
+                    item,
+                    ipath,
+                    f"duplicate enum value {v!r} (first at {path}[{seen[v]}])",
+                    "remove the duplicate",
+                )
+                ok = False
+                continue
+            seen[v] = i
+            if isinstance(max_length, int) and max_length is not BAD and len(v) > max_length:
+                self.error(
+                    item,
+                    ipath,
+                    f"enum value {v!r} is longer than max_length ({max_length})",
+                    "raise max_length or remove it (an enum already bounds the length)",
+                )
+                ok = False
+            if isinstance(pattern, str) and not re.search(pattern, v):
+                self.error(item, ipath, f"enum value {v!r} does not match pattern {pattern!r}")
+                ok = False
+            values.append(v)
+        return tuple(values) if ok else BAD
+
+    def default(
+        self,
+        node: yaml.Node,
+        path: str,
+        ptype: str,
+        minimum: Any,
+        maximum: Any,
+        max_length: Any,
+        enum: Any,
+        pattern: Any,
+    ) -> Any:
+        value = self.scalar(node, path, f"{article(ptype)} {ptype} default")
+        if value is BAD:
+            return BAD
+        if value is None:
+            self.error(
+                node,
+                path,
+                f"expected {article(ptype)} {ptype} default, got null",
+                "remove `default` to make the parameter required",
+            )
+            return BAD
+        ok_type = {
+            "boolean": isinstance(value, bool),
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "string": isinstance(value, str),
+        }[ptype]
+        if not ok_type:
+            hint = ""
+            if ptype == "string":
+                hint = f'quote it: "{node.value}"'
+            elif ptype == "integer" and isinstance(value, float) and value.is_integer():
+                hint = f"write {int(value)}"
+            elif (
+                ptype == "boolean" and isinstance(value, str) and value.lower() in ("yes", "no", "on", "off")
+            ):
+                hint = "specs are YAML 1.2: only true and false are booleans"
+            self.error(node, path, f"expected {article(ptype)} {ptype} default, got {describe(value)}", hint)
+            return BAD
+        if ptype == "number" and not math.isfinite(value):
+            self.error(node, path, f"expected a finite number default, got {describe(value)}")
+            return BAD
+        if ptype in ("integer", "number"):
+            if minimum not in (None, BAD) and value < minimum:
+                self.error(node, path, f"default {fmt_num(value)} is below min ({fmt_num(minimum)})")
+                return BAD
+            if maximum not in (None, BAD) and value > maximum:
+                self.error(node, path, f"default {fmt_num(value)} is above max ({fmt_num(maximum)})")
+                return BAD
+        if ptype == "string":
+            if isinstance(max_length, int) and len(value) > max_length:
+                self.error(
+                    node,
+                    path,
+                    f"default {value!r} is {len(value)} characters, longer than max_length ({max_length})",
+                )
+                return BAD
+            if isinstance(enum, tuple) and enum and value not in enum:
+                self.error(
+                    node,
+                    path,
+                    f"default {value!r} is not one of the enum values",
+                    did_you_mean(value, enum) or "allowed: " + ", ".join(enum),
+                )
+                return BAD
+            if isinstance(pattern, str) and not re.search(pattern, value):
+                self.error(node, path, f"default {value!r} does not match pattern {pattern!r}")
+                return BAD
+        return value

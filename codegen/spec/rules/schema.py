@@ -1,0 +1,243 @@
+"""``toolspec/toolspec.schema.json``, the editor schema of the spec format, made from the
+rule tables.
+
+The key lists, the accepted types and values, which parameter keys go with which type,
+the reserved words and the protocol versions all come from ``rules.tables`` and
+``spec.names``, the tables the checker reads. What only an editor needs (a description
+per key, the JSON type an editor should expect) is written here, one entry per key; a
+key the rules accept without an entry here (or the reverse) stops the generation, so a
+new key cannot reach the checker without reaching the schema.
+
+The schema is an approximation for editors: the checker's messages, positions and
+cross-tool rules (unique names, page sizes, consumer-name collisions) stay the authority.
+
+``python -m mcpgen.codegen.spec.rules.schema [PATH]`` writes it (default: the packaged
+``toolspec.schema.json``); a test asserts that the committed file equals the output.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpgen.codegen.spec.consumer_names import MAX_LLM_FUNCTION_NAME
+from mcpgen.codegen.spec.model import DEFAULT_PAGE_SIZE, DEFAULT_PROTOCOL_VERSION, FIELD_TYPES, PARAM_TYPES
+from mcpgen.codegen.spec.names import CPP_KEYWORDS, IDENTIFIER_RE, PYTHON_RESERVED
+from mcpgen.codegen.spec.rules.tables import (
+    ALL_FIELD_KEYS,
+    ALL_PARAM_KEYS,
+    DEVICE_KEYS,
+    DEVICE_REQUIRED,
+    FIELD_KEYS_BY_TYPE,
+    PARAM_KEYS_BY_TYPE,
+    PROTOCOL_VERSIONS,
+    RETURNS_KEYS,
+    SIMPLE_RETURN_KINDS,
+    TOOL_KEYS,
+    TOOL_REQUIRED,
+    TOP_KEYS,
+)
+
+Schema = dict[str, Any]
+
+NONEMPTY = "\\S"  # the checker refuses blank strings where this pattern is used
+# The tool name pattern: the MCP characters, no `__` (an LLM function name uses `__` for
+# `.`), at most MAX_LLM_FUNCTION_NAME characters (the checker also counts each `.` twice).
+TOOL_NAME_PATTERN = f"^(?!.*__)[A-Za-z0-9_.-]{{1,{MAX_LLM_FUNCTION_NAME}}}$"
+
+
+def _ref(name: str) -> Schema:
+    return {"$ref": f"#/definitions/{name}"}
+
+
+def _names_to(definition: str) -> Schema:
+    """A mapping from identifiers to ``definition`` (params, properties)."""
+    return {"type": "object", "propertyNames": _ref("identifier"), "additionalProperties": _ref(definition)}
+
+
+TOP: dict[str, Schema] = {
+    "device": _ref("device"),
+    "tools": {"type": "array", "minItems": 1, "items": _ref("tool"),
+              "description": "The device's tools, in tools/list order."},
+}
+
+DEVICE: dict[str, Schema] = {
+    "name": {"type": "string", "pattern": "[A-Za-z0-9]",
+             "description": "MCP serverInfo.name; also names the Python package (<slug>_tools) and class."},
+    "version": {"type": ["string", "number"], "pattern": NONEMPTY,
+                "description": "MCP serverInfo.version. A YAML number is accepted and kept as written."},
+    "description": {"type": "string", "description": "Free text about the device."},
+    "page_size": {"type": "integer", "minimum": 1, "default": DEFAULT_PAGE_SIZE,
+                  "description": "Maximum bytes of one tools/list result object; tools beyond it go to the "
+                  "next page (nextCursor). Every tool's entry must fit alone."},
+    "protocol_version": {"type": "string", "enum": list(PROTOCOL_VERSIONS),
+                         "default": DEFAULT_PROTOCOL_VERSION,
+                         "description": "The MCP protocol version the device speaks."},
+}
+
+TOOL: dict[str, Schema] = {
+    "name": {"type": "string", "pattern": TOOL_NAME_PATTERN,
+             "description": "MCP tool name, unique in the spec, e.g. self.light.set_rgb: letters, digits, "
+             f"_ - and ., no `__`, at most {MAX_LLM_FUNCTION_NAME} characters with each `.` counted twice "
+             "(LLM function names turn it into `__`). No two tools may become the same name with `.` -> "
+             "`__` or `.` -> `_` (the stock xiaozhi-esp32-server); codegen checks that. Dotted segments "
+             "become Python namespaces."},
+    "description": {"type": "string", "pattern": NONEMPTY,
+                    "description": "What the tool does; the assistant reads this to decide when to call it."},
+    "title": {"type": "string", "pattern": NONEMPTY,
+              "description": "Human-readable display name (MCP annotations.title)."},
+    "user_only": {"type": "boolean", "default": False,
+                  "description": "Only the user may trigger this tool, never the assistant."},
+    "read_only": {"type": "boolean", "description": "MCP readOnlyHint: the tool does not change the device."},
+    "destructive": {"type": "boolean", "description": "MCP destructiveHint: the tool may destroy state."},
+    "idempotent": {"type": "boolean",
+                   "description": "MCP idempotentHint: repeating the call has no further effect."},
+    "params": {**_names_to("param"), "type": ["object", "null"],
+               "description": "The tool's arguments: name -> parameter. A parameter with a default is "
+               "optional."},
+    "returns": {"oneOf": [{"type": "string", "enum": list(SIMPLE_RETURN_KINDS)}, _ref("object_return")],
+                "description": "What the tool returns: a kind, or an object with declared properties. "
+                "Default: none."},
+    "handler": {"type": "string", "pattern": IDENTIFIER_RE.pattern, "not": {"enum": sorted(CPP_KEYWORDS)},
+                "description": "C++ handler function name in namespace tools; default derived from the name "
+                "(self.a.set_b -> a_set_b)."},
+}
+
+PARAM: dict[str, Schema] = {
+    "type": {"type": "string", "enum": list(PARAM_TYPES), "description": "The JSON type of the argument."},
+    "description": {"type": "string", "description": "What the argument means."},
+    "default": {"type": list(PARAM_TYPES),
+                "description": "Value used when the caller omits the argument; makes it optional."},
+    "min": {"type": "number", "description": "Smallest allowed value (integer and number)."},
+    "max": {"type": "number", "description": "Largest allowed value (integer and number)."},
+    "max_length": {"type": "integer", "minimum": 1, "description": "Longest allowed string, in characters."},
+    "enum": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"type": "string"},
+             "description": "The allowed strings."},
+    "pattern": {"type": "string", "format": "regex",
+                "description": "A regular expression the string must contain a match of (unanchored, as in "
+                "JSON Schema; use ^...$ to match the whole string)."},
+}
+# Keys whose value has the parameter's own type (an integer parameter's bounds are integers).
+PARAM_TYPED_KEYS: dict[str, tuple[str, ...]] = {"integer": ("default", "min", "max")}
+
+OBJECT_RETURN: dict[str, Schema] = {
+    "type": {"const": "object"},
+    "description": {"type": "string", "description": "What the result means."},
+    "properties": {**_names_to("field"), "description": "name -> field."},
+}
+
+FIELD: dict[str, Schema] = {
+    "type": {"type": "string", "enum": list(FIELD_TYPES), "description": "The JSON type of the value."},
+    "description": {"type": "string", "description": "What the value means."},
+    "properties": {**_names_to("field"), "description": "name -> field (object only)."},
+    "items": _ref("field"),
+}
+
+
+def _keys_match(what: str, rule_keys: Sequence[str], schema_keys: Mapping[str, Schema]) -> None:
+    """The rules and the schema list the same keys, in the same order."""
+    if tuple(rule_keys) != tuple(schema_keys):
+        raise ValueError(
+            f"{what}: the rules accept {', '.join(rule_keys)} but the schema describes "
+            f"{', '.join(schema_keys)}; update mcpgen.codegen.spec.rules.schema"
+        )
+
+
+def _mapping(keys: dict[str, Schema], required: Sequence[str], description: str) -> Schema:
+    return {"type": "object", "additionalProperties": False, "required": list(required), "properties": keys,
+            "description": description}
+
+
+def _param_type_rules() -> list[Schema]:
+    """Per parameter type: keys that belong to other types are refused, typed keys typed."""
+    rules = []
+    for ptype, allowed in PARAM_KEYS_BY_TYPE.items():
+        then: Schema = {}
+        for key in ALL_PARAM_KEYS:
+            if key == "default" or key in PARAM_TYPED_KEYS.get(ptype, ()):
+                then[key] = {"type": ptype}
+            elif key not in allowed:
+                then[key] = False
+        rules.append({"if": {"properties": {"type": {"const": ptype}}}, "then": {"properties": then}})
+    return rules
+
+
+def _field_type_rules() -> list[Schema]:
+    """``properties`` only and always on objects, ``items`` only and always on arrays."""
+    rules = []
+    for ftype, key in (("object", "properties"), ("array", "items")):
+        owners = [t for t, keys in FIELD_KEYS_BY_TYPE.items() if key in keys]
+        if owners != [ftype]:
+            raise ValueError(f"field key {key!r} belongs to {owners}; the schema expects only {ftype}")
+        then: Schema = {"required": [key]}
+        if ftype == "object":
+            then["properties"] = {"items": False}
+        rules.append({"if": {"properties": {"type": {"const": ftype}}}, "then": then,
+                      "else": {"properties": {key: False}}})
+    return rules
+
+
+def editor_schema() -> Schema:
+    """The JSON Schema (draft 7) of the spec format, from the rule tables."""
+    _keys_match("the document", TOP_KEYS, TOP)
+    _keys_match("device", DEVICE_KEYS, DEVICE)
+    _keys_match("a tool", TOOL_KEYS, TOOL)
+    _keys_match("a parameter", ALL_PARAM_KEYS, PARAM)
+    _keys_match("an object return", RETURNS_KEYS, OBJECT_RETURN)
+    _keys_match("a field", ALL_FIELD_KEYS, FIELD)
+    identifier = {
+        "type": "string",
+        "pattern": IDENTIFIER_RE.pattern,
+        "not": {"enum": sorted(CPP_KEYWORDS | PYTHON_RESERVED)},
+        "description": "A name usable in both C++ and Python: letters, digits and _, not starting with a "
+        "digit, not a reserved word of either language.",
+    }
+    param = _mapping(PARAM, ("type",), "One argument of a tool. Keys that do not apply to its type are "
+                     "errors.")
+    param["allOf"] = _param_type_rules()
+    param["description"] = param.pop("description")  # after allOf, as editors show it last
+    field = _mapping(FIELD, ("type",), "A property of an object result: objects nest with properties, arrays "
+                     "with items.")
+    field["allOf"] = _field_type_rules()
+    field["description"] = field.pop("description")
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "mcpgen tool spec",
+        "description": "One YAML file describing the MCP tools of an ESP32 device; codegen generates the "
+        "device C++ and the backend Python from it. Reference: toolspec/README.md.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(TOP_KEYS),
+        "properties": TOP,
+        "definitions": {
+            "identifier": identifier,
+            "device": _mapping(DEVICE, DEVICE_REQUIRED, "The device as an MCP server."),
+            "tool": _mapping(TOOL, TOOL_REQUIRED, "One MCP tool."),
+            "param": param,
+            "object_return": _mapping(OBJECT_RETURN, ("type", "properties"),
+                                      "An object result with declared properties."),
+            "field": field,
+        },
+    }
+
+
+def schema_text() -> str:
+    """The schema as the committed file holds it (two-space indent, final newline)."""
+    return json.dumps(editor_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from mcpgen.codegen.resources import spec_schema
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    path = Path(args[0]) if args else spec_schema().resolve()
+    path.write_text(schema_text(), encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

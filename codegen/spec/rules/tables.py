@@ -1,0 +1,119 @@
+"""The rule tables of the spec format: which keys each mapping takes, the accepted values,
+the spellings people type by habit and the hints for what is missing.
+
+The checker (the other modules of ``rules``) and the editor schema (``rules.schema``) both
+read these tables, so the two cannot disagree about what a spec may contain.
+"""
+
+from __future__ import annotations
+
+from mcpgen.codegen.spec.model import FIELD_TYPES
+from mcpgen.protocol import RETURN_KINDS, SESSION_PROTOCOL_VERSIONS
+
+# A device speaks the revisions that open with `initialize` (the core has no stateless mode).
+PROTOCOL_VERSIONS: tuple[str, ...] = SESSION_PROTOCOL_VERSIONS
+# `returns: KIND`; an object needs its properties, so it is written as a mapping.
+SIMPLE_RETURN_KINDS: tuple[str, ...] = tuple(k for k in RETURN_KINDS if k != "object")
+MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+TOP_KEYS = ("device", "tools")
+DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version")
+DEVICE_REQUIRED = ("name", "version")
+TOOL_KEYS = (
+    "name",
+    "description",
+    "title",
+    "user_only",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "params",
+    "returns",
+    "handler",
+)
+TOOL_REQUIRED = ("name", "description")
+PARAM_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
+    "boolean": ("type", "description", "default"),
+    "integer": ("type", "description", "default", "min", "max"),
+    "number": ("type", "description", "default", "min", "max"),
+    "string": ("type", "description", "default", "max_length", "enum", "pattern"),
+}
+ALL_PARAM_KEYS: tuple[str, ...] = (
+    "type",
+    "description",
+    "default",
+    "min",
+    "max",
+    "max_length",
+    "enum",
+    "pattern",
+)
+RETURNS_KEYS = ("type", "description", "properties")
+FIELD_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
+    t: ("type", "description") + (("properties",) if t == "object" else ("items",) if t == "array" else ())
+    for t in FIELD_TYPES
+}
+ALL_FIELD_KEYS: tuple[str, ...] = ("type", "description", "properties", "items")
+
+# Spellings from JSON Schema, MCP or other tools that people will type by habit.
+KEY_ALIASES: dict[str, str] = {
+    "minimum": "min",
+    "maximum": "max",
+    "maxLength": "max_length",
+    "maxlength": "max_length",
+    "max_len": "max_length",
+    "parameters": "params",
+    "args": "params",
+    "arguments": "params",
+    "inputSchema": "params",
+    "properties": "params",
+    "return": "returns",
+    "result": "returns",
+    "output": "returns",
+    "outputSchema": "returns",
+    "readOnly": "read_only",
+    "readOnlyHint": "read_only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "userOnly": "user_only",
+    "desc": "description",
+    "values": "enum",
+    "choices": "enum",
+    "regex": "pattern",
+    "protocolVersion": "protocol_version",
+    "pageSize": "page_size",
+}
+TYPE_ALIASES: dict[str, str] = {
+    "int": "integer",
+    "long": "integer",
+    "bool": "boolean",
+    "float": "number",
+    "double": "number",
+    "str": "string",
+    "text": "string",
+    "dict": "object",
+    "map": "object",
+    "list": "array",
+    "null": "none",
+    "void": "none",
+}
+PARAM_KEY_OWNERS: dict[str, str] = {
+    "min": "integer and number",
+    "max": "integer and number",
+    "max_length": "string",
+    "enum": "string",
+    "pattern": "string",
+}
+
+MISSING_HINTS: dict[str, str] = {
+    "device": "add a `device:` mapping with at least `name` and `version`",
+    "tools": "add `tools:` with a list of tools",
+    "name": "add `name: ...`",
+    "version": 'add `version: "1.0.0"`',
+    "description": "add `description: ...`: the assistant reads it to decide when to call the tool",
+    "type": "add `type: ...`",
+    "properties": "add `properties:` mapping each property name to `{type: ...}`",
+    "items": "add `items: {type: ...}` describing the elements",
+}

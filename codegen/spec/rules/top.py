@@ -1,0 +1,143 @@
+"""The whole document: ``device`` and ``tools``; builds the immutable model.
+
+The model objects are built only from the parts that validated; the ``Spec`` itself is
+returned only when there are no errors at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import yaml
+
+from mcpgen.codegen.spec.model import (
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_PROTOCOL_VERSION,
+    DeviceSpec,
+    Spec,
+)
+from mcpgen.codegen.spec.rules.base import (
+    BAD,
+)
+from mcpgen.codegen.spec.rules.cross import CrossToolRules
+from mcpgen.codegen.spec.rules.names import (
+    device_name_problem,
+)
+from mcpgen.codegen.spec.rules.tables import (
+    DEVICE_KEYS,
+    DEVICE_REQUIRED,
+    PROTOCOL_VERSIONS,
+    TOP_KEYS,
+)
+from mcpgen.codegen.spec.rules.tools import ToolInfo, ToolRules
+from mcpgen.codegen.spec.yaml_source import (
+    describe,
+)
+
+
+class SpecChecker(ToolRules, CrossToolRules):
+    """Checks one spec document: ``check(root)`` returns the model, or None with ``errors`` set."""
+
+    # -- the document ----------------------------------------------------------------------
+
+    def check(self, root: Optional[yaml.Node]) -> Optional[Spec]:
+        if root is None:
+            self.error(
+                None,
+                "",
+                "the spec is empty; expected a mapping with `device` and `tools`",
+                "run `codegen new NAME` for a starter spec",
+            )
+            return None
+        top = self.mapping(
+            root, "", allowed=TOP_KEYS, required=TOP_KEYS, what="a mapping with `device` and `tools`"
+        )
+        if top is None:
+            return None
+        device = self.device(top["device"][1]) if "device" in top else None
+        infos: list[ToolInfo] = []
+        if "tools" in top:
+            tools_node = top["tools"][1]
+            items = self.sequence(tools_node, "tools", "a list of tools")
+            if items is not None and not items:
+                self.error(tools_node, "tools", "expected at least one tool")
+            for i, item in enumerate(items or []):
+                infos.append(self.tool(item, i))
+        self.cross_check(infos)
+        if self.page_size is not None:
+            self.check_page_size(self.page_size, infos)
+        if self.errors or device is None or any(i.model is None for i in infos):
+            return None
+        return Spec(
+            device=device, tools=tuple(i.model for i in infos if i.model is not None), source=self.file
+        )
+
+    def device(self, node: yaml.Node) -> Optional[DeviceSpec]:
+        m = self.mapping(node, "device", allowed=DEVICE_KEYS, required=DEVICE_REQUIRED)
+        if m is None:
+            return None
+        ok = True
+        name: Any = BAD
+        if "name" in m:
+            name = self.string(m["name"][1], "device.name")
+            if name is not BAD:
+                problem = device_name_problem(name)
+                if problem:
+                    self.error(m["name"][1], "device.name", problem[0], problem[1])
+                    name = BAD
+        version: Any = BAD
+        if "version" in m:
+            vnode = m["version"][1]
+            raw = self.scalar(vnode, "device.version", "a version string")
+            if raw is not BAD:
+                if isinstance(raw, str) and raw.strip():
+                    version = raw
+                elif isinstance(raw, (int, float)) and not isinstance(raw, bool):
+                    version = vnode.value  # as written: `1.10` stays "1.10", not "1.1"
+                else:
+                    self.error(
+                        vnode,
+                        "device.version",
+                        f"expected a version string, got {describe(raw)}",
+                        'write it like "1.0.0"',
+                    )
+        description = ""
+        if "description" in m:
+            d = self.string(m["description"][1], "device.description", nonempty=False)
+            ok &= d is not BAD
+            description = d if d is not BAD else ""
+        page_size = DEFAULT_PAGE_SIZE
+        if "page_size" in m:
+            p = self.integer(m["page_size"][1], "device.page_size", "an integer number of bytes")
+            if p is not BAD and p < 1:
+                self.error(
+                    m["page_size"][1],
+                    "device.page_size",
+                    f"expected a positive integer, got {p}",
+                    f"the xiaozhi default is {DEFAULT_PAGE_SIZE}",
+                )
+                p = BAD
+            ok &= p is not BAD
+            page_size = p if p is not BAD else DEFAULT_PAGE_SIZE
+            self.page_size = p if p is not BAD else None
+        else:
+            self.page_size = page_size
+        protocol_version = DEFAULT_PROTOCOL_VERSION
+        if "protocol_version" in m:
+            pv = self.choice(
+                m["protocol_version"][1],
+                "device.protocol_version",
+                PROTOCOL_VERSIONS,
+                "an MCP protocol version",
+            )
+            ok &= pv is not BAD
+            protocol_version = pv if pv is not BAD else DEFAULT_PROTOCOL_VERSION
+        if not ok or name is BAD or version is BAD:
+            return None
+        return DeviceSpec(
+            name=name,
+            version=version,
+            description=description,
+            page_size=page_size,
+            protocol_version=protocol_version,
+        )

@@ -1,0 +1,529 @@
+"""Generates the PlatformIO/ESP-IDF project of a spec and builds it with ``pio run``.
+
+Project layout (``project_dir(outdir)`` = ``outdir/firmware/platformio``)::
+
+    platformio.ini        one env per board: esp32, esp32s3, esp32c3 (framework = espidf)
+    CMakeLists.txt        ESP-IDF project file
+    partitions.csv        nvs, phy_init, factory app at 0x10000
+    sdkconfig.defaults    incl. the "mcpgen device" settings from MCPGEN_* environment variables
+    src/                  CMakeLists.txt, Kconfig.projbuild, idf_component.yml,
+                          mcpgen/ (core), generated/ (tables), port/, handlers.cmake
+
+The user's ``<stem>_handlers.cpp`` beside the spec is compiled *in place*: ``src/handlers.cmake``
+sets its path (relative to ``src/``) and ``src/CMakeLists.txt`` adds it to the component's
+sources. Why a CMake path and not a copy or a symlink: a copy is what lost edits made in
+the IDE (the next generation overwrote it); a symlink needs privileges on Windows and is
+flattened by archivers and some sync tools; and PlatformIO ignores ``build_src_filter``
+with ESP-IDF (CMake decides what is compiled). The CMake path is the ESP-IDF build
+system's own mechanism and needs nothing of the file system. A copy left in ``src/`` by an
+older mcpgen is removed when it equals the user's file and stops the build otherwise.
+
+``pio run`` output is streamed line by line. When PlatformIO has to download the
+platform or toolchain and cannot (no network), the download phase is cut off after a
+bounded time and the function ends with a message saying what was generated, where,
+and the command to run on a networked machine.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+from typing import Optional
+
+from mcpgen.codegen import resources
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
+
+Log = Callable[[str], None]
+
+DEFAULT_PLATFORM = "espressif32 @ ^6.9.0"  # ESP-IDF 5.3+; MCPGEN_PIO_PLATFORM overrides
+REGISTRY_HOST = "api.registry.platformio.org"
+
+# Environment variables that configure the device (Kconfig symbol, secret?).
+CONFIG_ENV: dict[str, tuple[str, bool]] = {
+    "MCPGEN_WIFI_SSID": ("CONFIG_MCPGEN_WIFI_SSID", False),
+    "MCPGEN_WIFI_PASSWORD": ("CONFIG_MCPGEN_WIFI_PASSWORD", True),
+    "MCPGEN_BACKEND_URL": ("CONFIG_MCPGEN_BACKEND_URL", False),
+    "MCPGEN_BACKEND_TOKEN": ("CONFIG_MCPGEN_BACKEND_TOKEN", True),
+}
+
+# Seconds PlatformIO may spend before it starts compiling (installing the platform and
+# toolchain) when the registry is reachable / when it is not.
+DOWNLOAD_TIMEOUT = float(os.environ.get("MCPGEN_PIO_DOWNLOAD_TIMEOUT", "1800"))
+OFFLINE_TIMEOUT = float(os.environ.get("MCPGEN_PIO_OFFLINE_TIMEOUT", "20"))
+# Say something when PlatformIO has been silent this long (seconds).
+HEARTBEAT = float(os.environ.get("MCPGEN_PIO_HEARTBEAT", "15"))
+_COMPILING = re.compile(r"^(Compiling |Building .*\.o\b|\[\s*\d+/\d+\] Building)")
+
+# A line like these means the download phase is over and the build runs.
+_BUILD_STARTED = re.compile(
+    r"^(Building in (release|debug) mode|Reading CMake configuration|-- Building ESP-IDF|Compiling |"
+    r"Generating |Linking |Retrieving maximum program size|Checking size|\[\s*\d+%\])"
+)
+
+
+@dataclass(frozen=True)
+class Board:
+    env: str  # PlatformIO environment name (= codegen board name)
+    pio_board: str
+    chip: str  # esptool --chip
+    bootloader_offset: int
+
+
+BOARDS: dict[str, Board] = {
+    "esp32": Board("esp32", "esp32dev", "esp32", 0x1000),
+    "esp32s3": Board("esp32s3", "esp32-s3-devkitc-1", "esp32s3", 0x0),
+    "esp32c3": Board("esp32c3", "esp32-c3-devkitm-1", "esp32c3", 0x0),
+}
+PARTITION_TABLE_OFFSET = 0x8000
+
+
+def board_info(board: str) -> Board:
+    try:
+        return BOARDS[board]
+    except KeyError:
+        raise BuildError(f"unknown board {board!r}: choose one of {', '.join(BOARDS)}") from None
+
+
+template_root = resources.firmware_template
+
+
+def project_dir(outdir: Path) -> Path:
+    return Path(outdir) / "firmware" / "platformio"
+
+
+def _kconfig_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _config_values(environ: Optional[dict[str, str]] = None) -> dict[str, Optional[str]]:
+    env = os.environ if environ is None else environ
+    return {name: env.get(name) for name in CONFIG_ENV}
+
+
+def _sync_sdkconfig(path: Path, values: dict[str, Optional[str]]) -> bool:
+    """Puts environment values into an existing ``sdkconfig.<env>`` (defaults only seed new ones)."""
+    text = path.read_text(encoding="utf-8")
+    new = text
+    for name, value in values.items():
+        if value is None:
+            continue
+        symbol = CONFIG_ENV[name][0]
+        line = f"{symbol}={_kconfig_string(value)}"
+        pattern = re.compile(rf"^(# )?{symbol}[= ].*$", re.MULTILINE)
+        literal = line.replace("\\", "\\\\")  # a replacement template: backslashes stay literal
+        new = pattern.sub(literal, new) if pattern.search(new) else new + line + "\n"
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+        return True
+    return False
+
+
+def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
+                     environ: Optional[dict[str, str]] = None, spec: Optional[Spec] = None) -> Path:
+    """Writes the complete PlatformIO project for ``spec_path``; returns its directory."""
+    from mcpgen.codegen.emit import cpp as emit_cpp
+    from mcpgen.codegen.emit.writer import write_tree
+    from mcpgen.codegen.spec.names import device_slug
+
+    spec_path = Path(spec_path)
+    spec = load_for_build(spec_path, spec)
+
+    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
+    project = project_dir(outdir)
+    _retire_handlers_copy(project / "src" / handlers.name, handlers, log)
+
+    root = template_root()
+    tpl = root / "platformio"
+    port = root / "ports" / "esp_idf"
+    core = root / "core" / "mcpgen"
+    slug = device_slug(spec.device.name)
+    fields = {
+        "device_name": spec.device.name,
+        "device_version": spec.device.version,
+        "spec_file": spec_path.name,
+        "fingerprint": spec.fingerprint,
+        "slug": slug,
+        "platform": os.environ.get("MCPGEN_PIO_PLATFORM", DEFAULT_PLATFORM),
+        "default_env": "esp32",
+        "handlers_rel": _relative(handlers, project),
+    }
+    values = _config_values(environ)
+    config_lines = []
+    for name, (symbol, _secret) in CONFIG_ENV.items():
+        config_lines.append(f"{symbol}={_kconfig_string(values[name] or '')}")
+    fields["mcpgen_config"] = "\n".join(config_lines)
+
+    def fill(name: str) -> str:
+        return Template((tpl / name).read_text(encoding="utf-8")).substitute(fields)
+
+    files: dict[str, str] = {
+        "platformio.ini": fill("platformio.ini.in"),
+        "CMakeLists.txt": fill("CMakeLists.txt.in"),
+        "sdkconfig.defaults": fill("sdkconfig.defaults.in"),
+        "partitions.csv": (tpl / "partitions.csv").read_text(encoding="utf-8"),
+        "src/CMakeLists.txt": (port / "CMakeLists.txt").read_text(encoding="utf-8"),
+        "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
+        "src/idf_component.yml": (port / "idf_component.yml").read_text(encoding="utf-8"),
+        "src/port/mcpgen_esp_port.cpp": (port / "mcpgen_esp_port.cpp").read_text(encoding="utf-8"),
+        "src/handlers.cmake": handlers_cmake(handlers, project / "src"),
+    }
+    for src in sorted(core.iterdir()):
+        if src.suffix in (".h", ".cpp"):
+            files[f"src/mcpgen/{src.name}"] = src.read_text(encoding="utf-8")
+    for rel, text in emit_cpp.emit(spec).items():
+        files[f"src/generated/{Path(rel).name}"] = text
+
+    written = write_tree(project, files)
+    for env in BOARDS:
+        existing = project / f"sdkconfig.{env}"
+        if existing.exists() and _sync_sdkconfig(existing, values):
+            log(f"updated the mcpgen settings in {existing} from the environment")
+    log(f"generated PlatformIO project {project} ({len(files)} files, {len(written)} changed, "
+        f"fingerprint {spec.fingerprint})")
+    missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
+    if missing:
+        log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
+            "(set them and build again, or `pio run -t menuconfig`)")
+    return project
+
+
+def _relative(path: Path, start: Path) -> str:
+    """``path`` relative to ``start`` in POSIX form; absolute when there is no relative path
+    (another drive on Windows). Relative keeps a checkout that moves as a whole working."""
+    try:
+        return Path(os.path.relpath(Path(path).resolve(), Path(start).resolve())).as_posix()
+    except ValueError:
+        return Path(path).resolve().as_posix()
+
+
+def _cmake_escape(text: str) -> str:
+    """Escapes ``text`` for a quoted CMake argument."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+
+
+def handlers_cmake(handlers: Path, src_dir: Path) -> str:
+    """``src/handlers.cmake``: the user's handlers file, compiled in place."""
+    rel = _relative(handlers, src_dir)
+    path = _cmake_escape(rel)
+    if not Path(rel).is_absolute():
+        path = "${CMAKE_CURRENT_LIST_DIR}/" + path
+    return (
+        "# Generated by codegen: the spec's handlers file, compiled where it is (not copied).\n"
+        "# Edit that file; codegen rewrites this one on every build.\n"
+        f'set(MCPGEN_USER_HANDLERS "{path}")\n'
+    )
+
+
+def _retire_handlers_copy(copy: Path, handlers: Path, log: Log) -> None:
+    """Older projects had a copy of the handlers in ``src/``; it would now be compiled twice.
+
+    An unchanged copy is removed. An edited one is the user's work: stop and say where
+    it should go, rather than delete it or silently build without it.
+    """
+    if not copy.is_file():
+        return
+    if copy.read_bytes() == handlers.read_bytes():
+        copy.unlink()
+        log(f"removed {copy}: the build now compiles {handlers} in place")
+        return
+    raise BuildError(
+        f"{copy}: this copy of your handlers, left by an older codegen, differs from {handlers}, "
+        "which the build now compiles in place (the copy would be ignored).\n"
+        f"  fix: if you edited the copy, move those changes into {handlers}; "
+        "then delete the copy and build again"
+    )
+
+
+# ---------------------------------------------------------------------------- PlatformIO
+
+
+def pio_command() -> Optional[list[str]]:
+    """How to invoke PlatformIO here (``pio`` on PATH, else ``python -m platformio``), or None."""
+    exe = shutil.which("pio") or shutil.which("platformio")
+    if exe:
+        return [exe]
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("platformio") is not None:
+            return [sys.executable, "-m", "platformio"]
+    except (ImportError, ValueError):
+        pass
+    return None
+
+
+def pio_core_dir() -> Path:
+    return Path(os.environ.get("PLATFORMIO_CORE_DIR", Path.home() / ".platformio"))
+
+
+def platform_installed() -> bool:
+    platforms = pio_core_dir() / "platforms"
+    return platforms.is_dir() and any(p.name.startswith("espressif32") for p in platforms.iterdir())
+
+
+def registry_reachable(timeout: float = 5.0) -> bool:
+    """True when the PlatformIO registry answers (or a proxy is configured: then we cannot tell)."""
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True
+    try:
+        with socket.create_connection((REGISTRY_HOST, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class StreamResult:
+    returncode: int
+    output: str
+    timed_out: bool  # cut off in the download phase
+    build_started: bool
+
+
+def _tree_bytes(root: Path) -> int:
+    """Bytes of the files under ``root`` (0 when it does not exist); symlinks not followed."""
+    total = 0
+    stack = [root]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(Path(e.path))
+                elif e.is_file(follow_symlinks=False):
+                    total += e.stat(follow_symlinks=False).st_size
+            except OSError:
+                pass
+    return total
+
+
+def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = print,
+                  download_timeout: Optional[float] = None, heartbeat: Optional[float] = None,
+                  started_re: re.Pattern[str] = _BUILD_STARTED, tool: str = "PlatformIO",
+                  download_dir: Optional[Path] = None) -> StreamResult:
+    """Runs ``cmd`` showing its output live, line by line (``\\r`` progress lines too).
+
+    While no line matched ``started_re`` (the download/install phase), the process is
+    stopped after ``download_timeout`` seconds. A heartbeat line is logged whenever the
+    tool has been silent for ``heartbeat`` seconds, so nothing ever sits silent; it says
+    how much has arrived in ``download_dir`` while installing (PlatformIO's own progress
+    bars do not survive a pipe) and how many files were compiled since.
+    """
+    heartbeat = HEARTBEAT if heartbeat is None else heartbeat
+    baseline = _tree_bytes(download_dir) if download_dir is not None else 0
+    compiled = 0
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PLATFORMIO_DISABLE_PROGRESSBAR="true")
+    proc = subprocess.Popen(
+        list(cmd), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        env=env, start_new_session=True,
+    )
+    lines: queue.Queue[Optional[str]] = queue.Queue()
+
+    def reader() -> None:
+        assert proc.stdout is not None
+        buf = b""
+        while True:
+            chunk = proc.stdout.read1(4096) if hasattr(proc.stdout, "read1") else proc.stdout.read(1)
+            if not chunk:
+                break
+            buf += chunk
+            parts = re.split(rb"\r\n|\n|\r", buf)
+            buf = parts.pop()
+            for p in parts:
+                lines.put(p.decode("utf-8", "replace"))
+        if buf:
+            lines.put(buf.decode("utf-8", "replace"))
+        lines.put(None)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    start = last = time.monotonic()
+    captured: list[str] = []
+    build_started = False
+    timed_out = False
+    while True:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            line = ""
+            now = time.monotonic()
+            if not build_started and download_timeout is not None and now - start > download_timeout:
+                timed_out = True
+                log(f"... no build started after {download_timeout:.0f} s: stopping {tool}")
+                _kill_group(proc)
+                break
+            if now - last > heartbeat:
+                elapsed = f"{now - start:.0f} s"
+                if build_started:
+                    log(f"... {tool} still compiling ({elapsed}, {compiled} files compiled so far)")
+                elif download_dir is not None:
+                    got = max(0, _tree_bytes(download_dir) - baseline) / 1e6
+                    log(f"... {tool} still installing the platform/toolchain "
+                        f"({elapsed}, {got:.1f} MB downloaded into {download_dir} so far)")
+                else:
+                    log(f"... {tool} still working ({elapsed})")
+                last = now
+            continue
+        if line is None:
+            break
+        last = time.monotonic()
+        if line.strip():
+            log(line)
+            captured.append(line)
+            if not build_started and started_re.search(line.strip()):
+                build_started = True
+            if _COMPILING.search(line.strip()):
+                compiled += 1
+    rc = proc.wait()
+    thread.join(timeout=2)
+    return StreamResult(rc, "\n".join(captured), timed_out, build_started)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(5)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    except PermissionError:
+        proc.kill()
+
+
+def next_steps(project: Path, board: str) -> str:
+    return (
+        f"  generated: {project} (PlatformIO project, envs {', '.join(BOARDS)})\n"
+        f"  build:     pio run -d {project} -e {board}\n"
+        f"  flash:     pio run -d {project} -e {board} -t upload --upload-port PORT\n"
+        f"             (or: codegen flash SPEC --board {board} --port PORT [--esptool])"
+    )
+
+
+def offline_message(project: Path, board: str, reachable: bool) -> str:
+    why = (
+        f"the PlatformIO registry ({REGISTRY_HOST}) is not reachable from this machine"
+        if not reachable
+        else "the download did not complete"
+    )
+    return (
+        f"PlatformIO could not download the espressif32 platform / ESP-IDF toolchain for {board}: {why}.\n"
+        f"Nothing was compiled. Run the build on a machine with network access "
+        "(the first build downloads the platform, ESP-IDF and the toolchain; later builds work offline):\n"
+        + next_steps(project, board)
+    )
+
+
+def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = print) -> int:
+    """``pio run -d PROJECT -e BOARD [extra]`` with live output and the offline guard."""
+    pio = pio_command()
+    if pio is None:
+        log("PlatformIO is not installed: pip install platformio (then `pio --version` should work).")
+        log(next_steps(project, board))
+        return 1
+    installed = platform_installed()
+    reachable = installed or registry_reachable()
+    limit = DOWNLOAD_TIMEOUT if reachable else OFFLINE_TIMEOUT
+    if not installed:
+        state = "reachable" if reachable else "NOT reachable"
+        log(f"PlatformIO will first install the espressif32 platform and toolchain "
+            f"(registry {state}; giving it {limit:.0f} s to start building)")
+    cmd = [*pio, "run", "-d", str(project), "-e", board, *extra]
+    log("$ " + " ".join(cmd))
+    res = run_streaming(cmd, log=log, download_timeout=limit,
+                        download_dir=None if installed else pio_core_dir())
+    if res.returncode == 0 and not res.timed_out:
+        return 0
+    if not res.build_started and not installed:
+        log(offline_message(project, board, reachable and not res.timed_out))
+        return 1
+    log(f"`pio run` failed (exit {res.returncode}); the project is in {project}")
+    return 1
+
+
+def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True,
+                pio_args: Sequence[str] = (), spec: Optional[Spec] = None) -> int:
+    """Generates the PlatformIO project and (``run_pio``) builds ``board``. Returns an exit code.
+
+    ``pio_args`` are added to ``pio run`` (``codegen build -v`` passes ``-v``)."""
+    info = board_info(board)
+    project = generate_project(spec_path, outdir, log=log, spec=spec)
+    if not run_pio:
+        log(next_steps(project, info.env))
+        return 0
+    rc = pio_run(project, info.env, pio_args, log=log)
+    if rc == 0:
+        build = project / ".pio" / "build" / info.env
+        for name, offset in images_for(project, info):
+            log(f"  {offset:#07x}  {name}")
+        log(f"built {info.env}: images in {build}")
+    return rc
+
+
+def images_for(project: Path, info: Board) -> list[tuple[Path, int]]:
+    """(image, flash offset) for a built env: bootloader, partition table, app."""
+    build = project / ".pio" / "build" / info.env
+    return [
+        (build / "bootloader.bin", info.bootloader_offset),
+        (build / "partitions.bin", PARTITION_TABLE_OFFSET),
+        (build / "firmware.bin", app_offset(project / "partitions.csv")),
+    ]
+
+
+def app_offset(partitions_csv: Path, default: int = 0x10000) -> int:
+    """Offset of the first app partition (factory or ota_0) of a partition table CSV."""
+    try:
+        text = partitions_csv.read_text(encoding="utf-8")
+    except OSError:
+        return default
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        cols = [c.strip() for c in line.split(",")]
+        if len(cols) >= 4 and cols[1] == "app" and cols[3]:
+            return int(cols[3], 0)
+    return default
+
+
+class Esp32Target(Target):
+    """``--target esp32|esp32s3|esp32c3``: a PlatformIO/ESP-IDF project for one board, then ``pio run``."""
+
+    def __init__(self, board: str, summary: str) -> None:
+        self.name = board
+        self.summary = summary
+
+    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        rc = build_esp32(spec_path, outdir, self.name, log=options.log, run_pio=options.run_pio,
+                         pio_args=("-v",) if options.verbose else (), spec=spec)
+        if rc != 0:
+            why = "PlatformIO's output is above"
+            if options.quiet:
+                why = "run without -q to see PlatformIO's output"
+            raise BuildError(f"the {self.name} build failed ({why})")
+        return [Built("project", project_dir(outdir))]
+
+
+TARGETS: tuple[Target, ...] = (
+    Esp32Target("esp32", "a PlatformIO/ESP-IDF project for ESP32-DevKitC, then `pio run`"),
+    Esp32Target("esp32s3", "a PlatformIO/ESP-IDF project for ESP32-S3-DevKitC-1, then `pio run`"),
+    Esp32Target("esp32c3", "a PlatformIO/ESP-IDF project for ESP32-C3-DevKitM-1, then `pio run`"),
+)

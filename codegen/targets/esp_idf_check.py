@@ -1,0 +1,887 @@
+"""Compiles the generated ESP32 project against the real ESP-IDF headers with the host g++.
+
+PlatformIO cannot download the Xtensa/RISC-V toolchains everywhere, so this check stands
+in for the compile step of ``pio run``: every ``*.cpp`` of the generated project's ``src/``
+(the port, the portable core, the generated tables, the handlers) goes through
+``g++ -fsyntax-only`` with
+
+* the C++ dialect and warning flags of the ESP-IDF version at hand (read from its
+  ``tools/cmake/build.cmake``), the options its root ``CMakeLists.txt`` derives from the
+  sdkconfig (``-fno-exceptions``, ``-fno-rtti``, ...), and the port's own options (read
+  from the generated ``src/CMakeLists.txt``);
+* an ``sdkconfig.h`` that ESP-IDF's own ``kconfgen`` (PyPI ``esp-idf-kconfig``) makes
+  from the generated ``sdkconfig.defaults`` for the board's chip;
+* the include directories of the components the port uses, for the chip's architecture
+  (Xtensa for esp32/esp32s3, RISC-V for esp32c3), and ``esp_websocket_client`` from an
+  ``espressif/esp-protocols`` checkout;
+* the target's data model and C library: ``-m32`` (ILP32), ``-nostdinc`` with the C
+  headers of the ESP newlib instead of glibc's, ``int32_t``/``uint32_t`` as ``long`` as
+  on xtensa-esp-elf and riscv32-esp-elf (so ``printf`` formats are checked as the real
+  compiler checks them: ``%u`` for a ``uint32_t`` is an error), the host's identity macros
+  (``__linux__``, ``__i386__``, ...) undefined and the target's (``__XTENSA__``,
+  ``__riscv``, ...) defined, so headers take their target branches.
+
+No shim for architecture builtins is needed: the inline functions of the Xtensa/RISC-V
+headers that the port reaches use inline assembly, which the compiler copies as text
+without checking. The check runs in two modes: ``-fsyntax-only`` (parsing, types, overload
+resolution, format strings) and ``-S -o /dev/null`` at the sdkconfig's optimization level,
+which adds the warnings of the optimizer (``-Wstringop-truncation``, ``-Wmaybe-uninitialized``,
+...) that ``-fsyntax-only`` cannot see; the host's assembly output is discarded. Not covered:
+C++ standard library headers (the ESP toolchain's libstdc++ is not available; the core and
+the port use C headers only), linking, and the assembler.
+
+Run it by hand with ``python -m mcpgen.codegen.targets.esp_idf_check`` (or
+``scripts/check_esp_idf.sh``); ``--help`` lists the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+ENV_IDF = "MCPGEN_ESP_IDF"
+ENV_PROTOCOLS = "MCPGEN_ESP_PROTOCOLS"
+ENV_NEWLIB = "MCPGEN_ESP_NEWLIB"
+ENV_NAMES = (ENV_IDF, ENV_PROTOCOLS, ENV_NEWLIB)
+WEBSOCKET_COMPONENT = Path("components") / "esp_websocket_client"
+
+Log = Callable[[str], None]
+
+
+class CheckSetupError(Exception):
+    """The check cannot run (missing checkout, tool or header): the message says what to do."""
+
+
+# ---------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Chip:
+    name: str  # IDF_TARGET
+    arch: str  # "xtensa" or "riscv"
+    # What xtensa-esp-elf-gcc / riscv32-esp-elf-gcc predefine that the headers test.
+    macros: tuple[str, ...]
+
+
+_XTENSA_MACROS = ("__XTENSA__=1", "__xtensa__=1", "__XTENSA_EL__=1", "__XTENSA_WINDOWED_ABI__=1")
+_RISCV_MACROS = ("__riscv=1", "__riscv_xlen=32", "__riscv_flen=0", "__riscv_float_abi_soft=1",
+                 "__riscv_mul=1", "__riscv_div=1", "__riscv_muldiv=1", "__riscv_compressed=1",
+                 "__riscv_cmodel_medlow=1")
+
+CHIPS: dict[str, Chip] = {
+    "esp32": Chip("esp32", "xtensa", _XTENSA_MACROS),
+    "esp32s3": Chip("esp32s3", "xtensa", _XTENSA_MACROS),
+    "esp32c3": Chip("esp32c3", "riscv", _RISCV_MACROS),
+}
+
+
+# Public include directories (relative to ESP-IDF's components/) of the components the port
+# and the headers it includes need, as their CMakeLists.txt declare them in 5.1 to 5.5 (no
+# private ones: a header found only there would not be found by the real build). {target}
+# is the chip, {arch} xtensa/riscv. Directories that a version does not have are skipped.
+IDF_INCLUDE_DIRS: tuple[str, ...] = (
+    "newlib/platform_include",
+    "freertos/config/include",
+    "freertos/config/include/freertos",
+    "freertos/config/{arch}/include",
+    "freertos/FreeRTOS-Kernel/include",
+    "freertos/FreeRTOS-Kernel/portable/{arch}/include",
+    "freertos/FreeRTOS-Kernel/portable/{arch}/include/freertos",
+    "freertos/esp_additions/include",
+    "freertos/esp_additions/include/freertos",
+    "freertos/esp_additions/arch/{arch}/include",
+    "esp_hw_support/include",
+    "esp_hw_support/include/soc",
+    "esp_hw_support/include/soc/{target}",
+    "esp_hw_support/dma/include",
+    "esp_hw_support/ldo/include",
+    "esp_hw_support/debug_probe/include",
+    "esp_hw_support/mspi_timing_tuning/include",
+    "esp_hw_support/power_supply/include",
+    "heap/include",
+    "log/include",
+    "soc/include",
+    "soc/{target}",
+    "soc/{target}/include",
+    "soc/{target}/register",
+    "hal/platform_port/include",
+    "hal/{target}/include",
+    "hal/include",
+    "esp_rom/include",
+    "esp_rom/{target}/include",
+    "esp_rom/{target}/include/{target}",
+    "esp_rom/{target}",
+    "esp_common/include",
+    "esp_system/include",
+    "{arch}/{target}/include",
+    "{arch}/include",
+    "{arch}/deprecated_include",
+    "esp_timer/include",
+    "esp_event/include",
+    "esp_netif/include",
+    "esp_wifi/include",
+    "esp_wifi/include/local",
+    "esp_wifi/wifi_apps/include",
+    "esp_wifi/wifi_apps/nan_app/include",
+    "esp_phy/include",
+    "esp_phy/{target}/include",
+    "nvs_flash/include",
+    "esp_partition/include",
+    "spi_flash/include",
+    "mbedtls/port/include",
+    "mbedtls/mbedtls/include",
+    "mbedtls/esp_crt_bundle/include",
+    "esp-tls",
+    "esp-tls/esp-tls-crypto",
+    "tcp_transport/include",
+    "http_parser",
+    "lwip/include",
+    "lwip/include/apps",
+    "lwip/include/apps/sntp",
+    "lwip/lwip/src/include",
+    "lwip/port/include",
+    "lwip/port/freertos/include",
+    "lwip/port/esp32xx/include",
+    "lwip/port/esp32xx/include/arch",
+    "lwip/port/esp32xx/include/sys",
+    "vfs/include",
+    "mqtt/esp-mqtt/include",  # the MQTT transport (mqtt_client.h; submodule components/mqtt/esp-mqtt)
+    "esp_driver_gpio/include",
+    "esp_pm/include",
+    "esp_ringbuf/include",
+    "efuse/include",
+    "efuse/{target}/include",
+    "esp_mm/include",
+    "esp_security/include",
+    "pthread/include",
+)
+
+
+@dataclass
+class Sources:
+    """Local checkouts: ESP-IDF (with its submodules), espressif/esp-protocols, and the C library.
+
+    ``newlib`` is either the include directory of an ESP toolchain
+    (``.../xtensa-esp-elf/xtensa-esp-elf/include``, with the ``newlib.h`` its build made) or a
+    checkout of espressif/newlib-esp32 (``newlib/libc/include``; its ``newlib.h`` is a
+    placeholder, so the check writes the configuration header, see ``newlib_config_headers``).
+    """
+
+    idf: Path
+    protocols: Path
+    newlib: Path
+
+    @classmethod
+    def from_env(cls, environ: Optional[dict[str, str]] = None) -> Optional[Sources]:
+        env = os.environ if environ is None else environ
+        values = [env.get(name) for name in ENV_NAMES]
+        if not all(values):
+            return None
+        idf, protocols, newlib = (Path(v) for v in values if v)
+        return cls(idf, protocols, newlib)
+
+    def validate(self) -> None:
+        if not (self.idf / "components" / "esp_common" / "include" / "esp_idf_version.h").is_file():
+            raise CheckSetupError(f"{ENV_IDF}={self.idf}: not an ESP-IDF checkout "
+                                  "(no components/esp_common/include/esp_idf_version.h)")
+        for sub, what in (("mbedtls/mbedtls/include/mbedtls/ssl.h", "mbedtls"),
+                          ("lwip/lwip/src/include/lwip/sockets.h", "lwip")):
+            if not (self.idf / "components" / sub).is_file():
+                raise CheckSetupError(f"{ENV_IDF}={self.idf}: the {what} submodule is missing "
+                                      f"(components/{sub}): git submodule update --init "
+                                      f"components/{what}/{what}")
+        ws = self.protocols / WEBSOCKET_COMPONENT / "include" / "esp_websocket_client.h"
+        if not ws.is_file():
+            raise CheckSetupError(f"{ENV_PROTOCOLS}={self.protocols}: no {WEBSOCKET_COMPONENT}/include/"
+                                  "esp_websocket_client.h (an espressif/esp-protocols checkout is expected)")
+        if not (self.newlib_include / "sys" / "reent.h").is_file():
+            raise CheckSetupError(f"{ENV_NEWLIB}={self.newlib}: neither a newlib include directory "
+                                  "(no sys/reent.h) nor an espressif/newlib-esp32 checkout "
+                                  "(no newlib/libc/include)")
+
+    @property
+    def websocket(self) -> Path:
+        return self.protocols / WEBSOCKET_COMPONENT
+
+    @property
+    def newlib_include(self) -> Path:
+        checkout = self.newlib / "newlib" / "libc" / "include"
+        return checkout if checkout.is_dir() else self.newlib
+
+
+def newlib_config_headers(sources: Sources) -> dict[str, str]:
+    """``newlib.h`` and ``_newlib_version.h`` when ``sources.newlib`` is a source checkout, else {}.
+
+    newlib's ``configure`` writes both; a checkout has placeholders. These are the options ESP
+    toolchains build newlib with that change declarations the port can see (C99 and long long
+    printf formats, retargetable locks, long double = double).
+    """
+    installed = sources.newlib_include / "newlib.h"
+    if installed.is_file() and "dummy file" not in installed.read_text(encoding="utf-8", errors="replace"):
+        return {}
+    version = ["4", "3", "0"]
+    m4 = sources.newlib / "newlib" / "acinclude.m4"
+    if m4.is_file():
+        pattern = r"NEWLIB_(?:MAJOR|MINOR|PATCHLEVEL)_VERSION\],\[(\d+)\]"
+        found = re.findall(pattern, m4.read_text(encoding="utf-8"))
+        if len(found) == 3:
+            version = found
+    options = ("_WANT_IO_C99_FORMATS", "_WANT_IO_LONG_LONG", "_WANT_IO_POS_ARGS", "_RETARGETABLE_LOCKING",
+               "_HAVE_LONG_DOUBLE", "_LDBL_EQ_DBL", "_ATEXIT_DYNAMIC_ALLOC", "_FVWRITE_IN_STREAMIO",
+               "_FSEEK_OPTIMIZATION", "_WIDE_ORIENT", "_UNBUF_STREAM_OPT")
+    newlib_h = ("/* newlib options of ESP toolchains, for the mcpgen ESP-IDF check */\n"
+                "#ifndef __NEWLIB_H__\n#define __NEWLIB_H__ 1\n#include <_newlib_version.h>\n"
+                "#define _MB_LEN_MAX 1\n" + "".join(f"#define {o} 1\n" for o in options) + "#endif\n")
+    version_h = ("#ifndef _NEWLIB_VERSION_H__\n#define _NEWLIB_VERSION_H__ 1\n"
+                 f"#define _NEWLIB_VERSION \"{'.'.join(version)}\"\n#define __NEWLIB__ {version[0]}\n"
+                 f"#define __NEWLIB_MINOR__ {version[1]}\n"
+                 f"#define __NEWLIB_PATCHLEVEL__ {version[2]}\n#endif\n")
+    return {"newlib.h": newlib_h, "_newlib_version.h": version_h}
+
+
+def newlib_version(sources: Sources) -> str:
+    """newlib's version as its headers (or the check's configuration header) say."""
+    text = newlib_config_headers(sources).get("_newlib_version.h")
+    if text is None:
+        path = sources.newlib_include / "_newlib_version.h"
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    m = re.search(r'_NEWLIB_VERSION\s+"([^"]+)"', text)
+    return m.group(1) if m else "?"
+
+
+def idf_version(idf: Path) -> tuple[int, int, int]:
+    """(major, minor, patch) from ``esp_idf_version.h``."""
+    text = (idf / "components" / "esp_common" / "include" / "esp_idf_version.h").read_text(encoding="utf-8")
+    parts = []
+    for name in ("MAJOR", "MINOR", "PATCH"):
+        m = re.search(rf"#define\s+ESP_IDF_VERSION_{name}\s+(\d+)", text)
+        if m is None:
+            raise CheckSetupError(f"{idf}: no ESP_IDF_VERSION_{name} in esp_idf_version.h")
+        parts.append(int(m.group(1)))
+    return parts[0], parts[1], parts[2]
+
+
+def describe(path: Path) -> str:
+    """``git describe --tags`` of a checkout, else its ``version.txt``, else ''."""
+    if (path / ".git").exists() and shutil.which("git"):
+        proc = subprocess.run(["git", "-C", str(path), "describe", "--tags", "--always", "--dirty"],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            return proc.stdout.strip()
+    version_txt = path / "version.txt"
+    if version_txt.is_file():
+        return version_txt.read_text(encoding="utf-8").strip()
+    return ""
+
+
+def component_version(component: Path) -> str:
+    """``version:`` of a component's ``idf_component.yml`` ('' when there is none)."""
+    manifest = component / "idf_component.yml"
+    if manifest.is_file():
+        m = re.search(r'^version:\s*"?([^"\s]+)"?', manifest.read_text(encoding="utf-8"), re.MULTILINE)
+        if m:
+            return m.group(1)
+    return ""
+
+
+# ---------------------------------------------------------------------------- flags
+
+
+_CMAKE_STRING = re.compile(r'"([^"]*)"')
+
+
+def _cmake_block(text: str, start: str) -> list[str]:
+    """The quoted words of every ``list(APPEND <start> ...)`` call in ``text``."""
+    words: list[str] = []
+    for m in re.finditer(rf"list\(APPEND\s+{start}\s+(.*?)\)", text, re.DOTALL):
+        body = "\n".join(line.split("#", 1)[0] for line in m.group(1).splitlines())
+        words += _CMAKE_STRING.findall(body)
+    return words
+
+
+def idf_common_flags(idf: Path) -> tuple[list[str], list[str]]:
+    """(options for every C++ file, -D definitions) that ESP-IDF's build.cmake sets for chip targets."""
+    build = (idf / "tools" / "cmake" / "build.cmake").read_text(encoding="utf-8")
+    m = re.search(r"function\(__build_set_default_build_specifications\)(.*?)endfunction\(\)", build,
+                  re.DOTALL)
+    if m is None:
+        raise CheckSetupError(f"{idf}/tools/cmake/build.cmake: no __build_set_default_build_specifications")
+    spec = m.group(1)
+    options = _cmake_block(spec, "compile_options") + _cmake_block(spec, "cxx_compile_options")
+    defines = _cmake_block(spec, "compile_definitions")
+    std = [o for o in options if o.startswith("-std=")]
+    if not std:  # up to 5.4 the standard is set in __build_set_lang_version
+        lang = re.search(r"function\(__build_set_lang_version\)(.*?)endfunction\(\)", build, re.DOTALL)
+        cxx = re.search(r"set\(cxx_std\s+(\S+)\)", lang.group(1)) if lang else None
+        if cxx is None:
+            raise CheckSetupError(f"{idf}/tools/cmake/build.cmake: cannot find the C++ standard")
+        options.append(f"-std={cxx.group(1)}")
+    options = [o for o in options if not o.startswith("-g")]  # debug info: nothing to check
+    return options, [f"-D{d}" for d in defines]
+
+
+def config_flags(sdkconfig_h: Path) -> list[str]:
+    """What ESP-IDF's root CMakeLists.txt adds for C++ from the sdkconfig (GCC)."""
+    text = sdkconfig_h.read_text(encoding="utf-8")
+
+    def on(name: str) -> bool:
+        return re.search(rf"^#define CONFIG_{name} 1$", text, re.MULTILINE) is not None
+
+    flags = []
+    for name, opt in (("SIZE", "-Os"), ("DEBUG", "-Og"), ("NONE", "-O0"), ("PERF", "-O2")):
+        if on(f"COMPILER_OPTIMIZATION_{name}"):
+            flags.append(opt)
+    flags += ["-fexceptions" if on("COMPILER_CXX_EXCEPTIONS") else "-fno-exceptions",
+             "-frtti" if on("COMPILER_CXX_RTTI") else "-fno-rtti"]
+    if on("COMPILER_WARN_WRITE_STRINGS"):
+        flags.append("-Wwrite-strings")
+    if on("COMPILER_OPTIMIZATION_ASSERTIONS_DISABLE"):
+        flags.append("-DNDEBUG")
+    if on("COMPILER_DISABLE_GCC12_WARNINGS"):
+        flags += ["-Wno-address", "-Wno-use-after-free"]
+    if on("COMPILER_DISABLE_GCC13_WARNINGS"):
+        flags += ["-Wno-xor-used-as-pow", "-Wno-self-move", "-Wno-dangling-reference"]
+    flags += ["-fstrict-volatile-bitfields", "-fno-jump-tables", "-fno-tree-switch-conversion",
+              "-fuse-cxa-atexit"]
+    return flags
+
+
+@dataclass
+class ComponentFlags:
+    """What the generated ``src/CMakeLists.txt`` asks for."""
+
+    include_dirs: list[str]
+    options: list[str]
+    per_file: dict[str, list[str]] = field(default_factory=dict)  # relative to src/
+
+
+def _cmake_words(body: str) -> list[str]:
+    body = "\n".join(line.split("#", 1)[0] for line in body.splitlines())
+    return [w.strip('"') for w in re.findall(r'"[^"]*"|\S+', body)]
+
+
+def component_flags(cmakelists: Path) -> ComponentFlags:
+    """Include directories and compile options of the app component (``src/CMakeLists.txt``)."""
+    text = cmakelists.read_text(encoding="utf-8")
+    reg = re.search(r"idf_component_register\((.*?)\)", text, re.DOTALL)
+    if reg is None:
+        raise CheckSetupError(f"{cmakelists}: no idf_component_register(...)")
+    words = _cmake_words(reg.group(1))
+    include_dirs: list[str] = []
+    if "INCLUDE_DIRS" in words:
+        for w in words[words.index("INCLUDE_DIRS") + 1:]:
+            if w.isupper():
+                break
+            include_dirs.append(w)
+    options: list[str] = []
+    for m in re.finditer(r"target_compile_options\(\$\{COMPONENT_LIB\}\s+(?:PRIVATE|PUBLIC)\s+(.*?)\)", text,
+                         re.DOTALL):
+        options += _cmake_words(m.group(1))
+    per_file: dict[str, list[str]] = {}
+    for m in re.finditer(r"set_source_files_properties\((.*?)\)", text, re.DOTALL):
+        ws = _cmake_words(m.group(1))
+        if "COMPILE_OPTIONS" not in ws:
+            continue
+        files = ws[:ws.index("PROPERTIES")]
+        opts = ws[ws.index("COMPILE_OPTIONS") + 1:]
+        for f in files:
+            rel = f.replace("${CMAKE_CURRENT_LIST_DIR}/", "")
+            per_file[rel] = [o for opt in opts for o in opt.split(";") if o]
+    return ComponentFlags(include_dirs, options, per_file)
+
+
+def host_target_flags(chip: Chip, cxx: str, newlib_config: Path, newlib_include: Path) -> list[str]:
+    """Make the host g++ see the headers as the ESP toolchain does (see the module docstring)."""
+
+    def gcc_dir(name: str) -> Optional[str]:
+        out = subprocess.run([cxx, f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+        return out if out and Path(out).is_dir() else None
+
+    flags = ["-m32", "-nostdinc", "-nostdinc++"]
+    # Host identity off, target identity on (newlib and ESP-IDF headers test these).
+    for macro in ("__linux__", "__linux", "linux", "__gnu_linux__", "__unix__", "__unix", "unix",
+                  "__i386__", "__i386", "i386", "__i686__", "__i686", "i686",
+                  "__pentiumpro__", "__pentiumpro",
+                  "__SSE__", "__SSE2__", "__MMX__", "__SSE_MATH__", "__SSE2_MATH__", "__SEG_FS", "__SEG_GS"):
+        flags.append(f"-U{macro}")
+    # xtensa-esp-elf and riscv32-esp-elf: int32_t is long (newlib's stdint follows these).
+    for name, value in (("INT32", "long int"), ("UINT32", "long unsigned int"),
+                        ("INT_LEAST32", "long int"), ("UINT_LEAST32", "long unsigned int")):
+        flags += [f"-U__{name}_TYPE__", f"-D__{name}_TYPE__={value}"]
+    flags += [f"-D{m}" for m in chip.macros]
+    flags += ["-isystem", str(newlib_config)]  # newlib.h for a source checkout, before its placeholder
+    for name in ("include", "include-fixed"):
+        found = gcc_dir(name)
+        if found:
+            flags += ["-isystem", found]
+    flags += ["-isystem", str(newlib_include)]
+    return flags
+
+
+# ---------------------------------------------------------------------------- sdkconfig
+
+
+def make_sdkconfig_header(sources: Sources, project: Path, chip: Chip, out_dir: Path) -> Path:
+    """``sdkconfig.h`` for ``chip`` from the project's ``sdkconfig.defaults`` with ESP-IDF's kconfgen."""
+    idf = sources.idf
+    out_dir.mkdir(parents=True, exist_ok=True)
+    comps = sorted(p for p in (idf / "components").iterdir() if p.is_dir())
+    kconfigs = [p / "Kconfig" for p in comps if (p / "Kconfig").is_file()]
+    kconfigs.append(sources.websocket / "Kconfig")
+    projbuilds = [p / "Kconfig.projbuild" for p in comps if (p / "Kconfig.projbuild").is_file()]
+    projbuilds.append(project / "src" / "Kconfig.projbuild")
+    renames = [p / name for p in comps for name in ("sdkconfig.rename", f"sdkconfig.rename.{chip.name}")
+               if (p / name).is_file()]
+    kconfigs_in = out_dir / "kconfigs.in"
+    projbuild_in = out_dir / "kconfigs_projbuild.in"
+    kconfigs_in.write_text("".join(f'source "{p}"\n' for p in kconfigs if p.is_file()), encoding="utf-8")
+    projbuild_in.write_text("".join(f'source "{p}"\n' for p in projbuilds if p.is_file()), encoding="utf-8")
+    major, minor, patch = idf_version(idf)
+    header = out_dir / "sdkconfig.h"
+    env = {
+        "IDF_TARGET": chip.name,
+        "IDF_TOOLCHAIN": "gcc",
+        "IDF_VERSION": f"{major}.{minor}.{patch}",
+        "IDF_INIT_VERSION": f"{major}.{minor}.{patch}",
+        "IDF_ENV_FPGA": "",
+        "IDF_PATH": str(idf),
+        "IDF_MINIMAL_BUILD": "n",
+        "COMPONENT_KCONFIGS_SOURCE_FILE": str(kconfigs_in),
+        "COMPONENT_KCONFIGS_PROJBUILD_SOURCE_FILE": str(projbuild_in),
+        "COMPONENT_SDKCONFIG_RENAMES": ";".join(str(p) for p in renames),
+    }
+    cmd = [sys.executable, "-m", "kconfgen", "--list-separator", "semicolon",
+           "--kconfig", str(idf / "Kconfig"), "--sdkconfig-rename", str(idf / "sdkconfig.rename"),
+           "--config", str(out_dir / "sdkconfig"), "--defaults", str(project / "sdkconfig.defaults")]
+    for name, value in env.items():
+        cmd += ["--env", f"{name}={value}"]
+    cmd += ["--output", "header", str(header), "--output", "config", str(out_dir / "sdkconfig")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not header.is_file():
+        if "No module named kconfgen" in proc.stderr:
+            raise CheckSetupError("esp-idf-kconfig is not installed: pip install esp-idf-kconfig "
+                                  "(or pip install -e '.[esp32]')")
+        raise CheckSetupError(f"kconfgen failed for {chip.name} (exit {proc.returncode}):\n"
+                              f"{' '.join(cmd)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return header
+
+
+def _config_values(text: str) -> dict[str, str]:
+    """``CONFIG_X`` -> value of an sdkconfig-format text (``# CONFIG_X is not set`` is ``n``)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        unset = re.match(r"#\s*(CONFIG_\w+) is not set$", line)
+        if unset:
+            values[unset.group(1)] = "n"
+        elif line.startswith("CONFIG_") and "=" in line:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+def defaults_not_applied(defaults: Path, sdkconfig: Path) -> list[str]:
+    """Lines of ``sdkconfig.defaults`` that the resulting sdkconfig does not have as written.
+
+    kconfgen ignores a symbol this ESP-IDF version does not know (a typo, a renamed option)
+    and may override one whose dependencies are not met: both would silently build a
+    different firmware than the defaults describe.
+    """
+    wanted = _config_values(defaults.read_text(encoding="utf-8"))
+    got = _config_values(sdkconfig.read_text(encoding="utf-8"))
+    problems = []
+    for name, value in wanted.items():
+        if name not in got:
+            problems.append(f"{defaults.name}: {name} is not an option of this ESP-IDF version")
+        elif got[name] != value:
+            problems.append(f"{defaults.name}: {name}={value} did not apply (the sdkconfig has {got[name]})")
+    return problems
+
+
+# ---------------------------------------------------------------------------- compile
+
+
+# Options the port links against: without them the calls compile but do not link.
+REQUIRED_CONFIG: dict[str, str] = {
+    "WS_TRANSPORT": "esp_websocket_client builds nothing without the WebSocket transport",
+    "MBEDTLS_CERTIFICATE_BUNDLE": "esp_crt_bundle_attach (wss://) needs the certificate bundle",
+}
+
+
+@dataclass
+class FileResult:
+    source: Path
+    command: list[str]
+    returncode: int
+    output: str
+
+    @property
+    def warnings(self) -> list[str]:
+        return [line for line in self.output.splitlines() if ": warning: " in line]
+
+    @property
+    def ok(self) -> bool:
+        """Compiled without any warning: the flags ESP-IDF leaves as warnings
+        (-Wno-error=deprecated-declarations, ...) fail the check too, since a deprecated
+        API is the next version's build error."""
+        return self.returncode == 0 and not self.warnings
+
+
+@dataclass
+class BoardResult:
+    board: str
+    idf: str
+    full: bool
+    files: list[FileResult]
+    config_problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.files) and not self.config_problems
+
+
+def idf_include_dirs(sources: Sources, chip: Chip) -> list[Path]:
+    comps = sources.idf / "components"
+    dirs = []
+    for rel in IDF_INCLUDE_DIRS:
+        path = comps / rel.format(target=chip.name, arch=chip.arch)
+        if path.is_dir():
+            dirs.append(path.resolve())
+    dirs.append((sources.websocket / "include").resolve())
+    return dirs
+
+
+def project_sources(project: Path) -> list[Path]:
+    """What the app component compiles: every ``*.cpp`` under ``src/`` (its GLOB_RECURSE)."""
+    return sorted((project / "src").rglob("*.cpp"))
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+
+def common_requirements(idf: Path, chip: Chip) -> set[str]:
+    """Components every component requires in this version (``requires_common`` for chips)."""
+    build = (idf / "tools" / "cmake" / "build.cmake").read_text(encoding="utf-8")
+    lists = re.findall(r"set\(requires_common ([^)]*)\)", build)
+    chip_list = [words.split() for words in lists if "linux" not in words.split()]
+    if not chip_list:
+        raise CheckSetupError(f"{idf}/tools/cmake/build.cmake: no requires_common for chip targets")
+    return {*chip_list[0], chip.arch}
+
+
+def requirement_problems(project: Path, sources: Sources, chip: Chip) -> list[str]:
+    """ESP-IDF headers the app component includes from components it does not require.
+
+    Every header a source includes directly must come from a component named in
+    ``src/CMakeLists.txt`` (REQUIRES / PRIV_REQUIRES), a dependency of ``src/idf_component.yml``
+    or a common requirement; ESP-IDF gives a component no other include paths, so anything
+    else is "No such file" on the first real build (the check's own include path is wider).
+    Only direct includes are checked: what a required component requires publicly is
+    allowed too, and is not resolved here.
+    """
+    src = project / "src"
+    reg = re.search(r"idf_component_register\((.*?)\)", (src / "CMakeLists.txt").read_text(encoding="utf-8"),
+                    re.DOTALL)
+    words = _cmake_words(reg.group(1)) if reg else []
+    allowed = set(common_requirements(sources.idf, chip))
+    for key in ("REQUIRES", "PRIV_REQUIRES"):
+        if key in words:
+            for w in words[words.index(key) + 1:]:
+                if w.isupper():
+                    break
+                allowed.add(w)
+    manifest = src / "idf_component.yml"
+    if manifest.is_file():
+        deps = re.findall(r"^\s+[\w.-]+/([\w.-]+)\s*:", manifest.read_text(encoding="utf-8"), re.MULTILINE)
+        allowed |= set(deps)
+    comps = (sources.idf / "components").resolve()
+    idf_dirs = idf_include_dirs(sources, chip)
+    local_dirs = [src / d for d in component_flags(src / "CMakeLists.txt").include_dirs]
+    problems = []
+    for source in project_sources(project):
+        for header in sorted(set(_INCLUDE.findall(source.read_text(encoding="utf-8")))):
+            if header == "sdkconfig.h" or any((d / header).is_file() for d in [source.parent, *local_dirs]):
+                continue
+            found = next((d for d in idf_dirs if (d / header).is_file()), None)
+            if found is None:
+                continue  # a C library header
+            component = (found.relative_to(comps).parts[0] if found.is_relative_to(comps)
+                         else sources.websocket.name)
+            if component not in allowed:
+                rel = source.relative_to(src).as_posix()
+                fix = ("add it to PRIV_REQUIRES" if found.is_relative_to(comps)
+                       else f"add espressif/{component} to src/idf_component.yml")
+                problems.append(f"src/{rel}: #include \"{header}\" is in component {component}, which "
+                                f"src/CMakeLists.txt does not require: {fix}")
+    return problems
+
+
+def require_submodules(project: Path, sources: Sources) -> None:
+    """Submodules that only some ports need: esp-mqtt once a source includes mqtt_client.h."""
+    uses_mqtt = any(re.search(r'#include\s*[<"]mqtt_client\.h[>"]', p.read_text(encoding="utf-8"))
+                    for p in project_sources(project))
+    header = sources.idf / "components" / "mqtt" / "esp-mqtt" / "include" / "mqtt_client.h"
+    if uses_mqtt and not header.is_file():
+        raise CheckSetupError(f"{ENV_IDF}={sources.idf}: the port includes mqtt_client.h but the esp-mqtt "
+                              "submodule is missing: git submodule update --init components/mqtt/esp-mqtt")
+
+
+def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Path, full: bool) -> list[str]:
+    """Every flag but the per-file ones, in the order ESP-IDF's CMake puts them.
+
+    ``full``: compile to (host) assembly, discarded, instead of ``-fsyntax-only``, so that the
+    warnings of the optimizer at the sdkconfig's level (``-Os``: ``-Wstringop-truncation``,
+    ``-Wformat-truncation``, ``-Wmaybe-uninitialized``, ...) are checked too. The target's
+    inline assembly is only copied into the discarded text, never assembled.
+    """
+    newlib_config = work / "newlib-config"
+    newlib_config.mkdir(parents=True, exist_ok=True)
+    for name, text in newlib_config_headers(sources).items():
+        (newlib_config / name).write_text(text, encoding="utf-8")
+    config_dir = work / chip.name / "config"
+    make_sdkconfig_header(sources, project, chip, config_dir)
+    src = project / "src"
+    comp = component_flags(src / "CMakeLists.txt")
+    common, defines = idf_common_flags(sources.idf)
+    mode = ["-S", "-o", os.devnull] if full else ["-fsyntax-only"]
+    flags = [*mode, *host_target_flags(chip, cxx, newlib_config, sources.newlib_include), *common, *defines,
+             *config_flags(config_dir / "sdkconfig.h")]
+    flags += [f"-I{src / d}" for d in comp.include_dirs]
+    flags += [f"-I{config_dir}"]
+    flags += [f"-I{d}" for d in idf_include_dirs(sources, chip)]
+    flags += comp.options
+    return flags
+
+
+def _rsp_quote(arg: str) -> str:
+    return "'" + arg.replace("\\", "\\\\").replace("'", "\\'") + "'" if re.search(r"[\s'\"\\]", arg) else arg
+
+
+def check_project(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++",
+                  full: bool = False, log: Log = print) -> BoardResult:
+    """Compiles every source of the generated project for ``board``; returns each file's result.
+
+    The common flags go to ``WORK/<board>.rsp`` (``g++ @file``), so that a failure can be
+    reproduced by hand with a short command.
+    """
+    chip = CHIPS[board]
+    rsp = work / f"{board}{'-full' if full else ''}.rsp"
+    rsp.parent.mkdir(parents=True, exist_ok=True)
+    flags = board_flags(cxx, project, chip, sources, work, full)
+    rsp.write_text("\n".join(_rsp_quote(f) for f in flags) + "\n", encoding="utf-8")
+    per_file = component_flags(project / "src" / "CMakeLists.txt").per_file
+    results = []
+    for source in project_sources(project):
+        rel = source.relative_to(project / "src").as_posix()
+        cmd = [cxx, f"@{rsp}", *per_file.get(rel, []), str(source)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)
+        results.append(FileResult(source, cmd, proc.returncode, proc.stdout + proc.stderr))
+        result = results[-1]
+        warned = f"{len(result.warnings)} warning(s)"
+        status = "ok" if result.ok else ("FAILED" if proc.returncode else warned)
+        log(f"  {board}{' -Os' if full else ''}: src/{rel}: {status}")
+    config = work / chip.name / "config"
+    problems = defaults_not_applied(project / "sdkconfig.defaults", config / "sdkconfig")
+    problems += requirement_problems(project, sources, chip)
+    header = (config / "sdkconfig.h").read_text(encoding="utf-8")
+    problems += [f"sdkconfig.h: CONFIG_{name} is not set: {why}" for name, why in REQUIRED_CONFIG.items()
+                 if not re.search(rf"^#define CONFIG_{name} 1$", header, re.MULTILINE)]
+    for problem in problems:
+        log(f"  {board}: {problem}")
+    major, minor, patch = idf_version(sources.idf)
+    return BoardResult(board, f"{major}.{minor}.{patch}", full, results, problems)
+
+
+def require_tools(cxx: str = "g++") -> None:
+    if shutil.which(cxx) is None:
+        raise CheckSetupError(f"{cxx} not found (apt-get install g++)")
+
+
+# ---------------------------------------------------------------------------- API listing
+
+# What the port calls from ESP-IDF, FreeRTOS and esp_websocket_client (by name prefix).
+API_CALL = re.compile(r"\b((?:esp|nvs)_\w+|(?:x|v|ux|pv)[A-Z]\w*)\s*\(")
+
+
+# The fields of ESP-IDF types the port reads or sets (the compiler checks that they exist;
+# the listing shows their types per version).
+PORT_FIELDS: dict[str, tuple[str, ...]] = {
+    "esp_websocket_client_config_t": ("uri", "headers", "buffer_size", "task_stack", "reconnect_timeout_ms",
+                                      "network_timeout_ms", "crt_bundle_attach"),
+    "esp_websocket_event_data_t": ("data_ptr", "data_len", "op_code", "payload_len", "payload_offset", "fin"),
+    "wifi_sta_config_t": ("ssid", "password"),
+    "wifi_event_sta_disconnected_t": ("reason",),
+}
+
+
+def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++") -> dict[str, str]:
+    """The declaration (or macro) behind every ESP-IDF call of the port, as this version has it.
+
+    Functions come from the preprocessed port (whitespace collapsed, attributes kept);
+    function-like macros (``xQueueSend``, ``xTaskCreate``, ...) from the headers' ``#define``.
+    Comparing two versions' listings shows every signature change the port is exposed to,
+    including those an implicit conversion would let compile.
+    """
+    chip = CHIPS[board]
+    port = project / "src" / "port" / "mcpgen_esp_port.cpp"
+    names = sorted(set(API_CALL.findall(port.read_text(encoding="utf-8"))))
+    flags = board_flags(cxx, project, chip, sources, work, False)
+    flags = [f for f in flags if f != "-fsyntax-only"]
+    proc = subprocess.run([cxx, *flags, "-E", "-dD", str(port)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CheckSetupError(f"preprocessing {port} failed:\n{proc.stderr[-2000:]}")
+    text = proc.stdout
+    macros: dict[str, str] = {}
+    for m in re.finditer(r"^#define (\w+)(\([^)]*\))[ \t]+(.*)$", text, re.MULTILINE):
+        macros[m.group(1)] = f"#define {m.group(1)}{m.group(2)} {' '.join(m.group(3).split())}"
+    code = " ".join(line for line in text.splitlines() if not line.startswith("#"))
+    code = " ".join(code.split())
+    api: dict[str, str] = {}
+    for name in names:
+        if name in macros:
+            api[name] = macros[name]
+            continue
+        # A declaration or inline definition: a return type, the name, the parameters.
+        # The headers come first in the unit, so the first match is the header's.
+        pattern = rf"(?:^|[;{{}}])\s*([^;{{}}]*?\w[\s*]+{name} ?\([^;{{}}]*?\))[^;{{}}]*?[;{{]"
+        for decl in re.finditer(pattern, code):
+            head = decl.group(1).strip()
+            if "=" not in head.split(name)[0] and not re.match(r"(return|if|else|do)\b", head):
+                api[name] = head
+                break
+    for struct, fields in PORT_FIELDS.items():
+        body = _typedef_body(code, struct)
+        for fld in fields:
+            found = re.search(rf"(?:^|[;{{}}])\s*([^;{{}}]*?\b{fld}\b[^;{{}}]*?);", body) if body else None
+            api[f"{struct}.{fld}"] = found.group(1).strip() if found else "(not found)"
+    return api
+
+
+def _typedef_body(code: str, name: str) -> Optional[str]:
+    """The text between the braces of ``typedef struct {...} name;`` (nested braces kept)."""
+    end = code.find(f"}} {name};")
+    if end < 0:
+        return None
+    depth = 0
+    for i in range(end, -1, -1):
+        if code[i] == "}":
+            depth += 1
+        elif code[i] == "{":
+            depth -= 1
+            if depth == 0:
+                return code[i + 1:end]
+    return None
+
+
+# The device configuration the projects are generated with: the longest values Wi-Fi allows
+# (SSID 32 bytes, WPA2 passphrase 64), so that code copying them is checked at its limits.
+CHECK_CONFIG: dict[str, str] = {
+    "MCPGEN_WIFI_SSID": "mcpgen-check-ssid-of-32-bytes-xx",
+    "MCPGEN_WIFI_PASSWORD": "p" * 64,
+    "MCPGEN_BACKEND_URL": "wss://gateway.example.test:8765/mcp/v1",
+    "MCPGEN_BACKEND_TOKEN": "t" * 128,
+}
+
+
+def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str], work: Path, *,
+              cxx: str = "g++", full: bool = True, log: Log = print) -> list[BoardResult]:
+    """Generates the ESP32 project of each spec and checks it for each board.
+
+    Every file is checked with ``-fsyntax-only``; with ``full`` also compiled at the
+    sdkconfig's optimization level (see ``board_flags``).
+    """
+    from mcpgen.codegen.targets.esp32 import generate_project
+
+    require_tools(cxx)
+    sources.validate()
+    results = []
+    for spec in spec_paths:
+        project = generate_project(spec, work / spec.stem, log=lambda _: None, environ=dict(CHECK_CONFIG))
+        require_submodules(project, sources)
+        for board in boards:
+            for mode in (False, True) if full else (False,):
+                results.append(check_project(project, sources, board, work / spec.stem, cxx=cxx, full=mode,
+                                             log=log))
+    return results
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    from mcpgen.codegen import resources
+
+    parser = argparse.ArgumentParser(
+        prog="python -m mcpgen.codegen.targets.esp_idf_check",
+        description="Compile the generated ESP32 firmware (port, core, generated code, handlers) with the "
+                    "host g++ against the headers of local ESP-IDF, esp-protocols and newlib checkouts.")
+    parser.add_argument("--idf", type=Path, default=os.environ.get(ENV_IDF),
+                        help=f"ESP-IDF checkout with submodules (default ${ENV_IDF})")
+    parser.add_argument("--protocols", type=Path, default=os.environ.get(ENV_PROTOCOLS),
+                        help=f"espressif/esp-protocols checkout (default ${ENV_PROTOCOLS})")
+    parser.add_argument("--newlib", type=Path, default=os.environ.get(ENV_NEWLIB),
+                        help="ESP toolchain include dir or espressif/newlib-esp32 checkout "
+                             f"(default ${ENV_NEWLIB})")
+    parser.add_argument("--board", action="append", choices=sorted(CHIPS),
+                        help="board to check (repeatable; default all)")
+    parser.add_argument("--spec", action="append", type=Path,
+                        help="spec to generate the project from (repeatable; default the example specs)")
+    parser.add_argument("--syntax-only", action="store_true",
+                        help="only g++ -fsyntax-only (skip the pass at the sdkconfig's optimization level)")
+    parser.add_argument("--api", action="store_true",
+                        help="print the declarations of the ESP-IDF functions and macros the port calls, as "
+                             "this version has them (diff two versions' listings), and exit")
+    parser.add_argument("--cxx", default="g++", help="host C++ compiler (default g++)")
+    parser.add_argument("--keep", type=Path, help="work in this directory and keep it (project, sdkconfig.h, "
+                                                  "<board>.rsp flag files for g++ @FILE)")
+    args = parser.parse_args(argv)
+    if args.idf is None or args.protocols is None or args.newlib is None:
+        parser.error(f"set {', '.join(ENV_NAMES)} (or --idf, --protocols, --newlib)")
+    sources = Sources(args.idf, args.protocols, args.newlib)
+    specs = args.spec or [resources.example_spec("default_device"), resources.example_spec("desk_lamp")]
+    boards = args.board or sorted(CHIPS)
+    with tempfile.TemporaryDirectory(prefix="mcpgen-idf-check-") as tmp:
+        work = args.keep or Path(tmp)
+        if args.api:
+            from mcpgen.codegen.targets.esp32 import generate_project
+
+            try:
+                sources.validate()
+                project = generate_project(specs[0], work / "api", log=lambda _: None,
+                                           environ=dict(CHECK_CONFIG))
+                listing = port_api(project, sources, boards[0], work / "api", cxx=args.cxx)
+            except CheckSetupError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            for name, decl in listing.items():
+                print(f"{name}: {decl}")
+            return 0
+        try:
+            results = run_check(specs, sources, boards, work, cxx=args.cxx, full=not args.syntax_only)
+        except CheckSetupError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        failed = [f for r in results for f in r.files if not f.ok]
+        problems = sorted({p for r in results for p in r.config_problems})
+        for p in problems:
+            print(f"sdkconfig: {p}", file=sys.stderr)
+        for f in failed:
+            print(f"\n--- {f.source}\n$ {' '.join(f.command)}\n{f.output}", file=sys.stderr)
+        if failed and not args.keep:
+            print("(run with --keep DIR to keep the project and the .rsp flag files)", file=sys.stderr)
+        total = sum(len(r.files) for r in results)
+        idf_desc = describe(sources.idf) or (results[0].idf if results else "")
+        print(f"ESP-IDF {idf_desc}, esp_websocket_client {component_version(sources.websocket)}, "
+              f"newlib {newlib_version(sources)}: {total - len(failed)} of {total} compilations passed "
+              f"({', '.join(boards)}; -fsyntax-only{'' if args.syntax_only else ' and optimized'})")
+        return 1 if failed or problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

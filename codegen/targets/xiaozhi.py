@@ -1,0 +1,84 @@
+"""The "xiaozhi" target: a drop-in directory for the stock xiaozhi-esp32 firmware.
+
+``build_xiaozhi(spec, outdir)`` writes ``outdir/xiaozhi/``: the generated glue and tables
+(``codegen.emit.xiaozhi``), the mcpgen core files the handlers and the glue need (copied
+unchanged from ``firmware_template/core/mcpgen``), the port
+(``firmware_template/ports/xiaozhi``) and a copy of the spec's ``<stem>_handlers.cpp``
+(created beside the spec as a starter first when missing). Nothing is compiled here: the
+stock firmware's ``main/mcp_server.h`` comes from the user's checkout (see
+``docs/xiaozhi.md``; ``tests/xiaozhi`` compiles and runs it against the real header).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Optional
+
+from mcpgen.codegen import resources
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit import xiaozhi as emit_xiaozhi
+from mcpgen.codegen.emit.writer import write_tree
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
+
+FIRMWARE_TEMPLATE = resources.firmware_template()
+PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BuildError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] = print,
+                  spec: Optional[Spec] = None) -> Path:
+    """Writes the xiaozhi drop-in directory of ``spec_path``; returns ``outdir/xiaozhi``.
+
+    Only changed files are rewritten. Raises BuildError when the spec is invalid or uses
+    something the stock McpServer cannot serve (the message names the tool and parameter).
+    """
+    spec_path = Path(spec_path).resolve()
+    outdir = Path(outdir).resolve()
+    spec = load_for_build(spec_path, spec)
+    try:
+        files = emit_xiaozhi.emit(spec)
+    except ValueError as exc:  # XiaozhiSpecError, or emit_cpp's limits
+        raise BuildError(f"{spec_path}: cannot build for the xiaozhi target: {exc}") from exc
+
+    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
+    out = emit_xiaozhi.OUT_DIR
+    for name in emit_xiaozhi.core_files():
+        files[f"{out}/mcpgen/{name}"] = _read(emit_xiaozhi.CORE_DIR / name)
+    for name in emit_xiaozhi.PORT_FILES:
+        files[f"{out}/{name}"] = _read(PORT_DIR / name)
+    files[f"{out}/{handlers.name}"] = _read(handlers)
+
+    written = write_tree(outdir, files)
+    for path in written:
+        log(f"wrote {path}")
+    for name in emit_xiaozhi.stock_collisions(spec):
+        log(
+            f"warning: {name}: the stock xiaozhi firmware registers a tool of this name too; "
+            "its own tool wins unless you remove it from main/mcp_server.cc"
+        )
+    target = outdir / out
+    log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}): {target}")
+    log(f"next: follow {target / 'README.md'} to add it to a xiaozhi-esp32 firmware")
+    return target
+
+
+class XiaozhiTarget(Target):
+    """``--target xiaozhi``: glue that registers the spec's tools in a stock xiaozhi-esp32 firmware."""
+
+    name = "xiaozhi"
+    summary = "glue that registers the spec's tools in a stock xiaozhi-esp32 firmware"
+
+    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        return [Built("xiaozhi glue", build_xiaozhi(spec_path, outdir, log=options.log, spec=spec))]
+
+
+TARGETS: tuple[Target, ...] = (XiaozhiTarget(),)

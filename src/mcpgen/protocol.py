@@ -1,0 +1,34 @@
+"""Protocol constants that the generator, the runtime and the bridge share: one source.
+
+They live in the neutral top-level package so both ends import them without importing
+each other (the runtime never imports the generator; importing ``mcpgen.runtime.*``
+would load the gateway and the compiled hot path into ``codegen check``).
+
+The device core (C++) holds its own copies; tests/spec/test_protocol_constants.py reads
+them from ``mcp_core.h`` and ``mcp_server.cpp`` and compares.
+"""
+
+from __future__ import annotations
+
+#: MCP revisions that open with the ``initialize`` handshake, oldest first. The device
+#: core speaks exactly these (``kSupportedProtocols`` in mcp_server.cpp), so a spec's
+#: ``device.protocol_version`` is one of them.
+SESSION_PROTOCOL_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: Stateless revisions: the version travels in every request's ``_meta`` (bridge only).
+STATELESS_PROTOCOL_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+#: Every revision the bridge serves, oldest first.
+PROTOCOL_VERSIONS: tuple[str, ...] = SESSION_PROTOCOL_VERSIONS + STATELESS_PROTOCOL_VERSIONS
+#: What xiaozhi devices speak, hence the spec's default and the runtime's ``initialize``.
+DEFAULT_PROTOCOL_VERSION = "2024-11-05"
+
+#: What a tool may return (spec ``returns:``), in the order error messages list them.
+#: The device core's ``ReturnKind`` enum and the codec's ``KINDS`` name the same kinds.
+RETURN_KINDS: tuple[str, ...] = ("boolean", "integer", "number", "string", "object", "image", "none")
+
+__all__ = [
+    "DEFAULT_PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
+    "RETURN_KINDS",
+    "SESSION_PROTOCOL_VERSIONS",
+    "STATELESS_PROTOCOL_VERSIONS",
+]
