@@ -339,7 +339,7 @@ class Device:
     ) -> Any:
         t = self.call_timeout if timeout is None else timeout
         if t is not None and t >= 0:
-            self._deadlines.add(t, self, rid, what, self._session.pending)
+            self._deadlines.add(t, self, rid, what, self._session)
         send_now = self._send_now
         if send_now is not None:
             try:
@@ -403,7 +403,7 @@ class Device:
 
     def _expire(self, rid: int, t: float, what: str) -> None:
         """Called by the loop's deadline sweep; a call answered meanwhile is skipped."""
-        if rid not in self._session.pending:
+        if not self._session.is_pending(rid):
             return
         exc = DeviceTimeout(f"{what}: no reply from device {self.device_id!r} within {t:g}s (request {rid})")
         if self._session.fail(rid, exc):
