@@ -699,7 +699,8 @@ class Session:
 
     def _ring_index(self, request_id: object) -> int:
         """The ring slot index of ``request_id``, or -1 when it is not ring-kept."""
-        if type(request_id) is int and 0 < request_id <= _RID_MAX:  # noqa: SIM102
+        # Literal bounds: the compiled build compares the int object with C constants.
+        if type(request_id) is int and request_id > 0 and request_id <= 4611686018427387904:
             rid = request_id
             return rid & self._mask
         return -1
@@ -722,31 +723,36 @@ class Session:
 
     def _put(self, request_id: object, future: Any, kind: int) -> Pending:
         """Registers ``future`` for ``request_id`` in a free ring slot or the overflow dict."""
-        i = self._ring_index(request_id)
-        if i >= 0:
-            rid = request_id
-            p = self._slots[i]
-            if p.rid != 0 and p.rid != rid:
-                n = len(self._slots)
-                if n < _RING_MAX and n < _RING_SPARE * (self._live + 1):
-                    self._grow()
-                    p = self._slots[rid & self._mask]
-            if p.rid == 0:
-                p.rid = rid
-                p.future = future
-                p.kind = kind
-                self._live += 1
-                return p
-            if p.rid == rid:  # registered again: the newer future wins, as in a dict
-                p.future = future
-                p.kind = kind
-                p.due = -1.0
+        if self._ring_index(request_id) >= 0:
+            p = self._put_rid(request_id, future, kind)  # type: ignore[arg-type]
+            if p is not None:
                 return p
         q = Pending(future, kind)
         if self._extra is None:
             self._extra = {}
         self._extra[request_id] = q
         return q
+
+    def _put_rid(self, rid: int, future: Any, kind: int) -> Optional[Pending]:
+        """The ring part of :meth:`_put` (``rid`` in 1.._RID_MAX); None: the slot is taken."""
+        p = self._slots[rid & self._mask]
+        if p.rid != 0 and p.rid != rid:
+            n = len(self._slots)
+            if n < _RING_MAX and n < _RING_SPARE * (self._live + 1):
+                self._grow()
+                p = self._slots[rid & self._mask]
+        if p.rid == 0:
+            p.rid = rid
+            p.future = future
+            p.kind = kind
+            self._live += 1
+            return p
+        if p.rid == rid:  # registered again: the newer future wins, as in a dict
+            p.future = future
+            p.kind = kind
+            p.due = -1.0
+            return p
+        return None
 
     def _find(self, request_id: object) -> Optional[Pending]:
         i = self._ring_index(request_id)
@@ -792,7 +798,8 @@ class Session:
     def call(self, name: str, arguments: object, future: Any, kind: int) -> bytes:
         """:meth:`tools_call` + :meth:`expect` in one step."""
         data = self.tools_call(name, arguments)
-        self._put(self.last_id, future, kind)
+        if self._put_rid(self.last_id, future, kind) is None:
+            self._put(self.last_id, future, kind)
         return data
 
     def is_pending(self, request_id: object) -> bool:
@@ -842,6 +849,11 @@ class Session:
         for fut in futs:
             _reject(fut, exc)
         return len(futs)
+
+    @property
+    def ring_slots(self) -> int:
+        """Slots in the pending table's ring (it grows only while calls in flight collide)."""
+        return len(self._slots)
 
     @property
     def pending_count(self) -> int:
@@ -1064,7 +1076,7 @@ class Deadlines:
     def add_call(self, session: Session, request_id: int, timeout: float, owner: Any, what: object) -> None:
         """The deadline of a call :meth:`Session.call` just registered (no allocation)."""
         p = None
-        if 0 < request_id <= _RID_MAX:
+        if request_id > 0:  # ids of ours (next_id only grows) fit the ring
             p = session._slots[request_id & session._mask]
         if p is None or p.rid != request_id:  # in the overflow dict: the general form
             self.add(timeout, owner, request_id, what, session)
@@ -1092,6 +1104,10 @@ class Deadlines:
         n = 0
         for b in self._buckets.values():
             n += len(b)
+        return n + self._count_timed()
+
+    def _count_timed(self) -> int:
+        n = 0
         for x in self._sessions:
             s = x
             for y in s._slots:
