@@ -6,7 +6,7 @@ cdef object _dumps
 cdef object _JSONDecodeError
 cdef object _fast_decode
 cdef object _FastError
-cdef bytes _EMPTY
+cdef bytes _EMPTY, _CALL_CLOSE_BARE, _CALL_CLOSE_ENV
 cdef object _Future
 cdef object _future_set_result
 cdef object _future_set_exception
@@ -117,7 +117,7 @@ cdef class Session:
     @cython.locals(fut=object)
     cdef inline object _take_future(self, Pending p)
     cdef object _drop(self, Pending p, object rid)
-    @cython.locals(head=bytes, rid="long long")
+    @cython.locals(head=bytes, rid="long long", heads=dict)
     cpdef bytes tools_call(self, str name, object arguments)
     @cython.locals(rid="long long")
     cpdef bytes request(self, str method, object params=*)

@@ -146,6 +146,8 @@ _F_ERROR = FRAME_ERROR
 _F_OTHER = FRAME_OTHER
 
 _EMPTY = b""
+_CALL_CLOSE_BARE = b"}}"
+_CALL_CLOSE_ENV = b"}}}"
 
 
 def kind_code(kind: Optional[str]) -> int:
@@ -604,7 +606,7 @@ class Session:
         self.next_id = 1
         self.last_id = 0
         self.stale = 0
-        self._heads: dict[str, bytes] = {}
+        self._heads: Optional[dict[str, bytes]] = None  # tools/call heads by tool name (first call)
         self._set_framing(session_id)
 
     def _set_framing(self, session_id: Optional[str]) -> None:
@@ -616,7 +618,7 @@ class Session:
             self._env_open = b'{"session_id":' + _dumps(session_id) + b',"type":"mcp","payload":'
             self._env_close = b"}"
         self._req_open = self._env_open + b'{"jsonrpc":"2.0","id":'
-        self._call_close = b"}}" + self._env_close
+        self._call_close = _CALL_CLOSE_BARE if session_id is None else _CALL_CLOSE_ENV  # shared
 
     def set_session_id(self, session_id: Optional[str]) -> None:
         """Switches framing (envelope with this id, or bare when ``None``)."""
@@ -636,10 +638,14 @@ class Session:
 
     def tools_call(self, name: str, arguments: object) -> bytes:
         """Encodes ``tools/call`` with a fresh id (``last_id``); ``arguments`` must be a dict."""
-        head = self._heads.get(name)
+        heads = self._heads
+        if heads is None:
+            heads = {}
+            self._heads = heads
+        head = heads.get(name)
         if head is None:
             head = b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":'
-            self._heads[name] = head
+            heads[name] = head
         rid = self._take_id()
         return b"".join((self._req_open, f"{rid}".encode(), head, _dumps(arguments), self._call_close))
 

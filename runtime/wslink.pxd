@@ -1,12 +1,13 @@
 # Cython declarations for runtime/wslink.py (pure-Python mode).
 cimport cython
-from picows.picows cimport WSFrame, WSListener, WSTransport
+from picows.picows cimport MemoryBuffer, WSFrame, WSListener, WSTransport
 from picows.picows cimport WSMsgType as _CMsgType
 from mcpgen.runtime.codec cimport Session
 
 cdef int _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PONG
 cdef _CMsgType _MT_TEXT
 cdef object _CC_OK, _CC_TOO_BIG
+cdef Py_ssize_t WRITE_BUFFER
 
 
 cdef class DeviceLink(WSListener):
