@@ -46,6 +46,7 @@ cdef Frame _frame(int kind, object etype=*, object sid=*, object rid=*, object m
 cdef Frame _classify(object msg)
 @cython.locals(e=dict)
 cpdef object rpc_error(object err)
+cdef object _rpc_error_fields(object code, object msg, object data)
 @cython.locals(icode=long)
 cdef object _new_rpc_error(object code, object message, object data)
 @cython.locals(item=dict)

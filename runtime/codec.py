@@ -49,9 +49,19 @@ if _msgspec is not None:
     _Result = _msgspec.defstruct(
         "_Result", [("content", Optional[list[_Content]], None), ("isError", Any, None)], gc=False
     )
+    # An error object as a Struct rather than a dict (an error that is not an object
+    # fails the typed decode and takes the general path, which says what is wrong).
+    _Err = _msgspec.defstruct(
+        "_Err", [("code", Any, None), ("message", Any, None), ("data", Any, None)], gc=False
+    )
     _Inner = _msgspec.defstruct(
         "_Inner",
-        [("id", Any, None), ("method", Any, None), ("result", Optional[_Result], None), ("error", Any, None)],
+        [
+            ("id", Any, None),
+            ("method", Any, None),
+            ("result", Optional[_Result], None),
+            ("error", Optional[_Err], None),
+        ],
         gc=False,
     )
     _Outer = _msgspec.defstruct(
@@ -62,7 +72,7 @@ if _msgspec is not None:
             ("id", Any, None),
             ("method", Any, None),
             ("result", Optional[_Result], None),
-            ("error", Any, None),
+            ("error", Optional[_Err], None),
         ],
         gc=False,
     )
@@ -305,6 +315,13 @@ def rpc_error(err: object) -> RpcError:
         code = None
     msg = e.get("message")
     return _new_rpc_error(code, msg if isinstance(msg, str) else str(msg), e.get("data"))
+
+
+def _rpc_error_fields(code: object, msg: object, data: object) -> RpcError:
+    """:func:`rpc_error` of an error object already split into its fields (the fast path)."""
+    if type(code) is not int and (isinstance(code, bool) or not isinstance(code, int)):
+        code = None
+    return _new_rpc_error(code, msg if isinstance(msg, str) else str(msg), data)  # type: ignore[arg-type]
 
 
 def _new_rpc_error(code: Optional[int], message: str, data: object) -> RpcError:
@@ -965,7 +982,7 @@ class Session:
             err = m.error
             if err is None:
                 return False
-            _reject(self._drop(p, rid), rpc_error(err))
+            _reject(self._drop(p, rid), _rpc_error_fields(err.code, err.message, err.data))
             return True
         kind = p.kind
         if kind == _K_NONE:
