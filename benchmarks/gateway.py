@@ -156,6 +156,24 @@ def run_count(
             ]
             return statistics.median(xs) if xs else None
 
+        def paired_excess(a: str, b: str, floor: str, key: str) -> Optional[float]:
+            """Median over rounds of (a - floor) / (b - floor): the project's own work per call.
+
+            The picows echo is the transport, loop, future and driver alone; what the
+            gateway spends above it in the same round is the work of the runtime itself,
+            the part a compiled build can change.
+            """
+            if a not in table or b not in table or floor not in table:
+                return None
+            xs = []
+            for x, y, z in zip(table[a]["rounds"], table[b]["rounds"], table[floor]["rounds"], strict=False):
+                if y[key] - z[key] > 0:
+                    xs.append((x[key] - z[key]) / (y[key] - z[key]))
+            return statistics.median(xs) if xs else None
+
+        out["cpu_above_picows_echo_pure_vs_compiled"] = paired_excess(
+            "pure Python", "compiled", "picows echo", "cpu_us_per_call"
+        )
         out["throughput_ratio_compiled_vs_pure"] = paired("compiled", "pure Python", "calls_per_s")
         out["cpu_per_call_ratio_pure_vs_compiled"] = paired("pure Python", "compiled", "cpu_us_per_call")
         out["cpu_per_call_compiled_vs_websockets_echo"] = paired(
@@ -173,6 +191,7 @@ def run_count(
                 f"{k}={out[k]:.2f}"
                 for k in (
                     "cpu_per_call_ratio_pure_vs_compiled",
+                    "cpu_above_picows_echo_pure_vs_compiled",
                     "cpu_per_call_compiled_vs_websockets_echo",
                     "cpu_per_call_compiled_vs_picows_echo",
                     "cpu_per_call_freeze_vs_compiled",
