@@ -224,7 +224,7 @@ LARGE = 5000
 
 def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int = 2) -> dict[str, Any]:
     from benchmarks import bindings as bnd
-    from benchmarks import gw_decode
+    from benchmarks import gw_decode, gw_frame
 
     soft, hard = raise_nofile_limit()
     pydir = bnd.build(log)
@@ -233,6 +233,12 @@ def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int 
         modes = ALL if n <= LARGE else ("compiled", "picows echo")
         results.append(run_count(n, rounds, duration, log, str(pydir) if pydir else None, modes=modes))
     decode = gw_decode.measure()
+    frame = gw_frame.measure()
+    log(
+        "  per-call code in process (gw_frame): "
+        + ", ".join(f"{k} {v:,.0f} ns" for k, v in frame["ns_per_call"].items())
+        + f", pure/compiled {frame['pure_vs_compiled']:.2f}x"
+    )
     log(
         "  reply decode vs orjson.loads: "
         + ", ".join(
@@ -252,6 +258,7 @@ def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int 
             multi = {"error": f"{type(exc).__name__}: {exc}"}
     return {
         "decode": decode,
+        "frame": frame,
         "workers": multi,
         "counts": counts,
         "rounds": rounds,
