@@ -749,6 +749,8 @@ class Session:
         if self._ring_index(request_id) >= 0:
             p = self._put_rid(request_id, future, kind)  # type: ignore[arg-type]
             if p is not None:
+                if self._extra:  # registered again after it overflowed: one entry only
+                    self._extra.pop(request_id, None)
                 return p
         q = Pending(future, kind)
         if self._extra is None:
