@@ -114,9 +114,12 @@ def measure(rounds: int = 15) -> dict[str, Any]:
         "compiled": (codec, wslink),
         "pure Python": (pure["mcpgen.runtime.codec"], pure["mcpgen.runtime.wslink"]),
     }
-    loop = asyncio.new_event_loop()
+    from mcpgen.runtime.loop import new_event_loop, uvloop_available
+
+    loop = new_event_loop()  # uvloop where installed, as the gateway runs (loop.time() per deadline)
     sock = socket.socket()
     out: dict[str, Any] = {
+        "loop": "uvloop" if uvloop_available() else "asyncio",
         "compiled": is_compiled(codec) and is_compiled(wslink),
         "pure_is_source": not is_compiled(builds["pure Python"][0]),
         "calls_per_batch": N,
