@@ -156,6 +156,24 @@ def run_count(
             ]
             return statistics.median(xs) if xs else None
 
+        def paired_excess(a: str, b: str, floor: str, key: str) -> Optional[float]:
+            """Median over rounds of (a - floor) / (b - floor): the project's own work per call.
+
+            The picows echo is the transport, loop, future and driver alone; what the
+            gateway spends above it in the same round is the work of the runtime itself,
+            the part a compiled build can change.
+            """
+            if a not in table or b not in table or floor not in table:
+                return None
+            xs = []
+            for x, y, z in zip(table[a]["rounds"], table[b]["rounds"], table[floor]["rounds"], strict=False):
+                if y[key] - z[key] > 0:
+                    xs.append((x[key] - z[key]) / (y[key] - z[key]))
+            return statistics.median(xs) if xs else None
+
+        out["cpu_above_picows_echo_pure_vs_compiled"] = paired_excess(
+            "pure Python", "compiled", "picows echo", "cpu_us_per_call"
+        )
         out["throughput_ratio_compiled_vs_pure"] = paired("compiled", "pure Python", "calls_per_s")
         out["cpu_per_call_ratio_pure_vs_compiled"] = paired("pure Python", "compiled", "cpu_us_per_call")
         out["cpu_per_call_compiled_vs_websockets_echo"] = paired(
@@ -173,6 +191,7 @@ def run_count(
                 f"{k}={out[k]:.2f}"
                 for k in (
                     "cpu_per_call_ratio_pure_vs_compiled",
+                    "cpu_above_picows_echo_pure_vs_compiled",
                     "cpu_per_call_compiled_vs_websockets_echo",
                     "cpu_per_call_compiled_vs_picows_echo",
                     "cpu_per_call_freeze_vs_compiled",
@@ -205,7 +224,7 @@ LARGE = 5000
 
 def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int = 2) -> dict[str, Any]:
     from benchmarks import bindings as bnd
-    from benchmarks import gw_decode
+    from benchmarks import gw_decode, gw_frame
 
     soft, hard = raise_nofile_limit()
     pydir = bnd.build(log)
@@ -214,6 +233,12 @@ def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int 
         modes = ALL if n <= LARGE else ("compiled", "picows echo")
         results.append(run_count(n, rounds, duration, log, str(pydir) if pydir else None, modes=modes))
     decode = gw_decode.measure()
+    frame = gw_frame.measure()
+    log(
+        "  per-call code in process (gw_frame): "
+        + ", ".join(f"{k} {v:,.0f} ns" for k, v in frame["ns_per_call"].items())
+        + f", pure/compiled {frame['pure_vs_compiled']:.2f}x"
+    )
     log(
         "  reply decode vs orjson.loads: "
         + ", ".join(
@@ -233,6 +258,7 @@ def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int 
             multi = {"error": f"{type(exc).__name__}: {exc}"}
     return {
         "decode": decode,
+        "frame": frame,
         "workers": multi,
         "counts": counts,
         "rounds": rounds,

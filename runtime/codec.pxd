@@ -6,7 +6,7 @@ cdef object _dumps
 cdef object _JSONDecodeError
 cdef object _fast_decode
 cdef object _FastError
-cdef bytes _EMPTY
+cdef bytes _EMPTY, _CALL_CLOSE_BARE, _CALL_CLOSE_ENV
 cdef object _Future
 cdef object _future_set_result
 cdef object _future_set_exception
@@ -46,6 +46,7 @@ cdef Frame _frame(int kind, object etype=*, object sid=*, object rid=*, object m
 cdef Frame _classify(object msg)
 @cython.locals(e=dict)
 cpdef object rpc_error(object err)
+cdef object _rpc_error_fields(object code, object msg, object data)
 @cython.locals(icode=long)
 cdef object _new_rpc_error(object code, object message, object data)
 @cython.locals(item=dict)
@@ -71,10 +72,24 @@ cdef object _reject(object fut, object exc)
 cdef class Pending:
     cdef public object future
     cdef public int kind
+    cdef public long long rid
+    cdef public double due
+    cdef public double timeout
+    cdef public object owner
+    cdef public object what
+
+
+cdef Pending _free_slot()
+cdef long long _RID_MAX
+cdef Py_ssize_t _RING_SPARE, _RING_MAX
 
 
 cdef class Session:
-    cdef readonly dict pending
+    cdef list _slots
+    cdef long long _mask
+    cdef Py_ssize_t _live
+    cdef dict _extra
+    cdef bint _timed
     cdef readonly long long next_id
     cdef readonly long long last_id
     cdef public long long stale
@@ -87,17 +102,36 @@ cdef class Session:
 
     cdef _set_framing(self, object session_id)
     cdef long long _take_id(self)
-    @cython.locals(head=bytes, rid="long long")
+    @cython.locals(rid="long long")
+    cdef long long _ring_index(self, object request_id) except -2
+    @cython.locals(old=list, n=Py_ssize_t, mask="long long", slots=list, p=Pending, i=Py_ssize_t)
+    cdef _grow(self)
+    @cython.locals(p=Pending, q=Pending)
+    cdef Pending _put(self, object request_id, object future, int kind)
+    @cython.locals(p=Pending, n=Py_ssize_t)
+    cdef Pending _put_rid(self, long long rid, object future, int kind)
+    @cython.locals(i="long long", rid="long long", p=Pending)
+    cdef Pending _find(self, object request_id)
+    @cython.locals(i="long long", rid="long long", p=Pending)
+    cdef Pending _take(self, object request_id)
+    cdef inline void _release(self, Pending p) noexcept
+    @cython.locals(fut=object)
+    cdef inline object _take_future(self, Pending p)
+    cdef object _drop(self, Pending p, object rid)
+    @cython.locals(head=bytes, rid="long long", heads=dict)
     cpdef bytes tools_call(self, str name, object arguments)
     @cython.locals(rid="long long")
     cpdef bytes request(self, str method, object params=*)
-    @cython.locals(p=Pending)
     cpdef expect(self, object request_id, object future, int kind)
-    @cython.locals(p=Pending)
     cpdef bytes call(self, str name, object arguments, object future, int kind)
+    cpdef bint is_pending(self, object request_id)
+    @cython.locals(p=Pending)
+    cpdef bint forget(self, object request_id)
     @cython.locals(p=Pending)
     cpdef bint fail(self, object request_id, object exc)
-    @cython.locals(p=Pending, msg=dict, payload=dict)
+    @cython.locals(p=Pending, futs=list, q=Pending)
+    cpdef Py_ssize_t fail_all(self, object exc)
+    @cython.locals(p=Pending, msg=dict, payload=dict, fut=object)
     cpdef object feed(self, object data)
     @cython.locals(s=str, f=double)
     cdef Pending _pop_coerced(self, object rid)
@@ -112,12 +146,26 @@ cdef class Deadlines:
     cdef dict _buckets
     cdef long long _last
     cdef object _handle
+    cdef list _sessions
+    cdef double _next_due
 
     @cython.locals(res=double, tick="long long", bucket=list)
     cpdef add(self, double timeout, object owner, object request_id, object what, object pending=*)
-    @cython.locals(now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
+    @cython.locals(p=Pending, due=double)
+    cpdef add_call(self, Session session, long long request_id, double timeout, object owner, object what)
+    cdef _start(self)
+    @cython.locals(n=Py_ssize_t, s=Session, p=Pending)
+    cdef Py_ssize_t _count_timed(self)
+    @cython.locals(t=double, now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
     cpdef _sweep(self)
+    @cython.locals(s=Session)
+    cpdef close(self)
+    @cython.locals(keep=list, expired=list, nxt=double, s=Session, p=Pending, entry=tuple)
+    cdef _scan(self, double t)
 
 
 cdef object _deadlines
 cdef object _CancelledError
+
+cdef bytes _start_call(Session session, Deadlines deadlines, object owner, str name, object arguments,
+                       object fut, int kind, double timeout)

@@ -42,13 +42,28 @@ except ImportError:  # optional: the general path handles everything alone
     _msgspec = None
 
 if _msgspec is not None:
-    _Content = _msgspec.defstruct("_Content", [("type", Any, None), ("text", Any, None)])
+    # gc=False: the decoded Structs are never in a reference cycle (JSON has none), so
+    # they stay out of the cyclic GC (no tracking, and fewer collections per reply).
+    # Only the fields the fast path reads are declared: msgspec skips the others without
+    # building them (a content item's "type" is not needed to take its "text").
+    _Content = _msgspec.defstruct("_Content", [("text", Any, None)], gc=False)
     _Result = _msgspec.defstruct(
-        "_Result", [("content", Optional[list[_Content]], None), ("isError", Any, None)]
+        "_Result", [("content", Optional[list[_Content]], None), ("isError", Any, None)], gc=False
+    )
+    # An error object as a Struct rather than a dict (an error that is not an object
+    # fails the typed decode and takes the general path, which says what is wrong).
+    _Err = _msgspec.defstruct(
+        "_Err", [("code", Any, None), ("message", Any, None), ("data", Any, None)], gc=False
     )
     _Inner = _msgspec.defstruct(
         "_Inner",
-        [("id", Any, None), ("method", Any, None), ("result", Optional[_Result], None), ("error", Any, None)],
+        [
+            ("id", Any, None),
+            ("method", Any, None),
+            ("result", Optional[_Result], None),
+            ("error", Optional[_Err], None),
+        ],
+        gc=False,
     )
     _Outer = _msgspec.defstruct(
         "_Outer",
@@ -58,8 +73,9 @@ if _msgspec is not None:
             ("id", Any, None),
             ("method", Any, None),
             ("result", Optional[_Result], None),
-            ("error", Any, None),
+            ("error", Optional[_Err], None),
         ],
+        gc=False,
     )
     _fast_decode = _msgspec.json.Decoder(_Outer).decode
     _FastError = _msgspec.MsgspecError
@@ -141,6 +157,8 @@ _F_ERROR = FRAME_ERROR
 _F_OTHER = FRAME_OTHER
 
 _EMPTY = b""
+_CALL_CLOSE_BARE = b"}}"
+_CALL_CLOSE_ENV = b"}}}"
 
 
 def kind_code(kind: Optional[str]) -> int:
@@ -298,6 +316,13 @@ def rpc_error(err: object) -> RpcError:
         code = None
     msg = e.get("message")
     return _new_rpc_error(code, msg if isinstance(msg, str) else str(msg), e.get("data"))
+
+
+def _rpc_error_fields(code: object, msg: object, data: object) -> RpcError:
+    """:func:`rpc_error` of an error object already split into its fields (the fast path)."""
+    if type(code) is not int and (isinstance(code, bool) or not isinstance(code, int)):
+        code = None
+    return _new_rpc_error(code, msg if isinstance(msg, str) else str(msg), data)  # type: ignore[arg-type]
 
 
 def _new_rpc_error(code: Optional[int], message: str, data: object) -> RpcError:
@@ -548,26 +573,58 @@ def _reject(fut: Any, exc: BaseException) -> None:
 
 
 class Pending:
-    """A request waiting for its reply: the future to resolve and how to decode."""
+    """A request waiting for its reply: the future to resolve and how to decode.
+
+    Also one reusable slot of a :class:`Session`'s pending table (``rid`` 0: free) and,
+    for calls with a deadline, what the loop's :class:`Deadlines` sweep needs to expire
+    it (``due``, ``timeout``, ``owner``, ``what``): a call allocates no table entry and
+    no timer entry of its own.
+    """
 
     def __init__(self, future: Any, kind: int) -> None:
         self.future = future
         self.kind = kind
+        self.rid = 0
+        self.due = -1.0
+        self.timeout = 0.0
+        self.owner: Any = None
+        self.what: Any = None
+
+
+def _free_slot() -> Pending:
+    return Pending(None, 0)
+
+
+#: Largest id kept in the ring (bigger ints, and strings, go to the overflow dict).
+_RID_MAX = 1 << 62
+#: The ring grows (doubling, rehashing its live slots) while it holds fewer than this
+#: many slots per live call; past it a colliding id goes to the overflow dict, so one
+#: slow call pinned in a slot cannot make the ring grow with every later id.
+_RING_SPARE = 4
+_RING_MAX = 4096
 
 
 class Session:
     """Per-session request ids, pending-reply table and frame encoder.
 
     Ids start at 1 and only grow: an id is never reused within a session. With a
-    ``session_id`` frames are xiaozhi envelopes, without one bare JSON-RPC.
+    ``session_id`` frames are xiaozhi envelopes, without one bare JSON-RPC. The table
+    of pending requests reuses its slots: a call in flight allocates nothing there.
     """
 
     def __init__(self, session_id: Optional[str] = None) -> None:
-        self.pending: dict[Any, Pending] = {}
+        # The pending table: a ring of reusable slots indexed by ``id & _mask`` (ids only
+        # grow, so calls in flight rarely collide), plus an overflow dict (created on
+        # first use) for colliding ids, ids that are not ours and non-integer ids.
+        self._slots: list = [_free_slot()]
+        self._mask = 0
+        self._live = 0
+        self._extra: Optional[dict] = None
+        self._timed = False  # on the loop's Deadlines sweep list
         self.next_id = 1
         self.last_id = 0
         self.stale = 0
-        self._heads: dict[str, bytes] = {}
+        self._heads: Optional[dict[str, bytes]] = None  # tools/call heads by tool name (first call)
         self._set_framing(session_id)
 
     def _set_framing(self, session_id: Optional[str]) -> None:
@@ -579,7 +636,7 @@ class Session:
             self._env_open = b'{"session_id":' + _dumps(session_id) + b',"type":"mcp","payload":'
             self._env_close = b"}"
         self._req_open = self._env_open + b'{"jsonrpc":"2.0","id":'
-        self._call_close = b"}}" + self._env_close
+        self._call_close = _CALL_CLOSE_BARE if session_id is None else _CALL_CLOSE_ENV  # shared
 
     def set_session_id(self, session_id: Optional[str]) -> None:
         """Switches framing (envelope with this id, or bare when ``None``)."""
@@ -599,10 +656,14 @@ class Session:
 
     def tools_call(self, name: str, arguments: object) -> bytes:
         """Encodes ``tools/call`` with a fresh id (``last_id``); ``arguments`` must be a dict."""
-        head = self._heads.get(name)
+        heads = self._heads
+        if heads is None:
+            heads = {}
+            self._heads = heads
+        head = heads.get(name)
         if head is None:
             head = b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":'
-            self._heads[name] = head
+            heads[name] = head
         rid = self._take_id()
         return b"".join((self._req_open, f"{rid}".encode(), head, _dumps(arguments), self._call_close))
 
@@ -660,45 +721,169 @@ class Session:
 
     # -- correlation --------------------------------------------------------------------
 
+    def _ring_index(self, request_id: object) -> int:
+        """The ring slot index of ``request_id``, or -1 when it is not ring-kept."""
+        # Literal bounds: the compiled build compares the int object with C constants.
+        if type(request_id) is int and request_id > 0 and request_id <= 4611686018427387904:
+            rid = request_id
+            return rid & self._mask
+        return -1
+
+    def _grow(self) -> None:
+        """Doubles the ring; live slots keep their objects (distinct before, distinct after)."""
+        old = self._slots
+        n = len(old) * 2
+        mask = n - 1
+        slots: list = [None] * n
+        for x in old:
+            p = x
+            if p.rid != 0:
+                slots[p.rid & mask] = p
+        for i in range(n):
+            if slots[i] is None:
+                slots[i] = _free_slot()
+        self._slots = slots
+        self._mask = mask
+
+    def _put(self, request_id: object, future: Any, kind: int) -> Pending:
+        """Registers ``future`` for ``request_id`` in a free ring slot or the overflow dict."""
+        if self._ring_index(request_id) >= 0:
+            p = self._put_rid(request_id, future, kind)  # type: ignore[arg-type]
+            if p is not None:
+                if self._extra:  # registered again after it overflowed: one entry only
+                    self._extra.pop(request_id, None)
+                return p
+        q = Pending(future, kind)
+        if self._extra is None:
+            self._extra = {}
+        self._extra[request_id] = q
+        return q
+
+    def _put_rid(self, rid: int, future: Any, kind: int) -> Optional[Pending]:
+        """The ring part of :meth:`_put` (``rid`` in 1.._RID_MAX); None: the slot is taken."""
+        p = self._slots[rid & self._mask]
+        if p.rid != 0 and p.rid != rid:
+            n = len(self._slots)
+            if n < _RING_MAX and n < _RING_SPARE * (self._live + 1):
+                self._grow()
+                p = self._slots[rid & self._mask]
+        if p.rid == 0:
+            p.rid = rid
+            p.future = future
+            p.kind = kind
+            self._live += 1
+            return p
+        if p.rid == rid:  # registered again: the newer future wins, as in a dict
+            p.future = future
+            p.kind = kind
+            p.due = -1.0
+            return p
+        return None
+
+    def _find(self, request_id: object) -> Optional[Pending]:
+        i = self._ring_index(request_id)
+        if i >= 0:
+            rid = request_id
+            p = self._slots[i]
+            if p.rid == rid:
+                return p
+        if self._extra:
+            return self._extra.get(request_id)  # type: ignore[no-any-return]
+        return None
+
+    def _take(self, request_id: object) -> Optional[Pending]:
+        """Removes ``request_id``; returns its entry (a ring slot: read it before the next put)."""
+        i = self._ring_index(request_id)
+        if i >= 0:
+            rid = request_id
+            p = self._slots[i]
+            if p.rid == rid:
+                self._release(p)
+                return p
+        if self._extra:
+            return self._extra.pop(request_id, None)  # type: ignore[no-any-return]
+        return None
+
+    def _release(self, p: Pending) -> None:
+        """Frees a ring slot (the future stays readable until the slot's next use)."""
+        p.rid = 0
+        p.due = -1.0
+        p.owner = None
+        p.what = None
+        self._live -= 1
+
+    def _take_future(self, p: Pending) -> Any:
+        fut = p.future
+        p.future = None
+        return fut
+
     def expect(self, request_id: int, future: Any, kind: int) -> None:
         """Registers ``future`` to receive the decoded reply to ``request_id``."""
-        p = Pending.__new__(Pending)
-        p.future = future
-        p.kind = kind
-        self.pending[request_id] = p
+        self._put(request_id, future, kind)
 
     def call(self, name: str, arguments: object, future: Any, kind: int) -> bytes:
         """:meth:`tools_call` + :meth:`expect` in one step."""
         data = self.tools_call(name, arguments)
-        p = Pending.__new__(Pending)
-        p.future = future
-        p.kind = kind
-        self.pending[self.last_id] = p
+        if self._put_rid(self.last_id, future, kind) is None:
+            self._put(self.last_id, future, kind)
         return data
+
+    def is_pending(self, request_id: object) -> bool:
+        """True while ``request_id`` waits for its reply."""
+        return self._find(request_id) is not None
+
+    @property
+    def pending(self) -> dict:
+        """A snapshot ``{request id: Pending}`` of the requests waiting for replies."""
+        out: dict = {}
+        for x in self._slots:
+            p = x
+            if p.rid != 0:
+                out[p.rid] = p
+        if self._extra:
+            out.update(self._extra)
+        return out
 
     def forget(self, request_id: int) -> bool:
         """Drops a pending request (its reply, if it comes, is ignored)."""
-        return self.pending.pop(request_id, None) is not None
+        p = self._take(request_id)
+        if p is None:
+            return False
+        p.future = None
+        return True
 
     def fail(self, request_id: int, exc: BaseException) -> bool:
         """Ends one pending request with ``exc``; False when it was no longer pending."""
-        p = self.pending.pop(request_id, None)
+        p = self._take(request_id)
         if p is None:
             return False
-        _reject(p.future, exc)
+        _reject(self._take_future(p), exc)
         return True
 
     def fail_all(self, exc: BaseException) -> int:
         """Ends every pending request with ``exc``; returns how many there were."""
-        items = list(self.pending.values())
-        self.pending.clear()
-        for p in items:
-            _reject(p.future, exc)
-        return len(items)
+        futs = []
+        for x in self._slots:
+            p = x
+            if p.rid != 0:
+                self._release(p)
+                futs.append(self._take_future(p))
+        if self._extra:
+            for q in self._extra.values():
+                futs.append(q.future)
+            self._extra = None
+        for fut in futs:
+            _reject(fut, exc)
+        return len(futs)
+
+    @property
+    def ring_slots(self) -> int:
+        """Slots in the pending table's ring (it grows only while calls in flight collide)."""
+        return len(self._slots)
 
     @property
     def pending_count(self) -> int:
-        return len(self.pending)
+        return self._live + (len(self._extra) if self._extra else 0)
 
     # -- decoding -----------------------------------------------------------------------
 
@@ -736,7 +921,7 @@ class Session:
             # JSON-RPC ids are numbers or strings. A list or an object is unhashable and
             # true would match request 1 (True == 1): such a reply answers nothing of ours.
             return _frame(_F_INVALID, etype, msg.get("session_id"), rid, None, None, None, None, msg)
-        p = self.pending.pop(rid, None)
+        p = self._take(rid)
         if p is None:
             p = self._pop_coerced(rid)
             if p is None:
@@ -746,23 +931,24 @@ class Session:
                 return None
         # A future that is already done (its caller was cancelled and has not called
         # forget() yet) is skipped by _resolve/_reject.
+        fut = self._take_future(p)
         result = payload.get("result", _MISSING)
         if result is not _MISSING:
             try:
                 value = decode_result(result, p.kind)
             except McpDeviceError as exc:  # ToolError / ProtocolError reach the caller
-                _reject(p.future, exc)
+                _reject(fut, exc)
                 return None
             except Exception as exc:  # a decoding bug must still end the call with a typed error
-                _reject(p.future, _undecodable(exc))
+                _reject(fut, _undecodable(exc))
                 return None
-            _resolve(p.future, value)
+            _resolve(fut, value)
             return None
         err = payload.get("error", _MISSING)
         if err is not _MISSING:
-            _reject(p.future, rpc_error(err))
+            _reject(fut, rpc_error(err))
         else:
-            _reject(p.future, ProtocolError("reply has neither result nor error"))
+            _reject(fut, ProtocolError("reply has neither result nor error"))
         return None
 
     def _feed_reply(self, data: object) -> bool:
@@ -791,7 +977,7 @@ class Session:
         rid = m.id
         if type(rid) is not int:
             return False
-        p = self.pending.get(rid)
+        p = self._find(rid)
         if p is None:
             return False
         res = m.result
@@ -799,15 +985,13 @@ class Session:
             err = m.error
             if err is None:
                 return False
-            del self.pending[rid]
-            _reject(p.future, rpc_error(err))
+            _reject(self._drop(p, rid), _rpc_error_fields(err.code, err.message, err.data))
             return True
         kind = p.kind
         if kind == _K_NONE:
             if res.isError is True:
                 return False
-            del self.pending[rid]
-            _resolve(p.future, None)
+            _resolve(self._drop(p, rid), None)
             return True
         if kind != _K_BOOLEAN and kind != _K_STRING and kind != _K_INTEGER and kind != _K_NUMBER:
             return False
@@ -841,9 +1025,16 @@ class Session:
                 value = float(s)
             except ValueError:
                 return False
-        del self.pending[rid]
-        _resolve(p.future, value)
+        _resolve(self._drop(p, rid), value)
         return True
+
+    def _drop(self, p: Pending, rid: object) -> Any:
+        """Removes the entry ``p`` found for ``rid``; returns its future."""
+        if p.rid != 0:
+            self._release(p)
+        else:
+            del self._extra[rid]  # type: ignore[index]
+        return self._take_future(p)
 
     def _pop_coerced(self, rid: object) -> Optional[Pending]:
         """Some peers echo numeric ids as strings (or 3.0): match them anyway.
@@ -862,19 +1053,21 @@ class Session:
                 key = int(f)
         if key is None:
             return None
-        return self.pending.pop(key, None)
+        return self._take(key)
 
 
 class Deadlines:
     """Call deadlines for every session on one event loop: a coarse periodic sweep.
 
-    One timer per loop instead of one ``call_later`` per call: each call appends a small
-    entry to the bucket of the sweep tick that follows its deadline, and a sweep every
-    ``resolution`` seconds (only while entries exist) hands the due ones to
-    ``owner._expire(request_id, timeout, what)``. Entries of calls that were answered
-    stay in their bucket until its tick and cost one failed pending-table lookup there:
-    cheaper than creating and cancelling a timer handle per call. A deadline fires
-    within ``resolution`` after it is due.
+    One timer per loop instead of one ``call_later`` per call. A call made through
+    :func:`invoke` keeps its deadline in its own pending-table slot (:meth:`add_call`):
+    nothing is allocated per call; the session joins this loop's list once, and the
+    sweep (every ``resolution`` seconds while sessions or entries exist) scans the
+    listed sessions' slots only when the earliest deadline it knows of is due, so
+    answered calls cost nothing here. :meth:`add` is the general form (any owner and
+    request id): a small entry in the bucket of the sweep tick that follows its
+    deadline. Both hand due calls to ``owner._expire(request_id, timeout, what)``,
+    within ``resolution`` after they are due.
     """
 
     def __init__(self, loop: Any, resolution: float = 0.05) -> None:
@@ -884,14 +1077,17 @@ class Deadlines:
         self._buckets: dict = {}
         self._last = 0
         self._handle: Any = None
+        self._sessions: list = []
+        self._next_due = _INF
 
     def add(
-        self, timeout: float, owner: Any, request_id: object, what: object, pending: Optional[dict] = None
+        self, timeout: float, owner: Any, request_id: object, what: object, pending: Any = None
     ) -> None:
         """Arranges ``owner._expire(request_id, timeout, what)`` at ``timeout`` seconds from now.
 
-        With ``pending`` (a session's pending table) the sweep skips the call by itself
-        when ``request_id`` is no longer in it (answered, cancelled or failed).
+        With ``pending`` (the call's :class:`Session`, or a dict of pending ids) the
+        sweep skips the call by itself when ``request_id`` is no longer pending there
+        (answered, cancelled or failed).
         """
         res = self.resolution
         tick = int((self._time() + timeout) / res) + 1
@@ -901,20 +1097,55 @@ class Deadlines:
             self._buckets[tick] = bucket
         bucket.append((owner, request_id, timeout, what, pending))
         if self._handle is None:
-            self._last = int(self._time() / res)
-            self._handle = self._loop.call_later(res, self._sweep)
+            self._start()
+
+    def add_call(self, session: Session, request_id: int, timeout: float, owner: Any, what: object) -> None:
+        """The deadline of a call :meth:`Session.call` just registered (no allocation)."""
+        p = None
+        if request_id > 0:  # ids of ours (next_id only grows) fit the ring
+            p = session._slots[request_id & session._mask]
+        if p is None or p.rid != request_id:  # in the overflow dict: the general form
+            self.add(timeout, owner, request_id, what, session)
+            return
+        due = self._time() + timeout
+        p.due = due
+        p.timeout = timeout
+        p.owner = owner
+        p.what = what
+        if due < self._next_due:
+            self._next_due = due
+        if not session._timed:
+            session._timed = True
+            self._sessions.append(session)
+        if self._handle is None:
+            self._start()
+
+    def _start(self) -> None:
+        self._last = int(self._time() / self.resolution)
+        self._handle = self._loop.call_later(self.resolution, self._sweep)
 
     @property
     def scheduled(self) -> int:
-        """Entries waiting for their tick (answered calls included)."""
+        """Entries waiting for their tick (answered calls included) plus timed calls in flight."""
         n = 0
         for b in self._buckets.values():
             n += len(b)
+        return n + self._count_timed()
+
+    def _count_timed(self) -> int:
+        n = 0
+        for x in self._sessions:
+            s = x
+            for y in s._slots:
+                p = y
+                if p.rid != 0 and p.due >= 0:
+                    n += 1
         return n
 
     def _sweep(self) -> None:
         self._handle = None
-        now = int(self._time() / self.resolution)
+        t = self._time()
+        now = int(t / self.resolution)
         tick = self._last + 1
         buckets = self._buckets
         while tick <= now:
@@ -922,22 +1153,61 @@ class Deadlines:
             if due is not None:
                 for entry in due:
                     table = entry[4]
-                    if table is not None and entry[1] not in table:
-                        continue  # answered in time: the common case, no Python call
+                    if table is not None:
+                        if type(table) is dict:
+                            if entry[1] not in table:
+                                continue
+                        elif not table.is_pending(entry[1]):
+                            continue  # answered in time: the common case, no Python call
                     try:
                         entry[0]._expire(entry[1], entry[2], entry[3])
                     except Exception:  # one owner's bug must not stop the others' deadlines
                         _log_exception("deadline handler of %r failed", entry[0])
             tick += 1
         self._last = now
-        if buckets and not self._loop.is_closed():
+        if t >= self._next_due:
+            self._scan(t)
+        if (buckets or self._sessions) and not self._loop.is_closed():
             self._handle = self._loop.call_later(self.resolution, self._sweep)
+
+    def _scan(self, t: float) -> None:
+        """Expires the listed sessions' due calls; drops sessions with nothing in flight."""
+        keep: list = []
+        expired: list = []
+        nxt = _INF
+        for x in self._sessions:
+            s = x
+            if s._live == 0:
+                s._timed = False
+                continue
+            keep.append(s)
+            for y in s._slots:
+                p = y
+                if p.rid == 0 or p.due < 0:
+                    continue
+                if p.due <= t:
+                    expired.append((p.owner, p.rid, p.timeout, p.what))
+                    p.due = -1.0  # once: the owner fails it, or it was answered meanwhile
+                elif p.due < nxt:
+                    nxt = p.due
+        self._sessions = keep
+        self._next_due = nxt
+        for entry in expired:
+            try:
+                entry[0]._expire(entry[1], entry[2], entry[3])
+            except Exception:  # one owner's bug must not stop the others' deadlines
+                _log_exception("deadline handler of %r failed", entry[0])
 
     def close(self) -> None:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
         self._buckets.clear()
+        for x in self._sessions:
+            s = x
+            s._timed = False
+        self._sessions = []
+        self._next_due = _INF
 
 
 _deadlines: Any = weakref.WeakKeyDictionary()
@@ -964,10 +1234,8 @@ async def invoke(
     (``_send_cancelled``).
     """
     fut = loop.create_future()
-    data = session.call(name, arguments, fut, kind)
+    data = _start_call(session, deadlines, owner, name, arguments, fut, kind, timeout)
     rid = session.last_id
-    if timeout >= 0:
-        deadlines.add(timeout, owner, rid, name, session.pending)
     try:
         send_now(data)
     except Exception as exc:
@@ -979,6 +1247,23 @@ async def invoke(
         if session.forget(rid) and not owner._closed:
             owner._send_cancelled(rid, "cancelled by the client")
         raise
+
+
+def _start_call(
+    session: Session,
+    deadlines: Deadlines,
+    owner: Any,
+    name: str,
+    arguments: object,
+    fut: Any,
+    kind: int,
+    timeout: float,
+) -> bytes:
+    """Encodes the call, registers its future and its deadline (typed C calls when compiled)."""
+    data = session.call(name, arguments, fut, kind)
+    if timeout >= 0:
+        deadlines.add_call(session, session.last_id, timeout, owner, name)
+    return data
 
 
 def deadlines_for(loop: Any) -> Deadlines:

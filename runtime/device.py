@@ -93,6 +93,49 @@ class ToolInfo:
 class Device:
     """A ready MCP session with one device (see docs/architecture.md, "Runtime API")."""
 
+    # Slots: a gateway holds thousands of idle handles, and with more than 30 attributes
+    # an instance dict is no longer key-shared (~1.8 KiB per device). "__dict__" keeps
+    # other attributes possible (created only when one is set).
+    __slots__ = (
+        "device_id",
+        "call_timeout",
+        "server_info",
+        "protocol_version",
+        "capabilities",
+        "fingerprint",
+        "expected_fingerprint",
+        "dynamic",
+        "initialize_result",
+        "client_id",
+        "hello",
+        "_transport",
+        "_session",
+        "_loop",
+        "_closed",
+        "_close_reason",
+        "_closed_event",
+        "_tools",
+        "_tool_map",
+        "_validators",
+        "_kinds",
+        "_bound_kinds",
+        "_callbacks",
+        "_message_callbacks",
+        "_close_callbacks",
+        "_relist_task",
+        "_relist_pending",
+        "_tasks",
+        "_sending",
+        "_send_expired",
+        "_tools_changed",
+        "_progress",
+        "_progress_ids",
+        "_deadlines",
+        "_send_now",
+        "__dict__",
+        "__weakref__",
+    )
+
     def __init__(
         self,
         transport: Transport,
@@ -130,9 +173,10 @@ class Device:
         self._close_callbacks: list[Callable[[Device], Any]] = []
         self._relist_task: Optional[asyncio.Task] = None
         self._relist_pending = False
-        self._tasks: set[asyncio.Task] = set()
+        # Sets are 216 bytes even when empty: these two are created on first use.
+        self._tasks: Optional[set[asyncio.Task]] = None
         self._sending: dict[int, Optional[asyncio.Task]] = {}
-        self._send_expired: set[int] = set()
+        self._send_expired: Optional[set[int]] = None
         self._tools_changed: Optional[asyncio.Event] = None
         self._progress: dict[str, ProgressCallback] = {}
         self._progress_ids = itertools.count(1)
@@ -339,7 +383,7 @@ class Device:
     ) -> Any:
         t = self.call_timeout if timeout is None else timeout
         if t is not None and t >= 0:
-            self._deadlines.add(t, self, rid, what, self._session.pending)
+            self._deadlines.add_call(self._session, rid, t, self, what)
         send_now = self._send_now
         if send_now is not None:
             try:
@@ -361,7 +405,7 @@ class Device:
             try:
                 await self._transport.send(data)
             except asyncio.CancelledError:
-                if rid in self._send_expired:
+                if self._send_expired is not None and rid in self._send_expired:
                     self._send_expired.discard(rid)
                     task = asyncio.current_task()
                     if task is not None:
@@ -403,12 +447,14 @@ class Device:
 
     def _expire(self, rid: int, t: float, what: str) -> None:
         """Called by the loop's deadline sweep; a call answered meanwhile is skipped."""
-        if rid not in self._session.pending:
+        if not self._session.is_pending(rid):
             return
         exc = DeviceTimeout(f"{what}: no reply from device {self.device_id!r} within {t:g}s (request {rid})")
         if self._session.fail(rid, exc):
             sender = self._sending.get(rid)
             if sender is not None:
+                if self._send_expired is None:
+                    self._send_expired = set()
                 self._send_expired.add(rid)
                 sender.cancel()
             elif not self._closed:
@@ -428,6 +474,8 @@ class Device:
 
     def _spawn(self, coro: Any) -> asyncio.Task:
         task = self._loop.create_task(coro)
+        if self._tasks is None:
+            self._tasks = set()
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

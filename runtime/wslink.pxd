@@ -1,9 +1,13 @@
 # Cython declarations for runtime/wslink.py (pure-Python mode).
 cimport cython
-from picows.picows cimport WSFrame, WSListener, WSTransport
+from picows.picows cimport MemoryBuffer, WSFrame, WSListener, WSTransport
+from picows.picows cimport WSMsgType as _CMsgType
+from mcpgen.runtime.codec cimport Session
 
 cdef int _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PONG
-cdef object _MT_TEXT, _CC_OK, _CC_TOO_BIG
+cdef _CMsgType _MT_TEXT
+cdef object _CC_OK, _CC_TOO_BIG
+cdef Py_ssize_t WRITE_BUFFER
 
 
 cdef class DeviceLink(WSListener):
@@ -12,7 +16,8 @@ cdef class DeviceLink(WSListener):
     cdef public Py_ssize_t max_message
     cdef public WSTransport transport
     cdef public object device
-    cdef public object session
+    # Typed: the per-frame Session.feed is a C call through the codec's vtable.
+    cdef public Session session
     cdef public int state
     cdef public long long frames
     cdef public long long frames_seen
@@ -25,9 +30,10 @@ cdef class DeviceLink(WSListener):
     cdef int _part_type
 
     cpdef on_ws_connected(self, WSTransport transport)
-    @cython.locals(mt=int, session=object, data=bytes, f=object)
+    @cython.locals(mt=int, session=Session, data=bytes, f=object)
     cpdef on_ws_frame(self, WSTransport transport, WSFrame frame)
     cdef _other_frame(self, WSFrame frame, int mt)
+    @cython.locals(session=Session)
     cdef _message(self, bytes data)
     cpdef on_ws_disconnected(self, WSTransport transport)
     cpdef send_now(self, bytes data)

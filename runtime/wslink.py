@@ -38,6 +38,9 @@ _MT_TEXT = WSMsgType.TEXT
 _CC_OK = WSCloseCode.OK
 _CC_TOO_BIG = WSCloseCode.MESSAGE_TOO_BIG
 
+#: Initial send buffer of a connection (picows grows it for larger messages).
+WRITE_BUFFER = 256
+
 # Connection states.
 AWAIT_HELLO = 0  # handshake done, waiting for the device's hello
 RUNNING = 1  # session frames go to Session.feed
@@ -73,6 +76,17 @@ class DeviceLink(WSListener):
 
     def on_ws_connected(self, transport: Any) -> None:
         self.transport = transport
+        if cython.compiled:
+            # picows keeps the parsed upgrade request and our response (headers in
+            # multidicts, ~3 KiB) for the connection's life; nothing reads them after the
+            # handshake (the gateway has its own Handshake), so 10,000 idle devices do not
+            # pay for them. Only C code can drop them (read-only attributes in Python).
+            transport.request = None
+            transport.response = None
+            # picows frames every outgoing message in this buffer (1 KiB from the start;
+            # it grows to the largest message sent and stays there). Requests to devices
+            # are a few hundred bytes: start smaller.
+            transport._write_buffer = MemoryBuffer(WRITE_BUFFER)  # noqa: F821 - cimported (wslink.pxd)
         self.gateway._link_open(self)
 
     def on_ws_frame(self, transport: Any, frame: Any) -> None:

@@ -252,3 +252,16 @@ async def test_gc_freeze_after_setup_and_thaw_on_close(
         await gw.wait_for_device(timeout=5)
         await asyncio.sleep(0.3)
         assert gc.get_freeze_count() == 0
+
+
+async def test_requests_larger_than_the_initial_send_buffer(fake_devices: list[FakeWsDevice]) -> None:
+    # The link starts picows' send buffer small (wslink.WRITE_BUFFER, 256 bytes in the
+    # compiled build); every later message, larger or smaller, must still go out whole.
+    async with Gateway(port=0, max_frame=1 << 20) as gw:
+        fake = FakeWsDevice(url_of(gw), "big-sender", token=None)
+        fake_devices.append(fake)
+        await fake.start()
+        device = await gw.wait_for_device(timeout=5)
+        for n in (10, 300, 5000, 70000, 20, 200000, 1):
+            text = "".join(chr(97 + i % 26) for i in range(n))
+            assert await device.call("self.test.text", {"text": text}, timeout=5) == text
