@@ -73,7 +73,7 @@ cdef class Pending:
     cdef public int kind
 
 
-cdef class Session:
+cdef class RpcSession:
     cdef readonly dict pending
     cdef readonly long long next_id
     cdef readonly long long last_id

@@ -31,7 +31,7 @@ _loads = orjson.loads
 _dumps = orjson.dumps
 _JSONDecodeError = orjson.JSONDecodeError
 
-# The reply fast path (see Session._feed_reply): msgspec decodes a tools/call reply
+# The reply fast path (see RpcSession._feed_reply): msgspec decodes a tools/call reply
 # straight into small typed Structs, which measured ~1.0x orjson.loads for the whole
 # parse + id match + decode + future against ~1.9x for orjson's dicts plus our lookups
 # (benchmarks/gw_decode.py). Anything it does not model goes the general orjson way.
@@ -112,7 +112,7 @@ KINDS: dict = {
     "image": KIND_IMAGE,
 }
 
-# Frame classes returned by decode_frame / Session.feed.
+# Frame classes returned by decode_frame / RpcSession.feed.
 FRAME_INVALID = 0  # not JSON, not an object, or not JSON-RPC
 FRAME_REQUEST = 1  # has id and method (a device-initiated request)
 FRAME_NOTIFICATION = 2  # method without id
@@ -554,7 +554,7 @@ class Pending:
         self.kind = kind
 
 
-class Session:
+class RpcSession:
     """Per-session request ids, pending-reply table and frame encoder.
 
     Ids start at 1 and only grow: an id is never reused within a session. With a
@@ -944,7 +944,7 @@ _CancelledError = asyncio.CancelledError
 
 
 async def invoke(
-    session: Session,
+    session: RpcSession,
     loop: Any,
     deadlines: Deadlines,
     owner: Any,
@@ -999,19 +999,47 @@ def _undecodable(exc: BaseException) -> ProtocolError:
     return err
 
 
-def encode_notification(method: str, params: object = None, session_id: Optional[str] = None) -> bytes:
-    """A one-off notification frame (enveloped when ``session_id`` is given)."""
-    msg: dict = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        msg["params"] = params
+# -- the xiaozhi envelope and hello ---------------------------------------------------
+# Every frame the runtime writes outside a session's precomputed request framing
+# (RpcSession) is encoded here, and device hellos are recognised here, for every
+# transport (WebSocket gateway, MQTT gateway, MQTT fleet).
+
+#: The xiaozhi protocol version the server hello announces.
+HELLO_VERSION = 3
+_GOODBYE_ANY = b'{"type":"goodbye"}'
+
+
+def encode_envelope(session_id: Optional[str], message: object) -> bytes:
+    """One JSON-RPC ``message`` as a frame: in the ``mcp`` envelope of ``session_id``,
+    bare JSON-RPC when ``session_id`` is None (stdio, serial, MQTT fleet requests)."""
     if session_id is None:
-        return _dumps(msg)
-    return _dumps({"session_id": session_id, "type": "mcp", "payload": msg})
+        return _dumps(message)
+    return _dumps({"session_id": session_id, "type": "mcp", "payload": message})
 
 
-def encode_envelope(message: dict) -> bytes:
-    """Any non-MCP envelope (e.g. the server ``hello``)."""
-    return _dumps(message)
+def encode_hello(transport: str, session_id: str) -> bytes:
+    """The server ``hello`` that accepts a device's hello and names its session."""
+    hello = {"type": "hello", "transport": transport, "session_id": session_id, "version": HELLO_VERSION}
+    return _dumps(hello)
+
+
+def encode_goodbye(session_id: Optional[str] = None) -> bytes:
+    """``goodbye``: ends the device's session ``session_id``; without one, whatever
+    session the device is in (it then says hello again)."""
+    if session_id is None:
+        return _GOODBYE_ANY
+    return _dumps({"session_id": session_id, "type": "goodbye"})
+
+
+def decode_hello(data: Union[bytes, bytearray, memoryview, str]) -> Optional[dict]:
+    """The device ``hello`` in ``data`` (the parsed object), or None when it is not one."""
+    try:
+        msg = _loads(data)
+    except _JSONDecodeError:
+        return None
+    if type(msg) is dict and msg.get("type") == "hello" and "jsonrpc" not in msg:
+        return msg
+    return None
 
 
 def loads(data: Union[bytes, bytearray, memoryview, str]) -> Any:
@@ -1050,7 +1078,7 @@ __all__ = [
     "Image",
     "Frame",
     "Pending",
-    "Session",
+    "RpcSession",
     "Deadlines",
     "deadlines_for",
     "invoke",
@@ -1058,8 +1086,11 @@ __all__ = [
     "decode_result",
     "rpc_error",
     "kind_code",
-    "encode_notification",
+    "HELLO_VERSION",
     "encode_envelope",
+    "encode_hello",
+    "encode_goodbye",
+    "decode_hello",
     "loads",
     "dumps",
 ]
