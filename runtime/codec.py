@@ -1031,15 +1031,17 @@ def encode_goodbye(session_id: Optional[str] = None) -> bytes:
     return _dumps({"session_id": session_id, "type": "goodbye"})
 
 
+def hello_of(frame: Frame) -> Optional[dict]:
+    """The device ``hello`` (the parsed object) that ``frame`` is, or None when it is not one."""
+    msg = frame.message
+    if frame.kind == _F_OTHER and frame.type == "hello" and "jsonrpc" not in msg:
+        return msg  # type: ignore[no-any-return]
+    return None
+
+
 def decode_hello(data: Union[bytes, bytearray, memoryview, str]) -> Optional[dict]:
     """The device ``hello`` in ``data`` (the parsed object), or None when it is not one."""
-    try:
-        msg = _loads(data)
-    except _JSONDecodeError:
-        return None
-    if type(msg) is dict and msg.get("type") == "hello" and "jsonrpc" not in msg:
-        return msg
-    return None
+    return hello_of(decode_frame(data))
 
 
 def loads(data: Union[bytes, bytearray, memoryview, str]) -> Any:
@@ -1091,6 +1093,7 @@ __all__ = [
     "encode_hello",
     "encode_goodbye",
     "decode_hello",
+    "hello_of",
     "loads",
     "dumps",
 ]

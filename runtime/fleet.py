@@ -377,14 +377,17 @@ class MqttFleet(TopicLayout):
             )
             return
         frame = codec.decode_frame(payload)
-        if frame.kind == codec.FRAME_OTHER and frame.type == "hello" and "jsonrpc" not in frame.message:
-            self._spawn(self._answer_hello(device_id, frame.message))
+        hello = codec.hello_of(frame)
+        if hello is not None:
+            self._spawn(self._answer_hello(device_id, hello))
         elif frame.kind == codec.FRAME_NOTIFICATION:
             params = frame.params if isinstance(frame.params, dict) else {}
             self._fire(self._notification_cbs, device_id, frame.method, params)
         elif frame.kind == codec.FRAME_INVALID:
             log.debug("device %s: message on its up topic that is not JSON-RPC dropped", device_id)
         else:
+            # Replies on the up topic answer requests sent without a Response Topic,
+            # which fleet workers never send (an MqttGateway on the same prefix does).
             log.debug("device %s: up message for no fleet request dropped", device_id)
 
     async def _answer_hello(self, device_id: str, hello: dict) -> None:

@@ -37,7 +37,6 @@ gateway starts, so ``import mcpgen.runtime`` works without it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import ssl
 import time
@@ -88,9 +87,7 @@ class MqttTransport:
         if self.offline or self.silent or not broker.connected:
             return
         try:
-            await asyncio.wait_for(
-                broker.publish(self.topic, codec.encode_goodbye(self.session_id), self.gateway.qos), 2.0
-            )
+            await broker.publish(self.topic, codec.encode_goodbye(self.session_id), self.gateway.qos, 2.0)
         except Exception as exc:  # the broker link is going away; the session ends anyway
             log.debug("goodbye to %s not sent: %s", self.topic, exc)
 
