@@ -100,7 +100,7 @@ def _batch(kind: str, frames: list[bytes], loop: asyncio.AbstractEventLoop) -> f
         return (time.perf_counter() - t0) / len(frames)
     futs = [loop.create_future() for _ in frames]
     if kind == "Session.feed":
-        s = codec.Session("7c1f8a4e-2d0b-4f57-9e36-0c1d2e3f4a5b")
+        s = codec.RpcSession("7c1f8a4e-2d0b-4f57-9e36-0c1d2e3f4a5b")
         for i, fut in enumerate(futs):
             s.expect(i + 1, fut, codec.KIND_BOOLEAN)
         feed = s.feed

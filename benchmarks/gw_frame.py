@@ -73,7 +73,7 @@ def _batch(
     transport = WSTransport(False, _NullTransport(sock), _Logger(), loop)
     link = wslink.DeviceLink(None, None, 1 << 20)
     link.transport = transport
-    session = codec.Session(SESSION_ID)
+    session = codec.RpcSession(SESSION_ID)
     link.session = session
     link.state = wslink.RUNNING
     deadlines = codec.Deadlines(loop)

@@ -116,7 +116,7 @@ def _runtime_decoder(
     keep = retain or msg.kind == "error"
 
     def make(n: int) -> Any:
-        sess = codec.Session(fr.SESSION_ID)
+        sess = codec.RpcSession(fr.SESSION_ID)
         ids = range(1, n + 1)
         futs = [loop_.create_future() for _ in ids]
         for i, fut in zip(ids, futs, strict=False):
@@ -322,7 +322,7 @@ def _runtime_encoder(build: Build) -> Callable[[int], Any]:
     r, g, b = args["r"], args["g"], args["b"]
 
     def make(n: int) -> Any:
-        sess = codec.Session(fr.SESSION_ID)
+        sess = codec.RpcSession(fr.SESSION_ID)
         tools_call = sess.tools_call
 
         def run() -> None:
@@ -361,7 +361,7 @@ def _xiaozhi_encode(arguments: dict[str, Any]) -> str:
 
 def encode_comparison(comp: Build, pure: Build, rounds: int, batch_s: float, log: Log) -> Comparison:
     # sanity: the runtime's bytes parse to the prebuilt request
-    sess = comp.codec.Session(fr.SESSION_ID)
+    sess = comp.codec.RpcSession(fr.SESSION_ID)
     got = orjson.loads(sess.tools_call(SET_RGB, comp.bindings.set_rgb_validator(255, 200, 12)))
     want = prebuilt_request(got["payload"]["id"])
     if got != want:

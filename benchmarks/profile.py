@@ -31,7 +31,7 @@ mode = sys.argv[1]
 n = int(sys.argv[2])
 if mode == "encode":
     from desk_lamp_tools import _bindings as B
-    s = codec.Session(fr.SESSION_ID)
+    s = codec.RpcSession(fr.SESSION_ID)
     v = B.args_light_set_rgb
     tc = s.tools_call
     for _ in range(n):
@@ -40,7 +40,7 @@ else:
     msg = {{m.key: m for m in fr.messages(fr.load_examples())}}[mode]
     kind = codec.KIND_RAW if msg.kind in ("raw", "error") else codec.kind_code(msg.kind)
     loop = asyncio.new_event_loop()
-    s = codec.Session(fr.SESSION_ID)
+    s = codec.RpcSession(fr.SESSION_ID)
     keep = []
     for i in range(1, n + 1):
         f = loop.create_future()

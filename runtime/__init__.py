@@ -30,6 +30,7 @@ from mcpgen.runtime.errors import (  # noqa: E402
 )
 from mcpgen.runtime.fleet import MqttFleet as MqttFleet  # noqa: E402  (aiomqtt is imported on start)
 from mcpgen.runtime.gateway import Gateway  # noqa: E402
+from mcpgen.runtime.hub import DeviceHub  # noqa: E402
 from mcpgen.runtime.llm import NameMap, to_anthropic_tools, to_openai_tools  # noqa: E402
 from mcpgen.runtime.mqtt import MqttGateway as MqttGateway  # noqa: E402  (aiomqtt is imported on start)
 from mcpgen.runtime.transports import connect_process, connect_serial  # noqa: E402
@@ -46,6 +47,7 @@ __all__ = [
     "Authenticator",
     "Device",
     "DeviceDisconnected",
+    "DeviceHub",
     "DeviceTimeout",
     "Gateway",
     "Handshake",

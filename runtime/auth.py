@@ -41,7 +41,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Protocol, Union, runtime_checkable
+from typing import Any, Optional, Protocol, Union, runtime_checkable
 
 log = logging.getLogger("mcpgen.runtime.auth")
 
@@ -59,7 +59,8 @@ _REISSUE = (
 
 @dataclass(frozen=True)
 class Handshake:
-    """What a device presented when it opened its WebSocket."""
+    """What a device presented: the headers of its WebSocket upgrade, or (MQTT, which has
+    no per-device handshake at the backend) its hello (:func:`hello_handshake`)."""
 
     device_id: str
     client_id: Optional[str]
@@ -104,6 +105,24 @@ def bearer_token(authorization: Optional[str]) -> Optional[str]:
     if len(parts) == 2 and parts[0].lower() == "bearer":
         return parts[1].strip()
     return None
+
+
+def hello_handshake(device_id: str, hello: Mapping[str, Any], remote: str) -> Handshake:
+    """The :class:`Handshake` of a device whose credentials come in its hello (MQTT):
+    ``token`` (or ``authorization: "Bearer ..."``), ``client_id`` and ``version``."""
+    token = hello.get("token")
+    if not isinstance(token, str):
+        auth_field = hello.get("authorization")
+        token = bearer_token(auth_field) if isinstance(auth_field, str) else None
+    version = hello.get("version")
+    client_id = hello.get("client_id")
+    return Handshake(
+        device_id=device_id,
+        client_id=client_id if isinstance(client_id, str) else None,
+        token=token,
+        protocol_version=version if isinstance(version, int) and not isinstance(version, bool) else None,
+        remote=remote,
+    )
 
 
 def _same(a: str, b: str) -> bool:
@@ -236,7 +255,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
-__all__ = ["Handshake", "Authenticator", "TokenAuth", "HmacAuth", "TokenRejected", "bearer_token"]
+__all__ = [
+    "Handshake",
+    "Authenticator",
+    "TokenAuth",
+    "HmacAuth",
+    "TokenRejected",
+    "authenticate",
+    "bearer_token",
+    "hello_handshake",
+]
 
 if __name__ == "__main__":
     sys.exit(main())

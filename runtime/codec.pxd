@@ -84,7 +84,7 @@ cdef long long _RID_MAX
 cdef Py_ssize_t _RING_SPARE, _RING_MAX
 
 
-cdef class Session:
+cdef class RpcSession:
     cdef list _slots
     cdef long long _mask
     cdef Py_ssize_t _live
@@ -152,20 +152,20 @@ cdef class Deadlines:
     @cython.locals(res=double, tick="long long", bucket=list)
     cpdef add(self, double timeout, object owner, object request_id, object what, object pending=*)
     @cython.locals(p=Pending, due=double)
-    cpdef add_call(self, Session session, long long request_id, double timeout, object owner, object what)
+    cpdef add_call(self, RpcSession session, long long request_id, double timeout, object owner, object what)
     cdef _start(self)
-    @cython.locals(n=Py_ssize_t, s=Session, p=Pending)
+    @cython.locals(n=Py_ssize_t, s=RpcSession, p=Pending)
     cdef Py_ssize_t _count_timed(self)
     @cython.locals(t=double, now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
     cpdef _sweep(self)
-    @cython.locals(s=Session)
+    @cython.locals(s=RpcSession)
     cpdef close(self)
-    @cython.locals(keep=list, expired=list, nxt=double, s=Session, p=Pending, entry=tuple)
+    @cython.locals(keep=list, expired=list, nxt=double, s=RpcSession, p=Pending, entry=tuple)
     cdef _scan(self, double t)
 
 
 cdef object _deadlines
 cdef object _CancelledError
 
-cdef bytes _start_call(Session session, Deadlines deadlines, object owner, str name, object arguments,
+cdef bytes _start_call(RpcSession session, Deadlines deadlines, object owner, str name, object arguments,
                        object fut, int kind, double timeout)

@@ -32,7 +32,7 @@ _loads = orjson.loads
 _dumps = orjson.dumps
 _JSONDecodeError = orjson.JSONDecodeError
 
-# The reply fast path (see Session._feed_reply): msgspec decodes a tools/call reply
+# The reply fast path (see RpcSession._feed_reply): msgspec decodes a tools/call reply
 # straight into small typed Structs, which measured ~1.0x orjson.loads for the whole
 # parse + id match + decode + future against ~1.9x for orjson's dicts plus our lookups
 # (benchmarks/gw_decode.py). Anything it does not model goes the general orjson way.
@@ -129,7 +129,7 @@ KINDS: dict = {
     "image": KIND_IMAGE,
 }
 
-# Frame classes returned by decode_frame / Session.feed.
+# Frame classes returned by decode_frame / RpcSession.feed.
 FRAME_INVALID = 0  # not JSON, not an object, or not JSON-RPC
 FRAME_REQUEST = 1  # has id and method (a device-initiated request)
 FRAME_NOTIFICATION = 2  # method without id
@@ -575,7 +575,7 @@ def _reject(fut: Any, exc: BaseException) -> None:
 class Pending:
     """A request waiting for its reply: the future to resolve and how to decode.
 
-    Also one reusable slot of a :class:`Session`'s pending table (``rid`` 0: free) and,
+    Also one reusable slot of a :class:`RpcSession`'s pending table (``rid`` 0: free) and,
     for calls with a deadline, what the loop's :class:`Deadlines` sweep needs to expire
     it (``due``, ``timeout``, ``owner``, ``what``): a call allocates no table entry and
     no timer entry of its own.
@@ -604,7 +604,7 @@ _RING_SPARE = 4
 _RING_MAX = 4096
 
 
-class Session:
+class RpcSession:
     """Per-session request ids, pending-reply table and frame encoder.
 
     Ids start at 1 and only grow: an id is never reused within a session. With a
@@ -1085,7 +1085,7 @@ class Deadlines:
     ) -> None:
         """Arranges ``owner._expire(request_id, timeout, what)`` at ``timeout`` seconds from now.
 
-        With ``pending`` (the call's :class:`Session`, or a dict of pending ids) the
+        With ``pending`` (the call's :class:`RpcSession`, or a dict of pending ids) the
         sweep skips the call by itself when ``request_id`` is no longer pending there
         (answered, cancelled or failed).
         """
@@ -1099,8 +1099,10 @@ class Deadlines:
         if self._handle is None:
             self._start()
 
-    def add_call(self, session: Session, request_id: int, timeout: float, owner: Any, what: object) -> None:
-        """The deadline of a call :meth:`Session.call` just registered (no allocation)."""
+    def add_call(
+        self, session: RpcSession, request_id: int, timeout: float, owner: Any, what: object
+    ) -> None:
+        """The deadline of a call :meth:`RpcSession.call` just registered (no allocation)."""
         p = None
         if request_id > 0:  # ids of ours (next_id only grows) fit the ring
             p = session._slots[request_id & session._mask]
@@ -1215,7 +1217,7 @@ _CancelledError = asyncio.CancelledError
 
 
 async def invoke(
-    session: Session,
+    session: RpcSession,
     loop: Any,
     deadlines: Deadlines,
     owner: Any,
@@ -1250,7 +1252,7 @@ async def invoke(
 
 
 def _start_call(
-    session: Session,
+    session: RpcSession,
     deadlines: Deadlines,
     owner: Any,
     name: str,
@@ -1285,19 +1287,49 @@ def _undecodable(exc: BaseException) -> ProtocolError:
     return err
 
 
-def encode_notification(method: str, params: object = None, session_id: Optional[str] = None) -> bytes:
-    """A one-off notification frame (enveloped when ``session_id`` is given)."""
-    msg: dict = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        msg["params"] = params
+# -- the xiaozhi envelope and hello ---------------------------------------------------
+# Every frame the runtime writes outside a session's precomputed request framing
+# (RpcSession) is encoded here, and device hellos are recognised here, for every
+# transport (WebSocket gateway, MQTT gateway, MQTT fleet).
+
+#: The xiaozhi protocol version the server hello announces.
+HELLO_VERSION = 3
+_GOODBYE_ANY = b'{"type":"goodbye"}'
+
+
+def encode_envelope(session_id: Optional[str], message: object) -> bytes:
+    """One JSON-RPC ``message`` as a frame: in the ``mcp`` envelope of ``session_id``,
+    bare JSON-RPC when ``session_id`` is None (stdio, serial, MQTT fleet requests)."""
     if session_id is None:
-        return _dumps(msg)
-    return _dumps({"session_id": session_id, "type": "mcp", "payload": msg})
+        return _dumps(message)
+    return _dumps({"session_id": session_id, "type": "mcp", "payload": message})
 
 
-def encode_envelope(message: dict) -> bytes:
-    """Any non-MCP envelope (e.g. the server ``hello``)."""
-    return _dumps(message)
+def encode_hello(transport: str, session_id: str) -> bytes:
+    """The server ``hello`` that accepts a device's hello and names its session."""
+    hello = {"type": "hello", "transport": transport, "session_id": session_id, "version": HELLO_VERSION}
+    return _dumps(hello)
+
+
+def encode_goodbye(session_id: Optional[str] = None) -> bytes:
+    """``goodbye``: ends the device's session ``session_id``; without one, whatever
+    session the device is in (it then says hello again)."""
+    if session_id is None:
+        return _GOODBYE_ANY
+    return _dumps({"session_id": session_id, "type": "goodbye"})
+
+
+def hello_of(frame: Frame) -> Optional[dict]:
+    """The device ``hello`` (the parsed object) that ``frame`` is, or None when it is not one."""
+    msg = frame.message
+    if frame.kind == _F_OTHER and frame.type == "hello" and "jsonrpc" not in msg:
+        return msg  # type: ignore[no-any-return]
+    return None
+
+
+def decode_hello(data: Union[bytes, bytearray, memoryview, str]) -> Optional[dict]:
+    """The device ``hello`` in ``data`` (the parsed object), or None when it is not one."""
+    return hello_of(decode_frame(data))
 
 
 def loads(data: Union[bytes, bytearray, memoryview, str]) -> Any:
@@ -1336,7 +1368,7 @@ __all__ = [
     "Image",
     "Frame",
     "Pending",
-    "Session",
+    "RpcSession",
     "Deadlines",
     "deadlines_for",
     "invoke",
@@ -1344,8 +1376,12 @@ __all__ = [
     "decode_result",
     "rpc_error",
     "kind_code",
-    "encode_notification",
+    "HELLO_VERSION",
     "encode_envelope",
+    "encode_hello",
+    "encode_goodbye",
+    "decode_hello",
+    "hello_of",
     "loads",
     "dumps",
 ]

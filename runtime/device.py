@@ -1,6 +1,6 @@
 """Device handles: one MCP session with one device, over any transport.
 
-A :class:`Device` owns a :class:`runtime.codec.Session` (ids, pending replies, framing)
+A :class:`Device` owns a :class:`runtime.codec.RpcSession` (ids, pending replies, framing)
 and a transport that delivers incoming frames to :meth:`Device.feed` and reports a lost
 connection with :meth:`Device.connection_lost`. Session setup (``initialize``,
 ``notifications/initialized``, every ``tools/list`` page, fingerprint check) is shared by
@@ -157,7 +157,7 @@ class Device:
         self.client_id: Optional[str] = None  # gateway: the Client-Id header
         self.hello: Optional[dict] = None  # gateway: the device's hello message
         self._transport = transport
-        self._session = codec.Session(session_id)
+        self._session = codec.RpcSession(session_id)
         self._loop = loop or asyncio.get_running_loop()
         self._closed = False
         self._close_reason = ""
@@ -193,7 +193,7 @@ class Device:
         return self._session.session_id
 
     @property
-    def session(self) -> codec.Session:
+    def session(self) -> codec.RpcSession:
         """The compiled session core (ids, pending table, encoder)."""
         return self._session
 
@@ -531,7 +531,7 @@ class Device:
 
     def handle_frame(self, frame: codec.Frame, data: Union[bytes, str, memoryview]) -> None:
         """What :meth:`feed` does with a frame that was not a reply to a pending call
-        (transports that run :meth:`codec.Session.feed` themselves call this)."""
+        (transports that run :meth:`codec.RpcSession.feed` themselves call this)."""
         kind = frame.kind
         if kind == codec.FRAME_NOTIFICATION:
             params = frame.params if isinstance(frame.params, dict) else {}
@@ -581,8 +581,7 @@ class Device:
                 "id": frame.id,
                 "error": {"code": -32601, "message": f"Method not found: {frame.method}"},
             }
-        sid = self._session.session_id
-        data = codec.dumps(reply if sid is None else {"session_id": sid, "type": "mcp", "payload": reply})
+        data = codec.encode_envelope(self._session.session_id, reply)
         if self._send_now is not None:
             try:
                 self._send_now(data)

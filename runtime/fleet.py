@@ -25,7 +25,8 @@ on the same broker, topic prefix and ``group``. Then:
   between workers, a worker that dies takes nothing with it, and the device's MCP
   server answers any number of initializes (see docs/mqtt.md, "Sessions").
 
-The broker client is ``aiomqtt`` (paho-mqtt 2, MQTT 5), imported when the fleet starts.
+The broker connection is :class:`~mcpgen.runtime.broker.BrokerLink` (aiomqtt on paho-mqtt 2,
+MQTT 5, the client of the MQTT gateway too), whose aiomqtt is imported when the fleet starts.
 """
 
 from __future__ import annotations
@@ -34,22 +35,20 @@ import asyncio
 import inspect
 import itertools
 import logging
-import socket
 import ssl
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional, Union
 
-import orjson
-
-from mcpgen.runtime.auth import Authenticator, Handshake, authenticate, bearer_token
+from mcpgen.runtime import codec
+from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
+from mcpgen.runtime.broker import BrokerLink, TopicLayout
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
+from mcpgen.runtime.hub import hello_refusal
 
 log = logging.getLogger("mcpgen.runtime.fleet")
-
-_MIN_BACKOFF, _MAX_BACKOFF = 0.2, 5.0  # broker reconnects (devices use the same)
 
 NotificationCallback = Callable[[str, str, dict], Union[None, Awaitable[None]]]
 PresenceCallback = Callable[[str, bool], Union[None, Awaitable[None]]]
@@ -82,14 +81,19 @@ class FleetTransport:
         object.__setattr__(props, "pack", lambda: packed)
         self.properties = props
 
+    def send_now(self, data: bytes) -> None:
+        """Publishes without waiting (calls then take the compiled path, as on WebSocket)."""
+        fleet = self.fleet
+        fleet._broker.publish_now(self.topic, data, fleet.qos, self.properties)
+
     async def send(self, data: bytes) -> None:
-        await self.fleet._publish(self.topic, data, self.properties)
+        self.send_now(data)
 
     async def close(self) -> None:
         self.fleet._forget(self.token)
 
 
-class MqttFleet:
+class MqttFleet(TopicLayout):
     """One worker of a fleet that shares devices through an MQTT 5 broker (module docstring).
 
     ``group`` names the shared subscription (workers of one backend use the same group);
@@ -125,39 +129,21 @@ class MqttFleet:
         connect_timeout: float = 10.0,
         max_frame: int = 65536,
     ) -> None:
-        prefix = topic_prefix.strip("/")
-        if not prefix or "+" in prefix or "#" in prefix:
-            raise ValueError(f"bad topic prefix {topic_prefix!r} (non-empty, no '+' or '#')")
-        if qos not in (0, 1):
-            raise ValueError("qos must be 0 or 1")
-        self.host = host
-        self.port = port
-        self.topic_prefix = prefix
+        super().__init__(host, port, topic_prefix, qos)
         self.group = _topic_level(group, "group")
         self.worker_id = _topic_level(worker_id or uuid.uuid4().hex[:12], "worker_id")
         self.client_id = f"mcpgen-worker-{self.worker_id}"
-        self.username = username
-        self.password = password
-        self.tls_context = tls_context
         self.auth = auth
         self.fingerprint = fingerprint
         self.policy: Policy = policy
         self.call_timeout = call_timeout
         self.setup_timeout = setup_timeout
         self.vision = vision
-        self.keepalive = keepalive
-        self.qos = qos
-        self.connect_timeout = connect_timeout
         self.max_frame = max_frame
         self.hellos = 0  # device hellos this worker answered
         self.rejected = 0  # device hellos refused by ``auth``
         self.stray_replies = 0  # replies for no live handle of this worker (dropped)
-        self._head = prefix + "/"
         self._reply_tail = f"/reply/{self.worker_id}"
-        self._client: Any = None
-        self._paho: Any = None
-        self._connected = asyncio.Event()
-        self._runner: Optional[asyncio.Task] = None
         self._closing = False
         self._presence: dict[str, bool] = {}
         self._online: dict[str, asyncio.Event] = {}
@@ -169,25 +155,38 @@ class MqttFleet:
         self._notification_cbs: list[NotificationCallback] = []
         self._presence_cbs: list[PresenceCallback] = []
         self._tasks: set[asyncio.Task] = set()
+        up, state = self.device_filter("/up"), self.device_filter("/state")
+        replies = self.device_filter(self._reply_tail)
+        self._broker = BrokerLink(
+            host,
+            port,
+            client_id=self.client_id,
+            subscriptions=[(f"$share/{self.group}/{up}", 1), (state, 1), (replies, 1)],
+            routes=[
+                (replies, self._on_reply_message),
+                (up, self._on_up_message),
+                (state, self._on_state_message),
+            ],
+            on_lost=self._broker_lost,
+            username=username,
+            password=password,
+            tls_context=tls_context,
+            keepalive=keepalive,
+            connect_timeout=connect_timeout,
+            logger=log,
+            name=f"worker {self.worker_id}",
+        )
 
     # -- topics ---------------------------------------------------------------------------
-
-    def topic(self, device_id: str, leaf: str) -> str:
-        """``<prefix>/<device_id>/<leaf>`` (``up``, ``down``, ``state``)."""
-        return f"{self.topic_prefix}/{device_id}/{leaf}"
 
     def reply_topic(self, device_id: str) -> str:
         """Where devices answer this worker: ``<prefix>/<device_id>/reply/<worker_id>``."""
         return f"{self.topic_prefix}/{device_id}/reply/{self.worker_id}"
 
     @property
-    def url(self) -> str:
-        return f"mqtt://{self.host}:{self.port}/{self.topic_prefix}"
-
-    @property
     def connected(self) -> bool:
         """Whether the worker is attached to the broker right now."""
-        return self._client is not None
+        return self._broker.connected
 
     def online(self) -> list[str]:
         """Device ids whose retained state is ``online``."""
@@ -201,10 +200,7 @@ class MqttFleet:
 
     async def start(self) -> MqttFleet:
         """Connects and subscribes; raises ``aiomqtt.MqttError`` when the broker cannot be used."""
-        if self._runner is not None:
-            return self
-        await self._connect()
-        self._runner = asyncio.get_running_loop().create_task(self._run())
+        await self._broker.start()
         log.info("fleet worker %s on %s (group %s)", self.worker_id, self.url, self.group)
         return self
 
@@ -215,17 +211,7 @@ class MqttFleet:
             task.cancel()
         for device in list(self._handles.values()):
             await device.close("the fleet worker is closing")
-        if self._runner is not None:
-            self._runner.cancel()
-            try:
-                await self._runner
-            except (asyncio.CancelledError, Exception):
-                pass
-            self._runner = None
-        client, self._client, self._paho = self._client, None, None
-        self._connected.clear()
-        if client is not None:
-            await _leave(client)
+        await self._broker.close()
         for task in list(self._tasks):
             task.cancel()
 
@@ -300,11 +286,11 @@ class MqttFleet:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            if not self._connected.is_set():
+            if not self._broker.ready.is_set():
                 if left <= 0:
                     raise DeviceDisconnected(f"not connected to the MQTT broker {self.host}:{self.port}")
                 try:
-                    await asyncio.wait_for(self._connected.wait(), left)
+                    await asyncio.wait_for(self._broker.ready.wait(), left)
                 except asyncio.TimeoutError:
                     continue
             if self._presence.get(device_id):
@@ -330,130 +316,27 @@ class MqttFleet:
 
     # -- broker link ----------------------------------------------------------------------
 
-    async def _connect(self) -> None:
-        import aiomqtt
-
-        client = aiomqtt.Client(
-            self.host,
-            self.port,
-            username=self.username,
-            password=self.password,
-            identifier=self.client_id,
-            keepalive=self.keepalive,
-            protocol=aiomqtt.ProtocolVersion.V5,
-            clean_start=True,
-            tls_context=self.tls_context,
-            timeout=self.connect_timeout,
-            # Requests and replies are small and latency-bound: without TCP_NODELAY
-            # Nagle's algorithm holds each back until the broker's delayed ACK (~40 ms).
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-            logger=logging.getLogger("mcpgen.runtime.fleet.client"),
-        )
-        await client.__aenter__()
-        try:
-            await client.subscribe(
-                [
-                    (f"$share/{self.group}/{self._head}+/up", 1),
-                    (f"{self._head}+/state", 1),
-                    (f"{self._head}+{self._reply_tail}", 1),
-                ]
-            )
-        except BaseException:
-            await _leave(client)
-            raise
-        # The hot path goes to paho directly (aiomqtt's own client object, which it
-        # exposes as ``_client``): replies are handled in paho's per-topic callback
-        # instead of aiomqtt's queue and iterator, and QoS 0 requests are written
-        # without aiomqtt's per-publish completion event. This halves the worker's CPU
-        # time per call; the rest of the link (connect, subscribe, reconnect) stays
-        # aiomqtt's.
-        paho = getattr(client, "_client", None)
-        if paho is not None and hasattr(paho, "message_callback_add"):
-            paho.message_callback_add(f"{self._head}+{self._reply_tail}", self._on_paho_reply)
-        self._paho = paho
-        self._client = client
-        self._connected.set()
-
-    async def _run(self) -> None:
-        backoff = _MIN_BACKOFF
-        while not self._closing:
-            client = self._client
-            if client is None:
-                try:
-                    await self._connect()
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    log.warning("MQTT broker %s:%d: %s; retrying in %gs", self.host, self.port, exc, backoff)
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, _MAX_BACKOFF)
-                    continue
-                log.info(
-                    "worker %s reconnected to the MQTT broker %s:%d", self.worker_id, self.host, self.port
-                )
-                backoff = _MIN_BACKOFF
-                continue
-            reason = "lost the connection to the MQTT broker"
-            try:
-                async for message in client.messages:
-                    try:
-                        self._on_message(message)
-                    except Exception:
-                        log.exception("handling an MQTT message on %s failed", message.topic)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                reason = f"lost the connection to the MQTT broker: {exc}"
-            if self._closing:
-                return
-            log.warning("worker %s: %s; reconnecting", self.worker_id, reason)
-            self._client = self._paho = None
-            self._connected.clear()
-            self._presence.clear()  # the retained states come again after reconnecting
-            for device in list(self._handles.values()) + list(self._by_token.values()):
-                device.connection_lost(reason)
-            await _leave(client)
-
-    async def _publish(self, topic: str, payload: bytes, properties: Any = None) -> None:
-        client = self._client
-        if client is None:
-            raise DeviceDisconnected("not connected to the MQTT broker")
-        paho = self._paho
-        if self.qos == 0 and paho is not None:
-            info = paho.publish(topic, payload, 0, False, properties)
-            if info.rc != 0:
-                raise DeviceDisconnected(f"publishing to {topic} failed (paho error {info.rc})")
-            return
-        await client.publish(topic, payload, qos=self.qos, properties=properties)
-
-    def _on_paho_reply(self, _client: Any, _userdata: Any, message: Any) -> None:
-        try:
-            topic: str = message.topic
-            rest = topic[len(self._head) : -len(self._reply_tail)]
-            self._on_reply(rest, message.payload, getattr(message, "properties", None))
-        except Exception:
-            log.exception("handling a reply on %s failed", message.topic)
+    def _broker_lost(self, reason: str) -> None:
+        self._presence.clear()  # the retained states come again after reconnecting
+        for device in list(self._handles.values()) + list(self._by_token.values()):
+            device.connection_lost(reason)
 
     # -- incoming -------------------------------------------------------------------------
 
-    def _on_message(self, message: Any) -> None:
-        topic: str = message.topic.value
-        if not topic.startswith(self._head):
-            return
-        payload = message.payload
-        if not isinstance(payload, (bytes, bytearray)):
-            return
-        rest = topic[len(self._head) :]
-        if rest.endswith(self._reply_tail):
-            self._on_reply(rest[: -len(self._reply_tail)], bytes(payload), message.properties)
-            return
-        device_id, sep, leaf = rest.rpartition("/")
-        if not sep or not device_id or "/" in device_id:
-            return
-        if leaf == "up":
-            self._on_up(device_id, bytes(payload))
-        elif leaf == "state":
-            self._on_state(device_id, bytes(payload))
+    def _on_reply_message(self, message: Any) -> None:
+        device_id = self.device_of(message.topic, self._reply_tail)
+        if device_id is not None:
+            self._on_reply(device_id, message.payload, message.properties)
+
+    def _on_up_message(self, message: Any) -> None:
+        device_id = self.device_of(message.topic, "/up")
+        if device_id is not None:
+            self._on_up(device_id, message.payload)
+
+    def _on_state_message(self, message: Any) -> None:
+        device_id = self.device_of(message.topic, "/state")
+        if device_id is not None:
+            self._on_state(device_id, message.payload)
 
     def _on_reply(self, device_id: str, payload: bytes, properties: Any) -> None:
         token = getattr(properties, "CorrelationData", None) if properties is not None else None
@@ -493,67 +376,40 @@ class MqttFleet:
                 self.max_frame,
             )
             return
-        try:
-            msg = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            log.debug("device %s: non-JSON message on its up topic dropped", device_id)
-            return
-        if not isinstance(msg, dict):
-            return
-        kind = msg.get("type")
-        if kind == "hello" and "jsonrpc" not in msg:
-            self._spawn(self._answer_hello(device_id, msg))
-            return
-        if kind == "mcp":
-            msg = msg.get("payload")
-            if not isinstance(msg, dict):
-                return
-        method = msg.get("method")
-        if isinstance(method, str) and "id" not in msg:
-            params = msg.get("params")
-            self._fire(self._notification_cbs, device_id, method, params if isinstance(params, dict) else {})
+        frame = codec.decode_frame(payload)
+        hello = codec.hello_of(frame)
+        if hello is not None:
+            self._spawn(self._answer_hello(device_id, hello))
+        elif frame.kind == codec.FRAME_NOTIFICATION:
+            params = frame.params if isinstance(frame.params, dict) else {}
+            self._fire(self._notification_cbs, device_id, frame.method, params)
+        elif frame.kind == codec.FRAME_INVALID:
+            log.debug("device %s: message on its up topic that is not JSON-RPC dropped", device_id)
         else:
             # Replies on the up topic answer requests sent without a Response Topic,
             # which fleet workers never send (an MqttGateway on the same prefix does).
             log.debug("device %s: up message for no fleet request dropped", device_id)
 
     async def _answer_hello(self, device_id: str, hello: dict) -> None:
-        features = hello.get("features")
-        if not isinstance(features, dict) or features.get("mcp") is not True:
+        refusal = hello_refusal(hello)
+        if refusal is not None:
             self.rejected += 1
-            log.warning("device %s: hello without features.mcp=true; ignored", device_id)
+            log.warning("device %s: %s; refused", device_id, refusal)
             return
-        token = hello.get("token")
-        if not isinstance(token, str):
-            auth_field = hello.get("authorization")
-            token = bearer_token(auth_field) if isinstance(auth_field, str) else None
-        version = hello.get("version")
-        client_id = hello.get("client_id")
-        hs = Handshake(
-            device_id=device_id,
-            client_id=client_id if isinstance(client_id, str) else None,
-            token=token,
-            protocol_version=version if isinstance(version, int) and not isinstance(version, bool) else None,
-            remote=f"mqtt:{self.topic(device_id, 'up')}",
-        )
-        if not await self._authenticate(hs):
+        hs = hello_handshake(device_id, hello, f"mqtt:{self.topic(device_id, 'up')}")
+        if not await authenticate(self.auth, hs, log):
             self.rejected += 1
-            log.warning(
-                "rejected device %r: %s",
-                device_id,
-                "no token in its hello" if token is None else "invalid token",
-            )
+            reason = "no token in its hello" if hs.token is None else "invalid token"
+            log.warning("rejected device %r: %s", device_id, reason)
             return
-        server_hello = {"type": "hello", "transport": "mqtt", "session_id": str(uuid.uuid4()), "version": 3}
+        # No session is kept here: each worker opens its own over the response-topic path.
+        hello_reply = codec.encode_hello("mqtt", str(uuid.uuid4()))
         try:
-            await self._publish(self.topic(device_id, "down"), orjson.dumps(server_hello))
+            self._broker.publish_now(self.topic(device_id, "down"), hello_reply, self.qos)
         except Exception as exc:
             log.info("device %s: server hello not sent: %s", device_id, exc)
             return
         self.hellos += 1
-
-    async def _authenticate(self, hs: Handshake) -> bool:
-        return await authenticate(self.auth, hs, log)
 
     # -- callbacks --------------------------------------------------------------------------
 
@@ -587,13 +443,6 @@ async def _await_quietly(aw: Awaitable[Any]) -> None:
         await aw
     except Exception:
         log.exception("fleet callback failed")
-
-
-async def _leave(client: Any) -> None:
-    try:
-        await client.__aexit__(None, None, None)
-    except Exception as exc:  # already disconnected
-        log.debug("MQTT disconnect: %s", exc)
 
 
 __all__ = ["FleetTransport", "MqttFleet"]

@@ -2,11 +2,12 @@
 
 Per connection: check the handshake headers (``Device-Id`` required, ``Protocol-Version``
 an integer when present, then the pluggable authenticator; rejected devices get HTTP 401
-and a log line, nothing else), wait for the device ``hello`` (``features.mcp`` must be
-true), answer with the server hello ``{"type": "hello", "transport": "websocket",
-"session_id": <uuid>, "version": 3}``, then run the MCP session over ``{"session_id",
-"type": "mcp", "payload"}`` envelopes and hand out the ready
-:class:`~runtime.device.Device`.
+and a log line, nothing else), wait for the device ``hello``, then hand the session to
+the transport-neutral :class:`~mcpgen.runtime.hub.DeviceHub` this class is built on (the
+hello check and the server hello ``{"type": "hello", "transport": "websocket",
+"session_id": <uuid>, "version": 3}``, session replacement, setup, handing out ready
+:class:`~mcpgen.runtime.device.Device` handles); the MCP session then runs over
+``{"session_id", "type": "mcp", "payload"}`` envelopes.
 
 The WebSocket server is picows (frames parsed in C). A connection has no task of its
 own: picows calls the compiled :class:`~runtime.wslink.DeviceLink` for every frame, and
@@ -26,23 +27,18 @@ connected to it (see :mod:`mcpgen.runtime.workers`).
 from __future__ import annotations
 
 import asyncio
-import collections
-import gc
 import http
-import inspect
 import logging
 import urllib.parse
-import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Optional
 
-import orjson
 from picows import WSAutoPingStrategy, WSCloseCode
 
-from mcpgen.runtime import wslink
-from mcpgen.runtime.auth import Authenticator, Handshake, authenticate, bearer_token
+from mcpgen.runtime import codec, wslink
+from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
 from mcpgen.runtime.device import Device, Policy
-from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
+from mcpgen.runtime.hub import DeviceHub
 from mcpgen.runtime.wslink import DeviceLink
 
 # picows' protocol class is not in its top-level API, but its own ws_connect hands a
@@ -60,14 +56,13 @@ SWEEP_INTERVAL = 0.1
 #: Initial receive buffer of a connection (picows grows it for larger frames): small, so
 #: that 10,000 idle devices stay cheap.
 READ_BUFFER = 2048
-#: gc_freeze=None (auto) freezes the GC's view of set-up sessions from this many devices
-#: on, FREEZE_DELAY seconds after the last device of a burst became ready.
-FREEZE_MIN_DEVICES = 2000
-FREEZE_DELAY = 1.0
 
 
-class Gateway:
+class Gateway(DeviceHub):
     """Accepts device connections and yields ready device handles (see docs/architecture.md)."""
+
+    transport_name = "websocket"
+    log = log
 
     def __init__(
         self,
@@ -90,44 +85,32 @@ class Gateway:
         backlog: int = 1024,
         gc_freeze: Optional[bool] = None,
     ) -> None:
-        if policy not in ("strict", "warn", "off"):
-            raise ValueError(f"policy must be 'strict', 'warn' or 'off', not {policy!r}")
+        super().__init__(
+            auth=auth,
+            fingerprint=fingerprint,
+            policy=policy,
+            max_frame=max_frame,
+            call_timeout=call_timeout,
+            setup_timeout=setup_timeout,
+            vision=vision,
+            gc_freeze=gc_freeze,
+        )
         self.host = host
         self._port = port
-        self.auth = auth
-        self.fingerprint = fingerprint
-        self.policy: Policy = policy
-        self.max_frame = max_frame
-        self.call_timeout = call_timeout
         self.hello_timeout = hello_timeout
-        self.setup_timeout = setup_timeout
-        self.vision = dict(vision) if vision is not None else None
         self.ping_interval = ping_interval
         self.close_timeout = close_timeout
         self.path = path
         self.handshake_timeout = handshake_timeout
         self.reuse_port = reuse_port
         self.backlog = backlog
-        self.gc_freeze = gc_freeze
-        self._frozen = 0  # ready devices when this gateway last called gc.freeze() (0: not frozen)
-        self._left_since_freeze = 0
-        self._freeze_timer: Optional[asyncio.TimerHandle] = None
-        self.connected: dict[str, Device] = {}
-        self._live: dict[str, Device] = {}  # device id -> newest handle, ready or in setup
         self._server: Optional[asyncio.AbstractServer] = None
         self._links: set[DeviceLink] = set()  # every upgraded connection
         self._young: set[Any] = set()  # handshakes and links waiting for a hello
         self._closing_links: set[DeviceLink] = set()
-        self._setups: dict[DeviceLink, asyncio.Task] = {}
         self._sweeper: Optional[asyncio.TimerHandle] = None
         self._next_ping = 0.0
         self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
-        self._waiters: list[tuple[Optional[str], asyncio.Future]] = []
-        self._queues: list[asyncio.Queue] = []
-        self._unclaimed: collections.deque[Device] = collections.deque()
-        self._closing = False
-        self._tasks: set[asyncio.Task] = set()
-        self.rejected = 0
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -162,8 +145,7 @@ class Gateway:
         self._closing = True
         if self._server is not None:
             self._server.close()  # no new connections from here on
-        devices = list(self._live.values())
-        await asyncio.gather(*(d.close("gateway closed") for d in devices), return_exceptions=True)
+        await self._close_sessions("gateway closed")
         for link in list(self._links):
             link.shutdown(WSCloseCode.GOING_AWAY, "gateway closed")
         for hs in list(self._young):
@@ -176,169 +158,18 @@ class Gateway:
         for link in list(self._links):
             if link.transport is not None:
                 link.transport.disconnect(False)
-        tasks = list(self._setups.values()) + list(self._tasks)
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
-        if self._freeze_timer is not None:
-            self._freeze_timer.cancel()
-            self._freeze_timer = None
-        self._thaw()
-        for _, fut in self._waiters:
-            if not fut.done():
-                fut.set_exception(DeviceTimeout("gateway closed"))
-        self._waiters.clear()
-        for q in self._queues:
-            q.put_nowait(None)
+        await self._finish_close("gateway closed")
 
     async def __aenter__(self) -> Gateway:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    # -- handing out devices ------------------------------------------------------------
-
-    async def wait_for_device(
-        self, device_id: Optional[str] = None, timeout: Optional[float] = 10.0
-    ) -> Device:
-        """A ready device handle, waiting up to ``timeout`` for one (then :class:`DeviceTimeout`).
-
-        With ``device_id``: that device's current handle. Without: the oldest ready device
-        not handed out by ``wait_for_device`` before, so repeated calls collect every
-        device once (a device that reconnects counts as new).
-        """
-        if device_id is not None:
-            d = self.connected.get(device_id)
-            if d is not None and not d.closed:
-                self._claim(d)
-                return d
-        else:
-            while self._unclaimed:
-                d = self._unclaimed.popleft()
-                if not d.closed:
-                    return d
-        fut: asyncio.Future = asyncio.get_running_loop().create_future()
-        entry = (device_id, fut)
-        self._waiters.append(entry)
-        try:
-            return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            raise DeviceTimeout(
-                f"no device{'' if device_id is None else ' ' + repr(device_id)} ready within {timeout}s"
-            ) from None
-        finally:
-            if entry in self._waiters:
-                self._waiters.remove(entry)
-
-    def _claim(self, device: Device) -> None:
-        try:
-            self._unclaimed.remove(device)
-        except ValueError:
-            pass
-
-    async def devices(self) -> AsyncIterator[Device]:
-        """Every device as its session becomes ready (those already connected first),
-        until the gateway closes."""
-        if self._closing:
-            return
-        q: asyncio.Queue = asyncio.Queue()
-        for d in self.connected.values():
-            if not d.closed:
-                q.put_nowait(d)
-        self._queues.append(q)
-        try:
-            while True:
-                d = await q.get()
-                if d is None:
-                    return
-                if not d.closed:
-                    yield d
-        finally:
-            if q in self._queues:
-                self._queues.remove(q)
-
-    def _background(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _ready(self, device: Device) -> None:
-        if self._live.get(device.device_id) is not device or device.closed:
-            return
-        self.connected[device.device_id] = device
-        log.info(
-            "device %s ready (%s, %d tools, fingerprint %s%s)",
-            device.device_id,
-            device.server_info.get("name", "?"),
-            len(device.tools),
-            device.fingerprint,
-            ", dynamic" if device.dynamic else "",
-        )
-        claimed = False
-        for entry in list(self._waiters):
-            want, fut = entry
-            if fut.done():
-                continue
-            if want == device.device_id or (want is None and not claimed):
-                fut.set_result(device)
-                self._waiters.remove(entry)
-                claimed = True
-        if not claimed:
-            self._unclaimed.append(device)
-        for q in self._queues:
-            q.put_nowait(device)
-        self._schedule_freeze()
-
-    # -- GC: freeze the sessions' objects once devices are set up ---------------------------
-
-    def _want_freeze(self) -> bool:
-        if self.gc_freeze is None:
-            return len(self.connected) >= FREEZE_MIN_DEVICES
-        return self.gc_freeze
-
-    def _schedule_freeze(self) -> None:
-        """After the last of a burst of devices is ready: one timer, moved on each arrival."""
-        if not self._want_freeze():
-            return
-        if self._freeze_timer is not None:
-            self._freeze_timer.cancel()
-        self._freeze_timer = asyncio.get_running_loop().call_later(FREEZE_DELAY, self._freeze)
-
-    def _freeze(self) -> None:
-        # Measured (docs/benchmarks.md): with 10,000 devices the cyclic GC's full
-        # collections, walking every session's objects again and again, cost more than
-        # the calls themselves; frozen, those objects are skipped. Neutral at 1,000.
-        self._freeze_timer = None
-        if self._closing or not self._want_freeze():
-            return
-        gc.freeze()
-        self._frozen = len(self.connected)
-        self._left_since_freeze = 0
-        log.info("gc.freeze() with %d devices ready", self._frozen)
-
-    def _thaw(self) -> None:
-        """Undoes our freeze so departed sessions' reference cycles can be collected."""
-        if self._frozen:
-            gc.unfreeze()
-            self._frozen = 0
-            self._left_since_freeze = 0
-
-    def _gone(self, device: Device) -> None:
-        if self._frozen and (self.connected.get(device.device_id) is device):
-            self._left_since_freeze += 1
-            if self._left_since_freeze > max(100, self._frozen // 10):
-                self._thaw()  # many sessions ended: let the GC reclaim them, re-freeze later
-                self._schedule_freeze()
-        self._claim(device)
-        if self.connected.get(device.device_id) is device:
-            del self.connected[device.device_id]
-        if self._live.get(device.device_id) is device:
-            del self._live[device.device_id]
 
     # -- connections: the HTTP upgrade ----------------------------------------------------
 
@@ -372,30 +203,6 @@ class Gateway:
             remote=remote,
             headers=headers,
         )
-
-    async def _authenticate(self, hs: Handshake, logger: logging.Logger = log) -> bool:
-        """Whether the authenticator (if any) accepts ``hs``; one that raises refuses (logged)."""
-        return await authenticate(self.auth, hs, logger)
-
-    def _authenticate_now(self, hs: Handshake) -> Any:
-        """True/False from a synchronous authenticator, else the awaitable to wait for."""
-        if self.auth is None:
-            return True
-        try:
-            ok = self.auth.authenticate(hs)
-        except Exception:
-            log.exception("authenticator failed for device %r", hs.device_id)
-            return False
-        if inspect.isawaitable(ok):
-            return self._await_auth(hs, ok)
-        return bool(ok)
-
-    async def _await_auth(self, hs: Handshake, pending: Any) -> bool:
-        try:
-            return bool(await pending)
-        except Exception:
-            log.exception("authenticator failed for device %r", hs.device_id)
-            return False
 
     def _rejected(self, status: http.HTTPStatus, device_id: str, remote: str, reason: str) -> bytes:
         self.rejected += 1
@@ -451,45 +258,22 @@ class Gateway:
     def _link_hello(self, link: DeviceLink, data: bytes) -> None:
         self._young.discard(link)
         hs: Handshake = link.handshake
-        try:
-            hello = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            hello = None
-        if not isinstance(hello, dict) or hello.get("type") != "hello":
-            log.warning("device %s sent %r before its hello; closing", hs.device_id, data[:80])
-            link.shutdown(WSCloseCode.POLICY_VIOLATION, "hello expected")
+        hello = codec.decode_hello(data)
+        refusal = self._hello_refusal(hs.device_id, hello)
+        if refusal is not None:
+            link.shutdown(WSCloseCode.POLICY_VIOLATION, refusal)
             return
-        features = hello.get("features")
-        if not isinstance(features, dict) or features.get("mcp") is not True:
-            log.warning("device %s: hello without features.mcp=true; closing", hs.device_id)
-            link.shutdown(WSCloseCode.POLICY_VIOLATION, "MCP support (features.mcp) required")
-            return
-        session_id = str(uuid.uuid4())
-        server_hello = {"type": "hello", "transport": "websocket", "session_id": session_id, "version": 3}
-        try:
-            link.send_now(orjson.dumps(server_hello))
-        except Exception:
-            return
-        device_id = hs.device_id
-        device = Device(link, device_id=device_id, session_id=session_id, call_timeout=self.call_timeout)
-        device.client_id = hs.client_id
-        device.hello = hello
+        assert hello is not None
+        device = self._open_session(link, hs, hello)
         link.device = device
         link.session = device.session
         link.state = wslink.RUNNING
-        old = self._live.get(device_id)
-        self._live[device_id] = device
-        if old is not None:
-            log.info("device %s reconnected; closing its previous session", device_id)
-            self._gone(old)
-            self._live[device_id] = device
-            # Pending calls of the old handle fail now; its socket closes in the background
-            # (a half-open old connection must not delay the new session).
-            self._background(old.close("replaced by a new connection from the same device"))
-        device.on_close(self._gone)
-        task = asyncio.get_running_loop().create_task(self._setup(device))
-        self._setups[link] = task
-        task.add_done_callback(lambda _t, link=link: self._setups.pop(link, None))
+        try:
+            link.send_now(self._server_hello(device))
+        except Exception as exc:
+            device.connection_lost(f"sending the server hello failed: {exc}")
+            return
+        self._start_setup(device)
 
     def _link_closing(self, link: DeviceLink) -> None:
         self._young.discard(link)
@@ -509,9 +293,7 @@ class Gateway:
         if device is not None:
             device.connection_lost(reason)
             self._gone(device)
-        setup = self._setups.get(link)
-        if setup is not None and not setup.done():
-            setup.cancel()
+            self._cancel_setup(device)
 
     # -- the sweep: everything time-based, for all connections -----------------------------
 
@@ -566,28 +348,6 @@ class Gateway:
                 link.ping_sent = now
                 link.transport.send_ping()
             link.frames_seen = link.frames
-
-    async def _setup(self, device: Device) -> None:
-        try:
-            await device.setup(
-                fingerprint=self.fingerprint,
-                policy=self.policy,
-                timeout=self.setup_timeout,
-                vision=self.vision,
-            )
-        except SpecMismatch as exc:
-            log.warning("device %s refused: %s", device.device_id, exc)
-            await device.close(f"refused: {exc}")
-            return
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if not device.closed:
-                log.warning("device %s: session setup failed: %s", device.device_id, exc)
-            await device.close(f"session setup failed: {exc}")
-            return
-        self._ready(device)
-
 
 class _HttpUpgrade(asyncio.Protocol):
     """A new connection until its HTTP upgrade request is read and authenticated.
@@ -658,12 +418,10 @@ class _HttpUpgrade(asyncio.Protocol):
             return
         assert self.transport is not None
         self.transport.pause_reading()
-        task = asyncio.get_running_loop().create_task(ok)
-        self.gateway._tasks.add(task)
+        task = self.gateway._background(ok)
         task.add_done_callback(lambda t: self._async_decided(checked, t))
 
     def _async_decided(self, hs: Handshake, task: asyncio.Task) -> None:
-        self.gateway._tasks.discard(task)
         ok = (not task.cancelled()) and task.exception() is None and task.result() is True
         if self.transport is None or self.transport.is_closing():
             return

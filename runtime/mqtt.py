@@ -13,11 +13,13 @@ Topics (``prefix`` defaults to ``mcpgen``; see docs/mqtt.md):
 Messages are exactly those of the WebSocket mode (:mod:`runtime.gateway`): the device
 sends its hello (``transport: "mqtt"``, ``features.mcp: true``, ``client_id`` and an
 optional ``token``), the gateway authenticates it (the same
-:class:`~runtime.auth.Authenticator` objects, fed a :class:`~runtime.auth.Handshake`
-built from the hello and the topic), answers ``{"type": "hello", "transport": "mqtt",
-"session_id": <uuid>, "version": 3}`` and runs the shared session setup of
-:class:`runtime.device.Device`. The handing out of devices (``wait_for_device``,
-``devices()``, ``connected``) is :class:`runtime.gateway.Gateway`'s own.
+:class:`~mcpgen.runtime.auth.Authenticator` objects, fed a
+:class:`~mcpgen.runtime.auth.Handshake` built from the hello and the topic), answers
+``{"type": "hello", "transport": "mqtt", "session_id": <uuid>, "version": 3}`` and runs
+the shared session setup. Everything but the carrier (hello, sessions, setup, handing
+out devices with ``wait_for_device``, ``devices()``, ``connected``) is the
+transport-neutral :class:`~mcpgen.runtime.hub.DeviceHub` that the WebSocket
+:class:`~mcpgen.runtime.gateway.Gateway` is built on as well.
 
 MQTT has no connection per device at the gateway, so the end of a device is its
 ``offline`` state: pending calls then fail with ``DeviceDisconnected`` at once. A device
@@ -27,32 +29,32 @@ the gateway sends one when it closes a session and, without a session id, to eve
 it sees ``online`` (retained) without a session, so devices that outlived a gateway
 restart send a fresh hello at once.
 
-The broker client is ``aiomqtt`` (on ``paho-mqtt``), imported when the gateway starts, so
-``import mcpgen.runtime`` works without it.
+The gateway speaks MQTT 5 to the broker (:class:`~mcpgen.runtime.broker.BrokerLink`, the
+client the fleet workers use too); devices may use MQTT 3.1.1 or 5, the broker
+translates, and nothing of MQTT 5 is required of them. ``aiomqtt`` is imported when the
+gateway starts, so ``import mcpgen.runtime`` works without it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import socket
+import ssl
 import time
 import uuid
 import weakref
 from collections.abc import Mapping
 from typing import Any, Optional
 
-import orjson
-
-from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
+from mcpgen.runtime import codec
+from mcpgen.runtime.auth import Authenticator, hello_handshake
+from mcpgen.runtime.broker import BrokerLink, TopicLayout
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected
-from mcpgen.runtime.gateway import Gateway
+from mcpgen.runtime.hub import DeviceHub
 
 log = logging.getLogger("mcpgen.runtime.mqtt")
 
 _NUDGE_INTERVAL = 2.0  # at most one unsolicited goodbye per device in this many seconds
-_MIN_BACKOFF, _MAX_BACKOFF = 0.2, 5.0  # broker reconnects (the devices use the same)
 
 
 class MqttTransport:
@@ -66,36 +68,44 @@ class MqttTransport:
         self.silent = False  # superseded by the device's own new hello: no goodbye
         self.closed = False
 
-    async def send(self, data: bytes) -> None:
+    def send_now(self, data: bytes) -> None:
+        """Publishes without waiting (calls then take the compiled path, as on WebSocket)."""
         if self.closed:
             raise DeviceDisconnected("the MQTT session is closed")
-        await self.gateway._publish(self.topic, data)
+        gw = self.gateway
+        gw._broker.publish_now(self.topic, data, gw.qos)
+
+    async def send(self, data: bytes) -> None:
+        self.send_now(data)
 
     async def close(self) -> None:
         """Ends the session; the device hears a ``goodbye`` unless it is gone or moved on."""
         if self.closed:
             return
         self.closed = True
-        if self.offline or self.silent or self.gateway._client is None:
+        broker = self.gateway._broker
+        if self.offline or self.silent or not broker.connected:
             return
-        goodbye = orjson.dumps({"session_id": self.session_id, "type": "goodbye"})
         try:
-            await asyncio.wait_for(self.gateway._publish(self.topic, goodbye), 2.0)
+            await broker.publish(self.topic, codec.encode_goodbye(self.session_id), self.gateway.qos, 2.0)
         except Exception as exc:  # the broker link is going away; the session ends anyway
             log.debug("goodbye to %s not sent: %s", self.topic, exc)
 
 
-class MqttGateway(Gateway):
+class MqttGateway(DeviceHub, TopicLayout):
     """Serves devices that connect to an MQTT broker (see the module docstring).
 
-    ``host``/``port`` are the broker's; ``username``/``password`` the gateway's own broker
-    credentials; ``client_id`` its MQTT client identifier (random by default). Devices
-    are authenticated by the broker (their credentials, ACLs on the topics) and, when
-    ``auth`` is given, by ``auth.authenticate(Handshake)`` with the hello's ``token``
-    (or ``authorization: "Bearer ..."``) and ``client_id``. Other arguments as
-    :class:`runtime.gateway.Gateway`. ``qos`` is used for the down publishes and the up
-    subscription (the state topic is always QoS 1).
+    ``host``/``port`` are the broker's; ``username``/``password``/``tls_context`` the
+    gateway's own broker login; ``client_id`` its MQTT client identifier (random by
+    default). Devices are authenticated by the broker (their credentials, ACLs on the
+    topics) and, when ``auth`` is given, by ``auth.authenticate(Handshake)`` with the
+    hello's ``token`` (or ``authorization: "Bearer ..."``) and ``client_id``. Other
+    arguments as :class:`mcpgen.runtime.gateway.Gateway`. ``qos`` is used for the down
+    publishes and the up subscription (the state topic is always QoS 1).
     """
+
+    transport_name = "mqtt"
+    log = log
 
     def __init__(
         self,
@@ -116,10 +126,9 @@ class MqttGateway(Gateway):
         keepalive: int = 60,
         qos: int = 1,
         connect_timeout: float = 10.0,
+        tls_context: Optional[ssl.SSLContext] = None,
     ) -> None:
         super().__init__(
-            host,
-            port,
             auth=auth,
             fingerprint=fingerprint,
             policy=policy,
@@ -128,148 +137,72 @@ class MqttGateway(Gateway):
             setup_timeout=setup_timeout,
             vision=vision,
         )
-        prefix = topic_prefix.strip("/")
-        if not prefix or "+" in prefix or "#" in prefix:
-            raise ValueError(f"bad topic prefix {topic_prefix!r} (non-empty, no '+' or '#')")
-        if qos not in (0, 1):
-            raise ValueError("qos must be 0 or 1")
-        self.topic_prefix = prefix
-        self.username = username
-        self.password = password
+        TopicLayout.__init__(self, host, port, topic_prefix, qos)
         self.client_id = client_id or f"mcpgen-gateway-{uuid.uuid4().hex[:12]}"
-        self.keepalive = keepalive
-        self.qos = qos
-        self.connect_timeout = connect_timeout
-        self._client: Any = None  # aiomqtt.Client while connected to the broker
-        self._runner: Optional[asyncio.Task] = None
         self._nudged: dict[str, float] = {}
         self._transports: weakref.WeakKeyDictionary[Device, MqttTransport] = weakref.WeakKeyDictionary()
-        self._head = prefix + "/"
-
-    # -- topics ---------------------------------------------------------------------------
-
-    def topic(self, device_id: str, leaf: str) -> str:
-        """``<prefix>/<device_id>/<leaf>`` (leaf: ``up``, ``down`` or ``state``)."""
-        return f"{self.topic_prefix}/{device_id}/{leaf}"
-
-    @property
-    def url(self) -> str:
-        return f"mqtt://{self.host}:{self.port}/{self.topic_prefix}"
+        up, state = self.device_filter("/up"), self.device_filter("/state")
+        self._broker = BrokerLink(
+            host,
+            port,
+            client_id=self.client_id,
+            subscriptions=[(up, qos), (state, 1)],
+            routes=[(up, self._on_up_message), (state, self._on_state_message)],
+            on_lost=self._broker_lost,
+            username=username,
+            password=password,
+            tls_context=tls_context,
+            keepalive=keepalive,
+            connect_timeout=connect_timeout,
+            logger=log,
+            name="MQTT gateway",
+        )
 
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> MqttGateway:
         """Connects to the broker and subscribes; raises ``aiomqtt.MqttError`` when it cannot."""
-        if self._runner is not None:
-            return self
-        await self._connect()
-        self._runner = asyncio.get_running_loop().create_task(self._run())
+        await self._broker.start()
         log.info("MQTT gateway on %s (client %s)", self.url, self.client_id)
         return self
 
     async def close(self) -> None:
         """Ends every session (devices get a ``goodbye``), then leaves the broker."""
-        await super().close()
-        if self._runner is not None:
-            self._runner.cancel()
-            try:
-                await self._runner
-            except (asyncio.CancelledError, Exception):
-                pass
-            self._runner = None
-        client, self._client = self._client, None
-        if client is not None:
-            await _leave(client)
+        await self._close_sessions("gateway closed")
+        await self._finish_close("gateway closed")
+        await self._broker.close()
 
     async def __aenter__(self) -> MqttGateway:
         return await self.start()
 
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     # -- broker link ----------------------------------------------------------------------
 
-    async def _connect(self) -> None:
-        import aiomqtt
+    def _broker_lost(self, reason: str) -> None:
+        if self._live:
+            log.warning("%s: its devices are disconnected until it is back", reason)
+        for device in list(self._live.values()):
+            device.connection_lost(reason)
 
-        client = aiomqtt.Client(
-            self.host,
-            self.port,
-            username=self.username,
-            password=self.password,
-            identifier=self.client_id,
-            keepalive=self.keepalive,
-            clean_session=True,
-            protocol=aiomqtt.ProtocolVersion.V311,
-            timeout=self.connect_timeout,
-            # Small latency-bound frames: Nagle's algorithm would hold each back until
-            # the broker's delayed ACK (docs/mqtt.md, "Latency").
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-            logger=logging.getLogger("mcpgen.runtime.mqtt.client"),
-        )
-        await client.__aenter__()
+    def _publish_quietly(self, topic: str, payload: bytes) -> None:
         try:
-            await client.subscribe([(f"{self._head}+/up", self.qos), (f"{self._head}+/state", 1)])
-        except BaseException:
-            await _leave(client)
-            raise
-        self._client = client
-
-    async def _run(self) -> None:
-        backoff = _MIN_BACKOFF
-        while not self._closing:
-            client = self._client
-            if client is None:
-                try:
-                    await self._connect()
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    log.warning("MQTT broker %s:%d: %s; retrying in %gs", self.host, self.port, exc, backoff)
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, _MAX_BACKOFF)
-                    continue
-                log.info("reconnected to the MQTT broker %s:%d", self.host, self.port)
-                backoff = _MIN_BACKOFF
-                continue
-            reason = "lost the connection to the MQTT broker"
-            try:
-                async for message in client.messages:
-                    try:
-                        self._on_message(message)
-                    except Exception:
-                        log.exception("handling an MQTT message on %s failed", message.topic)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                reason = f"lost the connection to the MQTT broker: {exc}"
-            if self._closing:
-                return
-            log.warning("%s; devices are disconnected until it is back", reason)
-            self._client = None
-            for device in list(self._live.values()):
-                device.connection_lost(reason)
-            await _leave(client)
-
-    async def _publish(self, topic: str, payload: bytes) -> None:
-        client = self._client
-        if client is None:
-            raise DeviceDisconnected("not connected to the MQTT broker")
-        await client.publish(topic, payload, qos=self.qos)
+            self._broker.publish_now(topic, payload, self.qos)
+        except Exception as exc:
+            log.debug("publish to %s failed: %s", topic, exc)
 
     # -- incoming -------------------------------------------------------------------------
 
-    def _on_message(self, message: Any) -> None:
-        topic: str = message.topic.value
-        if not topic.startswith(self._head):
-            return
-        device_id, sep, leaf = topic[len(self._head) :].rpartition("/")
-        if not sep or not device_id or "/" in device_id:
-            return
-        payload = message.payload
-        if not isinstance(payload, (bytes, bytearray)):
-            return
-        if leaf == "up":
-            self._on_up(device_id, bytes(payload))
-        elif leaf == "state":
-            self._on_state(device_id, bytes(payload), bool(message.retain))
+    def _on_up_message(self, message: Any) -> None:
+        device_id = self.device_of(message.topic, "/up")
+        if device_id is not None:
+            self._on_up(device_id, message.payload)
+
+    def _on_state_message(self, message: Any) -> None:
+        device_id = self.device_of(message.topic, "/state")
+        if device_id is not None:
+            self._on_state(device_id, message.payload, bool(message.retain))
 
     def _on_up(self, device_id: str, payload: bytes) -> None:
         device = self._live.get(device_id)
@@ -284,12 +217,9 @@ class MqttGateway(Gateway):
                 self._background(device.close(f"frame larger than max_frame={self.max_frame} refused"))
             return
         if device is None or b'"hello"' in payload:
-            try:
-                msg = orjson.loads(payload)
-            except orjson.JSONDecodeError:
-                msg = None
-            if isinstance(msg, dict) and msg.get("type") == "hello" and "jsonrpc" not in msg:
-                self._on_hello(device_id, msg)
+            hello = codec.decode_hello(payload)
+            if hello is not None:
+                self._on_hello(device_id, hello)
                 return
             if device is None:
                 # Not in a session with us (we restarted, or the session was closed):
@@ -320,79 +250,41 @@ class MqttGateway(Gateway):
             return
         self._nudged[device_id] = now
         log.info("device %s: no session; asking it for a new hello", device_id)
-        self._background(self._publish_quietly(self.topic(device_id, "down"), b'{"type":"goodbye"}'))
-
-    async def _publish_quietly(self, topic: str, payload: bytes) -> None:
-        try:
-            await self._publish(topic, payload)
-        except Exception as exc:
-            log.debug("publish to %s failed: %s", topic, exc)
+        self._publish_quietly(self.topic(device_id, "down"), codec.encode_goodbye())
 
     def _on_hello(self, device_id: str, hello: dict) -> None:
-        features = hello.get("features")
-        if not isinstance(features, dict) or features.get("mcp") is not True:
-            self.rejected += 1
-            log.warning("device %s: hello without features.mcp=true; ignored", device_id)
-            return
-        if self._closing:
+        if self._hello_refusal(device_id, hello) is not None or self._closing:
             return
         self._background(self._start_session(device_id, hello))
 
     async def _start_session(self, device_id: str, hello: dict) -> None:
         up = self.topic(device_id, "up")
-        token = hello.get("token")
-        if not isinstance(token, str):
-            auth_field = hello.get("authorization")
-            token = bearer_token(auth_field) if isinstance(auth_field, str) else None
-        version = hello.get("version")
-        client_id = hello.get("client_id")
-        hs = Handshake(
-            device_id=device_id,
-            client_id=client_id if isinstance(client_id, str) else None,
-            token=token,
-            protocol_version=version if isinstance(version, int) and not isinstance(version, bool) else None,
-            remote=f"mqtt:{up}",
-        )
-        if not await self._authenticate(hs, log):
+        hs = hello_handshake(device_id, hello, f"mqtt:{up}")
+        if not await self._authenticate(hs):
             self.rejected += 1
-            reason = "no token in its hello" if token is None else "invalid token"
+            reason = "no token in its hello" if hs.token is None else "invalid token"
             log.warning("rejected device %r on %s: %s", device_id, up, reason)
             return
         if self._closing:
             return
-        session_id = str(uuid.uuid4())
-        down = self.topic(device_id, "down")
-        transport = MqttTransport(self, down, session_id)
-        device = Device(transport, device_id=device_id, session_id=session_id, call_timeout=self.call_timeout)
-        device.client_id = hs.client_id
-        device.hello = hello
-        self._transports[device] = transport
-        old = self._live.get(device_id)
-        self._live[device_id] = device
         self._nudged.pop(device_id, None)
-        if old is not None:
-            log.info("device %s said hello again; closing its previous session", device_id)
-            self._gone(old)
-            self._live[device_id] = device
-            old_transport = self._transports.get(old)
-            if old_transport is not None:
-                old_transport.silent = True  # the device already left that session
-            self._background(old.close("replaced by a new session from the same device"))
-        device.on_close(self._gone)
-        server_hello = {"type": "hello", "transport": "mqtt", "session_id": session_id, "version": 3}
+        transport = MqttTransport(self, self.topic(device_id, "down"), "")
+        device = self._open_session(transport, hs, hello)
+        assert device.session_id is not None
+        transport.session_id = device.session_id
+        self._transports[device] = transport
         try:
-            await self._publish(down, orjson.dumps(server_hello))
+            transport.send_now(self._server_hello(device))
         except Exception as exc:
             device.connection_lost(f"sending the server hello failed: {exc}")
             return
-        await self._setup(device)
+        self._start_setup(device)
 
-
-async def _leave(client: Any) -> None:
-    try:
-        await client.__aexit__(None, None, None)
-    except Exception as exc:  # already disconnected
-        log.debug("MQTT disconnect: %s", exc)
+    def _replaced(self, old: Device) -> None:
+        old_transport = self._transports.get(old)
+        if old_transport is not None:
+            old_transport.silent = True  # the device already left that session: no goodbye
+        super()._replaced(old)
 
 
 __all__ = ["MqttGateway", "MqttTransport"]

@@ -2,7 +2,7 @@
 cimport cython
 from picows.picows cimport MemoryBuffer, WSFrame, WSListener, WSTransport
 from picows.picows cimport WSMsgType as _CMsgType
-from mcpgen.runtime.codec cimport Session
+from mcpgen.runtime.codec cimport RpcSession
 
 cdef int _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PONG
 cdef _CMsgType _MT_TEXT
@@ -16,8 +16,8 @@ cdef class DeviceLink(WSListener):
     cdef public Py_ssize_t max_message
     cdef public WSTransport transport
     cdef public object device
-    # Typed: the per-frame Session.feed is a C call through the codec's vtable.
-    cdef public Session session
+    # Typed: the per-frame RpcSession.feed is a C call through the codec's vtable.
+    cdef public RpcSession session
     cdef public int state
     cdef public long long frames
     cdef public long long frames_seen
@@ -30,10 +30,10 @@ cdef class DeviceLink(WSListener):
     cdef int _part_type
 
     cpdef on_ws_connected(self, WSTransport transport)
-    @cython.locals(mt=int, session=Session, data=bytes, f=object)
+    @cython.locals(mt=int, session=RpcSession, data=bytes, f=object)
     cpdef on_ws_frame(self, WSTransport transport, WSFrame frame)
     cdef _other_frame(self, WSFrame frame, int mt)
-    @cython.locals(session=Session)
+    @cython.locals(session=RpcSession)
     cdef _message(self, bytes data)
     cpdef on_ws_disconnected(self, WSTransport transport)
     cpdef send_now(self, bytes data)

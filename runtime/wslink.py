@@ -7,7 +7,7 @@ same file runs unchanged as Python when the build skips compilation.
 
 picows parses WebSocket frames in C and calls :meth:`DeviceLink.on_ws_frame` for each
 one, straight from the socket's read callback: no task and no queue per frame. A text
-frame of a running session goes to the compiled ``Session.feed``, which matches the
+frame of a running session goes to the compiled ``RpcSession.feed``, which matches the
 reply id, decodes the result for the tool's return kind and resolves the caller's
 future; only frames that are not replies (notifications, device requests, other
 envelopes) reach Python code in :class:`~mcpgen.runtime.device.Device`.
@@ -43,7 +43,7 @@ WRITE_BUFFER = 256
 
 # Connection states.
 AWAIT_HELLO = 0  # handshake done, waiting for the device's hello
-RUNNING = 1  # session frames go to Session.feed
+RUNNING = 1  # session frames go to RpcSession.feed
 CLOSING = 2  # we sent a close frame; waiting for the device's or for close_timeout
 
 

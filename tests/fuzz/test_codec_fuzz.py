@@ -1,6 +1,6 @@
 """Property fuzzing of the codec and envelope decode (issue 18): only typed errors come out.
 
-Whatever bytes a device sends, ``Session.feed`` / ``decode_frame`` must return (a Frame
+Whatever bytes a device sends, ``RpcSession.feed`` / ``decode_frame`` must return (a Frame
 or None) and every pending call must end, if at all, with a
 :class:`~mcpgen.runtime.errors.McpDeviceError`; ``decode_result`` and ``rpc_error`` may
 raise nothing else. Both builds run in one process: the installed module (compiled when
@@ -171,7 +171,7 @@ def test_feed_ends_calls_only_with_typed_errors(
 ) -> None:
     loop = asyncio.new_event_loop()
     try:
-        s = codec.Session("s" if enveloped else None)
+        s = codec.RpcSession("s" if enveloped else None)
         futs = [loop.create_future() for _ in range(3)]
         for f in futs:
             s.call("t", {}, f, kind)

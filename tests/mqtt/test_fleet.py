@@ -114,6 +114,6 @@ async def test_backend_sockets_have_tcp_nodelay(broker: Broker) -> None:
     import socket
 
     async with MqttFleet("127.0.0.1", broker.port) as fleet, MqttGateway("127.0.0.1", broker.port) as gw:
-        for client in (fleet._client, gw._client):
+        for client in (fleet._broker.client, gw._broker.client):
             sock = client._client.socket()  # aiomqtt's paho client
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from mcpgen.runtime import codec
-from mcpgen.runtime.codec import Session, decode_frame, decode_result
+from mcpgen.runtime.codec import RpcSession, decode_frame, decode_result
 from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
 
@@ -138,7 +138,7 @@ def test_raw_kind_returns_the_result_object() -> None:
 
 
 def test_ids_increase_monotonically_across_every_request_kind() -> None:
-    s = Session("sid")
+    s = RpcSession("sid")
     frames = [
         s.initialize(),
         s.tools_list(),
@@ -158,7 +158,7 @@ def test_ids_increase_monotonically_across_every_request_kind() -> None:
 
 
 def test_tools_call_envelope_bytes() -> None:
-    s = Session('we"ird')
+    s = RpcSession('we"ird')
     msg = orjson.loads(s.tools_call("self.audio_speaker.set_volume", {"volume": 50}))
     assert msg == {
         "session_id": 'we"ird',
@@ -173,7 +173,7 @@ def test_tools_call_envelope_bytes() -> None:
 
 
 def test_bare_framing_without_session_id() -> None:
-    s = Session()
+    s = RpcSession()
     assert not s.enveloped
     msg = orjson.loads(s.tools_call("t", {"x": "ü"}))
     assert msg == {
@@ -187,7 +187,7 @@ def test_bare_framing_without_session_id() -> None:
 
 
 def test_initialize_and_other_requests() -> None:
-    s = Session()
+    s = RpcSession()
     init = orjson.loads(s.initialize(vision_url="http://cam/explain", vision_token="tok"))
     p = init["params"]
     assert init["method"] == "initialize" and p["protocolVersion"] == "2024-11-05"
@@ -211,7 +211,7 @@ def test_initialize_and_other_requests() -> None:
 
 async def test_feed_resolves_the_matching_future_only() -> None:
     loop = asyncio.get_running_loop()
-    s = Session("sid")
+    s = RpcSession("sid")
     f1, f2 = loop.create_future(), loop.create_future()
     s.call("a", {}, f1, codec.KIND_INTEGER)
     id1 = s.last_id
@@ -226,7 +226,7 @@ async def test_feed_resolves_the_matching_future_only() -> None:
 
 async def test_feed_errors_become_typed_exceptions() -> None:
     loop = asyncio.get_running_loop()
-    s = Session()
+    s = RpcSession()
     f_rpc, f_tool, f_bad = loop.create_future(), loop.create_future(), loop.create_future()
     s.expect(1, f_rpc, codec.KIND_BOOLEAN)
     s.expect(2, f_tool, codec.KIND_BOOLEAN)
@@ -242,7 +242,7 @@ async def test_feed_errors_become_typed_exceptions() -> None:
 
 async def test_stock_device_quirks() -> None:
     loop = asyncio.get_running_loop()
-    s = Session("sid")
+    s = RpcSession("sid")
     # error without code
     f = loop.create_future()
     s.expect(5, f, codec.KIND_BOOLEAN)
@@ -257,7 +257,7 @@ async def test_stock_device_quirks() -> None:
 
 async def test_late_and_unknown_replies_are_counted_not_raised() -> None:
     loop = asyncio.get_running_loop()
-    s = Session()
+    s = RpcSession()
     f = loop.create_future()
     s.expect(1, f, codec.KIND_RAW)
     assert s.forget(1) is True and s.forget(1) is False
@@ -269,7 +269,7 @@ async def test_late_and_unknown_replies_are_counted_not_raised() -> None:
 
 async def test_fail_and_fail_all() -> None:
     loop = asyncio.get_running_loop()
-    s = Session()
+    s = RpcSession()
     futs = [loop.create_future() for _ in range(3)]
     for i, f in enumerate(futs, 1):
         s.expect(i, f, codec.KIND_RAW)
@@ -283,7 +283,7 @@ async def test_fail_and_fail_all() -> None:
 
 
 async def test_feed_returns_frames_for_everything_else() -> None:
-    s = Session("sid")
+    s = RpcSession("sid")
     n = s.feed(env({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
     assert n is not None and n.kind == codec.FRAME_NOTIFICATION
     h = s.feed(b'{"type":"listen","state":"start"}')

@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from mcpgen.runtime import codec
-from mcpgen.runtime.codec import Session, decode_result
+from mcpgen.runtime.codec import RpcSession, decode_result
 from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
 
@@ -163,7 +163,7 @@ def _reply(rid: int, result: Any = None, error: Any = None) -> bytes:
 
 async def test_a_reply_for_a_cancelled_caller_is_dropped_quietly() -> None:
     loop = asyncio.get_running_loop()
-    s = Session("s")
+    s = RpcSession("s")
     futs = [loop.create_future() for _ in range(4)]
     for i, f in enumerate(futs, 1):
         s.expect(i, f, codec.KIND_BOOLEAN)
@@ -177,7 +177,7 @@ async def test_a_reply_for_a_cancelled_caller_is_dropped_quietly() -> None:
 
 async def test_a_future_resolved_elsewhere_is_left_alone() -> None:
     loop = asyncio.get_running_loop()
-    s = Session()
+    s = RpcSession()
     f = loop.create_future()
     s.expect(1, f, codec.KIND_STRING)
     f.set_result("first")
@@ -191,7 +191,7 @@ async def test_other_future_types_are_resolved_too() -> None:
         pass
 
     loop = asyncio.get_running_loop()
-    s = Session()
+    s = RpcSession()
     sub = MyFuture(loop=loop)
     conc: concurrent.futures.Future = concurrent.futures.Future()
     done: concurrent.futures.Future = concurrent.futures.Future()
@@ -209,7 +209,7 @@ async def test_other_future_types_are_resolved_too() -> None:
 
 async def test_null_result_and_null_error_are_replies() -> None:
     loop = asyncio.get_running_loop()
-    s = Session()
+    s = RpcSession()
     f1, f2 = loop.create_future(), loop.create_future()
     s.expect(1, f1, codec.KIND_RAW)
     s.expect(2, f2, codec.KIND_RAW)
@@ -223,7 +223,7 @@ async def test_null_result_and_null_error_are_replies() -> None:
 
 
 def test_encoded_ids_match_the_counter() -> None:
-    s = Session("s")
+    s = RpcSession("s")
     for _ in range(1234):
         s.ping()
     data = s.tools_call("self.a", {"x": 1})

@@ -53,7 +53,7 @@ async def test_one_failing_owner_does_not_stop_the_others() -> None:
 async def test_the_loop_keeps_one_wheel_and_answered_calls_cost_no_timeout() -> None:
     loop = asyncio.get_running_loop()
     assert codec.deadlines_for(loop) is codec.deadlines_for(loop)
-    s = codec.Session()
+    s = codec.RpcSession()
     owner = Owner(loop)
     wheel = codec.deadlines_for(loop)
     futs = []

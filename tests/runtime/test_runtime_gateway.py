@@ -251,6 +251,8 @@ async def test_hello_without_mcp_is_refused(gateway: Gateway, ws_url: str, fake_
     await asyncio.wait_for(fake.closed.wait(), 5)
     assert gateway.connected == {}
     assert fake.ws is not None and fake.ws.close_code == 1008
+    assert fake.ws.close_reason == "MCP support (features.mcp) required"
+    assert gateway.rejected == 1  # counted like a refused handshake
 
 
 async def test_mcp_before_hello_is_refused(gateway: Gateway, ws_url: str) -> None:
@@ -262,7 +264,8 @@ async def test_mcp_before_hello_is_refused(gateway: Gateway, ws_url: str) -> Non
         )
         with pytest.raises(ConnectionClosed):
             await asyncio.wait_for(ws.recv(), 5)
-        assert ws.close_code == 1008
+        assert ws.close_code == 1008 and ws.close_reason == "hello expected"
+    assert gateway.rejected == 1
 
 
 async def test_no_hello_times_out(fake_devices) -> None:

@@ -231,9 +231,9 @@ async def test_gc_freeze_after_setup_and_thaw_on_close(
 ) -> None:
     import gc
 
-    from mcpgen.runtime import gateway as gateway_module
+    from mcpgen.runtime import hub as hub_module
 
-    monkeypatch.setattr(gateway_module, "FREEZE_DELAY", 0.05)
+    monkeypatch.setattr(hub_module, "FREEZE_DELAY", 0.05)
     assert gc.get_freeze_count() == 0
     async with Gateway(port=0, gc_freeze=True) as gw:
         for i in range(3):

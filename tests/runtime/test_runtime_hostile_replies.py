@@ -2,7 +2,7 @@
 
 A reply whose id is a list, an object or a non-ASCII digit, and integer-kind results the
 int type cannot hold, used to raise TypeError/ValueError/OverflowError out of
-``Session.feed`` (dropping a stdio or serial link) or through the bindings. Runs on
+``RpcSession.feed`` (dropping a stdio or serial link) or through the bindings. Runs on
 whichever build is installed; scripts/dev.sh runs tests/runtime on both.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from runtime_fakes import FAKE_STDIO
 
 from mcpgen.runtime import codec, connect_process
-from mcpgen.runtime.codec import Session, decode_result
+from mcpgen.runtime.codec import RpcSession, decode_result
 from mcpgen.runtime.errors import DeviceTimeout, ProtocolError
 
 HOSTILE_IDS: list[Any] = [[1], {"a": 1}, "²", "١", True, "9" * 5000, 1e300, -0.5, "", "01x"]
@@ -33,7 +33,7 @@ def reply(rid: Any, text: str = "1") -> bytes:
 def test_feed_takes_any_reply_id_without_raising(rid: Any) -> None:
     loop = asyncio.new_event_loop()
     try:
-        s = Session("s")
+        s = RpcSession("s")
         fut = loop.create_future()
         s.call("t", {}, fut, codec.KIND_INTEGER)  # request 1 waits
         frame = s.feed(b'{"session_id":"s","type":"mcp","payload":' + reply(rid) + b"}")
@@ -50,7 +50,7 @@ def test_true_is_not_request_one() -> None:
     """``True == 1`` in Python: a reply with id true must not answer request 1."""
     loop = asyncio.new_event_loop()
     try:
-        s = Session()
+        s = RpcSession()
         fut = loop.create_future()
         s.call("t", {}, fut, codec.KIND_STRING)
         s.feed(reply(True, "forged"))
@@ -101,7 +101,7 @@ def test_integer_kind_over_4300_digits_is_a_value_or_a_typed_error() -> None:
 def test_integer_kind_bad_values_reach_the_caller_typed(text: str) -> None:
     loop = asyncio.new_event_loop()
     try:
-        s = Session()
+        s = RpcSession()
         fut = loop.create_future()
         s.call("t", {}, fut, codec.KIND_INTEGER)
         assert s.feed(reply(1, text)) is None

@@ -17,7 +17,7 @@ def _reply(rid: Any, text: str = "true") -> bytes:
 
 async def test_sequential_calls_reuse_one_slot() -> None:
     loop = asyncio.get_running_loop()
-    s = codec.Session()
+    s = codec.RpcSession()
     first = None
     for _ in range(50):
         fut = loop.create_future()
@@ -31,7 +31,7 @@ async def test_sequential_calls_reuse_one_slot() -> None:
 
 async def test_many_calls_in_flight_each_get_their_reply() -> None:
     loop = asyncio.get_running_loop()
-    s = codec.Session()
+    s = codec.RpcSession()
     futs = {}
     for _ in range(300):
         fut = loop.create_future()
@@ -46,7 +46,7 @@ async def test_many_calls_in_flight_each_get_their_reply() -> None:
 
 async def test_a_slow_call_pins_its_slot_without_growing_the_table_per_id() -> None:
     loop = asyncio.get_running_loop()
-    s = codec.Session()
+    s = codec.RpcSession()
     slow = loop.create_future()
     s.call("slow", {}, slow, codec.KIND_STRING)
     slow_id = s.last_id
@@ -63,7 +63,7 @@ async def test_a_slow_call_pins_its_slot_without_growing_the_table_per_id() -> N
 
 async def test_ids_that_are_not_ours_and_coerced_ids() -> None:
     loop = asyncio.get_running_loop()
-    s = codec.Session()
+    s = codec.RpcSession()
     big, neg, text = loop.create_future(), loop.create_future(), loop.create_future()
     s.expect(1 << 70, big, codec.KIND_BOOLEAN)
     s.expect(-3, neg, codec.KIND_BOOLEAN)
@@ -81,7 +81,7 @@ async def test_ids_that_are_not_ours_and_coerced_ids() -> None:
 
 async def test_forget_fail_and_fail_all_free_slots() -> None:
     loop = asyncio.get_running_loop()
-    s = codec.Session()
+    s = codec.RpcSession()
     futs = []
     for _ in range(6):
         fut = loop.create_future()
@@ -95,7 +95,7 @@ async def test_forget_fail_and_fail_all_free_slots() -> None:
 
 
 class _Owner:
-    def __init__(self, session: codec.Session) -> None:
+    def __init__(self, session: codec.RpcSession) -> None:
         self.session = session
         self.fired: list[tuple[Any, float, Any]] = []
 
@@ -107,7 +107,7 @@ class _Owner:
 async def test_slot_deadlines_fire_once_and_skip_answered_calls() -> None:
     loop = asyncio.get_running_loop()
     wheel = codec.Deadlines(loop, resolution=0.02)
-    s = codec.Session()
+    s = codec.RpcSession()
     owner = _Owner(s)
     answered = loop.create_future()
     s.call("fast", {}, answered, codec.KIND_BOOLEAN)
@@ -128,7 +128,7 @@ async def test_slot_deadlines_fire_once_and_skip_answered_calls() -> None:
 
 async def test_invoke_times_out_through_the_slot_deadline() -> None:
     loop = asyncio.get_running_loop()
-    s = codec.Session()
+    s = codec.RpcSession()
     owner = _Owner(s)
     owner._closed = False  # type: ignore[attr-defined]
     sent: list[bytes] = []
