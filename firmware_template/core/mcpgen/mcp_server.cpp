@@ -340,9 +340,11 @@ struct ServerImpl {
     return error(s, rq, code, m.str(), m.size(), out, cap);
   }
 
-  static size_t error(const Server& s, const Request& rq, int code, const char* msg, char* out,
-                      size_t cap) {
-    return error(s, rq, code, msg, strlen(msg), out, cap);
+  // "<the code's prefix><msg>" (built in the scratch buffer, so msg must not point there).
+  static size_t error(Server& s, const Request& rq, int code, const char* msg, char* out, size_t cap) {
+    Msg m = head(s, code);
+    m.add(msg);
+    return error(s, rq, code, m, out, cap);
   }
 
   // Completes a reply: the writer's text, or -32603 when it did not fit.
@@ -354,14 +356,25 @@ struct ServerImpl {
   // A reply written to its end: its length, or -32603 when it did not fit.
   static size_t done(Server& s, const Request& rq, JsonWriter& w, char* out, size_t cap) {
     if (!w.overflowed()) return w.size();
-    Msg m = scratch_msg(s);
-    m.add("Internal error: response buffer too small for the reply (")
+    Msg m = head(s, kInternalError);
+    m.add("response buffer too small for the reply (")
         .add_int(static_cast<int64_t>(cap))
         .add(" bytes; raise MCPGEN_RESPONSE_BUFFER_SIZE)");
     return error(s, rq, kInternalError, m, out, cap);
   }
 
-  static Msg scratch_msg(Server& s) { return Msg(s.ctx_.scratch_, sizeof s.ctx_.scratch_); }
+  // Out of line (like head): error paths are many and cold, so each costs one call.
+  __attribute__((noinline)) static Msg scratch_msg(Server& s) { return Msg(s.ctx_.scratch_, sizeof s.ctx_.scratch_); }
+
+  // An error message in the scratch buffer, started with the JSON-RPC name of its code
+  // ("Invalid params: ", ...): one copy of each prefix for every message.
+  __attribute__((noinline)) static Msg head(Server& s, int code) {
+    static const char* const kPrefix[] = {"Invalid Request: ", "Method not found: ", "Invalid params: ",
+                                          "Internal error: ", "Parse error: "};
+    Msg m = scratch_msg(s);
+    m.add(kPrefix[code == kParseError ? 4 : kInvalidRequest - code]);
+    return m;
+  }
 
   // The decoded text of a string value: its raw bytes when it has no escape, else
   // unescaped in place (so: only for values that are not walked again).
@@ -378,7 +391,7 @@ struct ServerImpl {
                              char* out, size_t cap) {
     size_t n = 0;
     const char* t = text_of(v, &n);
-    Msg m = scratch_msg(s);
+    Msg m = head(s, code);
     m.add(prefix).add("\"").quote(t, n, kQuoteLimit).add("\"");
     return error(s, rq, code, m, out, cap);
   }
@@ -460,53 +473,70 @@ struct ServerImpl {
   }
 
   // ------------------------------------------------------------ tools/list
-  // The cursor is the name of the first tool of the next page (the stock xiaozhi
-  // device's format, which clients treat as opaque); it is found by binary search, so a
-  // page costs the same wherever it starts. A name that is not a tool gets -32602.
+  // The cursor is kCursorLen lowercase hex digits: the index of the next page's first
+  // tool (4 digits), then a check (8) derived from that index, the tool count and the spec
+  // fingerprint. The page is found by indexing (a page costs the same wherever it
+  // starts); clients treat the text as opaque. A cursor this device did not give out
+  // for this tool set -- stale (another firmware or spec), forged, out of range -- fails
+  // the comparison with the text the device would have written and gets -32602.
+  static constexpr size_t kCursorLen = 12;  // == CURSOR_LEN in codegen/mcp_json.py
+
+  static void cursor_text(const SpecDesc& spec, uint32_t index, char* out) {
+    // FNV-1a started from the index and count: for one spec, distinct indices give
+    // distinct checks (each step is a bijection of the 32-bit state).
+    uint32_t h = (2166136261u ^ index) + (uint32_t{spec.tool_count} << 16);
+    for (const char* p = spec.fingerprint; *p != '\0'; ++p) h = (h ^ static_cast<uint8_t>(*p)) * 16777619u;
+    for (int i = 11; i >= 0; --i) {
+      uint32_t& v = i >= 4 ? h : index;
+      out[i] = "0123456789abcdef"[v & 15];
+      v >>= 4;
+    }
+  }
+
   static size_t tools_list(Server& s, Request& rq, const json::Params& p, char* out, size_t cap) {
     const SpecDesc& spec = s.spec_;
     const Value& cursor = p.cursor;
     const Value& with_user = p.with_user_tools;
     if (cursor.valid() && !cursor.is(Type::kString) && !cursor.is(Type::kNull)) {
-      return error(s, rq, kInvalidParams, "Invalid params: cursor must be a string", out, cap);
+      return error(s, rq, kInvalidParams, "cursor must be a string", out, cap);
     }
     if (with_user.valid() && !with_user.is(Type::kBool) && !with_user.is(Type::kNull)) {
-      return error(s, rq, kInvalidParams, "Invalid params: withUserTools must be a boolean", out, cap);
+      return error(s, rq, kInvalidParams, "withUserTools must be a boolean", out, cap);
     }
     bool user = with_user.is_true();
-    uint16_t start = 0;
+    uint32_t start = 0;
+    char text[kCursorLen];
     if (cursor.is(Type::kString) && cursor.n > 2) {
       size_t n = 0;
       const char* c = text_of(cursor, &n);
-      int found = find_tool(spec, c, n);
-      if (found < 0) {
-        Msg m = scratch_msg(s);
-        m.add("Invalid params: unknown cursor \"").quote(c, n, kQuoteLimit).add("\"");
+      for (size_t k = 0; k < 4 && k < n; ++k) {  // a non-hex digit fails the comparison below
+        start = (start << 4) | static_cast<uint32_t>((c[k] | 0x20) <= '9' ? c[k] - '0' : (c[k] | 0x20) - 'a' + 10);
+      }
+      start &= 0xFFFF;
+      if (start < spec.tool_count) cursor_text(spec, start, text);
+      if (n != kCursorLen || start >= spec.tool_count || memcmp(text, c, kCursorLen) != 0) {
+        Msg m = head(s, kInvalidParams);
+        m.add("unknown cursor \"").quote(c, n, kQuoteLimit).add("\"");
         return error(s, rq, kInvalidParams, m, out, cap);
       }
-      start = static_cast<uint16_t>(found);
     }
-    auto visible = [&](uint16_t i) { return user || !spec.tools[i].user_only; };
-    // Choose the page: `{"tools":[` + entries + `]}` or `],"nextCursor":"<name>"}`.
+    auto visible = [&](uint32_t i) { return user || !spec.tools[i].user_only; };
+    // Choose the page: `{"tools":[` + entries + `]}`, or `],"nextCursor":"<cursor>"}` when
+    // another visible tool follows.
+    constexpr size_t kMore = 15 + 1 + kCursorLen + 1 + 1;  // ],"nextCursor": "..." }
     size_t size = 10;  // {"tools":[
-    uint16_t count = 0;
-    int end_at = -1;  // first tool not on this page (the cursor), -1: last page
-    uint16_t i = start;
+    uint32_t count = 0;
+    uint32_t end_at = 0;  // first tool not on this page (the next cursor), 0: last page
+    uint32_t i = start;
     while (i < spec.tool_count && !visible(i)) ++i;
     while (i < spec.tool_count) {
-      uint16_t nxt = static_cast<uint16_t>(i + 1);
+      uint32_t nxt = i + 1;
       while (nxt < spec.tool_count && !visible(nxt)) ++nxt;
-      size_t closing = 2;  // ]}
-      if (nxt < spec.tool_count) {
-        JsonWriter measure(nullptr, 0);
-        measure.string(spec.tools[nxt].name);
-        closing = 15 + measure.size() + 1;  // ],"nextCursor": + "name" + }
-      }
       size_t add = (count > 0 ? 1 : 0) + spec.tools[i].list_entry_len;
-      if (size + add + closing > spec.page_size) {
+      if (size + add + (nxt < spec.tool_count ? kMore : 2) > spec.page_size) {
         if (count == 0) {
-          Msg m = scratch_msg(s);
-          m.add("Internal error: tool ")
+          Msg m = head(s, kInternalError);
+          m.add("tool ")
               .add(spec.tools[i].name)
               .add(" does not fit in a tools/list page of ")
               .add_int(spec.page_size)
@@ -523,18 +553,20 @@ struct ServerImpl {
     JsonWriter w(out, cap);
     begin(s, w, rq);
     lit(w, ",\"result\":{\"tools\":[");
-    uint16_t stop = end_at >= 0 ? static_cast<uint16_t>(end_at) : spec.tool_count;
+    uint32_t stop = end_at != 0 ? end_at : spec.tool_count;
     bool first = true;
-    for (uint16_t j = start; j < stop; ++j) {
+    for (uint32_t j = start; j < stop; ++j) {
       if (!visible(j)) continue;
       if (!first) lit(w, ",");
       first = false;
       w.raw_fragment(spec.tools[j].list_entry, spec.tools[j].list_entry_len);
     }
     lit(w, "]");
-    if (end_at >= 0) {
-      lit(w, ",\"nextCursor\":");
-      str(w, spec.tools[end_at].name);
+    if (end_at != 0) {
+      lit(w, ",\"nextCursor\":\"");
+      cursor_text(spec, end_at, text);
+      w.raw_fragment(text, kCursorLen);
+      lit(w, "\"");
     }
     lit(w, "}");
     return finish(s, rq, w, out, cap);
@@ -710,16 +742,16 @@ struct ServerImpl {
                            size_t cap) {
     const SpecDesc& spec = s.spec_;
     if (!params.is(Type::kObject)) {
-      return error(s, rq, kInvalidParams, "Invalid params: tools/call needs params {name, arguments}", out,
+      return error(s, rq, kInvalidParams, "tools/call needs params {name, arguments}", out,
                    cap);
     }
     const Value& name = p.name;
     const Value& args = p.arguments;
     if (!name.is(Type::kString)) {
-      return error(s, rq, kInvalidParams, "Invalid params: params.name must be a string", out, cap);
+      return error(s, rq, kInvalidParams, "params.name must be a string", out, cap);
     }
     if (args.valid() && !args.is(Type::kObject) && !args.is(Type::kNull)) {
-      return error(s, rq, kInvalidParams, "Invalid params: params.arguments must be an object", out, cap);
+      return error(s, rq, kInvalidParams, "params.arguments must be an object", out, cap);
     }
     size_t nlen = 0;
     const char* nm = text_of(name, &nlen);
@@ -731,7 +763,7 @@ struct ServerImpl {
     }
     const ToolDesc* tool = &spec.tools[index];
     if (tool->args_size > spec.args_storage_size) {
-      return error(s, rq, kInternalError, "Internal error: args storage too small", out, cap);
+      return error(s, rq, kInternalError, "args storage too small", out, cap);
     }
     {
       Msg m = scratch_msg(s);
@@ -751,8 +783,8 @@ struct ServerImpl {
       return tool_error_result(s, rq, msg, strlen(msg), out, cap);
     }
     if (kind != tool->returns && !(kind == ReturnKind::kInteger && tool->returns == ReturnKind::kNumber)) {
-      Msg m = scratch_msg(s);
-      m.add("Internal error: handler of ")
+      Msg m = head(s, kInternalError);
+      m.add("handler of ")
           .add(tool->name)
           .add(" returned ")
           .add(return_kind_name(kind))
@@ -768,8 +800,8 @@ struct ServerImpl {
       const char* err = nullptr;
       if (ow.data() == nullptr || ow.overflowed() || ow.size() == 0 ||
           !json::validate(ctx.scratch_, ow.size(), &v, &err) || !v.is(Type::kObject)) {
-        Msg m = scratch_msg(s);
-        m.add("Internal error: handler of ").add(tool->name);
+        Msg m = head(s, kInternalError);
+        m.add("handler of ").add(tool->name);
         m.add(ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
                               : " did not write a valid JSON object with Context::object()");
         return error(s, rq, kInternalError, m, out, cap);
@@ -829,12 +861,12 @@ struct ServerImpl {
     json::Message m;
     const char* perr = nullptr;
     if (!json::read_message(in, len, &m, &perr)) {
-      Msg msg = scratch_msg(s);
-      msg.add("Parse error: ").add(perr);
+      Msg msg = head(s, kParseError);
+      msg.add(perr);
       return error(s, rq, kParseError, msg, out, cap);
     }
     if (!m.root.is(Type::kObject)) {
-      return error(s, rq, kInvalidRequest, "Invalid Request: expected a JSON object", out, cap);
+      return error(s, rq, kInvalidRequest, "expected a JSON object", out, cap);
     }
     rq.enveloped = false;
     json::Rpc* rpc = &m.top;
@@ -855,7 +887,7 @@ struct ServerImpl {
         set_session(s, m.top.session_id);
       }
       if (!m.top.payload.is(Type::kObject)) {
-        return error(s, rq, kInvalidRequest, "Invalid Request: the envelope's payload must be an object",
+        return error(s, rq, kInvalidRequest, "the envelope's payload must be an object",
                      out, cap);
       }
       rpc = &m.inner;
@@ -871,7 +903,7 @@ struct ServerImpl {
       id = Value();
       rq.id = id;
       if (!was_null) {
-        return error(s, rq, kInvalidRequest, "Invalid Request: id must be a string or a number", out, cap);
+        return error(s, rq, kInvalidRequest, "id must be a string or a number", out, cap);
       }
       notification = false;
     }
@@ -879,28 +911,28 @@ struct ServerImpl {
     if (!rpc->method.valid() && rpc->response()) return 0;  // a response to the device: nothing to do
     // A key given twice could be read differently by the sender's JSON library: refuse.
     const Value& dup = m.top.duplicate.valid() ? m.top.duplicate : rpc->duplicate;
-    if (dup.valid()) return quoted_error(s, rq, kInvalidRequest, "Invalid Request: duplicate key ", dup, out, cap);
+    if (dup.valid()) return quoted_error(s, rq, kInvalidRequest, "duplicate key ", dup, out, cap);
     if (!eq(rpc->jsonrpc, "2.0")) {
-      return error(s, rq, kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\"", out, cap);
+      return error(s, rq, kInvalidRequest, "\"jsonrpc\" must be \"2.0\"", out, cap);
     }
     const Value& method = rpc->method;
     const Value& params = rpc->params;
     if (!method.valid()) {
-      return error(s, rq, kInvalidRequest, "Invalid Request: missing method", out, cap);
+      return error(s, rq, kInvalidRequest, "missing method", out, cap);
     }
     if (!method.is(Type::kString)) {
-      return error(s, rq, kInvalidRequest, "Invalid Request: method must be a string", out, cap);
+      return error(s, rq, kInvalidRequest, "method must be a string", out, cap);
     }
     if (params.valid() && !params.is(Type::kObject) && !params.is(Type::kArray) &&
         !params.is(Type::kNull)) {
-      return error(s, rq, kInvalidRequest, "Invalid Request: params must be an object", out, cap);
+      return error(s, rq, kInvalidRequest, "params must be an object", out, cap);
     }
     if (params.is(Type::kArray)) {
-      return error(s, rq, kInvalidParams, "Invalid params: params must be an object", out, cap);
+      return error(s, rq, kInvalidParams, "params must be an object", out, cap);
     }
     if (rpc->p.duplicate.valid()) {
       if (notification) return 0;
-      return quoted_error(s, rq, kInvalidParams, "Invalid params: duplicate key ", rpc->p.duplicate, out, cap);
+      return quoted_error(s, rq, kInvalidParams, "duplicate key ", rpc->p.duplicate, out, cap);
     }
     size_t n = 0;
     if (eq(method, "tools/call")) {
@@ -918,8 +950,8 @@ struct ServerImpl {
       if (notification) return 0;  // notifications/initialized, notifications/cancelled, ...
       size_t mlen = 0;
       const char* name = text_of(method, &mlen);
-      Msg msg = scratch_msg(s);
-      msg.add("Method not found: ").quote(name, mlen, kQuoteLimit);
+      Msg msg = head(s, kMethodNotFound);
+      msg.quote(name, mlen, kQuoteLimit);
       return error(s, rq, kMethodNotFound, msg, out, cap);
     }
     return notification ? 0 : n;
@@ -951,8 +983,8 @@ struct ServerImpl {
         rq.id = rpc->id;
       }
     }
-    Msg msg = scratch_msg(s);
-    msg.add("Invalid Request: message larger than the request buffer (")
+    Msg msg = head(s, kInvalidRequest);
+    msg.add("message larger than the request buffer (")
         .add_int(MCPGEN_REQUEST_BUFFER_SIZE)
         .add(" bytes)");
     return error(s, rq, kInvalidRequest, msg, out, cap);
@@ -1012,31 +1044,17 @@ size_t Server::pending_notification(char* out, size_t out_cap) {
 }
 
 size_t Server::hello(const char* transport, char* out, size_t out_cap) const {
+  // Fixed text around the one variable part: smaller than a key-by-key build.
+#define MCPGEN_STR2(x) #x
+#define MCPGEN_STR(x) MCPGEN_STR2(x)
   JsonWriter w(out, out_cap);
-  w.begin_object();
-  w.key("type");
-  w.string("hello");
-  w.key("version");
-  w.integer(MCPGEN_XIAOZHI_PROTOCOL_VERSION);
-  w.key("features");
-  w.begin_object();
-  w.key("mcp");
-  w.boolean(true);
-  w.end_object();
-  w.key("transport");
-  w.string(transport);
-  w.key("audio_params");
-  w.begin_object();
-  w.key("format");
-  w.string("opus");
-  w.key("sample_rate");
-  w.integer(16000);
-  w.key("channels");
-  w.integer(1);
-  w.key("frame_duration");
-  w.integer(60);
-  w.end_object();
-  w.end_object();
+  lit(w, "{\"type\":\"hello\",\"version\":" MCPGEN_STR(MCPGEN_XIAOZHI_PROTOCOL_VERSION)
+         ",\"features\":{\"mcp\":true},\"transport\":");
+  ServerImpl::str(w, transport != nullptr ? transport : "");
+  lit(w, ",\"audio_params\":{\"format\":\"opus\",\"sample_rate\":16000,\"channels\":1,"
+         "\"frame_duration\":60}}");
+#undef MCPGEN_STR
+#undef MCPGEN_STR2
   return w.overflowed() ? 0 : w.size();
 }
 
