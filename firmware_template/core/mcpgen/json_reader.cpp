@@ -34,7 +34,9 @@ inline int hex_digit(char c) {
 inline bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 // Length of the well-formed UTF-8 sequence at p (lead byte >= 0x80), 0 if malformed.
-size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
+// scan_string calls it directly (so an optimizing host build inlines it there); the
+// writer through detail::utf8_seq below.
+inline size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
   unsigned char c = p[0];
   size_t avail = static_cast<size_t>(end - p);
   if (c >= 0xC2 && c <= 0xDF) return (avail >= 2 && is_cont(p[1])) ? 2 : 0;
@@ -604,6 +606,8 @@ bool read_message(char* text, size_t len, Message* m, const char** error) {
   }
   return true;
 }
+
+size_t detail::utf8_seq(const unsigned char* p, const unsigned char* end) { return json::utf8_seq(p, end); }
 
 bool keys_equal(const Value& a, const Value& b) {
   if (!a.esc && !b.esc) return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
