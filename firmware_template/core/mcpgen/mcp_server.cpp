@@ -573,22 +573,33 @@ struct ServerImpl {
   }
 
   // ------------------------------------------------------------ tools/call
-  // An integer argument beyond a bound: "must be <= max" (op and bound; without a bound,
-  // beyond int64: "must fit a 64-bit integer"), then ", got <its text>".
-  static void int_out_of_range(Msg& head, bool has_bound, const char* op, int64_t bound, const Value& v) {
-    if (has_bound) {
-      head.add(op).add_int(bound);
-    } else {
-      head.add("must fit a 64-bit integer");
-    }
+  enum class ArgsStatus : uint8_t { kOk, kInvalid, kDuplicate };
+
+  // Ends an argument's message with ", got <its text>" (cut at 40 bytes).
+  __attribute__((noinline)) static ArgsStatus got(Msg& head, const Value& v) {
     head.add(", got ").quote(v.p, v.n, 40);
+    return ArgsStatus::kInvalid;
+  }
+
+  // A numeric argument beyond a bound of its parameter (high: the maximum): "must be <=
+  // max"; an integer beyond int64 where that side has no bound: "must fit a 64-bit integer".
+  __attribute__((noinline)) static ArgsStatus out_of_range(Msg& head, const ParamDesc& p, bool high, const Value& v) {
+    if (!(high ? p.has_max : p.has_min)) {
+      head.add("must fit a 64-bit integer");
+    } else {
+      head.add(high ? "must be <= " : "must be >= ");
+      if (p.type == ParamType::kInteger) {
+        head.add_int(high ? p.int_max : p.int_min);
+      } else {
+        head.add_num(high ? p.num_max : p.num_min);
+      }
+    }
+    return got(head, v);
   }
 
   // Decodes and checks the arguments into args; on a violation writes the message into m:
   // kInvalid for a rule of the spec (a tool error result), kDuplicate for an argument given
   // twice (-32602: the sender and the device could read different values).
-  enum class ArgsStatus : uint8_t { kOk, kInvalid, kDuplicate };
-
   static ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
     memset(storage, 0, tool.args_size);
     for (uint8_t i = 0; i < tool.param_count; ++i) {
@@ -633,9 +644,9 @@ struct ServerImpl {
       }
       seen[index >> 5] |= bit;
       Msg& head = m.add("invalid argument `").add(p->name).add("`: ");
-      if ((p->type == ParamType::kBoolean && !v.is(Type::kBool)) ||
-          ((p->type == ParamType::kInteger || p->type == ParamType::kNumber) && !v.is(Type::kNumber)) ||
-          (p->type == ParamType::kString && !v.is(Type::kString))) {
+      // The JSON type each ParamType takes, in ParamType order.
+      static const Type kJsonType[] = {Type::kBool, Type::kNumber, Type::kNumber, Type::kString};
+      if (v.type != kJsonType[static_cast<uint8_t>(p->type)]) {
         head.add("must be ").add(param_type_name(p->type)).add(", got ").add(type_name(v.type));
         return ArgsStatus::kInvalid;
       }
@@ -646,36 +657,20 @@ struct ServerImpl {
         case ParamType::kInteger: {
           int64_t x = 0;
           IntParse r = parse_int(v.p, v.n, &x);
-          if (r == IntParse::kNotInteger) {
-            head.add("must be an integer, got ").quote(v.p, v.n, 40);
-            return ArgsStatus::kInvalid;
-          }
+          if (r == IntParse::kNotInteger) return got(head.add("must be an integer"), v);
           if (r == IntParse::kTooLarge || (r == IntParse::kOk && p->has_max && x > p->int_max)) {
-            int_out_of_range(head, p->has_max, "must be <= ", p->int_max, v);
-            return ArgsStatus::kInvalid;
+            return out_of_range(head, *p, true, v);
           }
-          if (r == IntParse::kTooSmall || (p->has_min && x < p->int_min)) {
-            int_out_of_range(head, p->has_min, "must be >= ", p->int_min, v);
-            return ArgsStatus::kInvalid;
-          }
+          if (r == IntParse::kTooSmall || (p->has_min && x < p->int_min)) return out_of_range(head, *p, false, v);
           store(storage, p->offset, x);
           break;
         }
         case ParamType::kNumber: {
           double x = 0;
           parse_double(v.p, v.n, &x);
-          if (!isfinite(x)) {
-            head.add("must be a finite number, got ").quote(v.p, v.n, 40);
-            return ArgsStatus::kInvalid;
-          }
-          if (p->has_max && x > p->num_max) {
-            head.add("must be <= ").add_num(p->num_max).add(", got ").quote(v.p, v.n, 40);
-            return ArgsStatus::kInvalid;
-          }
-          if (p->has_min && x < p->num_min) {
-            head.add("must be >= ").add_num(p->num_min).add(", got ").quote(v.p, v.n, 40);
-            return ArgsStatus::kInvalid;
-          }
+          if (!isfinite(x)) return got(head.add("must be a finite number"), v);
+          if (p->has_max && x > p->num_max) return out_of_range(head, *p, true, v);
+          if (p->has_min && x < p->num_min) return out_of_range(head, *p, false, v);
           store(storage, p->offset, x);
           break;
         }
