@@ -12,7 +12,7 @@ from typing import Any
 from mcpgen.codegen.model import Field, Param, Spec, Tool
 
 # Bytes the core adds around the entries of one page:
-#   {"tools":[ e1 , e2 ],"nextCursor":"<next tool name>"}
+#   {"tools":[ e1 , e2 ],"nextCursor":"<12-character cursor>"}
 PAGE_PREFIX = '{"tools":['
 PAGE_SUFFIX_MORE = '],"nextCursor":"'  # + cursor + '"}'
 # The device's tools/list cursor is always this many ASCII characters (the index of the
