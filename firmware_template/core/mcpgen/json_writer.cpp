@@ -506,11 +506,12 @@ bool parse_double(const char* text, size_t len, double* out) {
     *out = neg ? -0.0 : 0.0;
     return true;
   }
+#if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 1)
   if (nsig <= 19) {
     uint64_t w = 0;
     for (int64_t i = first; i <= last; ++i) w = w * 10 + static_cast<uint64_t>(at(i) - '0');
-#if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 1)
-    // Both operands exact doubles, so one IEEE operation rounds correctly.
+    // Both operands exact doubles, so one IEEE operation rounds correctly (anything
+    // else, rare in practice, takes the exact path below).
     // 10^|e| <= 1e22 is exact, and so is each product below (exact factors, exact
     // representable result): a table of 8 small powers instead of 23 doubles.
     static const uint32_t kPow10Small[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
@@ -522,20 +523,8 @@ bool parse_double(const char* text, size_t len, double* out) {
       *out = neg ? -r : r;
       return true;
     }
-#endif
-    if (e >= 0) {  // small exact case without big integers: w * 10^e < 2^64
-      uint64_t m = w;
-      int64_t k = 0;
-      while (k < e && m <= UINT64_MAX / 10) {
-        m *= 10;
-        ++k;
-      }
-      if (k == e) {
-        *out = make_double(neg, m, false, 0);
-        return true;
-      }
-    }
   }
+#endif
   // Exact path, at most kMaxDigits digits plus a sticky 1.
   auto digit = [&](int64_t i) { return i < kMaxDigits ? at(first + i) : '1'; };
   if (nsig <= kMaxDigits) {
