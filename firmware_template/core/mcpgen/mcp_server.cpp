@@ -370,12 +370,13 @@ struct ServerImpl {
   __attribute__((noinline)) static Msg scratch_msg(Server& s) { return Msg(s.ctx_.scratch_, sizeof s.ctx_.scratch_); }
 
   // An error message in the scratch buffer, started with the JSON-RPC name of its code
-  // ("Invalid params: ", ...): one copy of each prefix for every message.
+  // (one of ErrorCode: "Invalid params: ", ...): one copy of each prefix for every message.
   __attribute__((noinline)) static Msg head(Server& s, int code) {
     static const char* const kPrefix[] = {"Invalid Request: ", "Method not found: ", "Invalid params: ",
                                           "Internal error: ", "Parse error: "};
+    unsigned i = static_cast<unsigned>(kInvalidRequest - code);  // -32600..-32603 -> 0..3
     Msg m = scratch_msg(s);
-    m.add(kPrefix[code == kParseError ? 4 : kInvalidRequest - code]);
+    m.add(kPrefix[i < 4 ? i : 4]);
     return m;
   }
 
@@ -511,8 +512,11 @@ struct ServerImpl {
     if (cursor.is(Type::kString) && cursor.n > 2) {
       size_t n = 0;
       const char* c = text_of(cursor, &n);
-      for (size_t k = 0; k < 4 && k < n; ++k) {  // a non-hex digit fails the comparison below
-        start = (start << 4) | static_cast<uint32_t>((c[k] | 0x20) <= '9' ? c[k] - '0' : (c[k] | 0x20) - 'a' + 10);
+      // The index from the first 4 digits; whatever a non-hex character gives here, the
+      // comparison with the device's own text below refuses it.
+      for (size_t k = 0; k < 4 && k < n; ++k) {
+        int lower = c[k] | 0x20;  // digits are unchanged by this
+        start = (start << 4) | static_cast<uint32_t>(lower <= '9' ? lower - '0' : lower - 'a' + 10);
       }
       start &= 0xFFFF;
       if (start < spec.tool_count) cursor_text(spec, start, text);
