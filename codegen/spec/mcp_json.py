@@ -12,9 +12,12 @@ from typing import Any
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 
 # Bytes the core adds around the entries of one page:
-#   {"tools":[ e1 , e2 ],"nextCursor":"<next tool name>"}
+#   {"tools":[ e1 , e2 ],"nextCursor":"<12-character cursor>"}
 PAGE_PREFIX = '{"tools":['
-PAGE_SUFFIX_MORE = '],"nextCursor":"'  # + escaped cursor + '"}'
+PAGE_SUFFIX_MORE = '],"nextCursor":"'  # + cursor + '"}'
+# The device's tools/list cursor is always this many ASCII characters (the index of the
+# next page's first tool plus a check; kCursorLen in the core's mcp_server.cpp).
+CURSOR_LEN = 12
 
 
 def dumps_compact(value: Any) -> str:
@@ -108,13 +111,13 @@ def list_entry_json(tool: Tool) -> str:
 
 
 def worst_case_page_bytes(tool: Tool, spec: Spec) -> int:
-    """Bytes of a page that holds only ``tool`` and points at the longest next name."""
-    longest_cursor = max((len(dumps_compact(t.name).encode()) for t in spec.tools), default=2)
+    """Bytes of a page that holds only ``tool`` and a next-page cursor."""
     return (
         len(PAGE_PREFIX)
         + len(list_entry_json(tool).encode("utf-8"))
         + len(PAGE_SUFFIX_MORE)  # ends with the cursor's opening quote
-        + longest_cursor  # len(quoted name) == len(escaped name + closing quote + "}")
+        + CURSOR_LEN
+        + 2  # '"}'
     )
 
 

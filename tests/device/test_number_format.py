@@ -50,6 +50,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f"-I{CORE_DIR}",
             str(DRIVER),
             str(CORE_DIR / "mcpgen" / "json_writer.cpp"),
+            str(CORE_DIR / "mcpgen" / "json_reader.cpp"),  # the UTF-8 check the writer shares
             "-o",
             str(exe),
         ],

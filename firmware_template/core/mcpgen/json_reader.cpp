@@ -31,10 +31,23 @@ inline int hex_digit(char c) {
   return -1;
 }
 
+// The value of the 4 hex digits at p, or 0x10000 when one is not a hex digit.
+uint32_t hex4(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    int d = hex_digit(p[i]);
+    if (d < 0) return 0x10000;
+    v = (v << 4) | static_cast<uint32_t>(d);
+  }
+  return v;
+}
+
 inline bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 // Length of the well-formed UTF-8 sequence at p (lead byte >= 0x80), 0 if malformed.
-size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
+// scan_string calls it directly (so an optimizing host build inlines it there); the
+// writer through detail::utf8_seq below.
+inline size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
   unsigned char c = p[0];
   size_t avail = static_cast<size_t>(end - p);
   if (c >= 0xC2 && c <= 0xDF) return (avail >= 2 && is_cont(p[1])) ? 2 : 0;
@@ -225,21 +238,11 @@ size_t decode_one(const char*& p, unsigned char out[4]) {
     case 'u': break;
     default: out[0] = static_cast<unsigned char>(e); return 1;  // " \ /
   }
-  uint32_t cp = 0;
-  for (int i = 0; i < 4; ++i) cp = (cp << 4) | static_cast<uint32_t>(hex_digit(p[i]));
+  uint32_t cp = hex4(p);
   p += 4;
   if (cp >= 0xD800 && cp <= 0xDBFF) {
-    uint32_t lo = 0;
-    bool pair = p[0] == '\\' && p[1] == 'u';
-    if (pair) {
-      for (int i = 0; i < 4 && pair; ++i) {
-        int d = hex_digit(p[2 + i]);
-        if (d < 0) pair = false;
-        lo = (lo << 4) | static_cast<uint32_t>(d < 0 ? 0 : d);
-      }
-      pair = pair && lo >= 0xDC00 && lo <= 0xDFFF;
-    }
-    if (pair) {
+    uint32_t lo = p[0] == '\\' && p[1] == 'u' ? hex4(p + 2) : 0;  // >= 0x10000 when not hex
+    if (lo >= 0xDC00 && lo <= 0xDFFF) {
       p += 6;
       cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
     } else {
@@ -252,22 +255,14 @@ size_t decode_one(const char*& p, unsigned char out[4]) {
     out[0] = static_cast<unsigned char>(cp);
     return 1;
   }
-  if (cp < 0x800) {
-    out[0] = static_cast<unsigned char>(0xC0 | (cp >> 6));
-    out[1] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-    return 2;
+  // Continuation bytes from the end, then the lead byte: 110xxxxx, 1110xxxx, 11110xxx.
+  size_t n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  for (size_t i = n - 1; i > 0; --i) {
+    out[i] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
+    cp >>= 6;
   }
-  if (cp < 0x10000) {
-    out[0] = static_cast<unsigned char>(0xE0 | (cp >> 12));
-    out[1] = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
-    out[2] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  out[0] = static_cast<unsigned char>(0xF0 | (cp >> 18));
-  out[1] = static_cast<unsigned char>(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-  return 4;
+  out[0] = static_cast<unsigned char>((0xF00 >> n) | cp);
+  return n;
 }
 
 // Checks one value at p (leading whitespace allowed) that sits inside `outer` open
@@ -604,6 +599,8 @@ bool read_message(char* text, size_t len, Message* m, const char** error) {
   }
   return true;
 }
+
+size_t detail::utf8_seq(const unsigned char* p, const unsigned char* end) { return json::utf8_seq(p, end); }
 
 bool keys_equal(const Value& a, const Value& b) {
   if (!a.esc && !b.esc) return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;

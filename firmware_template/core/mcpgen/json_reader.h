@@ -148,6 +148,10 @@ inline bool same_bytes(const char* a, const char* b, size_t n) {
   return x == y;
 }
 
+// Length of the well-formed UTF-8 sequence at p (lead byte >= 0x80), 0 if malformed
+// (overlong, surrogate, above U+10FFFF, cut short by end). Shared by reader and writer.
+size_t utf8_seq(const unsigned char* p, const unsigned char* end);
+
 }  // namespace detail
 
 }  // namespace json
