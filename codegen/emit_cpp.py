@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from mcpgen.codegen.emit_events_cpp import event_views
 from mcpgen.codegen.header import generated_header, spec_file_name
 from mcpgen.codegen.mcp_json import list_entry_json
 from mcpgen.codegen.model import Field, Param, Spec, Tool
@@ -304,6 +305,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "placeholder_png": cpp_string(PLACEHOLDER_PNG_BASE64),
         "needs_png": any(t.returns == "image" for t in tools),
         "cpp_string": cpp_string,
+        "events": event_views(spec),
     }
 
 

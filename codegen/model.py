@@ -26,6 +26,7 @@ FIELD_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string", "objec
 DEFAULT_PAGE_SIZE = 8000
 DEFAULT_PROTOCOL_VERSION = "2024-11-05"
 FINGERPRINT_HEX_CHARS = 16
+EVENT_METHOD_PREFIX = "notifications/events/"
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,21 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class Event:
+    """A device-initiated event: sent as the JSON-RPC notification
+    ``notifications/events/<name>`` whose ``params`` are its typed arguments (all required)."""
+
+    name: str  # an identifier: emit_<name> in C++, events.<name>() in Python
+    description: str
+    params: tuple[Param, ...]  # sorted by name; never with a default
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+
+    @property
+    def method(self) -> str:
+        return EVENT_METHOD_PREFIX + self.name
+
+
+@dataclass(frozen=True)
 class Device:
     name: str  # MCP serverInfo.name
     version: str
@@ -112,10 +128,18 @@ class Spec:
     device: Device
     tools: tuple[Tool, ...]  # in declared order: the order of tools/list
     source: str = field(default="", compare=False)  # path as given to the loader
+    events: tuple[Event, ...] = ()  # in declared order (codegen.spec_events)
 
     def canonical(self) -> dict[str, Any]:
-        """The normalized model as plain JSON data; the fingerprint hashes this."""
-        return {"device": _plain(self.device), "tools": [_plain(t) for t in self.tools]}
+        """The normalized model as plain JSON data; the fingerprint hashes this.
+
+        ``events`` appears only when the spec declares some, so the fingerprints of specs
+        without events did not change when events were added to the format.
+        """
+        out = {"device": _plain(self.device), "tools": [_plain(t) for t in self.tools]}
+        if self.events:
+            out["events"] = [_plain(e) for e in self.events]
+        return out
 
     def canonical_json(self) -> str:
         return json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -50,6 +50,7 @@ from mcpgen.codegen.names import (
     python_path,
 )
 from mcpgen.codegen.spec_errors import SpecError, did_you_mean
+from mcpgen.codegen.spec_events import check_events
 from mcpgen.codegen.yaml_source import TAG_MAP, TAG_SEQ, UnsupportedTag, describe, describe_node, scalar_value
 
 PROTOCOL_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -58,7 +59,8 @@ MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-TOP_KEYS = ("device", "tools")
+TOP_KEYS = ("device", "tools", "events")
+REQUIRED_TOP_KEYS = ("device", "tools")
 DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version")
 TOOL_KEYS = (
     "name",
@@ -387,7 +389,7 @@ class SpecChecker:
             )
             return None
         top = self.mapping(
-            root, "", allowed=TOP_KEYS, required=TOP_KEYS, what="a mapping with `device` and `tools`"
+            root, "", allowed=TOP_KEYS, required=REQUIRED_TOP_KEYS, what="a mapping with `device` and `tools`"
         )
         if top is None:
             return None
@@ -403,10 +405,14 @@ class SpecChecker:
         self.cross_check(infos)
         if self.page_size is not None:
             self.check_page_size(self.page_size, infos)
+        events = check_events(self, top["events"][1], infos) if "events" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
             return None
         return Spec(
-            device=device, tools=tuple(i.model for i in infos if i.model is not None), source=self.file
+            device=device,
+            tools=tuple(i.model for i in infos if i.model is not None),
+            source=self.file,
+            events=events,
         )
 
     def device(self, node: yaml.Node) -> Optional[Device]:
