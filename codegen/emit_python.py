@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import mcpgen
+from mcpgen.codegen.emit_events_py import add_event_context
 from mcpgen.codegen.header import generated_header
 from mcpgen.codegen.mcp_json import input_schema, output_schema
 from mcpgen.codegen.model import Field, Param, Spec, Tool
@@ -418,7 +419,7 @@ def context(spec: Spec) -> dict[str, Any]:
     exports = [cls] + [ns.class_name for ns in namespaces[1:]] + [d.name for d in dicts]
     version = spec.device.version if _VERSION_RE.match(spec.device.version) else "0.0.0"
     desc = spec.device.description.strip()
-    return {
+    ctx = {
         "spec": spec,
         "header": generated_header(spec, "#"),
         "package": f"{slug}_tools",
@@ -444,6 +445,8 @@ def context(spec: Spec) -> dict[str, Any]:
         "uses_image": any(t.returns.kind == "image" for t in spec.tools),
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
     }
+    add_event_context(ctx, spec)
+    return ctx
 
 
 def _release(version: str) -> str:

@@ -443,6 +443,15 @@ class Device:
         """
         return _subscribe(self._callbacks, callback)
 
+    def on_event(self, callback: Callable[[str, dict], Any]) -> Callable[[], None]:
+        """Subscribes ``callback(name, params)`` to every device event
+        (``notifications/events/<name>``), untyped and unchecked: dynamic mode. Generated
+        bindings offer typed, validated subscriptions (docs/runtime.md, "Events").
+        Returns a function that unsubscribes it."""
+        from mcpgen.runtime.events import subscribe_untyped
+
+        return subscribe_untyped(self, callback)
+
     def on_message(self, callback: Callable[[dict], Any]) -> Callable[[], None]:
         """Subscribes to non-MCP envelopes from the device (``listen``, ``abort``, ...)."""
         return _subscribe(self._message_callbacks, callback)
