@@ -205,10 +205,10 @@ def check_params(event: str, params: Any, names: frozenset[str]) -> dict:
         missing = sorted(names - params.keys())
         if missing:
             name = missing[0]
-            raise ValidationError(name, "required", f"event {event}: missing parameter {name!r}")
+            raise ValidationError(name, "required", f"missing from event {event}")
         extra = sorted(params.keys() - names)
         name = extra[0]
-        raise ValidationError(name, "additionalProperties", f"event {event}: unknown parameter {name!r}")
+        raise ValidationError(name, "additionalProperties", f"not a parameter of event {event}")
     return params
 
 
