@@ -46,7 +46,8 @@ CASES = [
         id="param-type-misspelt",
     ),
     pytest.param(
-        HEAD + "events:\n  pressed:\n    description: x\n    params:\n      n: {type: integer, min: 5, max: 1}\n",
+        HEAD
+        + "events:\n  pressed:\n    description: x\n    params:\n      n: {type: integer, min: 5, max: 1}\n",
         9, 39, "events.pressed.params.n.max", "expected max >= min (5), got 1", "swap min and max",
         id="param-range",
     ),
