@@ -42,7 +42,10 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_events_from_many_threads_never_interleave(driver: Path) -> None:
     threads, per_thread, requests = 4, 400, 200
     proc = subprocess.run(
-        [str(driver), str(threads), str(per_thread), str(requests)], capture_output=True, text=True, timeout=60
+        [str(driver), str(threads), str(per_thread), str(requests)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     kinds: Counter[str] = Counter()
