@@ -26,7 +26,7 @@ from mcpgen.codegen.names import CPP_KEYWORDS, cpp_args_struct
 from mcpgen.codegen.templating import TEMPLATES_ROOT, environment
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h.
-CORE_VERSION = 2
+CORE_VERSION = 3
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
@@ -306,6 +306,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "needs_png": any(t.returns == "image" for t in tools),
         "cpp_string": cpp_string,
         "events": event_views(spec),
+        "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
     }
 
 

@@ -14,6 +14,8 @@ from typing import Any, Literal, Optional, Union
 
 from mcpgen.codegen.names import python_path
 
+ErrorStyle = Literal["mcp", "jsonrpc"]
+ERROR_STYLES: tuple[str, ...] = ("mcp", "jsonrpc")
 ParamType = Literal["boolean", "integer", "number", "string"]
 ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
 FieldType = Literal["boolean", "integer", "number", "string", "object", "array"]
@@ -121,6 +123,9 @@ class Device:
     description: str = ""
     page_size: int = DEFAULT_PAGE_SIZE
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
+    # How the device reports arguments that break the spec: "mcp" (a tool result with
+    # isError: true, MCP-correct) or "jsonrpc" (error -32602, for stock xiaozhi backends).
+    errors: ErrorStyle = "mcp"
 
 
 @dataclass(frozen=True)
@@ -136,7 +141,10 @@ class Spec:
         ``events`` appears only when the spec declares some, so the fingerprints of specs
         without events did not change when events were added to the format.
         """
-        out = {"device": _plain(self.device), "tools": [_plain(t) for t in self.tools]}
+        device = _plain(self.device)
+        if device["errors"] == "mcp":  # the default: absent, so older fingerprints hold
+            del device["errors"]
+        out = {"device": device, "tools": [_plain(t) for t in self.tools]}
         if self.events:
             out["events"] = [_plain(e) for e in self.events]
         return out

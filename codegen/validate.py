@@ -29,6 +29,7 @@ from mcpgen.codegen.mcp_json import worst_case_page_bytes
 from mcpgen.codegen.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
+    ERROR_STYLES,
     FIELD_TYPES,
     PARAM_TYPES,
     Device,
@@ -61,7 +62,7 @@ INT64_MAX = 2**63 - 1
 
 TOP_KEYS = ("device", "tools", "events")
 REQUIRED_TOP_KEYS = ("device", "tools")
-DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version")
+DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors")
 TOOL_KEYS = (
     "name",
     "description",
@@ -475,6 +476,11 @@ class SpecChecker:
             )
             ok &= pv is not _BAD
             protocol_version = pv if pv is not _BAD else DEFAULT_PROTOCOL_VERSION
+        errors = "mcp"
+        if "errors" in m:
+            es = self.choice(m["errors"][1], "device.errors", ERROR_STYLES, "an error style")
+            ok &= es is not _BAD
+            errors = es if es is not _BAD else "mcp"
         if not ok or name is _BAD or version is _BAD:
             return None
         return Device(
@@ -483,6 +489,7 @@ class SpecChecker:
             description=description,
             page_size=page_size,
             protocol_version=protocol_version,
+            errors=errors,
         )
 
     # -- tools -----------------------------------------------------------------------------

@@ -31,9 +31,9 @@ def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:
         assert text.startswith(banner)
         assert spec.fingerprint in text.splitlines()[0]
     header = first["firmware/generated/mcp_tools.h"]
-    assert "#if MCPGEN_CORE_VERSION != 2\n" in header
+    assert "#if MCPGEN_CORE_VERSION != 3\n" in header
     assert (
-        '#error "mcp_tools.h was generated for mcpgen core version 2; '
+        '#error "mcp_tools.h was generated for mcpgen core version 3; '
         'regenerate this file with codegen generate"' in header
     )
     assert "struct AudioSpeakerSetVolumeArgs {\n  int64_t volume;" in header

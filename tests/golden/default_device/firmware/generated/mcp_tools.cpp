@@ -261,7 +261,7 @@ static_assert(sizeof(ArgsStorage) <= 0xFFFF, "args struct too large");
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    2u,
+    3u,
     "xiaozhi-sim",
     "1.0.0",
     "2024-11-05",
@@ -272,4 +272,5 @@ const mcpgen::SpecDesc kMcpSpec = {
     kByName,
     &g_args_storage,
     static_cast<uint16_t>(sizeof(ArgsStorage)),
+    /*jsonrpc_argument_errors=*/false,
 };

@@ -9,8 +9,8 @@
 
 #include "mcpgen/mcp_core.h"
 
-#if MCPGEN_CORE_VERSION != 2
-#error "mcp_tools.h was generated for mcpgen core version 2; regenerate this file with codegen generate"
+#if MCPGEN_CORE_VERSION != 3
+#error "mcp_tools.h was generated for mcpgen core version 3; regenerate this file with codegen generate"
 #endif
 
 #define MCPGEN_SPEC_FINGERPRINT "13b669f458cc0dc5"

@@ -182,7 +182,7 @@ static_assert(sizeof(ArgsStorage) <= 0xFFFF, "args struct too large");
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    2u,
+    3u,
     "desk-lamp",
     "0.3.1",
     "2024-11-05",
@@ -193,6 +193,7 @@ const mcpgen::SpecDesc kMcpSpec = {
     kByName,
     &g_args_storage,
     static_cast<uint16_t>(sizeof(ArgsStorage)),
+    /*jsonrpc_argument_errors=*/false,
 };
 
 // ---- events

@@ -10,8 +10,8 @@
 #include "mcpgen/mcp_core.h"
 #include "mcpgen/events.h"
 
-#if MCPGEN_CORE_VERSION != 2
-#error "mcp_tools.h was generated for mcpgen core version 2; regenerate this file with codegen generate"
+#if MCPGEN_CORE_VERSION != 3
+#error "mcp_tools.h was generated for mcpgen core version 3; regenerate this file with codegen generate"
 #endif
 
 #define MCPGEN_SPEC_FINGERPRINT "9f6100c869368cb3"
