@@ -26,6 +26,7 @@ from mcpgen.runtime.errors import (
     SpecMismatch,
     ValidationError,
 )
+from mcpgen.runtime.stock_replies import mcp_image_items
 from mcpgen.runtime.validate import SchemaValidator
 
 log = logging.getLogger("mcpgen.runtime.device")
@@ -230,7 +231,9 @@ class Device:
         progress_token: Optional[ProgressToken] = None,
         on_progress: Optional[ProgressCallback] = None,
     ) -> dict:
-        """Calls a tool without validation; returns the MCP result object as sent.
+        """Calls a tool without validation; returns the MCP result object as sent (except
+        that a stock xiaozhi device's nested image item becomes MCP image content, so it
+        can be passed on as it is: runtime.stock_replies).
 
         ``progress_token`` (a str or int) is sent as ``params._meta.progressToken`` so the
         device may report progress with ``notifications/progress``; ``on_progress(progress,
@@ -240,10 +243,12 @@ class Device:
         """
         args = {} if arguments is None else dict(arguments)
         if progress_token is None and on_progress is None:
-            return await self.invoke(name, args, codec.KIND_RAW, timeout)  # type: ignore[no-any-return]
-        return await self._invoke_with_progress(  # type: ignore[no-any-return]
-            name, args, codec.KIND_RAW, timeout, progress_token, on_progress
-        )
+            result = await self.invoke(name, args, codec.KIND_RAW, timeout)
+        else:
+            result = await self._invoke_with_progress(
+                name, args, codec.KIND_RAW, timeout, progress_token, on_progress
+            )
+        return mcp_image_items(result)
 
     async def _invoke_with_progress(
         self,
