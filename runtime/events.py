@@ -118,7 +118,11 @@ class EventHub:
         self._callbacks: dict[str, list[Callable[[Any], Any]]] = {n: [] for n in self._decoders}
         self._streams: dict[str, list[EventStream[Any]]] = {n: [] for n in self._decoders}
         self.rejected = 0
-        device.on_notification(self._on_notification)
+        subscribe = getattr(device, "on_notification", None)
+        if subscribe is None:  # a stand-in without notifications: the subscriptions stay silent
+            log.debug("%r has no on_notification: its events cannot be delivered", device)
+        else:
+            subscribe(self._on_notification)
         on_close = getattr(device, "on_close", None)
         if on_close is not None:
             on_close(lambda _d: self._end_streams())
