@@ -17,6 +17,8 @@
 #define MCPGEN_SPEC_FINGERPRINT "9f6100c869368cb3"
 #define MCPGEN_SPEC_DEVICE_NAME "desk-lamp"
 #define MCPGEN_SPEC_DEVICE_VERSION "0.3.1"
+// Events of the spec (mcpgen/events.h): ports skip their event outlet when there are none.
+#define MCPGEN_SPEC_EVENT_COUNT 2
 
 namespace tools {
 inline constexpr char kSpecFingerprint[] = "9f6100c869368cb3";
