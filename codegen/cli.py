@@ -142,9 +142,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             continue
         for d in e["diagnostics"]:
             ui.warn(f"{d['file']}:{d['line']}:{d['column']}: {d['message']}\n  hint: {d['hint']}")
-        ui.info(f"{e['file']}: ok ({e['tools']} tools, fingerprint {e['fingerprint']})")
+        n_events = len(e["_spec"].events)
+        events = f", {n_events} event{'s' if n_events != 1 else ''}" if n_events else ""
+        ui.info(f"{e['file']}: ok ({e['tools']} tools{events}, fingerprint {e['fingerprint']})")
         for tool in e["_spec"].tools:
             ui.detail(f"  {tool.name}  -> tools::{tool.handler}")
+        for event in e["_spec"].events:
+            ui.detail(f"  event {event.name}  -> mcpgen::events::emit_{event.name}")
     return 0 if ok else 1
 
 

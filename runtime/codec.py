@@ -27,6 +27,9 @@ import orjson
 
 from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
 from mcpgen.runtime.errors import McpDeviceError, ProtocolError, RpcError, ToolError
+from mcpgen.runtime.stock_replies import salvage_reply_id as _salvage_reply_id
+from mcpgen.runtime.stock_replies import stock_image as _stock_image
+from mcpgen.runtime.stock_replies import unparsable_reply_error as _unparsable_reply_error
 
 _loads = orjson.loads
 _dumps = orjson.dumps
@@ -379,6 +382,9 @@ def _image(content: object) -> Image:
                     mime = item.get("mimeType")
                     if type(data) is str:
                         return Image(mime if type(mime) is str else "application/octet-stream", data)
+    nested = _stock_image(content)  # stock xiaozhi: the ImageContent JSON as a string
+    if nested is not None:
+        return Image(nested[0], nested[1])
     raise ProtocolError("expected image content in the tool result")
 
 
@@ -899,6 +905,8 @@ class RpcSession:
         try:
             obj = _loads(data)
         except _JSONDecodeError:
+            if self.pending and self._fail_unparsable(data):
+                return None
             return _frame(_F_INVALID)
         if type(obj) is not dict:
             return _frame(_F_INVALID, None, None, None, None, None, None, None, obj)
@@ -950,6 +958,18 @@ class RpcSession:
         else:
             _reject(fut, ProtocolError("reply has neither result nor error"))
         return None
+
+    def _fail_unparsable(self, data: object) -> bool:
+        """A frame that is not JSON but shows the id of a pending call (a stock device's
+        unescaped error message): that call fails at once (runtime.stock_replies)."""
+        rid = _salvage_reply_id(data)
+        if rid is None:
+            return False
+        p = self.pending.pop(rid, None)
+        if p is None:
+            return False
+        _reject(p.future, _unparsable_reply_error(data, rid))
+        return True
 
     def _feed_reply(self, data: object) -> bool:
         """The common reply, decoded by msgspec: True when handled, False to take the general path.

@@ -26,6 +26,7 @@ from mcpgen.runtime.errors import (
     SpecMismatch,
     ValidationError,
 )
+from mcpgen.runtime.stock_replies import mcp_image_items
 from mcpgen.runtime.validate import SchemaValidator
 
 log = logging.getLogger("mcpgen.runtime.device")
@@ -274,7 +275,9 @@ class Device:
         progress_token: Optional[ProgressToken] = None,
         on_progress: Optional[ProgressCallback] = None,
     ) -> dict:
-        """Calls a tool without validation; returns the MCP result object as sent.
+        """Calls a tool without validation; returns the MCP result object as sent (except
+        that a stock xiaozhi device's nested image item becomes MCP image content, so it
+        can be passed on as it is: runtime.stock_replies).
 
         ``progress_token`` (a str or int) is sent as ``params._meta.progressToken`` so the
         device may report progress with ``notifications/progress``; ``on_progress(progress,
@@ -284,10 +287,12 @@ class Device:
         """
         args = {} if arguments is None else dict(arguments)
         if progress_token is None and on_progress is None:
-            return await self.invoke(name, args, codec.KIND_RAW, timeout)  # type: ignore[no-any-return]
-        return await self._invoke_with_progress(  # type: ignore[no-any-return]
-            name, args, codec.KIND_RAW, timeout, progress_token, on_progress
-        )
+            result = await self.invoke(name, args, codec.KIND_RAW, timeout)
+        else:
+            result = await self._invoke_with_progress(
+                name, args, codec.KIND_RAW, timeout, progress_token, on_progress
+            )
+        return mcp_image_items(result)
 
     async def _invoke_with_progress(
         self,
@@ -490,6 +495,15 @@ class Device:
         that unsubscribes it.
         """
         return _subscribe(self._callbacks, callback)
+
+    def on_event(self, callback: Callable[[str, dict], Any]) -> Callable[[], None]:
+        """Subscribes ``callback(name, params)`` to every device event
+        (``notifications/events/<name>``), untyped and unchecked: dynamic mode. Generated
+        bindings offer typed, validated subscriptions (docs/runtime.md, "Events").
+        Returns a function that unsubscribes it."""
+        from mcpgen.runtime.events import subscribe_untyped
+
+        return subscribe_untyped(self, callback)
 
     def on_message(self, callback: Callable[[dict], Any]) -> Callable[[], None]:
         """Subscribes to non-MCP envelopes from the device (``listen``, ``abort``, ...)."""

@@ -31,6 +31,8 @@ mcpgen::Result light_set_rgb(const LightSetRgbArgs& args, mcpgen::Context&) {
 mcpgen::Result light_set_power(const LightSetPowerArgs& args, mcpgen::Context& ctx) {
   if (g_lamp.on != args.on) {
     ctx.notify("notifications/state_changed", args.on ? "{\"on\":true}" : "{\"on\":false}");
+    // The typed event of the spec (sent at once, before this call's reply).
+    mcpgen::events::emit_power_changed(args.on, "assistant");
   }
   g_lamp.on = args.on;
   return mcpgen::Result::Bool(true);
@@ -62,6 +64,15 @@ mcpgen::Result light_set_effect(const LightSetEffectArgs& args, mcpgen::Context&
   mcpgen::format_double(args.speed, speed);
   snprintf(ctx.scratch(), ctx.scratch_size(), "effect %s at speed %s", g_lamp.effect, speed);
   return mcpgen::Result::Text(ctx.scratch());
+}
+
+mcpgen::Result button_press(const ButtonPressArgs& args, mcpgen::Context&) {
+  // What the button's interrupt task would do on a real lamp: toggle, then report.
+  // Events go out through the port's send path whether or not a peer listens.
+  for (int64_t i = 0; i < args.count; ++i) g_lamp.on = !g_lamp.on;
+  mcpgen::events::emit_button_pressed(args.count);
+  if (args.count % 2 == 1) mcpgen::events::emit_power_changed(g_lamp.on, "button");
+  return mcpgen::Result::Bool(g_lamp.on);
 }
 
 }  // namespace tools

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
@@ -27,7 +28,7 @@ from mcpgen.protocol import RETURN_KINDS
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
 # the header and compares): the generated header refuses to compile against another core.
-CORE_VERSION = 3
+CORE_VERSION = 4
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
@@ -299,6 +300,8 @@ def _context(spec: Spec) -> dict[str, object]:
         "placeholder_png": cpp_string(PLACEHOLDER_PNG_BASE64),
         "needs_png": any(t.returns == "image" for t in tools),
         "cpp_string": cpp_string,
+        "events": event_views(spec),
+        "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
     }
 
 

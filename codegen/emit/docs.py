@@ -96,4 +96,25 @@ def tools_markdown(spec: Spec) -> str:
     lines.append("")
     for t in spec.tools:
         lines += _tool_section(t)
+    lines += _events_section(spec)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _events_section(spec: Spec) -> list[str]:
+    """Events the device sends (``notifications/events/<name>``); every parameter is sent."""
+    if not spec.events:
+        return []
+    out = ["## Events", ""]
+    for e in spec.events:
+        out += [f"### `{e.name}`", "", e.description, ""]
+        out += [
+            f"Sent as `{e.method}`. C++: `mcpgen::events::emit_{e.name}()`. "
+            f"Python: `device.events.{e.name}()`, `device.on_{e.name}(callback)`.",
+            "",
+        ]
+        if e.params:
+            out += ["| parameter | type | allowed | description |", "|---|---|---|---|"]
+            for p in e.params:
+                out.append(f"| `{p.name}` | {p.type} | {_cell(_rule(p))} | {_cell(p.description)} |")
+            out.append("")
+    return out

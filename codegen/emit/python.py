@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import mcpgen
+from mcpgen.codegen.emit.events_py import add_event_context
 from mcpgen.codegen.emit.header import generated_header
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
@@ -412,7 +413,7 @@ def context(spec: Spec) -> dict[str, Any]:
     exports = [cls] + [ns.class_name for ns in namespaces[1:]] + [d.name for d in dicts]
     version = spec.device.version if _VERSION_RE.match(spec.device.version) else "0.0.0"
     desc = spec.device.description.strip()
-    return {
+    ctx = {
         "spec": spec,
         "header": generated_header(spec, "#"),
         "package": f"{slug}_tools",
@@ -438,6 +439,8 @@ def context(spec: Spec) -> dict[str, Any]:
         "uses_image": any(t.returns.kind == "image" for t in spec.tools),
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
     }
+    add_event_context(ctx, spec)
+    return ctx
 
 
 def _release(version: str) -> str:

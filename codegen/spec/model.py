@@ -15,6 +15,8 @@ from typing import Any, Literal, Optional, Union
 from mcpgen.codegen.spec.names import python_path
 from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
 
+ErrorStyle = Literal["mcp", "jsonrpc"]
+ERROR_STYLES: tuple[str, ...] = ("mcp", "jsonrpc")
 ParamType = Literal["boolean", "integer", "number", "string"]
 # The same kinds as mcpgen.protocol.RETURN_KINDS (a Literal must spell them; a test compares).
 ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
@@ -26,6 +28,7 @@ FIELD_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string", "objec
 
 DEFAULT_PAGE_SIZE = 8000
 FINGERPRINT_HEX_CHARS = 16
+EVENT_METHOD_PREFIX = "notifications/events/"
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,21 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class Event:
+    """A device-initiated event: sent as the JSON-RPC notification
+    ``notifications/events/<name>`` whose ``params`` are its typed arguments (all required)."""
+
+    name: str  # an identifier: emit_<name> in C++, events.<name>() in Python
+    description: str
+    params: tuple[Param, ...]  # sorted by name; never with a default
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+
+    @property
+    def method(self) -> str:
+        return EVENT_METHOD_PREFIX + self.name
+
+
+@dataclass(frozen=True)
 class DeviceSpec:
     """The spec's `device:` section: what the device says about itself as an MCP server."""
 
@@ -107,6 +125,9 @@ class DeviceSpec:
     description: str = ""
     page_size: int = DEFAULT_PAGE_SIZE
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
+    # How the device reports arguments that break the spec: "mcp" (a tool result with
+    # isError: true, MCP-correct) or "jsonrpc" (error -32602, for stock xiaozhi backends).
+    errors: ErrorStyle = "mcp"
 
 
 @dataclass(frozen=True)
@@ -114,10 +135,21 @@ class Spec:
     device: DeviceSpec
     tools: tuple[Tool, ...]  # in declared order: the order of tools/list
     source: str = field(default="", compare=False)  # path as given to the loader
+    events: tuple[Event, ...] = ()  # in declared order (codegen.spec.rules.events)
 
     def canonical(self) -> dict[str, Any]:
-        """The normalized model as plain JSON data; the fingerprint hashes this."""
-        return {"device": _plain(self.device), "tools": [_plain(t) for t in self.tools]}
+        """The normalized model as plain JSON data; the fingerprint hashes this.
+
+        ``events`` appears only when the spec declares some, so the fingerprints of specs
+        without events did not change when events were added to the format.
+        """
+        device = _plain(self.device)
+        if device["errors"] == "mcp":  # the default: absent, so older fingerprints hold
+            del device["errors"]
+        out = {"device": device, "tools": [_plain(t) for t in self.tools]}
+        if self.events:
+            out["events"] = [_plain(e) for e in self.events]
+        return out
 
     def canonical_json(self) -> str:
         return json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -80,7 +80,7 @@ def test_run_host_calls_every_tool(tmp_path: Path) -> None:
     proc = codegen("run", str(spec), "--target", "host", "-o", str(tmp_path / "o"), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "call self.light.get_state({}) -> {" in proc.stdout
-    assert proc.stdout.count("  call ") == 5 and "FAILED" not in proc.stdout
+    assert proc.stdout.count("  call ") == 6 and "FAILED" not in proc.stdout
 
 
 @pytest.mark.slow

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from device_sim_driver import StdioSim
 
-from mcpgen.codegen.loader import load_spec
-from mcpgen.codegen.mcp_json import CURSOR_LEN
+from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.spec.mcp_json import CURSOR_LEN
 
 
 def cursor_for(fingerprint: str, tool_count: int, index: int) -> str:

@@ -608,6 +608,12 @@ def test_desk_lamp_device(lamp: StdioSim) -> None:
         "invalid argument `r`: must be <= 255, got 256"
     )
     lamp.send_line(rpc("tools/call", {"name": "self.light.set_power", "arguments": {"on": True}}, id=4))
+    # The spec event goes out at once, from inside the handler; ctx.notify's after the reply.
+    assert lamp.read_json() == {
+        "jsonrpc": "2.0",
+        "method": "notifications/events/power_changed",
+        "params": {"on": True, "source": "assistant"},
+    }
     assert lamp.read_json()["id"] == 4
     assert lamp.read_json() == {
         "jsonrpc": "2.0",

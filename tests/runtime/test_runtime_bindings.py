@@ -323,6 +323,19 @@ async def main(device: Device, theme: str) -> None:
     lamp = DeskLamp(device, policy="strict")
     await lamp.light.set_effect(effect="rainbow")
     await lamp.light.set_effect(effect="rainbw")  # E
+    async for press in lamp.events.button_pressed():
+        presses: int = press.count
+        where: str = press.cont  # E
+    power = await lamp.events.power_changed().next(timeout=1)
+    on: bool = power.on
+    source: str = power.source
+    bad_source: int = power.source  # E the enum is a Literal of strings
+    lamp.on_power_changed(lambda e: print(e.source))
+    lamp.on_power_changed(lambda e: print(e.sauce))  # E
+    lamp.on_button_pressed(print)
+    lamp.events.door_opened()  # E
+    def _untyped(name: str, params: dict) -> None: ...
+    device.on_event(_untyped)
     XiaozhiSim(device, policy="off")
     XiaozhiSim(device, policy="strcit")  # E
     Gateway(port=0, policy="off")

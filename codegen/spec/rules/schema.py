@@ -24,8 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen.codegen.spec.consumer_names import MAX_LLM_FUNCTION_NAME
-from mcpgen.codegen.spec.model import DEFAULT_PAGE_SIZE, DEFAULT_PROTOCOL_VERSION, FIELD_TYPES, PARAM_TYPES
+from mcpgen.codegen.spec.model import (
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_PROTOCOL_VERSION,
+    ERROR_STYLES,
+    FIELD_TYPES,
+    PARAM_TYPES,
+)
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, IDENTIFIER_RE, PYTHON_RESERVED
+from mcpgen.codegen.spec.rules.events import EVENT_KEYS, EVENT_NAME_RE
 from mcpgen.codegen.spec.rules.tables import (
     ALL_FIELD_KEYS,
     ALL_PARAM_KEYS,
@@ -39,6 +46,7 @@ from mcpgen.codegen.spec.rules.tables import (
     TOOL_KEYS,
     TOOL_REQUIRED,
     TOP_KEYS,
+    TOP_REQUIRED,
 )
 
 Schema = dict[str, Any]
@@ -62,6 +70,11 @@ TOP: dict[str, Schema] = {
     "device": _ref("device"),
     "tools": {"type": "array", "minItems": 1, "items": _ref("tool"),
               "description": "The device's tools, in tools/list order."},
+    "events": {"type": ["object", "null"],
+               "propertyNames": {"type": "string", "pattern": EVENT_NAME_RE.pattern},
+               "additionalProperties": _ref("event"),
+               "description": "Device-initiated events: name -> event. The device sends each as the JSON-RPC "
+               "notification notifications/events/<name> with every parameter in params."},
 }
 
 DEVICE: dict[str, Schema] = {
@@ -76,6 +89,10 @@ DEVICE: dict[str, Schema] = {
     "protocol_version": {"type": "string", "enum": list(PROTOCOL_VERSIONS),
                          "default": DEFAULT_PROTOCOL_VERSION,
                          "description": "The MCP protocol version the device speaks."},
+    "errors": {"type": "string", "enum": list(ERROR_STYLES), "default": ERROR_STYLES[0],
+               "description": "How the device reports arguments that break the spec: mcp (a tool result with "
+               "isError: true, MCP-correct; the default) or jsonrpc (a JSON-RPC error -32602 with the same "
+               "message, which stock xiaozhi-esp32-server backends show the model)."},
 }
 
 TOOL: dict[str, Schema] = {
@@ -136,6 +153,14 @@ FIELD: dict[str, Schema] = {
     "items": _ref("field"),
 }
 
+EVENT: dict[str, Schema] = {
+    "description": {"type": "string", "minLength": 1, "description": "When the device sends the event."},
+    "params": {"type": ["object", "null"], "propertyNames": _ref("identifier"),
+               "additionalProperties": {"allOf": [_ref("param"), {"not": {"required": ["default"]}}]},
+               "description": "The event's parameters: name -> parameter, like tool parameters but without "
+               "`default` (the device always sends every one)."},
+}
+
 
 def _keys_match(what: str, rule_keys: Sequence[str], schema_keys: Mapping[str, Schema]) -> None:
     """The rules and the schema list the same keys, in the same order."""
@@ -188,6 +213,7 @@ def editor_schema() -> Schema:
     _keys_match("a parameter", ALL_PARAM_KEYS, PARAM)
     _keys_match("an object return", RETURNS_KEYS, OBJECT_RETURN)
     _keys_match("a field", ALL_FIELD_KEYS, FIELD)
+    _keys_match("an event", EVENT_KEYS, EVENT)
     identifier = {
         "type": "string",
         "pattern": IDENTIFIER_RE.pattern,
@@ -210,7 +236,7 @@ def editor_schema() -> Schema:
         "device C++ and the backend Python from it. Reference: toolspec/README.md.",
         "type": "object",
         "additionalProperties": False,
-        "required": list(TOP_KEYS),
+        "required": list(TOP_REQUIRED),
         "properties": TOP,
         "definitions": {
             "identifier": identifier,
@@ -220,6 +246,7 @@ def editor_schema() -> Schema:
             "object_return": _mapping(OBJECT_RETURN, ("type", "properties"),
                                       "An object result with declared properties."),
             "field": field,
+            "event": _mapping(EVENT, ("description",), "One device-initiated event."),
         },
     }
 

@@ -18,8 +18,9 @@ MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-TOP_KEYS = ("device", "tools")
-DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version")
+TOP_KEYS = ("device", "tools", "events")
+TOP_REQUIRED = ("device", "tools")
+DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors")
 DEVICE_REQUIRED = ("name", "version")
 TOOL_KEYS = (
     "name",

@@ -1,4 +1,4 @@
-"""The whole document: ``device`` and ``tools``; builds the immutable model.
+"""The whole document: ``device``, ``tools`` and ``events``; builds the immutable model.
 
 The model objects are built only from the parts that validated; the ``Spec`` itself is
 returned only when there are no errors at all.
@@ -13,6 +13,7 @@ import yaml
 from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
+    ERROR_STYLES,
     DeviceSpec,
     Spec,
 )
@@ -20,6 +21,7 @@ from mcpgen.codegen.spec.rules.base import (
     BAD,
 )
 from mcpgen.codegen.spec.rules.cross import CrossToolRules
+from mcpgen.codegen.spec.rules.events import check_events
 from mcpgen.codegen.spec.rules.names import (
     device_name_problem,
 )
@@ -28,6 +30,7 @@ from mcpgen.codegen.spec.rules.tables import (
     DEVICE_REQUIRED,
     PROTOCOL_VERSIONS,
     TOP_KEYS,
+    TOP_REQUIRED,
 )
 from mcpgen.codegen.spec.rules.tools import ToolInfo, ToolRules
 from mcpgen.codegen.spec.yaml_source import (
@@ -50,7 +53,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             )
             return None
         top = self.mapping(
-            root, "", allowed=TOP_KEYS, required=TOP_KEYS, what="a mapping with `device` and `tools`"
+            root, "", allowed=TOP_KEYS, required=TOP_REQUIRED, what="a mapping with `device` and `tools`"
         )
         if top is None:
             return None
@@ -66,10 +69,14 @@ class SpecChecker(ToolRules, CrossToolRules):
         self.cross_check(infos)
         if self.page_size is not None:
             self.check_page_size(self.page_size, infos)
+        events = check_events(self, top["events"][1], infos) if "events" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
             return None
         return Spec(
-            device=device, tools=tuple(i.model for i in infos if i.model is not None), source=self.file
+            device=device,
+            tools=tuple(i.model for i in infos if i.model is not None),
+            source=self.file,
+            events=events,
         )
 
     def device(self, node: yaml.Node) -> Optional[DeviceSpec]:
@@ -132,6 +139,11 @@ class SpecChecker(ToolRules, CrossToolRules):
             )
             ok &= pv is not BAD
             protocol_version = pv if pv is not BAD else DEFAULT_PROTOCOL_VERSION
+        errors = "mcp"
+        if "errors" in m:
+            es = self.choice(m["errors"][1], "device.errors", ERROR_STYLES, "an error style")
+            ok &= es is not BAD
+            errors = es if es is not BAD else "mcp"
         if not ok or name is BAD or version is BAD:
             return None
         return DeviceSpec(
@@ -140,4 +152,5 @@ class SpecChecker(ToolRules, CrossToolRules):
             description=description,
             page_size=page_size,
             protocol_version=protocol_version,
+            errors=errors,
         )

@@ -8,7 +8,7 @@
 
 // Bumped whenever the layout of the descriptor structs below changes. Every generated
 // mcp_tools.h checks it and refuses to compile against a different core.
-#define MCPGEN_CORE_VERSION 3
+#define MCPGEN_CORE_VERSION 4
 
 // The xiaozhi protocol version a device announces, in the `Protocol-Version` handshake
 // header and in its hello (the reference firmware sends the same number in both).
@@ -109,6 +109,10 @@ struct SpecDesc {
   const uint16_t* by_name;  // tool indices sorted by name (UTF-8 bytes): binary search
   void* args_storage;  // aligned buffer at least as large as the largest args struct
   uint16_t args_storage_size;
+  // The spec's `device.errors: jsonrpc`: arguments that break the spec are answered with
+  // a JSON-RPC error -32602 carrying the same message, instead of a tool result with
+  // isError: true (what stock xiaozhi backends show the model; docs/xiaozhi.md).
+  bool jsonrpc_argument_errors;
 };
 
 // Minimal streaming JSON writer over a fixed buffer. Never writes past `cap`; once

@@ -767,7 +767,10 @@ struct ServerImpl {
       Msg m = scratch_msg(s);
       ArgsStatus st = decode_args(*tool, args, spec.args_storage, m);
       if (st == ArgsStatus::kDuplicate) return error(s, rq, kInvalidParams, m);
-      if (st != ArgsStatus::kOk) return tool_error_result(s, rq, m.str(), m.size());
+      if (st != ArgsStatus::kOk) {
+        if (spec.jsonrpc_argument_errors) return error(s, rq, kInvalidParams, m);
+        return tool_error_result(s, rq, m.str(), m.size());
+      }
     }
     Context& ctx = s.ctx_;
     ctx.writer_.reset(nullptr, 0);  // "no object written" until the handler calls object()

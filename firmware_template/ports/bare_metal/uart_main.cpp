@@ -14,6 +14,7 @@
 
 #include "board.h"
 #include "mcp_tools.h"
+#include "mcpgen/events.h"
 #include "mcpgen/session.h"
 
 namespace {
@@ -31,6 +32,22 @@ class UartLink : public mcpgen::Link {
     return true;
   }
   size_t sent_ = 0;
+};
+
+// Spec events leave on the MCP UART like replies. One task (the main loop, and the
+// handlers it calls): the lock has nothing to exclude.
+class UartEventOutlet : public mcpgen::EventOutlet {
+ public:
+  explicit UartEventOutlet(UartLink& link) : link_(link) {}
+  void lock() override {}
+  void unlock() override {}
+  mcpgen::EventStatus send_locked(const char* data, size_t len) override {
+    link_.send(data, len);
+    return mcpgen::EventStatus::kSent;
+  }
+
+ private:
+  UartLink& link_;
 };
 
 void report(uint32_t seq, size_t in_len, size_t out_len) {
@@ -90,6 +107,10 @@ void banner() {
 int main() {
   UartLink link;
   mcpgen::Session session(g_server, link, g_response, sizeof g_response);
+#if MCPGEN_SPEC_EVENT_COUNT > 0  // else the core's event buffers (about 1 KB of RAM) are not linked
+  UartEventOutlet events(link);
+  mcpgen::set_event_outlet(&g_server, &events);
+#endif
   banner();
 
   uint32_t seq = 0;

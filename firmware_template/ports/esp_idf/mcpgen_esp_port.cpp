@@ -28,8 +28,10 @@
 #include "freertos/FreeRTOS.h"
 #include "freertos/event_groups.h"
 #include "freertos/queue.h"
+#include "freertos/semphr.h"
 #include "freertos/task.h"
 #include "mcp_tools.h"
+#include "mcpgen/events.h"
 #include "mcpgen/session.h"
 #include "nvs.h"
 #include "nvs_flash.h"
@@ -260,9 +262,41 @@ class WsLink : public mcpgen::Link {
   }
 };
 
+// Spec events (mcpgen/events.h) from any task: a recursive mutex the worker holds around
+// every Session call (a handler that emits runs inside one), and the WebSocket while a
+// session is up (between the connection's hello and its loss).
+class EspEventOutlet : public mcpgen::EventOutlet {
+ public:
+  void init() { mu_ = xSemaphoreCreateRecursiveMutex(); }
+  void lock() override { xSemaphoreTakeRecursive(mu_, portMAX_DELAY); }
+  void unlock() override { xSemaphoreGiveRecursive(mu_); }
+  mcpgen::EventStatus send_locked(const char* data, size_t len) override {
+    if (!up_) return mcpgen::EventStatus::kNoPeer;
+    return link_.send(data, len) ? mcpgen::EventStatus::kSent : mcpgen::EventStatus::kSendFailed;
+  }
+  void set_up(bool up) { up_ = up; }
+
+ private:
+  SemaphoreHandle_t mu_ = nullptr;
+  WsLink link_;
+  bool up_ = false;
+};
+
+EspEventOutlet g_event_outlet;
+
+class SendLock {
+ public:
+  SendLock() { g_event_outlet.lock(); }
+  ~SendLock() { g_event_outlet.unlock(); }
+  SendLock(const SendLock&) = delete;
+  SendLock& operator=(const SendLock&) = delete;
+};
+
 void worker(void*) {
   WsLink link;
   mcpgen::Session session(g_server, link, g_response, sizeof g_response);
+  g_event_outlet.init();
+  mcpgen::set_event_outlet(&g_server, &g_event_outlet);
   TickType_t hello_deadline = 0;
   bool waiting_hello = false;
   for (;;) {
@@ -280,23 +314,35 @@ void worker(void*) {
       continue;
     }
     switch (ev.kind) {
-      case EventKind::kConnected:
+      case EventKind::kConnected: {
+        SendLock lock;
         g_server.reset_connection();
+        g_event_outlet.set_up(true);
         if (session.send_hello("websocket")) {
           waiting_hello = true;
           hello_deadline = xTaskGetTickCount() + pdMS_TO_TICKS(kServerHelloTimeoutMs);
         }
         break;
-      case EventKind::kDisconnected:
+      }
+      case EventKind::kDisconnected: {
+        SendLock lock;
+        g_event_outlet.set_up(false);
         waiting_hello = false;
         break;
+      }
       case EventKind::kOversized:
         ESP_LOGW(kTag, "dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
-        session.on_oversized(g_rx[ev.slot], ev.len);
+        {
+          SendLock lock;
+          session.on_oversized(g_rx[ev.slot], ev.len);
+        }
         xQueueSend(g_free_slots, &ev.slot, 0);
         break;
       case EventKind::kMessage:
-        session.on_message(g_rx[ev.slot], ev.len);
+        {
+          SendLock lock;
+          session.on_message(g_rx[ev.slot], ev.len);
+        }
         xQueueSend(g_free_slots, &ev.slot, 0);
         if (waiting_hello && g_server.peer_hello_received()) {
           waiting_hello = false;

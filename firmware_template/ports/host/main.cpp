@@ -23,6 +23,7 @@
 #include "mcp_tools.h"
 #include "mcpgen/mcp_core.h"
 #include "mcpgen/session.h"
+#include "event_outlet.h"  // spec events from any thread
 #include "mqtt_device.h"  // --mqtt mode
 #include "sha1_base64.h"
 #include "ws_client.h"
@@ -87,6 +88,7 @@ class StdoutLink : public mcpgen::Link {
 int run_stdio() {
   StdoutLink link;
   mcpgen::Session session(g_server, link, g_response, sizeof g_response);
+  hostport::EventLinkScope events(link);
   log_line("%s %s (spec %s): serving MCP on stdio", kMcpSpec.device_name, kMcpSpec.device_version,
            kMcpSpec.fingerprint);
   char chunk[1024];
@@ -107,6 +109,7 @@ int run_stdio() {
         if (c == '\n') {
           discarding = false;
           log_line("dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
+          hostport::SendLock lock;
           if (!session.on_oversized(g_request, kept)) return 1;
         }
         continue;
@@ -124,11 +127,15 @@ int run_stdio() {
       if (len > 0 && g_request[len - 1] == '\r') --len;
       bool blank = true;
       for (size_t k = 0; k < len && blank; ++k) blank = g_request[k] == ' ' || g_request[k] == '\t';
-      if (!blank && !session.on_message(g_request, len)) return 1;
+      if (!blank) {
+        hostport::SendLock lock;
+        if (!session.on_message(g_request, len)) return 1;
+      }
       len = 0;
       log_vision_change();
     }
   }
+  hostport::SendLock lock;
   if (discarding) {
     session.on_oversized(g_request, kept);
   } else if (len > 0) {  // last line without a newline
@@ -177,10 +184,19 @@ bool run_ws_connection(const WsOptions& opt, const hostport::WsUrl& url, hostpor
     return false;
   }
   log_line("websocket: connected to %s", opt.url);
-  g_server.reset_connection();
+  {
+    hostport::SendLock lock;
+    g_server.reset_connection();
+  }
   WsLink link(ws);
   mcpgen::Session session(g_server, link, g_response, sizeof g_response);
-  if (!session.send_hello("websocket")) {
+  hostport::EventLinkScope events(link);
+  bool hello_sent;
+  {
+    hostport::SendLock lock;
+    hello_sent = session.send_hello("websocket");
+  }
+  if (!hello_sent) {
     log_line("websocket: sending hello failed: %s", ws.last_error());
     return false;
   }
@@ -200,10 +216,16 @@ bool run_ws_connection(const WsOptions& opt, const hostport::WsUrl& url, hostpor
     }
     if (r == hostport::WsClient::Recv::kOversized) {
       log_line("websocket: dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
+      hostport::SendLock lock;
       if (!session.on_oversized()) return hello_seen;
       continue;
     }
-    if (!session.on_message(g_request, len)) {
+    bool sent;
+    {
+      hostport::SendLock lock;
+      sent = session.on_message(g_request, len);
+    }
+    if (!sent) {
       log_line("websocket: send failed: %s", ws.last_error());
       return hello_seen;
     }
@@ -268,6 +290,7 @@ void usage(FILE* f) {
 
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
+  mcpgen::set_event_outlet(&g_server, &hostport::event_outlet());
   bool stdio = false;
   WsOptions ws;
   static char uuid[37];

@@ -13,6 +13,7 @@
 
 #include "mcpgen/json_reader.h"
 #include "mcpgen/session.h"
+#include "event_outlet.h"
 #include "tcp.h"
 
 #if MCPGEN_HOST_MQTT
@@ -162,6 +163,20 @@ class MqttLink : public mcpgen::Link {
   Ctx& c_;
 };
 
+// Spec events go to the device's own up topic, never to a request's Response Topic
+// (a handler may emit one while a request with a Response Topic is being answered).
+class MqttEventLink : public mcpgen::Link {
+ public:
+  explicit MqttEventLink(Ctx& c) : c_(c) {}
+  bool send(const char* data, size_t len) override {
+    return mosquitto_publish_v5(c_.mosq, nullptr, c_.topics.up, static_cast<int>(len), data, 1, false, nullptr) ==
+           MOSQ_ERR_SUCCESS;
+  }
+
+ private:
+  Ctx& c_;
+};
+
 // A {"type":"goodbye"} from the backend ends the session (xiaozhi semantics): one for
 // another session id is stale and ignored. Read-only: the message is left intact.
 bool is_goodbye(char* msg, size_t len, const char* our_session) {
@@ -218,6 +233,7 @@ void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosqui
   size_t len = m->payloadlen > 0 ? static_cast<size_t>(m->payloadlen) : 0;
   if (len + 1 > c.in_cap) {
     c.log("mqtt: dropped a message longer than %zu bytes", c.in_cap - 1);
+    hostport::SendLock lock;
     c.session->on_oversized();
   } else {
     memcpy(c.in, m->payload, len);
@@ -226,6 +242,7 @@ void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosqui
       c.log("mqtt: goodbye from the server (session %s)", c.server.session_id());
       c.goodbye = true;
     } else {
+      hostport::SendLock lock;
       c.session->on_message(c.in, len);
       if (!c.hello_seen && c.server.peer_hello_received()) {
         c.hello_seen = true;
@@ -308,10 +325,15 @@ bool run_connection(Ctx& c) {
         c.topics.down);
 
   MqttLink link(c);
+  MqttEventLink event_link(c);
+  hostport::EventLinkScope events(event_link);
   int backoff = kMinBackoffMs;
   bool any_session = false;
   for (;;) {
-    c.server.reset_connection();
+    {
+      hostport::SendLock lock;
+      c.server.reset_connection();
+    }
     mcpgen::Session session(c.server, link, c.out, c.out_cap);
     c.hello_seen = c.goodbye = false;
     size_t hn = build_hello(c);

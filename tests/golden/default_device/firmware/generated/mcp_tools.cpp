@@ -271,4 +271,5 @@ const mcpgen::SpecDesc kMcpSpec = {
     kByName,
     &g_args_storage,
     static_cast<uint16_t>(sizeof(ArgsStorage)),
+    /*jsonrpc_argument_errors=*/false,
 };

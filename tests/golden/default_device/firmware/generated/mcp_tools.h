@@ -9,13 +9,15 @@
 
 #include "mcpgen/mcp_core.h"
 
-#if MCPGEN_CORE_VERSION != 3
-#error "mcp_tools.h was generated for mcpgen core version 3; regenerate this file with codegen generate"
+#if MCPGEN_CORE_VERSION != 4
+#error "mcp_tools.h was generated for mcpgen core version 4; regenerate this file with codegen generate"
 #endif
 
 #define MCPGEN_SPEC_FINGERPRINT "13b669f458cc0dc5"
 #define MCPGEN_SPEC_DEVICE_NAME "xiaozhi-sim"
 #define MCPGEN_SPEC_DEVICE_VERSION "1.0.0"
+// Events of the spec (mcpgen/events.h): ports skip their event outlet when there are none.
+#define MCPGEN_SPEC_EVENT_COUNT 0
 
 namespace tools {
 inline constexpr char kSpecFingerprint[] = "13b669f458cc0dc5";
