@@ -152,7 +152,9 @@ def test_generated_code_of_both_ends(write_spec):
     assert "def on_pressed(self, callback" in bindings
     assert 'mode: Literal["short", "long"]' in stubs
     assert "-> EventStream[PressedEvent]:" in stubs
-    # A spec without events generates exactly what it did before events existed.
+    # A spec without events gets no emitters, only the count that lets ports skip the outlet.
     plain = load_spec(write_spec(HEAD, name="plain.yaml"))
-    assert "events" not in emit_cpp.emit(plain)[emit_cpp.HEADER_PATH]
+    plain_header = emit_cpp.emit(plain)[emit_cpp.HEADER_PATH]
+    assert "#define MCPGEN_SPEC_EVENT_COUNT 0\n" in plain_header
+    assert "emit_" not in plain_header and "namespace events" not in plain_header
     assert "Event" not in emit_python.emit(plain)["python/t_tools/_bindings.py"]
