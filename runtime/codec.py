@@ -905,7 +905,7 @@ class RpcSession:
         try:
             obj = _loads(data)
         except _JSONDecodeError:
-            if self.pending and self._fail_unparsable(data):
+            if self.pending_count and self._fail_unparsable(data):
                 return None
             return _frame(_F_INVALID)
         if type(obj) is not dict:
@@ -965,11 +965,7 @@ class RpcSession:
         rid = _salvage_reply_id(data)
         if rid is None:
             return False
-        p = self.pending.pop(rid, None)
-        if p is None:
-            return False
-        _reject(p.future, _unparsable_reply_error(data, rid))
-        return True
+        return self.fail(rid, _unparsable_reply_error(data, rid))
 
     def _feed_reply(self, data: object) -> bool:
         """The common reply, decoded by msgspec: True when handled, False to take the general path.
