@@ -43,6 +43,7 @@ from string import Template
 from typing import Optional
 
 from mcpgen.codegen import resources
+from mcpgen.codegen.targets import esp32_transport
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
@@ -165,6 +166,8 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
     config_lines = []
     for name, (symbol, _secret) in CONFIG_ENV.items():
         config_lines.append(f"{symbol}={_kconfig_string(values[name] or '')}")
+    transport = esp32_transport.transport_of(environ)
+    config_lines += esp32_transport.sdkconfig_lines(transport, environ, _kconfig_string)
     fields["mcpgen_config"] = "\n".join(config_lines)
 
     def fill(name: str) -> str:
@@ -178,9 +181,12 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         "src/CMakeLists.txt": (port / "CMakeLists.txt").read_text(encoding="utf-8"),
         "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
         "src/idf_component.yml": (port / "idf_component.yml").read_text(encoding="utf-8"),
-        "src/port/mcpgen_esp_port.cpp": (port / "mcpgen_esp_port.cpp").read_text(encoding="utf-8"),
+        "src/port/mqtt_ca_pem.h": esp32_transport.ca_header(environ),
         "src/handlers.cmake": handlers_cmake(handlers, project / "src"),
     }
+    for src in sorted(port.iterdir()):  # the port: shared part, both transports, their seam
+        if src.suffix in (".h", ".cpp"):
+            files[f"src/port/{src.name}"] = src.read_text(encoding="utf-8")
     for src in sorted(core.iterdir()):
         if src.suffix in (".h", ".cpp"):
             files[f"src/mcpgen/{src.name}"] = src.read_text(encoding="utf-8")
@@ -192,8 +198,10 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         existing = project / f"sdkconfig.{env}"
         if existing.exists() and _sync_sdkconfig(existing, values):
             log(f"updated the mcpgen settings in {existing} from the environment")
+        if existing.exists() and esp32_transport.sync_choice(existing, transport):
+            log(f"set the transport in {existing} to {transport}")
     log(f"generated PlatformIO project {project} ({len(files)} files, {len(written)} changed, "
-        f"fingerprint {spec.fingerprint})")
+        f"fingerprint {spec.fingerprint}, transport {transport})")
     missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
     if missing:
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "

@@ -437,6 +437,8 @@ def make_sdkconfig_header(sources: Sources, project: Path, chip: Chip, out_dir: 
     comps = sorted(p for p in (idf / "components").iterdir() if p.is_dir())
     kconfigs = [p / "Kconfig" for p in comps if (p / "Kconfig").is_file()]
     kconfigs.append(sources.websocket / "Kconfig")
+    # components/mqtt/CMakeLists.txt names its Kconfig inside the esp-mqtt submodule.
+    kconfigs.append(idf / "components" / "mqtt" / "esp-mqtt" / "Kconfig")
     projbuilds = [p / "Kconfig.projbuild" for p in comps if (p / "Kconfig.projbuild").is_file()]
     projbuilds.append(project / "src" / "Kconfig.projbuild")
     renames = [p / name for p in comps for name in ("sdkconfig.rename", f"sdkconfig.rename.{chip.name}")
@@ -516,6 +518,10 @@ REQUIRED_CONFIG: dict[str, str] = {
     "MBEDTLS_CERTIFICATE_BUNDLE": "esp_crt_bundle_attach (wss://) needs the certificate bundle",
 }
 
+REQUIRED_CONFIG_MQTT: dict[str, str] = {
+    "MQTT_PROTOCOL_5": "the MQTT transport's Response Topic / Correlation Data are MQTT 5 properties",
+}
+
 
 @dataclass
 class FileResult:
@@ -561,8 +567,29 @@ def idf_include_dirs(sources: Sources, chip: Chip) -> list[Path]:
 
 
 def project_sources(project: Path) -> list[Path]:
-    """What the app component compiles: every ``*.cpp`` under ``src/`` (its GLOB_RECURSE)."""
-    return sorted((project / "src").rglob("*.cpp"))
+    """What the app component compiles: every ``*.cpp`` under ``src/`` (its GLOB_RECURSE) and
+    the spec's handlers, compiled where they are (``src/handlers.cmake``)."""
+    return sorted((project / "src").rglob("*.cpp")) + handlers_sources(project)
+
+
+def handlers_sources(project: Path) -> list[Path]:
+    """The handlers file ``src/handlers.cmake`` names (``[]`` without one)."""
+    cmake = project / "src" / "handlers.cmake"
+    if not cmake.is_file():
+        return []
+    m = re.search(r'set\(MCPGEN_USER_HANDLERS\s+"([^"]+)"\)', cmake.read_text(encoding="utf-8"))
+    if m is None:
+        return []
+    text = m.group(1).replace("${CMAKE_CURRENT_LIST_DIR}", str(project / "src")).replace("\\$", "$")
+    return [Path(os.path.normpath(text.replace('\\"', '"').replace("\\\\", "\\")))]
+
+
+def source_label(project: Path, source: Path) -> str:
+    """``source`` relative to ``src/`` when inside it, else its path (the handlers beside the spec)."""
+    try:
+        return source.relative_to(project / "src").as_posix()
+    except ValueError:
+        return source.as_posix()
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
@@ -617,7 +644,7 @@ def requirement_problems(project: Path, sources: Sources, chip: Chip) -> list[st
             component = (found.relative_to(comps).parts[0] if found.is_relative_to(comps)
                          else sources.websocket.name)
             if component not in allowed:
-                rel = source.relative_to(src).as_posix()
+                rel = source_label(project, source)
                 fix = ("add it to PRIV_REQUIRES" if found.is_relative_to(comps)
                        else f"add espressif/{component} to src/idf_component.yml")
                 problems.append(f"src/{rel}: #include \"{header}\" is in component {component}, which "
@@ -681,7 +708,7 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
     per_file = component_flags(project / "src" / "CMakeLists.txt").per_file
     results = []
     for source in project_sources(project):
-        rel = source.relative_to(project / "src").as_posix()
+        rel = source_label(project, source)
         cmd = [cxx, f"@{rsp}", *per_file.get(rel, []), str(source)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project)
         results.append(FileResult(source, cmd, proc.returncode, proc.stdout + proc.stderr))
@@ -693,7 +720,10 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
     problems = defaults_not_applied(project / "sdkconfig.defaults", config / "sdkconfig")
     problems += requirement_problems(project, sources, chip)
     header = (config / "sdkconfig.h").read_text(encoding="utf-8")
-    problems += [f"sdkconfig.h: CONFIG_{name} is not set: {why}" for name, why in REQUIRED_CONFIG.items()
+    required = dict(REQUIRED_CONFIG)
+    if re.search(r"^#define CONFIG_MCPGEN_TRANSPORT_MQTT 1$", header, re.MULTILINE):
+        required.update(REQUIRED_CONFIG_MQTT)
+    problems += [f"sdkconfig.h: CONFIG_{name} is not set: {why}" for name, why in required.items()
                  if not re.search(rf"^#define CONFIG_{name} 1$", header, re.MULTILINE)]
     for problem in problems:
         log(f"  {board}: {problem}")
@@ -732,13 +762,18 @@ def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: st
     including those an implicit conversion would let compile.
     """
     chip = CHIPS[board]
-    port = project / "src" / "port" / "mcpgen_esp_port.cpp"
-    names = sorted(set(API_CALL.findall(port.read_text(encoding="utf-8"))))
     flags = board_flags(cxx, project, chip, sources, work, False)
     flags = [f for f in flags if f != "-fsyntax-only"]
-    proc = subprocess.run([cxx, *flags, "-E", "-dD", str(port)], capture_output=True, text=True)
+    active = active_port_sources(project, work / chip.name / "config" / "sdkconfig.h")
+    names = sorted({name for source in active
+                    for name in API_CALL.findall(source.read_text(encoding="utf-8"))})
+    # One unit that includes every active port file: only preprocessed, never compiled.
+    unit = work / "port_api_unit.cpp"
+    unit.write_text("".join(f'#include "{source}"\n' for source in active), encoding="utf-8")
+    proc = subprocess.run([cxx, *flags, "-E", "-dD", str(unit)], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise CheckSetupError(f"preprocessing {port} failed:\n{proc.stderr[-2000:]}")
+        raise CheckSetupError(f"preprocessing the port ({', '.join(p.name for p in active)}) failed:\n"
+                              f"{proc.stderr[-2000:]}")
     text = proc.stdout
     macros: dict[str, str] = {}
     for m in re.finditer(r"^#define (\w+)(\([^)]*\))[ \t]+(.*)$", text, re.MULTILINE):
@@ -766,6 +801,19 @@ def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: st
     return api
 
 
+def active_port_sources(project: Path, sdkconfig_h: Path) -> list[Path]:
+    """The port's ``*.cpp`` files, without the transport the sdkconfig leaves out (each
+    transport file is one ``#if CONFIG_MCPGEN_TRANSPORT_<NAME>`` block)."""
+    header = sdkconfig_h.read_text(encoding="utf-8")
+    active = []
+    for source in sorted((project / "src" / "port").glob("*.cpp")):
+        text = source.read_text(encoding="utf-8")
+        guard = re.search(r"^#if (CONFIG_MCPGEN_TRANSPORT_\w+)$", text, re.MULTILINE)
+        if guard is None or re.search(rf"^#define {guard.group(1)} 1$", header, re.MULTILINE):
+            active.append(source)
+    return active
+
+
 def _typedef_body(code: str, name: str) -> Optional[str]:
     """The text between the braces of ``typedef struct {...} name;`` (nested braces kept)."""
     end = code.find(f"}} {name};")
@@ -791,10 +839,38 @@ CHECK_CONFIG: dict[str, str] = {
     "MCPGEN_BACKEND_TOKEN": "t" * 128,
 }
 
+# The same for the MQTT transport (docs/mqtt.md): TLS to the broker with a CA of its own,
+# a login, a two-level prefix and the hello-less mode off (the hello code is compiled).
+CHECK_CONFIG_MQTT: dict[str, str] = {
+    **CHECK_CONFIG,
+    "MCPGEN_TRANSPORT": "mqtt",
+    "MCPGEN_BACKEND_URL": "mqtts://broker.example.test:8883",
+    "MCPGEN_MQTT_USERNAME": "kitchen-lamp",
+    "MCPGEN_MQTT_PASSWORD": "p" * 64,
+    "MCPGEN_MQTT_TOPIC_PREFIX": "site/7",
+    "MCPGEN_MQTT_DEVICE_ID": "kitchen-lamp",
+    "MCPGEN_MQTT_HELLO": "y",
+}
+TRANSPORT_CONFIG: dict[str, dict[str, str]] = {"websocket": CHECK_CONFIG, "mqtt": CHECK_CONFIG_MQTT}
+# A certificate-shaped text for MCPGEN_MQTT_CA_FILE: only its embedding is compiled.
+_CHECK_CA = "-----BEGIN CERTIFICATE-----\nTUNQR0VOIENIRUNL\n-----END CERTIFICATE-----\n"
+
+
+def check_config(transport: str, work: Path) -> dict[str, str]:
+    """The generation environment of the check for ``transport``."""
+    config = dict(TRANSPORT_CONFIG[transport])
+    if transport == "mqtt":
+        ca = work / "check-ca.pem"
+        ca.parent.mkdir(parents=True, exist_ok=True)
+        ca.write_text(_CHECK_CA, encoding="ascii")
+        config["MCPGEN_MQTT_CA_FILE"] = str(ca)
+    return config
+
 
 def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str], work: Path, *,
-              cxx: str = "g++", full: bool = True, log: Log = print) -> list[BoardResult]:
-    """Generates the ESP32 project of each spec and checks it for each board.
+              cxx: str = "g++", full: bool = True, log: Log = print,
+              transports: Sequence[str] = ("websocket",)) -> list[BoardResult]:
+    """Generates the ESP32 project of each spec (once per transport) and checks it for each board.
 
     Every file is checked with ``-fsyntax-only``; with ``full`` also compiled at the
     sdkconfig's optimization level (see ``board_flags``).
@@ -805,12 +881,15 @@ def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str
     sources.validate()
     results = []
     for spec in spec_paths:
-        project = generate_project(spec, work / spec.stem, log=lambda _: None, environ=dict(CHECK_CONFIG))
-        require_submodules(project, sources)
-        for board in boards:
-            for mode in (False, True) if full else (False,):
-                results.append(check_project(project, sources, board, work / spec.stem, cxx=cxx, full=mode,
-                                             log=log))
+        for transport in transports:
+            name = spec.stem if transport == "websocket" else f"{spec.stem}-{transport}"
+            project = generate_project(spec, work / name, log=lambda _: None,
+                                       environ=check_config(transport, work / name))
+            require_submodules(project, sources)
+            for board in boards:
+                for mode in (False, True) if full else (False,):
+                    results.append(check_project(project, sources, board, work / name, cxx=cxx, full=mode,
+                                                 log=log))
     return results
 
 
@@ -832,6 +911,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="board to check (repeatable; default all)")
     parser.add_argument("--spec", action="append", type=Path,
                         help="spec to generate the project from (repeatable; default the example specs)")
+    parser.add_argument("--transport", action="append", choices=sorted(TRANSPORT_CONFIG),
+                        help="transport of the generated project (repeatable; default both)")
     parser.add_argument("--syntax-only", action="store_true",
                         help="only g++ -fsyntax-only (skip the pass at the sdkconfig's optimization level)")
     parser.add_argument("--api", action="store_true",
@@ -863,7 +944,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"{name}: {decl}")
             return 0
         try:
-            results = run_check(specs, sources, boards, work, cxx=args.cxx, full=not args.syntax_only)
+            results = run_check(specs, sources, boards, work, cxx=args.cxx, full=not args.syntax_only,
+                                transports=args.transport or sorted(TRANSPORT_CONFIG, reverse=True))
         except CheckSetupError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -879,7 +961,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         idf_desc = describe(sources.idf) or (results[0].idf if results else "")
         print(f"ESP-IDF {idf_desc}, esp_websocket_client {component_version(sources.websocket)}, "
               f"newlib {newlib_version(sources)}: {total - len(failed)} of {total} compilations passed "
-              f"({', '.join(boards)}; -fsyntax-only{'' if args.syntax_only else ' and optimized'})")
+              f"({', '.join(boards)}; {', '.join(args.transport or sorted(TRANSPORT_CONFIG, reverse=True))}; "
+              f"-fsyntax-only{'' if args.syntax_only else ' and optimized'})")
         return 1 if failed or problems else 0
 
 

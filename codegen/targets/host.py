@@ -62,6 +62,23 @@ def mqtt_available(cxx: str = "g++") -> bool:
     return proc.returncode == 0
 
 
+WS_PACKAGE = "libwebsockets-dev"
+
+
+def ws_available(cxx: str = "g++") -> bool:
+    """True when ``cxx`` finds libwebsockets' header (Debian ``libwebsockets-dev``).
+
+    The simulator's ``--ws`` mode is built on libwebsockets (ports/host/ws_client.h says
+    why). Without it the build still succeeds (stdio and MQTT work), logs one line naming
+    the package, and ``--ws`` exits 2 with the same advice.
+    """
+    probe = "#include <libwebsockets.h>\n"
+    proc = subprocess.run([cxx, "-x", "c++", "-E", "-o", os.devnull, "-"], input=probe, capture_output=True,
+                          text=True)
+    return proc.returncode == 0
+
+
+
 @dataclass(frozen=True)
 class _Unit:
     source: Path
@@ -160,10 +177,14 @@ def build_host(
     with_mqtt = mqtt_available(cxx)
     if not with_mqtt:
         log(f"{MQTT_PACKAGE} not found: building without --mqtt (apt-get install {MQTT_PACKAGE})")
+    with_ws = ws_available(cxx)
+    if not with_ws:
+        log(f"{WS_PACKAGE} not found: building without --ws (apt-get install {WS_PACKAGE})")
     flags = [
         *CXXFLAGS,
         *extra_flags,
         f"-DMCPGEN_HOST_MQTT={1 if with_mqtt else 0}",
+        f"-DMCPGEN_HOST_WS={1 if with_ws else 0}",
         f"-I{CORE_DIR}",
         f"-I{generated_dir}",
         f"-I{HOST_PORT_DIR}",
@@ -192,7 +213,7 @@ def build_host(
     exe = build_dir / f"{device_slug(spec.device.name)}-sim"
     newest_obj = max(u.obj.stat().st_mtime_ns for u in units)
     if stale or not exe.exists() or exe.stat().st_mtime_ns < newest_obj:
-        libs = ["-lmosquitto"] if with_mqtt else []
+        libs = (["-lmosquitto"] if with_mqtt else []) + (["-lwebsockets"] if with_ws else [])
         cmd = [cxx, *CXXFLAGS, *extra_flags, *(str(u.obj) for u in units), "-o", str(exe), *libs]
         proc = subprocess.run(cmd, cwd=outdir, capture_output=True, text=True, errors="replace")
         if proc.returncode != 0:

@@ -4,6 +4,7 @@ line and the C++ signature; ``--add-missing-handlers`` appends stubs and keeps t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_add_missing_handlers_appends_a_stub_and_the_build_links(tmp_path: Path)
                    "--no-compile-bindings", "--add-missing-handlers", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "added a stub for self.fan.set_speed" in proc.stdout
-    assert "[13/13] compiled " in proc.stdout  # the compile counts its units
+    counts = re.findall(r"\[(\d+)/(\d+)\] compiled ", proc.stdout)  # the compile counts its units
+    assert counts and counts[-1][0] == counts[-1][1] and int(counts[-1][1]) >= 8, proc.stdout
     after = handlers.read_bytes()
     assert after.startswith(before), "the user's code is kept byte for byte"
     added = after[len(before):].decode()

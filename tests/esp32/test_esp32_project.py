@@ -54,10 +54,11 @@ def test_project_contains_core_generated_code_handlers_and_port(lamp_project: Pa
     assert "LightSetRgbArgs" in (src / "generated/mcp_tools.h").read_text()
     assert "project(desk_lamp)" in (lamp_project / "CMakeLists.txt").read_text()
     assert "esp_websocket_client" in (src / "idf_component.yml").read_text()
-    port = (src / "port/mcpgen_esp_port.cpp").read_text()
+    transport = (src / "port/transport_websocket.cpp").read_text()
     for header in ("Authorization", "Protocol-Version", "Device-Id", "Client-Id"):
-        assert f"{header}: " in port
-    assert 'send_hello("websocket")' in port and "xTaskCreate(worker" in port
+        assert f"{header}: " in transport
+    assert 'server.hello("websocket"' in transport
+    assert "xTaskCreate(worker" in (src / "port/mcpgen_esp_port.cpp").read_text()
     csv = (lamp_project / "partitions.csv").read_text()
     assert be.app_offset(lamp_project / "partitions.csv") == 0x10000 and "factory" in csv
 

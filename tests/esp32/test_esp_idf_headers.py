@@ -133,12 +133,54 @@ def test_generated_project_compiles_against_esp_idf(board: str, tmp_path: Path) 
     assert [r.full for r in results] == [False, True]
     src = tmp_path / "default_device" / "firmware" / "platformio" / "src"
     for result in results:
-        compiled = {f.source.relative_to(src).as_posix() for f in result.files}
-        assert {"port/mcpgen_esp_port.cpp", "generated/mcp_tools.cpp", "default_device_handlers.cpp",
+        compiled = {chk.source_label(src.parent, f.source) for f in result.files}
+        assert {"port/mcpgen_esp_port.cpp", "generated/mcp_tools.cpp", "port/transport_websocket.cpp",
                 "mcpgen/session.cpp", "mcpgen/mcp_server.cpp"} <= compiled
+        # The handlers are compiled where they are, beside the spec (src/handlers.cmake).
+        assert (TOOLSPEC / "default_device_handlers.cpp").as_posix() in compiled
         failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
         assert not failures, f"ESP-IDF {result.idf}, {board}:\n" + "\n".join(failures)
         assert not result.config_problems  # every sdkconfig.defaults line applied, WS_TRANSPORT on
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_mqtt_variant_compiles_against_esp_idf(board: str, tmp_path: Path) -> None:
+    """The MQTT transport (esp-mqtt, MQTT 5 properties) with TLS, a login and a CA of its own."""
+    sources = _sources()
+    results = chk.run_check([TOOLSPEC / "default_device.yaml"], sources, [board], tmp_path, log=_quiet,
+                            transports=("mqtt",))
+    assert [r.full for r in results] == [False, True]
+    work = tmp_path / "default_device-mqtt"
+    header = (work / chk.CHIPS[board].name / "config" / "sdkconfig.h").read_text()
+    for line in ("#define CONFIG_MCPGEN_TRANSPORT_MQTT 1", "#define CONFIG_MQTT_PROTOCOL_5 1",
+                 '#define CONFIG_MCPGEN_MQTT_TOPIC_PREFIX "site/7"'):
+        assert line in header.splitlines(), line
+    src = work / "firmware" / "platformio" / "src"
+    for result in results:
+        compiled = {chk.source_label(src.parent, f.source) for f in result.files}
+        assert {"port/mcpgen_esp_port.cpp", "port/transport_mqtt.cpp", "port/transport_websocket.cpp",
+                (TOOLSPEC / "default_device_handlers.cpp").as_posix()} <= compiled
+        failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
+        assert not failures, f"ESP-IDF {result.idf}, {board}:\n" + "\n".join(failures)
+        assert not result.config_problems
+
+
+def test_mqtt_variant_is_really_compiled(tmp_path: Path) -> None:
+    """A wrong esp-mqtt call fails the MQTT build (the transport is not preprocessed away), and
+    the same file is empty in the WebSocket build."""
+    sources = _sources()
+    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
+                               environ=chk.check_config("mqtt", tmp_path))
+    transport = project / "src" / "port" / "transport_mqtt.cpp"
+    text = transport.read_text()
+    call = "esp_mqtt5_client_set_publish_property(g_client, &g_props)"
+    assert call in text
+    transport.write_text(text.replace(call, "esp_mqtt5_client_set_publish_property(&g_props)"))
+    result = chk.check_project(project, sources, "esp32s3", tmp_path / "work", log=_quiet)
+    bad = {f.source.name: f for f in result.files if not f.ok}
+    assert set(bad) == {"transport_mqtt.cpp"}
+    assert "esp_mqtt5_client_set_publish_property" in bad["transport_mqtt.cpp"].output
+    assert chk.requirement_problems(project, sources, chk.CHIPS["esp32s3"]) == []
 
 
 def test_check_catches_wrong_api_use_and_target_format_types(tmp_path: Path) -> None:
@@ -147,19 +189,22 @@ def test_check_catches_wrong_api_use_and_target_format_types(tmp_path: Path) -> 
     sources = _sources()
     project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
                                environ=dict(chk.CHECK_CONFIG))
-    port = project / "src" / "port" / "mcpgen_esp_port.cpp"
-    text = port.read_text()
+    transport = project / "src" / "port" / "transport_websocket.cpp"
+    text = transport.read_text()
     call = "esp_websocket_client_send_text(g_ws, data, static_cast<int>(len), pdMS_TO_TICKS(5000))"
     assert call in text
-    text = text.replace(call, "esp_websocket_client_send_text(g_ws, data, static_cast<int>(len))")
+    short = "esp_websocket_client_send_text(g_ws, data, static_cast<int>(len))"
+    transport.write_text(text.replace(call, short))
+    port = project / "src" / "port" / "mcpgen_esp_port.cpp"
     # printf, not ESP_LOGI: in ESP-IDF 5.5 esp_log() carries no format attribute.
-    text += '\nvoid mcpgen_check_probe() { printf("tick %u", xTaskGetTickCount()); }\n'
-    port.write_text(text)
+    probe = '\nvoid mcpgen_check_probe() { printf("tick %u", xTaskGetTickCount()); }\n'
+    port.write_text(port.read_text() + probe)
     result = chk.check_project(project, sources, "esp32c3", tmp_path / "work", log=_quiet)
     bad = {f.source.name: f for f in result.files if not f.ok}
-    assert set(bad) == {"mcpgen_esp_port.cpp"}
-    out = bad["mcpgen_esp_port.cpp"].output
+    assert set(bad) == {"mcpgen_esp_port.cpp", "transport_websocket.cpp"}
+    out = bad["transport_websocket.cpp"].output
     assert "too few arguments" in out and "esp_websocket_client_send_text" in out
+    out = bad["mcpgen_esp_port.cpp"].output
     assert "format '%u' expects argument of type 'unsigned int'" in out.replace("‘", "'").replace("’", "'")
     assert "long unsigned int" in out
 
@@ -185,8 +230,9 @@ def test_api_listing_covers_every_call_and_field_of_the_port(tmp_path: Path) -> 
     project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
                                environ=dict(chk.CHECK_CONFIG))
     api = chk.port_api(project, sources, "esp32c3", tmp_path / "work")
-    port = (project / "src" / "port" / "mcpgen_esp_port.cpp").read_text()
-    called = set(chk.API_CALL.findall(port))
+    port = project / "src" / "port"
+    called = {name for source in (port / "mcpgen_esp_port.cpp", port / "transport_websocket.cpp")
+              for name in chk.API_CALL.findall(source.read_text())}
     assert called <= set(api) and len(called) > 30
     assert not [name for name, decl in api.items() if decl == "(not found)"]
     assert api["esp_websocket_client_send_text"].startswith("int esp_websocket_client_send_text(")
@@ -210,8 +256,9 @@ def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: 
     problems = chk.requirement_problems(project, sources, chip)
     port = "src/port/mcpgen_esp_port.cpp"
     assert sorted(problems) == sorted([
-        f'{port}: #include "esp_websocket_client.h" is in component esp_websocket_client, which '
-        "src/CMakeLists.txt does not require: add espressif/esp_websocket_client to src/idf_component.yml",
+        'src/port/transport_websocket.cpp: #include "esp_websocket_client.h" is in component '
+        "esp_websocket_client, which src/CMakeLists.txt does not require: "
+        "add espressif/esp_websocket_client to src/idf_component.yml",
         f'{port}: #include "nvs.h" is in component nvs_flash, which src/CMakeLists.txt does not require: '
         "add it to PRIV_REQUIRES",
         f'{port}: #include "nvs_flash.h" is in component nvs_flash, which src/CMakeLists.txt does not '

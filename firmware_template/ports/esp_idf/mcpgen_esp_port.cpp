@@ -1,29 +1,30 @@
-// mcpgen ESP-IDF port: Wi-Fi station, a WebSocket connection to the backend with the
-// xiaozhi handshake, and the portable MCP core behind it.
+// mcpgen ESP-IDF port, the transport-neutral part: Wi-Fi station, the device identity,
+// the receive buffers and the worker task that runs the portable MCP core. The
+// transport to the backend is one of transport_websocket.cpp (esp_websocket_client, the
+// xiaozhi WebSocket handshake) and transport_mqtt.cpp (ESP-IDF's esp-mqtt, MQTT 5), chosen
+// in Kconfig ("Transport to the backend"); esp_port.h is the seam between them.
 //
-//   app_main ── Wi-Fi STA ── esp_websocket_client ──(event task)── reassembles text
-//   messages into a free receive slot ──queue──► mcpgen worker task: Session/Server
-//   (tool handlers run here) ──► esp_websocket_client_send_text
+//   app_main ── Wi-Fi STA ── transport (its own task) ── reassembles each message into a
+//   free receive slot ──queue──► mcpgen worker task: Session/Server (tool handlers run
+//   here) ──► transport_send
 //
-// Handshake headers: Authorization: Bearer <token>, Protocol-Version, Device-Id (the
-// station MAC), Client-Id (a UUID kept in NVS). After connecting the device sends the
-// core's hello (Server::hello("websocket")); the server's hello (with session_id) and
-// every {"type":"mcp",...} envelope go to the core, which replies with envelopes.
+// After connecting the device sends its hello (the core's Server::hello plus what the
+// transport adds); the server's hello (with session_id) and every {"type":"mcp",...}
+// envelope or bare JSON-RPC message go to the core, which answers in kind.
 //
 // Configuration comes from the build (Kconfig menu "mcpgen device", filled from
-// sdkconfig.defaults, which `codegen build` writes from MCPGEN_WIFI_SSID,
-// MCPGEN_WIFI_PASSWORD, MCPGEN_BACKEND_URL and MCPGEN_BACKEND_TOKEN). Nothing is
-// hard-coded. cJSON is not needed here: the core parses every message itself.
+// sdkconfig.defaults, which `codegen build` writes from MCPGEN_* environment variables;
+// docs/firmware.md). Nothing is hard-coded. cJSON is not needed here: the core parses
+// every message itself.
 #include <stdio.h>
 #include <string.h>
 
-#include "esp_crt_bundle.h"
 #include "esp_event.h"
 #include "esp_log.h"
 #include "esp_mac.h"
 #include "esp_netif.h"
+#include "esp_port.h"
 #include "esp_random.h"
-#include "esp_websocket_client.h"
 #include "esp_wifi.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/event_groups.h"
@@ -36,14 +37,21 @@
 #include "nvs.h"
 #include "nvs_flash.h"
 
+namespace mcpgen_esp {
+char g_device_id[18];
+char g_client_id[37];
+}  // namespace mcpgen_esp
+
 namespace {
 
 const char* const kTag = "mcpgen";
 
-constexpr int kWsOpText = 0x1;
-constexpr int kWsOpContinuation = 0x0;
 constexpr EventBits_t kGotIp = BIT0;
 constexpr int kServerHelloTimeoutMs = 10000;
+// Between hellos on one connection (MQTT: after a goodbye or a hello timeout), as the
+// host simulator: 0.2 s doubling to 5 s, back to 0.2 s after a server hello.
+constexpr int kMinBackoffMs = 200;
+constexpr int kMaxBackoffMs = 5000;
 
 // ------------------------------------------------------------------ state
 
@@ -60,16 +68,14 @@ char g_rx[CONFIG_MCPGEN_RX_SLOTS][MCPGEN_REQUEST_BUFFER_SIZE];
 char g_response[MCPGEN_RESPONSE_BUFFER_SIZE];
 mcpgen::Server g_server(kMcpSpec);
 
-QueueHandle_t g_events;      // Event, websocket task -> worker
-QueueHandle_t g_free_slots;  // uint8_t slot indices, worker -> websocket task
+QueueHandle_t g_events;      // Event, transport task -> worker
+QueueHandle_t g_free_slots;  // uint8_t slot indices, worker -> transport task
 EventGroupHandle_t g_net;
-esp_websocket_client_handle_t g_ws;
 
-char g_device_id[18];  // "aa:bb:cc:dd:ee:ff"
-char g_client_id[37];  // UUID
-char g_headers[640];
+using mcpgen_esp::g_client_id;
+using mcpgen_esp::g_device_id;
 
-// Reassembly of the message being received (websocket task only).
+// Reassembly of the message being received (transport task only).
 struct Rx {
   bool active;
   bool oversized;
@@ -157,7 +163,7 @@ void start_wifi() {
   ESP_LOGI(kTag, "Wi-Fi: connecting to \"%s\"", CONFIG_MCPGEN_WIFI_SSID);
 }
 
-// ------------------------------------------------------------------ websocket task side
+// ------------------------------------------------------------------ transport task side
 
 void post(EventKind kind, uint8_t slot, uint32_t len) {
   Event ev = {kind, slot, 0, len};
@@ -167,103 +173,15 @@ void post(EventKind kind, uint8_t slot, uint32_t len) {
   }
 }
 
-void on_text_chunk(const esp_websocket_event_data_t* d) {
-  const bool first = d->op_code == kWsOpText && d->payload_offset == 0;
-  if (first) {
-    if (g_cur.active && g_cur.have_slot) xQueueSend(g_free_slots, &g_cur.slot, 0);  // abandoned message
-    g_cur = Rx{true, false, false, 0, 0};
-    // Backpressure: wait for the worker to free a buffer rather than drop the message.
-    if (xQueueReceive(g_free_slots, &g_cur.slot, pdMS_TO_TICKS(5000)) == pdTRUE) {
-      g_cur.have_slot = true;
-    } else {
-      ESP_LOGE(kTag, "no free receive buffer: message dropped");
-    }
-  }
-  if (!g_cur.active) return;
-  const size_t n = d->data_len > 0 ? static_cast<size_t>(d->data_len) : 0;
-  if (g_cur.len + n + 1 > sizeof g_rx[0]) {  // keep one byte for the core's NUL
-    g_cur.oversized = true;
-  } else if (g_cur.have_slot && n > 0) {
-    memcpy(g_rx[g_cur.slot] + g_cur.len, d->data_ptr, n);
-    g_cur.len += n;
-  }
-  const bool frame_done = d->payload_offset + d->data_len >= d->payload_len;
-  if (!frame_done || !d->fin) return;  // more chunks or continuation frames follow
-  g_cur.active = false;
-  if (!g_cur.have_slot) return;
-  if (g_cur.oversized) {
-    // The slot keeps the message's first bytes: the core answers with its id.
-    post(EventKind::kOversized, g_cur.slot, static_cast<uint32_t>(g_cur.len));
-  } else {
-    post(EventKind::kMessage, g_cur.slot, static_cast<uint32_t>(g_cur.len));
-  }
-}
-
-void on_ws_event(void*, esp_event_base_t, int32_t id, void* data) {
-  const esp_websocket_event_data_t* d = static_cast<const esp_websocket_event_data_t*>(data);
-  switch (id) {
-    case WEBSOCKET_EVENT_CONNECTED:
-      ESP_LOGI(kTag, "websocket: connected to %s", CONFIG_MCPGEN_BACKEND_URL);
-      post(EventKind::kConnected, 0, 0);
-      break;
-    case WEBSOCKET_EVENT_DISCONNECTED:
-    case WEBSOCKET_EVENT_CLOSED:
-      ESP_LOGW(kTag, "websocket: disconnected");
-      post(EventKind::kDisconnected, 0, 0);
-      break;
-    case WEBSOCKET_EVENT_DATA:
-      if (d != nullptr && (d->op_code == kWsOpText || (d->op_code == kWsOpContinuation && g_cur.active))) {
-        on_text_chunk(d);
-      }
-      break;  // binary frames (audio), pings and pongs are not ours
-    case WEBSOCKET_EVENT_ERROR:
-      ESP_LOGE(kTag, "websocket: error");
-      break;
-    default:
-      break;
-  }
-}
-
-void start_websocket() {
-  const char* token = CONFIG_MCPGEN_BACKEND_TOKEN;
-  const bool has_scheme = strchr(token, ' ') != nullptr;  // e.g. "Basic ...": sent as is
-  int n = snprintf(g_headers, sizeof g_headers,
-                   "Authorization: %s%s\r\nProtocol-Version: %d\r\nDevice-Id: %s\r\nClient-Id: %s\r\n",
-                   has_scheme ? "" : "Bearer ", token, MCPGEN_XIAOZHI_PROTOCOL_VERSION, g_device_id, g_client_id);
-  if (n < 0 || static_cast<size_t>(n) >= sizeof g_headers) {
-    ESP_LOGE(kTag, "handshake headers too long (token?)");
-    return;
-  }
-  esp_websocket_client_config_t cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.uri = CONFIG_MCPGEN_BACKEND_URL;
-  cfg.headers = g_headers;
-  cfg.buffer_size = 2048;
-  cfg.task_stack = 6144;
-  cfg.reconnect_timeout_ms = 3000;
-  cfg.network_timeout_ms = 10000;
-  cfg.crt_bundle_attach = esp_crt_bundle_attach;  // wss:// with the public CA bundle
-  g_ws = esp_websocket_client_init(&cfg);
-  if (g_ws == nullptr) {
-    ESP_LOGE(kTag, "websocket: bad configuration (URL \"%s\")", CONFIG_MCPGEN_BACKEND_URL);
-    return;
-  }
-  esp_websocket_register_events(g_ws, WEBSOCKET_EVENT_ANY, on_ws_event, nullptr);
-  ESP_ERROR_CHECK(esp_websocket_client_start(g_ws));
-}
-
 // ------------------------------------------------------------------ worker task
 
-class WsLink : public mcpgen::Link {
+class PortLink : public mcpgen::Link {
  public:
-  bool send(const char* data, size_t len) override {
-    if (g_ws == nullptr || !esp_websocket_client_is_connected(g_ws)) return false;
-    return esp_websocket_client_send_text(g_ws, data, static_cast<int>(len), pdMS_TO_TICKS(5000)) >= 0;
-  }
+  bool send(const char* data, size_t len) override { return mcpgen_esp::transport_send(data, len); }
 };
 
 // Spec events (mcpgen/events.h) from any task: a recursive mutex the worker holds around
-// every Session call (a handler that emits runs inside one), and the WebSocket while a
+// every Session call (a handler that emits runs inside one), and the transport while a
 // session is up (between the connection's hello and its loss).
 class EspEventOutlet : public mcpgen::EventOutlet {
  public:
@@ -278,7 +196,7 @@ class EspEventOutlet : public mcpgen::EventOutlet {
 
  private:
   SemaphoreHandle_t mu_ = nullptr;
-  WsLink link_;
+  PortLink link_;
   bool up_ = false;
 };
 
@@ -292,60 +210,103 @@ class SendLock {
   SendLock& operator=(const SendLock&) = delete;
 };
 
+TickType_t ticks_until(TickType_t deadline) {
+  const TickType_t now = xTaskGetTickCount();
+  return deadline > now ? deadline - now : 0;
+}
+
 void worker(void*) {
-  WsLink link;
+  PortLink link;
   mcpgen::Session session(g_server, link, g_response, sizeof g_response);
   g_event_outlet.init();
   mcpgen::set_event_outlet(&g_server, &g_event_outlet);
-  TickType_t hello_deadline = 0;
+  TickType_t hello_deadline = 0;  // the server hello is due by then
+  TickType_t hello_at = 0;        // say hello again at (same connection)
   bool waiting_hello = false;
+  bool hello_pending = false;
+  int backoff_ms = kMinBackoffMs;
+
+  auto say_hello = [&]() {
+    SendLock lock;
+    g_server.reset_connection();
+    const size_t n = mcpgen_esp::transport_hello(g_server, g_response, sizeof g_response);
+    if (n > 0 && link.send(g_response, n)) {
+      waiting_hello = true;
+      hello_deadline = xTaskGetTickCount() + pdMS_TO_TICKS(kServerHelloTimeoutMs);
+    }
+  };
+  auto session_ended = [&]() {
+    waiting_hello = false;
+    if (mcpgen_esp::transport_session_ended()) {
+      ESP_LOGI(kTag, "new hello in %d ms", backoff_ms);
+      hello_pending = true;
+      hello_at = xTaskGetTickCount() + pdMS_TO_TICKS(backoff_ms);
+      backoff_ms = backoff_ms * 2 > kMaxBackoffMs ? kMaxBackoffMs : backoff_ms * 2;
+    }
+  };
+
   for (;;) {
     Event ev;
     TickType_t wait = portMAX_DELAY;
-    if (waiting_hello) {
-      const TickType_t now = xTaskGetTickCount();
-      wait = hello_deadline > now ? hello_deadline - now : 0;
-    }
+    if (waiting_hello) wait = ticks_until(hello_deadline);
+    if (hello_pending && ticks_until(hello_at) < wait) wait = ticks_until(hello_at);
     if (xQueueReceive(g_events, &ev, wait) != pdTRUE) {
-      ESP_LOGE(kTag, "no server hello within %d ms: reconnecting", kServerHelloTimeoutMs);
-      waiting_hello = false;
-      esp_websocket_client_stop(g_ws);
-      esp_websocket_client_start(g_ws);
+      if (waiting_hello && ticks_until(hello_deadline) == 0) {
+        ESP_LOGE(kTag, "no server hello within %d ms", kServerHelloTimeoutMs);
+        session_ended();
+      } else if (hello_pending && ticks_until(hello_at) == 0) {
+        hello_pending = false;
+        say_hello();
+      }
       continue;
     }
     switch (ev.kind) {
       case EventKind::kConnected: {
-        SendLock lock;
-        g_server.reset_connection();
-        g_event_outlet.set_up(true);
-        if (session.send_hello("websocket")) {
-          waiting_hello = true;
-          hello_deadline = xTaskGetTickCount() + pdMS_TO_TICKS(kServerHelloTimeoutMs);
+        hello_pending = false;
+        backoff_ms = kMinBackoffMs;
+        mcpgen_esp::transport_connected();
+        {
+          SendLock lock;
+          g_event_outlet.set_up(true);
         }
+        say_hello();
         break;
       }
       case EventKind::kDisconnected: {
         SendLock lock;
         g_event_outlet.set_up(false);
         waiting_hello = false;
+        hello_pending = false;
         break;
       }
       case EventKind::kOversized:
         ESP_LOGW(kTag, "dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
         {
+          // The lock covers the whole message: an event published from another task
+          // cannot take this reply's MQTT properties (Response Topic, Correlation Data).
           SendLock lock;
+          mcpgen_esp::transport_begin_message(ev.slot, g_rx[ev.slot], 0, g_server.session_id());
           session.on_oversized(g_rx[ev.slot], ev.len);
+          mcpgen_esp::transport_end_message();
         }
         xQueueSend(g_free_slots, &ev.slot, 0);
         break;
       case EventKind::kMessage:
         {
           SendLock lock;
-          session.on_message(g_rx[ev.slot], ev.len);
+          if (mcpgen_esp::transport_begin_message(ev.slot, g_rx[ev.slot], ev.len, g_server.session_id()) ==
+              mcpgen_esp::Verdict::kSessionEnded) {
+            ESP_LOGI(kTag, "goodbye from the server (session %s)", g_server.session_id());
+            session_ended();
+          } else {
+            session.on_message(g_rx[ev.slot], ev.len);
+          }
+          mcpgen_esp::transport_end_message();
         }
         xQueueSend(g_free_slots, &ev.slot, 0);
         if (waiting_hello && g_server.peer_hello_received()) {
           waiting_hello = false;
+          backoff_ms = kMinBackoffMs;
           ESP_LOGI(kTag, "server hello, session_id=%s", g_server.session_id());
         }
         ESP_LOGD(kTag, "message %u bytes; worker stack high-water mark %u bytes free",
@@ -356,6 +317,47 @@ void worker(void*) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ the seam (esp_port.h)
+
+namespace mcpgen_esp {
+
+void post_connected() { post(EventKind::kConnected, 0, 0); }
+void post_disconnected() { post(EventKind::kDisconnected, 0, 0); }
+
+bool rx_active() { return g_cur.active; }
+
+int rx_begin() {
+  if (g_cur.active && g_cur.have_slot) xQueueSend(g_free_slots, &g_cur.slot, 0);  // abandoned message
+  g_cur = Rx{true, false, false, 0, 0};
+  // Backpressure: wait for the worker to free a buffer rather than drop the message.
+  if (xQueueReceive(g_free_slots, &g_cur.slot, pdMS_TO_TICKS(5000)) == pdTRUE) {
+    g_cur.have_slot = true;
+    return g_cur.slot;
+  }
+  ESP_LOGE(kTag, "no free receive buffer: message dropped");
+  return -1;
+}
+
+void rx_append(const void* data, size_t n) {
+  if (!g_cur.active) return;
+  if (g_cur.len + n + 1 > sizeof g_rx[0]) {  // keep one byte for the core's NUL
+    g_cur.oversized = true;
+  } else if (g_cur.have_slot && n > 0) {
+    memcpy(g_rx[g_cur.slot] + g_cur.len, data, n);
+    g_cur.len += n;
+  }
+}
+
+void rx_end() {
+  if (!g_cur.active) return;
+  g_cur.active = false;
+  if (!g_cur.have_slot) return;
+  // An oversized message keeps its first bytes in the slot: the core answers with its id.
+  post(g_cur.oversized ? EventKind::kOversized : EventKind::kMessage, g_cur.slot, static_cast<uint32_t>(g_cur.len));
+}
+
+}  // namespace mcpgen_esp
 
 extern "C" void app_main(void) {
   esp_err_t err = nvs_flash_init();
@@ -384,7 +386,13 @@ extern "C" void app_main(void) {
 
   start_wifi();
   xEventGroupWaitBits(g_net, kGotIp, pdFALSE, pdTRUE, portMAX_DELAY);
-  // Handlers run here, never on the websocket event task.
+  // Handlers run here, never on the transport's task.
   xTaskCreate(worker, "mcpgen", CONFIG_MCPGEN_WORKER_STACK_SIZE, nullptr, 5, nullptr);
-  start_websocket();
+  if (!mcpgen_esp::transport_start()) {
+    for (;;) {
+      ESP_LOGE(kTag, "%s transport not started: check the configuration above, then `codegen build` again",
+               mcpgen_esp::transport_name());
+      vTaskDelay(pdMS_TO_TICKS(10000));
+    }
+  }
 }

@@ -25,7 +25,7 @@
 #include "mcpgen/session.h"
 #include "event_outlet.h"  // spec events from any thread
 #include "mqtt_device.h"  // --mqtt mode
-#include "sha1_base64.h"
+#include "tcp.h"
 #include "ws_client.h"
 
 namespace {
@@ -147,15 +147,6 @@ int run_stdio() {
 
 // ------------------------------------------------------------------ websocket
 
-class WsLink : public mcpgen::Link {
- public:
-  explicit WsLink(hostport::WsClient& ws) : ws_(ws) {}
-  bool send(const char* data, size_t len) override { return ws_.send_text(data, len); }
-
- private:
-  hostport::WsClient& ws_;
-};
-
 struct WsOptions {
   const char* url = nullptr;
   const char* token = "test-token";
@@ -163,6 +154,59 @@ struct WsOptions {
   const char* client_id = nullptr;  // random UUID when not given
   long max_reconnects = -1;  // -1: forever
   int hello_timeout_ms = 10000;
+};
+
+// One WebSocket connection of the device: hello exchange, then MCP until it drops.
+class WsDevice : public hostport::WsEvents, public mcpgen::Link {
+ public:
+  WsDevice(const WsOptions& opt, hostport::WsClient& ws)
+      : opt_(opt), ws_(ws), session_(g_server, *this, g_response, sizeof g_response) {}
+
+  bool send(const char* data, size_t len) override { return ws_.send_text(data, len); }
+
+  // Session calls hold the process's send lock: spec events may be sent from other
+  // threads at any time (event_outlet.h).
+  void on_open() override {
+    log_line("websocket: connected to %s", opt_.url);
+    hostport::SendLock lock;
+    g_server.reset_connection();
+    if (!session_.send_hello("websocket")) log_line("websocket: sending hello failed");
+    ws_.set_timer(opt_.hello_timeout_ms);
+  }
+
+  void on_text(char* msg, size_t len) override {
+    bool sent;
+    {
+      hostport::SendLock lock;
+      sent = session_.on_message(msg, len);
+    }
+    if (!sent) log_line("websocket: send failed (queue full or connection gone)");
+    if (!hello_seen_ && g_server.peer_hello_received()) {
+      hello_seen_ = true;
+      ws_.set_timer(-1);
+      log_line("websocket: server hello, session_id=%s", g_server.session_id());
+    }
+    log_vision_change();
+  }
+
+  void on_oversized() override {
+    log_line("websocket: dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
+    hostport::SendLock lock;
+    session_.on_oversized();
+  }
+
+  bool on_timer() override {
+    log_line("websocket: no server hello within %d ms", opt_.hello_timeout_ms);
+    return false;
+  }
+
+  bool hello_seen() const { return hello_seen_; }
+
+ private:
+  const WsOptions& opt_;
+  hostport::WsClient& ws_;
+  mcpgen::Session session_;
+  bool hello_seen_ = false;
 };
 
 // One connection: handshake, hello exchange, then MCP until it drops. Returns true
@@ -178,63 +222,16 @@ bool run_ws_connection(const WsOptions& opt, const hostport::WsUrl& url, hostpor
       {"Device-Id", opt.device_id},
       {"Client-Id", opt.client_id},
   };
+  WsDevice device(opt, ws);
+  hostport::EventLinkScope events(device);
   char err[256];
-  if (!ws.connect(url, headers, sizeof headers / sizeof headers[0], 5000, err, sizeof err)) {
+  if (!ws.run(url, headers, sizeof headers / sizeof headers[0], g_request, sizeof g_request, device, err,
+              sizeof err)) {
     log_line("websocket: %s", err);
     return false;
   }
-  log_line("websocket: connected to %s", opt.url);
-  {
-    hostport::SendLock lock;
-    g_server.reset_connection();
-  }
-  WsLink link(ws);
-  mcpgen::Session session(g_server, link, g_response, sizeof g_response);
-  hostport::EventLinkScope events(link);
-  bool hello_sent;
-  {
-    hostport::SendLock lock;
-    hello_sent = session.send_hello("websocket");
-  }
-  if (!hello_sent) {
-    log_line("websocket: sending hello failed: %s", ws.last_error());
-    return false;
-  }
-  bool hello_seen = false;
-  for (;;) {
-    size_t len = 0;
-    int timeout = hello_seen ? -1 : opt.hello_timeout_ms;
-    hostport::WsClient::Recv r = ws.receive(g_request, sizeof g_request, &len, timeout);
-    if (r == hostport::WsClient::Recv::kTimeout) {
-      log_line("websocket: no server hello within %d ms", opt.hello_timeout_ms);
-      ws.close(1000);
-      return false;
-    }
-    if (r == hostport::WsClient::Recv::kClosed || r == hostport::WsClient::Recv::kError) {
-      log_line("websocket: connection lost: %s", ws.last_error());
-      return hello_seen;
-    }
-    if (r == hostport::WsClient::Recv::kOversized) {
-      log_line("websocket: dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
-      hostport::SendLock lock;
-      if (!session.on_oversized()) return hello_seen;
-      continue;
-    }
-    bool sent;
-    {
-      hostport::SendLock lock;
-      sent = session.on_message(g_request, len);
-    }
-    if (!sent) {
-      log_line("websocket: send failed: %s", ws.last_error());
-      return hello_seen;
-    }
-    if (!hello_seen && g_server.peer_hello_received()) {
-      hello_seen = true;
-      log_line("websocket: server hello, session_id=%s", g_server.session_id());
-    }
-    log_vision_change();
-  }
+  log_line("websocket: connection lost: %s", err);
+  return device.hello_seen();
 }
 
 int run_ws(const WsOptions& opt) {
@@ -244,15 +241,18 @@ int run_ws(const WsOptions& opt) {
     log_line("%s", err);
     return 2;
   }
+  hostport::WsClient ws;
+  if (!ws.init(err, sizeof err)) {
+    log_line("websocket: %s", err);
+    return 2;
+  }
   log_line("%s %s (spec %s): device %s, client %s", kMcpSpec.device_name, kMcpSpec.device_version,
            kMcpSpec.fingerprint, opt.device_id, opt.client_id);
-  hostport::WsClient ws;
   const int kMinBackoffMs = 200, kMaxBackoffMs = 5000;
   int backoff = kMinBackoffMs;
   long reconnects = 0;
   for (;;) {
     bool had_session = run_ws_connection(opt, url, ws);
-    if (ws.is_open()) ws.close(1000);
     if (had_session) backoff = kMinBackoffMs;
     if (opt.max_reconnects >= 0 && reconnects >= opt.max_reconnects) {
       log_line("websocket: giving up after %ld reconnects", reconnects);

@@ -1,56 +1,19 @@
+// The simulator's WebSocket client on libwebsockets (see ws_client.h for what is ours
+// and what the library does).
 #include "ws_client.h"
 
-#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/types.h>
-#include <unistd.h>
 
-#include "sha1_base64.h"
+#include "mcpgen/mcp_core.h"  // MCPGEN_RESPONSE_BUFFER_SIZE: the largest outgoing message
+
+#if MCPGEN_HOST_WS
+#include <libwebsockets.h>
+#endif
 
 namespace hostport {
-namespace {
-
-const char kWsGuid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-
-bool header_value_has_token(const char* value, const char* token) {
-  size_t n = strlen(token);
-  for (const char* p = value; *p != '\0'; ++p) {
-    if (strncasecmp(p, token, n) == 0) return true;
-  }
-  return false;
-}
-
-// Close codes a peer may send (RFC 6455 7.4.1 and the IANA registry); 1005, 1006 and 1015
-// are reserved for reporting and must never appear in a frame.
-bool valid_close_code(uint16_t code) {
-  if (code >= 3000 && code <= 4999) return true;
-  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014);
-}
-
-}  // namespace
-
-void random_bytes(void* buf, size_t n) {
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  size_t got = 0;
-  if (fd >= 0) {
-    while (got < n) {
-      ssize_t r = read(fd, static_cast<char*>(buf) + got, n - got);
-      if (r <= 0) break;
-      got += static_cast<size_t>(r);
-    }
-    ::close(fd);
-  }
-  static uint64_t state = 0;
-  if (state == 0) state = static_cast<uint64_t>(now_ms()) ^ (static_cast<uint64_t>(getpid()) << 32) ^ 1;
-  for (; got < n; ++got) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    static_cast<uint8_t*>(buf)[got] = static_cast<uint8_t>(state);
-  }
-}
 
 bool parse_ws_url(const char* url, WsUrl* out, char* err, size_t err_cap) {
   const char* p = url;
@@ -107,233 +70,332 @@ bool parse_ws_url(const char* url, WsUrl* out, char* err, size_t err_cap) {
   return true;
 }
 
-WsClient::WsClient() : TcpStream("connection closed by peer") {}
+#if !MCPGEN_HOST_WS
 
-bool WsClient::connect(const WsUrl& url, const HttpHeader* headers, size_t header_count, int timeout_ms,
-                       char* err, size_t err_cap) {
-  if (!open(url.host, url.port, err, err_cap)) return false;
+struct WsClient::Impl {};
 
-  uint8_t nonce[16];
-  random_bytes(nonce, sizeof nonce);
-  char key[32];
-  base64_encode(nonce, sizeof nonce, key);
+WsClient::WsClient() : impl_(nullptr) {}
+WsClient::~WsClient() = default;
 
-  char req[4096];
-  int n = snprintf(req, sizeof req,
-                   "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n",
-                   url.path, url.host, url.port, key);
-  for (size_t i = 0; i < header_count && n > 0 && static_cast<size_t>(n) < sizeof req; ++i) {
-    n += snprintf(req + n, sizeof req - static_cast<size_t>(n), "%s: %s\r\n", headers[i].name,
-                  headers[i].value);
-  }
-  if (n > 0 && static_cast<size_t>(n) < sizeof req) n += snprintf(req + n, sizeof req - n, "\r\n");
-  if (n <= 0 || static_cast<size_t>(n) >= sizeof req) {
-    snprintf(err, err_cap, "handshake request too long");
-    fail("handshake request too long");
-    return false;
-  }
-  if (!send_all(req, static_cast<size_t>(n), false)) {
-    snprintf(err, err_cap, "sending the handshake failed: %s", error_);
-    return false;
-  }
-
-  // Read the response head byte by byte up to the blank line (the rest stays buffered).
-  char head[4096];
-  size_t hl = 0;
-  int64_t deadline = now_ms() + timeout_ms;
-  while (hl < 4 || memcmp(head + hl - 4, "\r\n\r\n", 4) != 0) {
-    if (hl + 1 >= sizeof head) {
-      snprintf(err, err_cap, "handshake response head too long");
-      fail("bad handshake");
-      return false;
-    }
-    int r = read_exact(head + hl, 1, deadline);
-    if (r <= 0) {
-      snprintf(err, err_cap, "handshake response: %s", r == 0 ? "timed out" : error_);
-      if (fd_ >= 0) fail("timeout");
-      return false;
-    }
-    ++hl;
-  }
-  head[hl] = '\0';
-  if (strncmp(head, "HTTP/1.1 101", 12) != 0) {
-    char* eol = strstr(head, "\r\n");
-    if (eol != nullptr) *eol = '\0';
-    snprintf(err, err_cap, "handshake rejected: %s", head);
-    fail("handshake rejected");
-    return false;
-  }
-  char expected[32];
-  {
-    char concat[96];
-    snprintf(concat, sizeof concat, "%s%s", key, kWsGuid);
-    uint8_t digest[20];
-    sha1(concat, strlen(concat), digest);
-    base64_encode(digest, sizeof digest, expected);
-  }
-  bool upgrade = false, connection = false, accept = false;
-  for (char* line = strstr(head, "\r\n"); line != nullptr;) {
-    line += 2;
-    char* eol = strstr(line, "\r\n");
-    if (eol == nullptr || eol == line) break;
-    *eol = '\0';
-    char* colon = strchr(line, ':');
-    if (colon != nullptr) {
-      *colon = '\0';
-      char* value = colon + 1;
-      while (*value == ' ' || *value == '\t') ++value;
-      char* vend = value + strlen(value);
-      while (vend > value && (vend[-1] == ' ' || vend[-1] == '\t')) *--vend = '\0';
-      if (strcasecmp(line, "Upgrade") == 0) upgrade = strcasecmp(value, "websocket") == 0;
-      if (strcasecmp(line, "Connection") == 0) connection = header_value_has_token(value, "upgrade");
-      if (strcasecmp(line, "Sec-WebSocket-Accept") == 0) accept = strcmp(value, expected) == 0;
-    }
-    line = eol;
-  }
-  if (!upgrade || !connection || !accept) {
-    snprintf(err, err_cap, "handshake response invalid (%s)",
-             !accept ? "Sec-WebSocket-Accept mismatch" : "missing Upgrade/Connection");
-    fail("bad handshake");
-    return false;
-  }
-  return true;
+bool WsClient::init(char* err, size_t err_cap) {
+  snprintf(err, err_cap, "this simulator was built without WebSocket support: install libwebsockets-dev "
+                         "(apt-get install libwebsockets-dev) and rebuild it");
+  return false;
 }
 
-bool WsClient::send_frame(uint8_t opcode, const char* data, size_t len) {
-  if (fd_ < 0) return false;
-  uint8_t hdr[14];
-  size_t hn = 0;
-  hdr[hn++] = static_cast<uint8_t>(0x80 | opcode);
-  if (len < 126) {
-    hdr[hn++] = static_cast<uint8_t>(0x80 | len);
-  } else if (len <= 0xFFFF) {
-    hdr[hn++] = 0x80 | 126;
-    hdr[hn++] = static_cast<uint8_t>(len >> 8);
-    hdr[hn++] = static_cast<uint8_t>(len);
-  } else {
-    hdr[hn++] = 0x80 | 127;
-    for (int i = 7; i >= 0; --i) hdr[hn++] = static_cast<uint8_t>(static_cast<uint64_t>(len) >> (8 * i));
-  }
-  uint8_t mask[4];
-  random_bytes(mask, sizeof mask);
-  memcpy(hdr + hn, mask, 4);
-  hn += 4;
-  if (!send_all(hdr, hn, false)) return false;
-  uint8_t chunk[512];
-  for (size_t off = 0; off < len;) {
-    size_t n = len - off < sizeof chunk ? len - off : sizeof chunk;
-    for (size_t i = 0; i < n; ++i) chunk[i] = static_cast<uint8_t>(data[off + i]) ^ mask[(off + i) & 3];
-    if (!send_all(chunk, n, false)) return false;
-    off += n;
-  }
-  return true;
+bool WsClient::run(const WsUrl&, const HttpHeader*, size_t, char*, size_t, WsEvents&, char* err, size_t err_cap) {
+  return init(err, err_cap);
 }
 
-bool WsClient::send_text(const char* data, size_t len) { return send_frame(0x1, data, len); }
+bool WsClient::send_text(const char*, size_t) { return false; }
+void WsClient::set_timer(int) {}
 
-void WsClient::close(uint16_t code) {
-  if (fd_ < 0) return;
-  char payload[2] = {static_cast<char>(code >> 8), static_cast<char>(code & 0xFF)};
-  send_frame(0x8, payload, sizeof payload);
-  close_socket();
+#else  // MCPGEN_HOST_WS
+
+namespace {
+
+constexpr size_t kQueueSlots = 8;  // replies plus the notifications one call may raise
+constexpr int kConnectTimeoutS = 5;
+
+// Close codes a peer may send (RFC 6455 7.4.1 and the IANA registry); 1005, 1006 and
+// 1015 are reserved for reporting and must never appear in a frame.
+bool valid_close_code(unsigned code) {
+  if (code >= 3000 && code <= 4999) return true;
+  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014);
 }
 
-WsClient::Recv WsClient::protocol_error(const char* what) {
-  close(1002);
-  snprintf(error_, sizeof error_, "protocol error from server: %s", what);
-  return Recv::kError;
-}
+struct Outgoing {
+  size_t len;
+  unsigned char data[LWS_PRE + MCPGEN_RESPONSE_BUFFER_SIZE];
+};
 
-// Reads and discards n payload bytes. n is the peer's 64-bit length, so it is consumed in
-// size_t-sized chunks rather than cast (a 32-bit size_t would truncate it).
-bool WsClient::skip(uint64_t n) {
-  while (n > 0) {
-    size_t chunk = n > static_cast<uint64_t>(SIZE_MAX) ? SIZE_MAX : static_cast<size_t>(n);
-    if (read_exact(nullptr, chunk, -1) <= 0) return false;
-    n -= chunk;
-  }
-  return true;
-}
+}  // namespace
 
-WsClient::Recv WsClient::receive(char* buf, size_t cap, size_t* len, int timeout_ms) {
-  int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-  if (cap == 0) return Recv::kError;  // no room even for the NUL
-  // Invariant: total <= cap - 1, so "room" below never wraps. Every check compares a
-  // peer-supplied length against the room left (a subtraction of trusted values), never
-  // total + length, which wrapped for a declared length of 2^64-1 (issue 18).
-  size_t total = 0;
-  bool in_message = false;  // inside a fragmented message
-  bool message_is_text = false;
+struct WsClient::Impl {
+  lws_context* context = nullptr;
+  lws* wsi = nullptr;
+  // The connection being run.
+  const HttpHeader* headers = nullptr;
+  size_t header_count = 0;
+  char* buf = nullptr;
+  size_t cap = 0;
+  WsEvents* events = nullptr;
+  bool opened = false;
+  bool done = false;
+  bool timer_armed = false;  // set_timer(ms >= 0) not yet expired or cancelled
+  unsigned http_status = 0;
+  char error[256] = "";
+  // The text message being assembled.
+  bool in_text = false;
   bool oversized = false;
-  for (;;) {
-    if (fd_ < 0) return Recv::kError;
-    uint8_t h[2];
-    int r = read_exact(h, 2, deadline);
-    if (r <= 0) return r == 0 ? Recv::kTimeout : Recv::kError;
-    bool fin = (h[0] & 0x80) != 0;
-    uint8_t opcode = h[0] & 0x0F;
-    bool masked = (h[1] & 0x80) != 0;
-    uint64_t plen = h[1] & 0x7F;
-    if ((h[0] & 0x70) != 0) return protocol_error("reserved bits set");  // no extensions
-    if (masked) return protocol_error("masked frame");  // server frames are never masked
-    if (plen >= 126) {
-      uint8_t ext[8];
-      size_t en = plen == 126 ? 2 : 8;
-      if (read_exact(ext, en, -1) <= 0) return Recv::kError;
-      plen = 0;
-      for (size_t i = 0; i < en; ++i) plen = (plen << 8) | ext[i];
-      // RFC 6455 5.2: the most significant bit of a 64-bit length must be 0.
-      if (en == 8 && (plen >> 63) != 0) return protocol_error("payload length above 2^63");
-    }
-    if (opcode >= 0x8) {  // control frame
-      if (plen > 125 || !fin) return protocol_error("bad control frame");
-      char payload[125];
-      if (read_exact(payload, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
-      if (opcode == 0x9) {
-        if (!send_frame(0xA, payload, static_cast<size_t>(plen))) return Recv::kError;
-      } else if (opcode == 0x8) {
-        // An empty payload means "no code" (answered with 1000); one byte cannot hold a
-        // code and an invalid code is a protocol error (RFC 6455 5.5.1, 7.4): both get 1002.
-        uint16_t code = 1000;
-        if (plen == 1) return protocol_error("1-byte close payload");
-        if (plen >= 2) {
-          code = static_cast<uint16_t>((static_cast<uint8_t>(payload[0]) << 8) | static_cast<uint8_t>(payload[1]));
-          if (!valid_close_code(code)) return protocol_error("invalid close code");
-        }
-        close(code);
-        snprintf(error_, sizeof error_, "closed by server (code %u)", code);
-        return Recv::kClosed;
-      } else if (opcode != 0xA) {
-        return protocol_error("unknown control opcode");
-      }
-      continue;  // pong
-    }
-    if (opcode == 0x1 || opcode == 0x2) {
-      if (in_message) return protocol_error("new message inside a fragmented one");
-      in_message = true;
-      message_is_text = opcode == 0x1;
-      total = 0;
-      oversized = false;
-    } else if (opcode != 0x0 || !in_message) {
-      return protocol_error(opcode == 0x0 ? "continuation without a message" : "unknown opcode");
-    }
-    size_t room = cap - 1 - total;
-    if (message_is_text && !oversized && plen <= static_cast<uint64_t>(room)) {
-      if (read_exact(buf + total, static_cast<size_t>(plen), -1) <= 0) return Recv::kError;
-      total += static_cast<size_t>(plen);
-    } else {
-      if (message_is_text) oversized = true;
-      if (!skip(plen)) return Recv::kError;
-    }
-    if (!fin) continue;
-    in_message = false;
-    if (!message_is_text) continue;  // binary (audio): not for the MCP core
-    if (oversized) return Recv::kOversized;
-    buf[total] = '\0';
-    *len = total;
-    return Recv::kMessage;
+  size_t len = 0;
+  // Outgoing messages, a ring. Any thread may queue (spec events are sent from the
+  // firmware's own threads); libwebsockets itself is driven by the service thread only,
+  // so another thread wakes it with lws_cancel_service and the wake-up asks for
+  // writability (LWS_CALLBACK_EVENT_WAIT_CANCELLED).
+  pthread_mutex_t queue_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;  // lws_write may call back
+  pthread_t service_thread{};
+  Outgoing queue[kQueueSlots];
+  size_t head = 0;
+  size_t count = 0;
+};
+
+namespace {
+
+// Holds the outgoing queue's mutex for a scope.
+class QueueLock {
+ public:
+  explicit QueueLock(WsClient::Impl& c) : mu_(c.queue_mu) { pthread_mutex_lock(&mu_); }
+  ~QueueLock() { pthread_mutex_unlock(&mu_); }
+  QueueLock(const QueueLock&) = delete;
+  QueueLock& operator=(const QueueLock&) = delete;
+
+ private:
+  pthread_mutex_t& mu_;
+};
+
+}  // namespace
+
+namespace {
+
+WsClient::Impl g_impl;
+
+void log_lws(int, const char* line) { fprintf(stderr, "[sim] libwebsockets: %s", line); }
+
+// One text (or binary) fragment: appended to the message being assembled; binary
+// messages (audio) are not for the MCP core and are skipped.
+void on_receive(WsClient::Impl& c, lws* wsi, const char* data, size_t n) {
+  if (lws_is_first_fragment(wsi)) {
+    c.in_text = !lws_frame_is_binary(wsi);
+    c.oversized = false;
+    c.len = 0;
+  }
+  if (!c.in_text) return;
+  if (c.oversized || n > c.cap - 1 - c.len) {  // c.len <= cap - 1: no wrap
+    c.oversized = true;
+  } else {
+    memcpy(c.buf + c.len, data, n);
+    c.len += n;
+  }
+  if (!lws_is_final_fragment(wsi)) return;
+  c.in_text = false;
+  if (c.oversized) {
+    c.events->on_oversized();
+  } else {
+    c.buf[c.len] = '\0';
+    c.events->on_text(c.buf, c.len);
   }
 }
+
+// The server's close frame: the code to answer with (RFC 6455 5.5.1, 7.4).
+unsigned close_answer(const unsigned char* payload, size_t n) {
+  if (n == 0) return 1000;  // no code given
+  if (n == 1) return 1002;  // cannot hold a code
+  unsigned code = (static_cast<unsigned>(payload[0]) << 8) | payload[1];
+  return valid_close_code(code) ? code : 1002;
+}
+
+int callback(lws* wsi, lws_callback_reasons reason, void*, void* in, size_t len) {
+  WsClient::Impl& c = g_impl;
+  switch (reason) {
+    case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
+      unsigned char** p = static_cast<unsigned char**>(in);
+      unsigned char* end = *p + len;
+      for (size_t i = 0; i < c.header_count; ++i) {
+        char name[64];
+        snprintf(name, sizeof name, "%s:", c.headers[i].name);
+        const char* v = c.headers[i].value;
+        if (lws_add_http_header_by_name(wsi, reinterpret_cast<const unsigned char*>(name),
+                                        reinterpret_cast<const unsigned char*>(v), static_cast<int>(strlen(v)), p,
+                                        end) != 0) {
+          snprintf(c.error, sizeof c.error, "handshake request too long");
+          return -1;
+        }
+      }
+      return 0;
+    }
+    case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
+      c.http_status = lws_http_client_http_response(wsi);
+      return 0;
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+      if (c.http_status == 0) c.http_status = lws_http_client_http_response(wsi);
+      const char* why = in != nullptr ? static_cast<const char*>(in) : "connection failed";
+      if (c.http_status != 0 && c.http_status != 101) {
+        snprintf(c.error, sizeof c.error, "handshake rejected: HTTP/1.1 %u", c.http_status);
+      } else if (c.error[0] == '\0') {
+        snprintf(c.error, sizeof c.error, "%s", why);
+      }
+      {
+        QueueLock lock(c);
+        c.wsi = nullptr;
+      }
+      c.done = true;
+      return 0;
+    }
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+      c.opened = true;
+      c.events->on_open();
+      return 0;
+    case LWS_CALLBACK_CLIENT_RECEIVE:
+      on_receive(c, wsi, static_cast<const char*>(in), len);
+      return 0;
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {  // another thread queued a message
+      QueueLock lock(c);
+      if (c.wsi != nullptr && c.count > 0) lws_callback_on_writable(c.wsi);
+      return 0;
+    }
+    case LWS_CALLBACK_CLIENT_WRITEABLE: {
+      QueueLock lock(c);
+      if (c.count == 0) return 0;
+      Outgoing& m = c.queue[c.head];
+      int w = lws_write(wsi, m.data + LWS_PRE, m.len, LWS_WRITE_TEXT);
+      if (w < static_cast<int>(m.len)) {
+        snprintf(c.error, sizeof c.error, "send failed");
+        return -1;
+      }
+      c.head = (c.head + 1) % kQueueSlots;
+      --c.count;
+      if (c.count > 0) lws_callback_on_writable(wsi);
+      return 0;
+    }
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
+      const unsigned code = close_answer(static_cast<const unsigned char*>(in), len);
+      if (code == 1002) {
+        snprintf(c.error, sizeof c.error, "protocol error from server: %s",
+                 len == 1 ? "1-byte close payload" : "invalid close code");
+      } else {
+        snprintf(c.error, sizeof c.error, "closed by server (code %u)", code);
+      }
+      lws_close_reason(wsi, static_cast<lws_close_status>(code), nullptr, 0);
+      return -1;  // closes now, sending our close frame
+    }
+    case LWS_CALLBACK_TIMER:
+      if (!c.timer_armed) return 0;  // cancelled (see set_timer)
+      c.timer_armed = false;
+      if (!c.events->on_timer()) {
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, nullptr, 0);
+        snprintf(c.error, sizeof c.error, "closed by the device");
+        return -1;
+      }
+      return 0;
+    case LWS_CALLBACK_CLIENT_CLOSED: {
+      if (c.error[0] == '\0') snprintf(c.error, sizeof c.error, "connection closed");
+      QueueLock lock(c);
+      c.wsi = nullptr;
+      c.done = true;
+      return 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+const lws_protocols kProtocols[] = {
+    {"mcpgen-sim", callback, 0, MCPGEN_REQUEST_BUFFER_SIZE, 0, nullptr, 0},
+    {nullptr, nullptr, 0, 0, 0, nullptr, 0},
+};
+
+}  // namespace
+
+WsClient::WsClient() : impl_(&g_impl) {}
+
+WsClient::~WsClient() {
+  if (impl_->context != nullptr) lws_context_destroy(impl_->context);
+  impl_->context = nullptr;
+}
+
+bool WsClient::init(char* err, size_t err_cap) {
+  if (impl_->context != nullptr) return true;
+  // MCPGEN_SIM_LWS_LOG=<bits> turns on more of libwebsockets' log (lws-logs.h: LLL_*).
+  const char* bits = getenv("MCPGEN_SIM_LWS_LOG");
+  lws_set_log_level(bits != nullptr ? atoi(bits) : LLL_ERR, log_lws);
+  lws_context_creation_info info;
+  memset(&info, 0, sizeof info);
+  info.port = CONTEXT_PORT_NO_LISTEN;
+  info.protocols = kProtocols;
+  info.gid = -1;
+  info.uid = -1;
+  info.timeout_secs = kConnectTimeoutS;
+  info.connect_timeout_secs = kConnectTimeoutS;
+  impl_->context = lws_create_context(&info);
+  if (impl_->context == nullptr) {
+    snprintf(err, err_cap, "libwebsockets: cannot create a context");
+    return false;
+  }
+  return true;
+}
+
+bool WsClient::run(const WsUrl& url, const HttpHeader* headers, size_t header_count, char* buf, size_t cap,
+                   WsEvents& events, char* err, size_t err_cap) {
+  if (!init(err, err_cap)) return false;
+  Impl& c = *impl_;
+  c.headers = headers;
+  c.header_count = header_count;
+  c.buf = buf;
+  c.cap = cap;
+  c.events = &events;
+  c.opened = c.done = c.in_text = c.timer_armed = false;
+  c.http_status = 0;
+  c.error[0] = '\0';
+  {
+    QueueLock lock(c);
+    c.head = c.count = 0;
+  }
+  c.service_thread = pthread_self();
+  char host_header[300];
+  snprintf(host_header, sizeof host_header, "%s:%s", url.host, url.port);
+  lws_client_connect_info ci;
+  memset(&ci, 0, sizeof ci);
+  ci.context = c.context;
+  ci.address = url.host;
+  ci.port = atoi(url.port);
+  ci.path = url.path;
+  ci.host = host_header;
+  ci.protocol = nullptr;  // no Sec-WebSocket-Protocol: the xiaozhi handshake has none
+  ci.local_protocol_name = kProtocols[0].name;
+  ci.pwsi = &c.wsi;
+  if (lws_client_connect_via_info(&ci) == nullptr && !c.done) {
+    snprintf(err, err_cap, "cannot connect to %s:%s", url.host, url.port);
+    return false;
+  }
+  while (!c.done) {
+    if (lws_service(c.context, 0) < 0) break;
+  }
+  if (!c.opened) {
+    if (strncmp(c.error, "handshake rejected", 18) == 0) {
+      snprintf(err, err_cap, "%s", c.error);
+    } else {
+      snprintf(err, err_cap, "cannot connect to %s:%s: %s", url.host, url.port, c.error);
+    }
+    return false;
+  }
+  snprintf(err, err_cap, "%s", c.error);
+  return true;
+}
+
+bool WsClient::send_text(const char* data, size_t len) {
+  Impl& c = *impl_;
+  QueueLock lock(c);
+  if (c.wsi == nullptr || c.count == kQueueSlots || len > MCPGEN_RESPONSE_BUFFER_SIZE) return false;
+  Outgoing& m = c.queue[(c.head + c.count) % kQueueSlots];
+  memcpy(m.data + LWS_PRE, data, len);
+  m.len = len;
+  ++c.count;
+  if (pthread_equal(pthread_self(), c.service_thread)) {
+    lws_callback_on_writable(c.wsi);
+  } else {
+    lws_cancel_service(c.context);  // the one libwebsockets call safe from another thread
+  }
+  return true;
+}
+
+void WsClient::set_timer(int ms) {
+  // Cancelling only disarms: libwebsockets 4.1 takes LWS_SET_TIMER_USEC_CANCEL as a
+  // deadline in the past and fires at once; the late callback is then ignored.
+  impl_->timer_armed = ms >= 0;
+  if (impl_->wsi != nullptr && ms >= 0) lws_set_timer_usecs(impl_->wsi, static_cast<lws_usec_t>(ms) * 1000);
+}
+
+#endif  // MCPGEN_HOST_WS
 
 }  // namespace hostport

@@ -11,12 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_ws import check, expected_close, frame, run_script
+from hostile_ws import PROBE, check, expected_close, frame, framing_error, masked_frame, run_script
 
 REGRESSIONS = Path(__file__).resolve().parents[1] / "regressions" / "sim_ws"
 MAX64 = 2**64 - 1
 
 CASES = {
+    # A masked server frame: see hostile_ws.masked_frame (only no crash / hang / bad exit).
+    "masked_server_frame": frame(0x1, b"{}", masked=True),
     # Issue 18: the continuation's 64-bit length made "total + length <= cap - 1" wrap,
     # and the client copied the following bytes past its 4 KB global buffer.
     "fragment_then_length_2^64-1": frame(0x1, b"A" * 100, fin=False)
@@ -34,7 +36,6 @@ CASES = {
     "close_with_code_999": frame(0x8, (999).to_bytes(2, "big")),
     "close_with_code_4000_is_echoed": frame(0x8, (4000).to_bytes(2, "big") + b"bye"),
     "close_without_payload": frame(0x8),
-    "masked_server_frame": frame(0x1, b"{}", masked=True),
     "reserved_bits": frame(0x1, b"{}", rsv=4),
     "unknown_data_opcode": frame(0x3, b"x"),
     "unknown_control_opcode": frame(0xB, b"x"),
@@ -75,3 +76,14 @@ def test_saved_regression_inputs(asan_sim: Path, path: Path) -> None:
     """Inputs that once broke the client (saved by the fuzzer or by hand) stay fixed."""
     script = path.read_bytes()
     check(run_script(asan_sim, script), script)
+
+
+def test_the_probe_after_a_malformed_frame_would_be_seen(asan_sim: Path) -> None:
+    """PROBE is answered when nothing before it is malformed, so its absence after a bad
+    frame shows that the client failed the connection instead of reading on."""
+    outcome = run_script(asan_sim, PROBE)
+    assert any(op == 0x1 and b"424242" in p for op, p in outcome.frames), outcome.describe()
+    assert framing_error(frame(0x3, b"x")) and not framing_error(frame(0x8, b"\x03"))
+    # libwebsockets 4.1 (Debian bookworm) does not fail the connection on a masked server
+    # frame (RFC 6455 5.1; newer releases do): the contract there is only no crash, no hang.
+    assert masked_frame(frame(0x1, b"{}", masked=True)) and not masked_frame(frame(0x1, b"{}"))

@@ -1,0 +1,136 @@
+"""The transport of a generated ESP32 project: WebSocket (the default) or MQTT 5.
+
+The esp32 targets take their device settings from ``MCPGEN_*`` environment variables at
+generation time (``build_esp32.CONFIG_ENV``); the transport is one more of them:
+
+* ``MCPGEN_TRANSPORT`` = ``websocket`` or ``mqtt``; unset, it follows the scheme of
+  ``MCPGEN_BACKEND_URL`` (``mqtt://`` / ``mqtts://`` mean MQTT);
+* with MQTT: ``MCPGEN_MQTT_USERNAME``, ``MCPGEN_MQTT_PASSWORD``, ``MCPGEN_MQTT_TOPIC_PREFIX``,
+  ``MCPGEN_MQTT_DEVICE_ID`` (Kconfig strings, like the WebSocket settings),
+  ``MCPGEN_MQTT_HELLO`` (``y``/``n``: ``n`` is the hello-less mode) and
+  ``MCPGEN_MQTT_CA_FILE`` (a PEM file: the broker's CA, embedded in the firmware as
+  ``src/port/mqtt_ca_pem.h``; without it ``mqtts://`` is checked against the public
+  CA bundle).
+
+They become lines of ``sdkconfig.defaults`` (the Kconfig choice ``MCPGEN_TRANSPORT`` of
+``ports/esp_idf/Kconfig.projbuild``, which also selects ``MQTT_PROTOCOL_5``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Optional
+
+from mcpgen.codegen.errors import BuildError
+
+TRANSPORTS = ("websocket", "mqtt")
+
+# MQTT string settings: environment variable -> (Kconfig symbol, secret?).
+MQTT_ENV: dict[str, tuple[str, bool]] = {
+    "MCPGEN_MQTT_USERNAME": ("CONFIG_MCPGEN_MQTT_USERNAME", False),
+    "MCPGEN_MQTT_PASSWORD": ("CONFIG_MCPGEN_MQTT_PASSWORD", True),
+    "MCPGEN_MQTT_TOPIC_PREFIX": ("CONFIG_MCPGEN_MQTT_TOPIC_PREFIX", False),
+    "MCPGEN_MQTT_DEVICE_ID": ("CONFIG_MCPGEN_MQTT_DEVICE_ID", False),
+}
+_CHOICE = re.compile(r"^(# )?CONFIG_MCPGEN_TRANSPORT_(WEBSOCKET|MQTT)[= ].*\n?", re.MULTILINE)
+
+
+def _env(environ: Optional[dict[str, str]]) -> dict[str, str]:
+    return dict(os.environ) if environ is None else environ
+
+
+def transport_of(environ: Optional[dict[str, str]] = None) -> str:
+    """``websocket`` or ``mqtt``, from ``MCPGEN_TRANSPORT`` or the scheme of ``MCPGEN_BACKEND_URL``."""
+    env = _env(environ)
+    url = env.get("MCPGEN_BACKEND_URL") or ""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    url_says = "mqtt" if scheme in ("mqtt", "mqtts") else ("websocket" if scheme in ("ws", "wss") else None)
+    chosen = (env.get("MCPGEN_TRANSPORT") or "").strip().lower()
+    if not chosen:
+        return url_says or "websocket"
+    if chosen not in TRANSPORTS:
+        raise BuildError(f"MCPGEN_TRANSPORT={chosen!r}: expected one of {', '.join(TRANSPORTS)}\n"
+                         "  fix: export MCPGEN_TRANSPORT=mqtt (or websocket), or leave it unset to follow "
+                         "the scheme of MCPGEN_BACKEND_URL")
+    if url_says is not None and url_says != chosen:
+        want = "mqtt:// or mqtts://" if chosen == "mqtt" else "ws:// or wss://"
+        raise BuildError(f"MCPGEN_TRANSPORT={chosen} but MCPGEN_BACKEND_URL={url!r} is a {url_says} URL\n"
+                         f"  fix: give a {want} URL, or change MCPGEN_TRANSPORT")
+    return chosen
+
+
+def _bool(name: str, value: Optional[str], default: bool) -> bool:
+    if value is None or value.strip() == "":
+        return default
+    v = value.strip().lower()
+    if v in ("y", "yes", "1", "true", "on"):
+        return True
+    if v in ("n", "no", "0", "false", "off"):
+        return False
+    raise BuildError(f"{name}={value!r}: expected y or n")
+
+
+def sdkconfig_lines(transport: str, environ: Optional[dict[str, str]],
+                    quote: Callable[[str], str]) -> list[str]:
+    """The ``sdkconfig.defaults`` lines of the transport (``quote`` makes a Kconfig string)."""
+    env = _env(environ)
+    lines = [f"CONFIG_MCPGEN_TRANSPORT_{transport.upper()}=y"]
+    if transport == "mqtt":
+        for name, (symbol, _secret) in MQTT_ENV.items():
+            lines.append(f"{symbol}={quote(env.get(name) or '')}")
+        hello = _bool("MCPGEN_MQTT_HELLO", env.get("MCPGEN_MQTT_HELLO"), True)
+        lines.append("CONFIG_MCPGEN_MQTT_HELLO=y" if hello else "# CONFIG_MCPGEN_MQTT_HELLO is not set")
+    return lines
+
+
+def ca_header(environ: Optional[dict[str, str]] = None) -> str:
+    """``src/port/mqtt_ca_pem.h``: the PEM of ``MCPGEN_MQTT_CA_FILE`` as a C string ('' without it)."""
+    path = _env(environ).get("MCPGEN_MQTT_CA_FILE") or ""
+    pem = ""
+    if path:
+        try:
+            pem = Path(path).read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BuildError(f"MCPGEN_MQTT_CA_FILE={path}: cannot read it ({exc})\n"
+                             "  fix: point it at the broker's CA certificate in PEM form") from exc
+        if "-----BEGIN CERTIFICATE-----" not in pem:
+            raise BuildError(f"MCPGEN_MQTT_CA_FILE={path}: no '-----BEGIN CERTIFICATE-----' in it "
+                             "(PEM expected)\n  fix: convert a DER certificate with "
+                             "`openssl x509 -inform der -in CA.der -out CA.pem`")
+    body = "".join(f'    "{line}\\n"\n' for line in pem.splitlines() if line.strip())
+    source = f"from {Path(path).name}" if path else "none: MCPGEN_MQTT_CA_FILE was not set"
+    return (
+        "// Generated by codegen (esp32_transport.py): the MQTT broker's CA certificate for\n"
+        f"// mqtts:// ({source}). Empty: the public CA bundle is used.\n"
+        "#pragma once\n\n"
+        "static const char kMcpgenMqttCaPem[] =\n"
+        + (body if body else '    ""\n') + "    ;\n"
+    )
+
+
+def sync_choice(path: Path, transport: str) -> bool:
+    """Sets the transport choice in an existing ``sdkconfig.<env>``; True when it changed.
+
+    The choice lines are rewritten where they are; a file without them (the default,
+    WebSocket) gets them only when the transport is not the default.
+    """
+    text = path.read_text(encoding="utf-8")
+
+    def line(name: str) -> str:
+        return f"CONFIG_MCPGEN_TRANSPORT_{name}=y" if name == transport.upper() else \
+            f"# CONFIG_MCPGEN_TRANSPORT_{name} is not set"
+
+    if _CHOICE.search(text):
+        new = _CHOICE.sub(lambda m: line(m.group(2)) + ("\n" if m.group(0).endswith("\n") else ""), text)
+    elif transport != "websocket":
+        sep = "" if text.endswith("\n") or not text else "\n"
+        new = f"{text}{sep}{line('MQTT')}\n{line('WEBSOCKET')}\n"
+    else:
+        return False
+    if new == text:
+        return False
+    path.write_text(new, encoding="utf-8")
+    return True
