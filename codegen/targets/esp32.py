@@ -43,9 +43,9 @@ from string import Template
 from typing import Optional
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.targets import esp32_transport
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets import esp32_transport
 from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
 
 Log = Callable[[str], None]
