@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.codegen import build_host
 from mcpgen.codegen.resources import example_spec
+from mcpgen.codegen.targets import host as build_host
 
 
 def test_probe_finds_libwebsockets() -> None:

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO
 
-from mcpgen.codegen import emit_cpp, resources
-from mcpgen.codegen.loader import load_spec
+from mcpgen.codegen import resources
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.spec.loader import load_spec
 
 ROOT = resources.firmware_template()
 CORE = ROOT / "core" / "mcpgen"

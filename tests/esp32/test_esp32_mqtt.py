@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from esp32_testlib import TOOLSPEC
 
-from mcpgen.codegen import esp32_transport, resources
-from mcpgen.codegen.build_errors import BuildError
-from mcpgen.codegen.build_esp32 import generate_project, project_dir
+from mcpgen.codegen import resources
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.targets import esp32_transport
+from mcpgen.codegen.targets.esp32 import generate_project, project_dir
 from mcpgen.runtime import MqttFleet, MqttGateway
 
 PORT = resources.firmware_template() / "ports" / "esp_idf"
