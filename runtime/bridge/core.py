@@ -556,16 +556,7 @@ class Bridge:
         if method == "logging/setLevel":
             return self._set_level(session, params)
         if method in ("resources/subscribe", "resources/unsubscribe"):
-            uri = params.get("uri")
-            if not isinstance(uri, str) or device_of(uri) is None:
-                raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {uri!r}")
-            if method == "resources/subscribe":
-                if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
-                    raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
-                session.subscriptions.add(uri)
-            else:
-                session.subscriptions.discard(uri)
-            return {}
+            return self.subscribe(session, method, params)
         if method.startswith("resources/"):
             return self._resources(method, params)
         if method == "tools/list":
@@ -573,6 +564,20 @@ class Bridge:
         if method == "tools/call":
             return await self._tools_call(params, emit, version)
         raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    @staticmethod
+    def subscribe(session: Session, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``resources/subscribe`` or ``resources/unsubscribe`` for one session."""
+        uri = params.get("uri")
+        if not isinstance(uri, str) or device_of(uri) is None:
+            raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {uri!r}")
+        if method == "resources/subscribe":
+            if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
+            session.subscriptions.add(uri)
+        else:
+            session.subscriptions.discard(uri)
+        return {}
 
     def _initialize(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
