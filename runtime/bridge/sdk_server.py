@@ -23,9 +23,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
 from .core import Bridge, Session
+from .events import device_of
 from .protocol import LEGACY_VERSIONS, MODERN_VERSIONS, RpcFailure
 
 log = logging.getLogger("mcpgen.runtime.bridge.sdk")
@@ -76,6 +79,17 @@ class SdkConnection:
         self.bridge = bridge
         self.session: Session = bridge.new_session(transport, push=self._push)
         self._sdk_session: ServerSession | None = None
+        # 2026-07-28 ``subscriptions/listen`` streams: the SDK's handler, fed from the
+        # bridge's tool-table and device-event callbacks through the SDK's bus.
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self._unsubscribe = [
+            bridge.on_tools_changed(lambda: self._publish(ToolsListChanged())),
+            bridge.on_device_event(lambda uri: self._publish(ResourceUpdated(uri))),
+        ]
+
+    def _publish(self, event: ToolsListChanged | ResourceUpdated) -> None:
+        self.bridge._spawn(self.bus.publish(event))
 
     def seen(self, ctx: Ctx) -> None:
         self._sdk_session = ctx.session
@@ -91,6 +105,9 @@ class SdkConnection:
             log.debug("dropping %s: %s", message.get("method"), exc)
 
     def close(self) -> None:
+        for undo in self._unsubscribe:
+            undo()
+        self.listen.close()
         self.bridge.close_session(self.session)
 
 
@@ -117,6 +134,18 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
     async def set_level(ctx: Ctx) -> dict[str, Any]:
         return bridge._set_level(connection.session, _raw(ctx))
 
+    async def listen(ctx: Ctx, params: types.SubscriptionsListenRequestParams) -> Any:
+        # The SDK's handler grants every kind asked for; the bridge has only tool-list
+        # changes and device events resources, so it grants those alone (and says so
+        # in the acknowledgement).
+        wanted = params.notifications
+        uris = [u for u in wanted.resource_subscriptions or () if device_of(u) is not None]
+        granted = types.SubscriptionFilter(
+            tools_list_changed=True if wanted.tools_list_changed else None,
+            resource_subscriptions=uris or None,
+        )
+        return await connection.listen(ctx, params.model_copy(update={"notifications": granted}))
+
     with warnings.catch_warnings():
         # Handshake-era clients get device events as log messages (docs/bridge.md), so
         # the bridge keeps the logging capability the SDK marks deprecated at 2026-07-28.
@@ -137,6 +166,7 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
             on_subscribe_resource=_sdk_errors(subscribe),
             on_unsubscribe_resource=_sdk_errors(subscribe),
             on_set_logging_level=_sdk_errors(set_level),
+            on_subscriptions_listen=listen,
         )
 
     async def track(ctx: Ctx, call_next: Callable[[Ctx], Awaitable[Any]]) -> Any:
