@@ -93,6 +93,10 @@ class _StdioFilter:
     # ---------------------------------------------------------------- client -> SDK
 
     def _admit(self, message: Any) -> str:
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict):  # a cancelled request gets no answer: stop waiting for one
+                self._answered(_id_key(params.get("requestId")))
         if isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str):
             key = _id_key(message["id"])
             if message["method"] == "initialize":
@@ -151,6 +155,11 @@ class _StdioFilter:
 
     # ---------------------------------------------------------------- SDK -> client
 
+    def _answered(self, key: str) -> None:
+        self._pending.discard(key)
+        if not self._pending:
+            self._idle.set()
+
     def _send(self, message: Any) -> None:
         try:
             self._stdout.write(encode(message))
@@ -168,9 +177,7 @@ class _StdioFilter:
                 result = message.get("result")
                 if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
                     self.version = result["protocolVersion"]
-            self._pending.discard(key)
-            if not self._pending:
-                self._idle.set()
+            self._answered(key)
             for ids, responses in self._batches:
                 if key in ids:
                     ids.discard(key)
