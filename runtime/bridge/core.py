@@ -64,6 +64,8 @@ LOG_LEVELS: tuple[str, ...] = (
 """MCP logging levels (RFC 5424 order, least severe first)."""
 MAX_SUBSCRIPTIONS = 1024
 """Resource subscriptions one session may hold (URIs of devices not yet connected count)."""
+PROGRESS_FLUSH = 1.0
+"""Seconds a call's answer waits for its relayed progress notifications to go out."""
 EVENT_LEVEL = "info"
 """The level device events are logged at (a client's ``logging/setLevel`` above it silences them)."""
 
@@ -169,6 +171,7 @@ class Bridge:
         self._sessions: dict[str, Session] = {}
         self._progress: dict[str, tuple[Emit, Any]] = {}
         self._progress_ids = itertools.count(1)
+        self._progress_sends: dict[str, set[asyncio.Future[Any]]] = {}
         self._device_calls: dict[str, set[asyncio.Task[Any]]] = {}
         self._validators: dict[tuple[str, str], Any] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -289,10 +292,11 @@ class Bridge:
             if session.push is not None and session.protocol_version is not None and not session.closed:
                 self._spawn(session.push(TOOLS_CHANGED))
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
+    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
     def _on_device_notification(self, device: DeviceLike, method: str, params: Any) -> None:
         params = params if isinstance(params, dict) else {}
@@ -302,7 +306,9 @@ class Bridge:
                 emit, client_token = route
                 forwarded = {k: v for k, v in params.items() if k != "_meta"}
                 forwarded["progressToken"] = client_token
-                self._spawn(emit(notification("notifications/progress", forwarded)))
+                sending = self._spawn(emit(notification("notifications/progress", forwarded)))
+                # the call's answer waits for these (the transport may end the stream with it)
+                self._progress_sends.setdefault(str(params.get("progressToken")), set()).add(sending)
         elif method == "notifications/tools/list_changed":
             self._spawn(self._refresh(device))
         elif method.startswith(EVENT_PREFIX) and self.devices.get(device.device_id) is device:
@@ -814,6 +820,7 @@ class Bridge:
         call = asyncio.ensure_future(device.call_raw(tool.name, arguments, **kwargs))
         calls = self._device_calls.setdefault(device_id, set())
         calls.add(call)
+        sending: set[asyncio.Future[Any]] = set()
         # The runtime enforces call_timeout itself; this is a backstop so nothing hangs.
         backstop = None if self.call_timeout is None else self.call_timeout + self.timeout_slack
         try:
@@ -832,6 +839,9 @@ class Bridge:
             calls.discard(call)
             if bridge_token is not None:
                 self._progress.pop(bridge_token, None)
+                sending = self._progress_sends.pop(bridge_token, set())
+        if sending:  # progress the device sent before its answer goes out before the answer
+            await asyncio.wait(sending, timeout=PROGRESS_FLUSH)
         if not isinstance(result, dict):
             return tool_error(f"device {device_id} sent a malformed result for {tool.name}")
         return result

@@ -154,9 +154,13 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
             str(bridge.server_info["name"]),
             version=str(bridge.server_info["version"]),
             instructions=bridge.instructions,
+            # 2026-07-28 requires these on cacheable results; a device's events change
+            # with every event, so a read is never fresh for long.
             cache_hints={
                 "tools/list": CacheHint(ttl_ms=bridge.list_ttl_ms, scope="private"),
                 "resources/list": CacheHint(ttl_ms=bridge.list_ttl_ms, scope="private"),
+                "resources/templates/list": CacheHint(ttl_ms=bridge.list_ttl_ms, scope="private"),
+                "resources/read": CacheHint(ttl_ms=0, scope="private"),
             },
             on_list_tools=_sdk_errors(list_tools),
             on_call_tool=_sdk_errors(call_tool),
