@@ -1,9 +1,10 @@
-"""The transport-independent MCP server: sessions, version handling, tools, forwarding.
+"""The bridge's device logic: devices, the tool table, forwarding, events, sessions.
 
-Transports (``stdio.py``, ``http.py``) parse bytes into JSON-RPC messages, call
-:meth:`Bridge.handle` once per message (requests in their own task, so calls run
-concurrently and can be cancelled) and write back the :class:`Reply` and whatever the
-handler emits for that request (progress, subscription notifications).
+The MCP protocol itself is served by the official SDK (``sdk_server.py``: stdio and
+2026-07-28 HTTP requests), whose handlers call into :class:`Bridge`. Handshake-era
+HTTP sessions (``http.py``) still go through :meth:`Bridge.handle`, one JSON-RPC
+message at a time (requests in their own task, so calls run concurrently and can be
+cancelled); docs/bridge.md says what the SDK's HTTP manager lacks for those.
 """
 
 from __future__ import annotations
@@ -30,17 +31,10 @@ from .protocol import (
     INVALID_REQUEST,
     LATEST_LEGACY,
     LEGACY_VERSIONS,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
     META_DEVICE,
     META_DEVICE_TOOL,
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
-    MODERN_VERSIONS,
-    SUPPORTED_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     RpcFailure,
     error_response,
     notification,
@@ -175,7 +169,6 @@ class Bridge:
         self._device_calls: dict[str, set[asyncio.Task[Any]]] = {}
         self._validators: dict[tuple[str, str], Any] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._closing = asyncio.Event()
         self.timeout_slack = 5.0
         """Seconds past ``call_timeout`` after which the bridge gives up on a call itself."""
 
@@ -384,8 +377,7 @@ class Bridge:
         self._sessions.pop(session.id, None)
 
     async def close(self) -> None:
-        """End subscriptions gracefully and cancel what is in flight."""
-        self._closing.set()
+        """End every session and cancel what is in flight."""
         for session in list(self._sessions.values()):
             self.close_session(session)
         for task in list(self._background):
@@ -518,44 +510,15 @@ class Bridge:
             return False
         return cls.modern_version(params) is not None or method in ("server/discover", "subscriptions/listen")
 
-    @classmethod
-    def check_modern(cls, method: str, params: dict[str, Any]) -> str:
-        """Validate a stateless request's ``_meta``; returns its protocol version."""
-        modern = cls.modern_version(params)
-        if modern is None:
-            raise RpcFailure(
-                INVALID_PARAMS,
-                f"{method} needs _meta[{META_PROTOCOL_VERSION!r}]",
-                {"supported": list(SUPPORTED_VERSIONS)},
-                http_status=400,
-            )
-        if modern not in MODERN_VERSIONS:
-            raise RpcFailure(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": list(SUPPORTED_VERSIONS), "requested": modern},
-                http_status=400,
-            )
-        meta = params.get("_meta")
-        if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
-            raise RpcFailure(
-                INVALID_PARAMS, f"_meta[{META_CLIENT_CAPABILITIES!r}] is required", http_status=400
-            )
-        return str(modern)
-
     async def _request(
         self, session: Session, request_id: Any, method: str, params: dict[str, Any], emit: Emit | None
     ) -> dict[str, Any]:
         if method == "initialize":
             return self._initialize(session, params)
         if self.is_modern(method, params):
-            modern = self.check_modern(method, params)
-            result = await self._modern(session, request_id, method, params, emit, modern)
-            result["resultType"] = "complete"
-            raw_meta = result.get("_meta")
-            result_meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-            result["_meta"] = {**result_meta, META_SERVER_INFO: self.server_info}
-            return result
+            # 2026-07-28 requests never get here: the SDK serves them (sdk_server.py).
+            message = f"{method}: 2026-07-28 requests are served by the SDK"
+            raise RpcFailure(INVALID_REQUEST, message, http_status=400)
         version = session.protocol_version or LATEST_LEGACY
         if method == "ping":
             return {}
@@ -612,43 +575,6 @@ class Bridge:
         session.log_level = str(level)
         return {}
 
-    async def _modern(
-        self,
-        session: Session,
-        request_id: Any,
-        method: str,
-        params: dict[str, Any],
-        emit: Emit | None,
-        version: str,
-    ) -> dict[str, Any]:
-        meta = params.get("_meta") or {}
-        if isinstance(meta.get(META_CLIENT_INFO), dict):
-            session.client_info = meta[META_CLIENT_INFO]
-        if method == "server/discover":
-            result: dict[str, Any] = {
-                "supportedVersions": list(MODERN_VERSIONS),
-                "capabilities": {"tools": {"listChanged": True}, "resources": {"subscribe": True}},
-                "ttlMs": self.list_ttl_ms,
-                "cacheScope": "private",
-            }
-            if self.instructions:
-                result["instructions"] = self.instructions
-            return result
-        if method == "tools/list":
-            result = self._tools_list(params, version)
-            result.update(ttlMs=self.list_ttl_ms, cacheScope="private")
-            return result
-        if method == "tools/call":
-            return await self._tools_call(params, emit, version)
-        if method == "subscriptions/listen":
-            return await self._listen(request_id, params, emit)
-        if method in ("resources/list", "resources/read"):
-            result = self._resources(method, params)
-            if method == "resources/list":  # a list result carries caching hints at 2026-07-28
-                result.update(ttlMs=self.list_ttl_ms, cacheScope="private")
-            return result
-        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}", http_status=404)
-
     def _resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Each served device's events as a resource (see ``events.py``)."""
         if method == "resources/list":
@@ -669,59 +595,6 @@ class Bridge:
         if params.get("cursor") is not None:
             raise RpcFailure(INVALID_PARAMS, "invalid cursor (this server returns one page)")
         return {"tools": self.exported_tools(version)}
-
-    async def _listen(self, request_id: Any, params: dict[str, Any], emit: Emit | None) -> dict[str, Any]:
-        wanted = params.get("notifications")
-        wanted = wanted if isinstance(wanted, dict) else {}
-        granted: dict[str, Any] = {}
-        if wanted.get("toolsListChanged") is True:
-            granted["toolsListChanged"] = True
-        raw_uris = wanted.get("resourceSubscriptions")
-        raw_uris = raw_uris if isinstance(raw_uris, list) else []
-        uris = [u for u in raw_uris if isinstance(u, str) and device_of(u) is not None]
-        if uris:
-            granted["resourceSubscriptions"] = uris
-        tag = {META_SUBSCRIPTION_ID: request_id}
-        if emit is None:
-            raise RpcFailure(INVALID_REQUEST, "subscriptions/listen needs a stream to answer on")
-        # Notifications wait here in order; one list_changed stands for any number pending.
-        pending: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        tools_pending = False
-
-        def tools_changed() -> None:
-            nonlocal tools_pending
-            if granted.get("toolsListChanged") and not tools_pending:
-                tools_pending = True
-                pending.put_nowait(notification("notifications/tools/list_changed", {"_meta": dict(tag)}))
-
-        def device_event(uri: str) -> None:
-            if uri in uris:
-                params = {"uri": uri, "_meta": dict(tag)}
-                pending.put_nowait(notification("notifications/resources/updated", params))
-
-        unsubscribe = [self.on_tools_changed(tools_changed), self.on_device_event(device_event)]
-        try:
-            ack = {"_meta": tag, "notifications": granted}
-            await emit(notification("notifications/subscriptions/acknowledged", ack))
-            closing = asyncio.ensure_future(self._closing.wait())
-            try:
-                while not self._closing.is_set():
-                    waiter = asyncio.ensure_future(pending.get())
-                    try:
-                        await asyncio.wait({waiter, closing}, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        waiter.cancel()
-                    if waiter.done() and not waiter.cancelled():
-                        message = waiter.result()
-                        if message["method"] == "notifications/tools/list_changed":
-                            tools_pending = False
-                        await emit(message)
-            finally:
-                closing.cancel()
-        finally:
-            for undo in unsubscribe:
-                undo()
-        return {"_meta": dict(tag)}  # graceful end: the bridge is shutting down
 
     # ------------------------------------------------------------------ tools/call
 

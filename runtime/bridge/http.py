@@ -18,8 +18,6 @@ Served by uvicorn (installed with the MCP SDK) in :func:`serve_http`.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import hmac
 import ipaddress
@@ -71,16 +69,6 @@ REQUEST_CANCELLED = -32000
 
 def _json_bytes(message: Any) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def decode_header_value(value: str) -> str | None:
-    """Undo the ``=?base64?...?=`` sentinel encoding of ``Mcp-Name``/``Mcp-Param-*``."""
-    if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= 11:
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-    return value
 
 
 def _split_host(host: str) -> tuple[str, int | None] | None:
@@ -580,7 +568,7 @@ class StreamableHttpApp:
             else:
                 await self._empty(send, 202 if reply.http_status < 300 else reply.http_status)
             return
-        await self._respond(session, payload, params, receive, send, cancel_on_disconnect=False)
+        await self._respond(session, payload, params, send)
 
     async def _initialize(self, payload: dict[str, Any], receive: Receive, send: Send) -> None:
         session = self.bridge.new_session("http")
@@ -688,55 +676,28 @@ class StreamableHttpApp:
         session: Session,
         payload: dict[str, Any],
         params: dict[str, Any],
-        receive: Receive,
         send: Send,
-        *,
-        cancel_on_disconnect: bool,
     ) -> None:
-        """Answer one request with JSON, or with SSE when notifications may precede the answer."""
+        """Answer one request with JSON, or with SSE when progress may precede the answer.
+
+        A dropped connection does not cancel the request (2025-11-25: disconnection
+        SHOULD NOT be read as cancellation); ``notifications/cancelled`` does.
+        """
         method = payload.get("method")
         raw_meta = params.get("_meta")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        streaming = method == "subscriptions/listen" or (
-            method == "tools/call" and meta.get("progressToken") is not None
-        )
-        disconnected = asyncio.Event()
-
-        async def watch_disconnect() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    disconnected.set()
-                    return
-
-        watcher = asyncio.ensure_future(watch_disconnect())
+        streaming = method == "tools/call" and meta.get("progressToken") is not None
         stream: _SseStream | None = None
         keepalive: asyncio.Task[None] | None = None
         if streaming:
             stream = _SseStream(send)
             await stream.start()
             keepalive = asyncio.ensure_future(self._keepalive(stream))
-        handler = asyncio.ensure_future(
-            self.bridge.handle(session, payload, stream.event if stream else None)
-        )
         try:
-            if cancel_on_disconnect:
-                gone = asyncio.ensure_future(disconnected.wait())
-                await asyncio.wait({handler, gone}, return_when=asyncio.FIRST_COMPLETED)
-                gone.cancel()
-                if not handler.done():
-                    log.info("client closed the stream of %s: cancelling it", method)
-                    handler.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await handler
-                    return
-            reply: Reply = await handler
+            reply: Reply = await self.bridge.handle(session, payload, stream.event if stream else None)
         finally:
-            watcher.cancel()
             if keepalive is not None:
                 keepalive.cancel()
-            if not handler.done():
-                handler.cancel()
         if stream is not None:
             if reply.message is not None:
                 await stream.event(reply.message)
@@ -892,7 +853,6 @@ async def serve_http(
 __all__ = [
     "LEGACY_VERSIONS",
     "StreamableHttpApp",
-    "decode_header_value",
     "default_allowed_hosts",
     "serve_http",
 ]
