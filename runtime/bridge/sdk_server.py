@@ -134,6 +134,11 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
     async def set_level(ctx: Ctx) -> dict[str, Any]:
         return bridge._set_level(connection.session, _raw(ctx))
 
+    def input_schema(name: str) -> dict[str, Any] | None:
+        # for the SDK's Mcp-Param-* header checks (2026-07-28 HTTP), without a tools/list per call
+        resolved = bridge.resolve(name)
+        return dict(resolved[1].input_schema) if resolved is not None else None
+
     async def listen(ctx: Ctx, params: types.SubscriptionsListenRequestParams) -> Any:
         # The SDK's handler grants every kind asked for; the bridge has only tool-list
         # changes and device events resources, so it grants those alone (and says so
@@ -154,6 +159,7 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
             str(bridge.server_info["name"]),
             version=str(bridge.server_info["version"]),
             instructions=bridge.instructions,
+            get_tool_input_schema=input_schema,
             # 2026-07-28 requires these on cacheable results; a device's events change
             # with every event, so a read is never fresh for long.
             cache_hints={
