@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import mcp_types as types
+from mcp import types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
