@@ -1,9 +1,10 @@
-"""The transport-independent MCP server: sessions, version handling, tools, forwarding.
+"""The bridge's device logic: devices, the tool table, forwarding, events, sessions.
 
-Transports (``stdio.py``, ``http.py``) parse bytes into JSON-RPC messages, call
-:meth:`Bridge.handle` once per message (requests in their own task, so calls run
-concurrently and can be cancelled) and write back the :class:`Reply` and whatever the
-handler emits for that request (progress, subscription notifications).
+The MCP protocol itself is served by the official SDK (``sdk_server.py``: stdio and
+2026-07-28 HTTP requests), whose handlers call into :class:`Bridge`. Handshake-era
+HTTP sessions (``http.py``) still go through :meth:`Bridge.handle`, one JSON-RPC
+message at a time (requests in their own task, so calls run concurrently and can be
+cancelled); docs/bridge.md says what the SDK's HTTP manager lacks for those.
 """
 
 from __future__ import annotations
@@ -30,17 +31,10 @@ from .protocol import (
     INVALID_REQUEST,
     LATEST_LEGACY,
     LEGACY_VERSIONS,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
     META_DEVICE,
     META_DEVICE_TOOL,
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
-    MODERN_VERSIONS,
-    SUPPORTED_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     RpcFailure,
     error_response,
     notification,
@@ -64,6 +58,8 @@ LOG_LEVELS: tuple[str, ...] = (
 """MCP logging levels (RFC 5424 order, least severe first)."""
 MAX_SUBSCRIPTIONS = 1024
 """Resource subscriptions one session may hold (URIs of devices not yet connected count)."""
+PROGRESS_FLUSH = 1.0
+"""Seconds a call's answer waits for its relayed progress notifications to go out."""
 EVENT_LEVEL = "info"
 """The level device events are logged at (a client's ``logging/setLevel`` above it silences them)."""
 
@@ -169,10 +165,10 @@ class Bridge:
         self._sessions: dict[str, Session] = {}
         self._progress: dict[str, tuple[Emit, Any]] = {}
         self._progress_ids = itertools.count(1)
+        self._progress_sends: dict[str, set[asyncio.Future[Any]]] = {}
         self._device_calls: dict[str, set[asyncio.Task[Any]]] = {}
         self._validators: dict[tuple[str, str], Any] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._closing = asyncio.Event()
         self.timeout_slack = 5.0
         """Seconds past ``call_timeout`` after which the bridge gives up on a call itself."""
 
@@ -289,10 +285,11 @@ class Bridge:
             if session.push is not None and session.protocol_version is not None and not session.closed:
                 self._spawn(session.push(TOOLS_CHANGED))
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
+    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
     def _on_device_notification(self, device: DeviceLike, method: str, params: Any) -> None:
         params = params if isinstance(params, dict) else {}
@@ -302,7 +299,9 @@ class Bridge:
                 emit, client_token = route
                 forwarded = {k: v for k, v in params.items() if k != "_meta"}
                 forwarded["progressToken"] = client_token
-                self._spawn(emit(notification("notifications/progress", forwarded)))
+                sending = self._spawn(emit(notification("notifications/progress", forwarded)))
+                # the call's answer waits for these (the transport may end the stream with it)
+                self._progress_sends.setdefault(str(params.get("progressToken")), set()).add(sending)
         elif method == "notifications/tools/list_changed":
             self._spawn(self._refresh(device))
         elif method.startswith(EVENT_PREFIX) and self.devices.get(device.device_id) is device:
@@ -378,8 +377,7 @@ class Bridge:
         self._sessions.pop(session.id, None)
 
     async def close(self) -> None:
-        """End subscriptions gracefully and cancel what is in flight."""
-        self._closing.set()
+        """End every session and cancel what is in flight."""
         for session in list(self._sessions.values()):
             self.close_session(session)
         for task in list(self._background):
@@ -512,60 +510,22 @@ class Bridge:
             return False
         return cls.modern_version(params) is not None or method in ("server/discover", "subscriptions/listen")
 
-    @classmethod
-    def check_modern(cls, method: str, params: dict[str, Any]) -> str:
-        """Validate a stateless request's ``_meta``; returns its protocol version."""
-        modern = cls.modern_version(params)
-        if modern is None:
-            raise RpcFailure(
-                INVALID_PARAMS,
-                f"{method} needs _meta[{META_PROTOCOL_VERSION!r}]",
-                {"supported": list(SUPPORTED_VERSIONS)},
-                http_status=400,
-            )
-        if modern not in MODERN_VERSIONS:
-            raise RpcFailure(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": list(SUPPORTED_VERSIONS), "requested": modern},
-                http_status=400,
-            )
-        meta = params.get("_meta")
-        if not isinstance(meta, dict) or not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
-            raise RpcFailure(
-                INVALID_PARAMS, f"_meta[{META_CLIENT_CAPABILITIES!r}] is required", http_status=400
-            )
-        return str(modern)
-
     async def _request(
         self, session: Session, request_id: Any, method: str, params: dict[str, Any], emit: Emit | None
     ) -> dict[str, Any]:
         if method == "initialize":
             return self._initialize(session, params)
         if self.is_modern(method, params):
-            modern = self.check_modern(method, params)
-            result = await self._modern(session, request_id, method, params, emit, modern)
-            result["resultType"] = "complete"
-            raw_meta = result.get("_meta")
-            result_meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-            result["_meta"] = {**result_meta, META_SERVER_INFO: self.server_info}
-            return result
+            # 2026-07-28 requests never get here: the SDK serves them (sdk_server.py).
+            message = f"{method}: 2026-07-28 requests are served by the SDK"
+            raise RpcFailure(INVALID_REQUEST, message, http_status=400)
         version = session.protocol_version or LATEST_LEGACY
         if method == "ping":
             return {}
         if method == "logging/setLevel":
             return self._set_level(session, params)
         if method in ("resources/subscribe", "resources/unsubscribe"):
-            uri = params.get("uri")
-            if not isinstance(uri, str) or device_of(uri) is None:
-                raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {uri!r}")
-            if method == "resources/subscribe":
-                if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
-                    raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
-                session.subscriptions.add(uri)
-            else:
-                session.subscriptions.discard(uri)
-            return {}
+            return self.subscribe(session, method, params)
         if method.startswith("resources/"):
             return self._resources(method, params)
         if method == "tools/list":
@@ -573,6 +533,20 @@ class Bridge:
         if method == "tools/call":
             return await self._tools_call(params, emit, version)
         raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    @staticmethod
+    def subscribe(session: Session, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``resources/subscribe`` or ``resources/unsubscribe`` for one session."""
+        uri = params.get("uri")
+        if not isinstance(uri, str) or device_of(uri) is None:
+            raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {uri!r}")
+        if method == "resources/subscribe":
+            if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
+            session.subscriptions.add(uri)
+        else:
+            session.subscriptions.discard(uri)
+        return {}
 
     def _initialize(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
@@ -601,43 +575,6 @@ class Bridge:
         session.log_level = str(level)
         return {}
 
-    async def _modern(
-        self,
-        session: Session,
-        request_id: Any,
-        method: str,
-        params: dict[str, Any],
-        emit: Emit | None,
-        version: str,
-    ) -> dict[str, Any]:
-        meta = params.get("_meta") or {}
-        if isinstance(meta.get(META_CLIENT_INFO), dict):
-            session.client_info = meta[META_CLIENT_INFO]
-        if method == "server/discover":
-            result: dict[str, Any] = {
-                "supportedVersions": list(MODERN_VERSIONS),
-                "capabilities": {"tools": {"listChanged": True}, "resources": {"subscribe": True}},
-                "ttlMs": self.list_ttl_ms,
-                "cacheScope": "private",
-            }
-            if self.instructions:
-                result["instructions"] = self.instructions
-            return result
-        if method == "tools/list":
-            result = self._tools_list(params, version)
-            result.update(ttlMs=self.list_ttl_ms, cacheScope="private")
-            return result
-        if method == "tools/call":
-            return await self._tools_call(params, emit, version)
-        if method == "subscriptions/listen":
-            return await self._listen(request_id, params, emit)
-        if method in ("resources/list", "resources/read"):
-            result = self._resources(method, params)
-            if method == "resources/list":  # a list result carries caching hints at 2026-07-28
-                result.update(ttlMs=self.list_ttl_ms, cacheScope="private")
-            return result
-        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}", http_status=404)
-
     def _resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Each served device's events as a resource (see ``events.py``)."""
         if method == "resources/list":
@@ -658,59 +595,6 @@ class Bridge:
         if params.get("cursor") is not None:
             raise RpcFailure(INVALID_PARAMS, "invalid cursor (this server returns one page)")
         return {"tools": self.exported_tools(version)}
-
-    async def _listen(self, request_id: Any, params: dict[str, Any], emit: Emit | None) -> dict[str, Any]:
-        wanted = params.get("notifications")
-        wanted = wanted if isinstance(wanted, dict) else {}
-        granted: dict[str, Any] = {}
-        if wanted.get("toolsListChanged") is True:
-            granted["toolsListChanged"] = True
-        raw_uris = wanted.get("resourceSubscriptions")
-        raw_uris = raw_uris if isinstance(raw_uris, list) else []
-        uris = [u for u in raw_uris if isinstance(u, str) and device_of(u) is not None]
-        if uris:
-            granted["resourceSubscriptions"] = uris
-        tag = {META_SUBSCRIPTION_ID: request_id}
-        if emit is None:
-            raise RpcFailure(INVALID_REQUEST, "subscriptions/listen needs a stream to answer on")
-        # Notifications wait here in order; one list_changed stands for any number pending.
-        pending: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        tools_pending = False
-
-        def tools_changed() -> None:
-            nonlocal tools_pending
-            if granted.get("toolsListChanged") and not tools_pending:
-                tools_pending = True
-                pending.put_nowait(notification("notifications/tools/list_changed", {"_meta": dict(tag)}))
-
-        def device_event(uri: str) -> None:
-            if uri in uris:
-                params = {"uri": uri, "_meta": dict(tag)}
-                pending.put_nowait(notification("notifications/resources/updated", params))
-
-        unsubscribe = [self.on_tools_changed(tools_changed), self.on_device_event(device_event)]
-        try:
-            ack = {"_meta": tag, "notifications": granted}
-            await emit(notification("notifications/subscriptions/acknowledged", ack))
-            closing = asyncio.ensure_future(self._closing.wait())
-            try:
-                while not self._closing.is_set():
-                    waiter = asyncio.ensure_future(pending.get())
-                    try:
-                        await asyncio.wait({waiter, closing}, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        waiter.cancel()
-                    if waiter.done() and not waiter.cancelled():
-                        message = waiter.result()
-                        if message["method"] == "notifications/tools/list_changed":
-                            tools_pending = False
-                        await emit(message)
-            finally:
-                closing.cancel()
-        finally:
-            for undo in unsubscribe:
-                undo()
-        return {"_meta": dict(tag)}  # graceful end: the bridge is shutting down
 
     # ------------------------------------------------------------------ tools/call
 
@@ -809,6 +693,7 @@ class Bridge:
         call = asyncio.ensure_future(device.call_raw(tool.name, arguments, **kwargs))
         calls = self._device_calls.setdefault(device_id, set())
         calls.add(call)
+        sending: set[asyncio.Future[Any]] = set()
         # The runtime enforces call_timeout itself; this is a backstop so nothing hangs.
         backstop = None if self.call_timeout is None else self.call_timeout + self.timeout_slack
         try:
@@ -827,6 +712,9 @@ class Bridge:
             calls.discard(call)
             if bridge_token is not None:
                 self._progress.pop(bridge_token, None)
+                sending = self._progress_sends.pop(bridge_token, set())
+        if sending:  # progress the device sent before its answer goes out before the answer
+            await asyncio.wait(sending, timeout=PROGRESS_FLUSH)
         if not isinstance(result, dict):
             return tool_error(f"device {device_id} sent a malformed result for {tool.name}")
         return result

@@ -18,8 +18,6 @@ Served by uvicorn (installed with the MCP SDK) in :func:`serve_http`.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import hmac
 import ipaddress
@@ -33,11 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
 from .core import Bridge, Reply, Session
 from .header_timeout import HEADER_TIMEOUT, header_timeout_protocol
 from .protocol import (
     HEADER_MISMATCH,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
@@ -46,6 +45,7 @@ from .protocol import (
     error_response,
     parse_message,
 )
+from .sdk_server import SdkConnection, build_server
 
 log = logging.getLogger("mcpgen.runtime.bridge.http")
 
@@ -69,16 +69,6 @@ REQUEST_CANCELLED = -32000
 
 def _json_bytes(message: Any) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def decode_header_value(value: str) -> str | None:
-    """Undo the ``=?base64?...?=`` sentinel encoding of ``Mcp-Name``/``Mcp-Param-*``."""
-    if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= 11:
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-    return value
 
 
 def _split_host(host: str) -> tuple[str, int | None] | None:
@@ -271,6 +261,8 @@ class StreamableHttpApp:
         self.max_sessions = max_sessions
         self.keepalive = keepalive
         self.sessions: dict[str, _HttpSession] = {}
+        self._sdk: tuple[StreamableHTTPSessionManager, asyncio.Task[None]] | None = None
+        """The SDK's session manager serving 2026-07-28 requests, started on first use."""
 
     # ------------------------------------------------------------------ plumbing
 
@@ -307,7 +299,7 @@ class StreamableHttpApp:
             return
         method = scope.get("method", "GET")
         if method == "POST":
-            await self._post(headers, receive, send)
+            await self._post(scope, headers, receive, send)
         elif method == "GET":
             await self._get(headers, receive, send)
         elif method == "DELETE":
@@ -330,6 +322,12 @@ class StreamableHttpApp:
     async def close(self) -> None:
         for state in list(self.sessions.values()):
             await self._end_session(state)
+        if self._sdk is not None:
+            task = self._sdk[1]
+            self._sdk = None
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     def _expire_idle_sessions(self) -> None:
         """End legacy sessions unused for ``session_idle_timeout`` (checked on each request:
@@ -488,7 +486,7 @@ class StreamableHttpApp:
 
     # ------------------------------------------------------------------ POST
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         accept = headers.get("accept", "")
         if not (_accepts(accept, "application/json") and _accepts(accept, "text/event-stream")):
             await self._error(
@@ -542,7 +540,7 @@ class StreamableHttpApp:
         if isinstance(method, str) and is_request and (
             Bridge.is_modern(method, params) or header_version in MODERN_VERSIONS
         ):
-            await self._post_modern(headers, payload, method, params, receive, send)
+            await self._post_modern(scope, headers, body, payload, params, receive, send)
             return
         if header_version in MODERN_VERSIONS and not headers.get("mcp-session-id"):
             await self._empty(send, 202)  # 2026-07-28 defines no client notifications here
@@ -570,7 +568,7 @@ class StreamableHttpApp:
             else:
                 await self._empty(send, 202 if reply.http_status < 300 else reply.http_status)
             return
-        await self._respond(session, payload, params, receive, send, cancel_on_disconnect=False)
+        await self._respond(session, payload, params, send)
 
     async def _initialize(self, payload: dict[str, Any], receive: Receive, send: Send) -> None:
         session = self.bridge.new_session("http")
@@ -607,119 +605,99 @@ class StreamableHttpApp:
 
     async def _post_modern(
         self,
+        scope: Scope,
         headers: dict[str, str],
+        body: bytes,
         payload: dict[str, Any],
-        method: str,
         params: dict[str, Any],
         receive: Receive,
         send: Send,
     ) -> None:
-        request_id = payload.get("id")
+        """A 2026-07-28 request: served statelessly by the SDK's session manager.
+
+        The SDK checks the rest (the ``Mcp-Method``/``Mcp-Name`` headers, the
+        ``_meta`` envelope, unsupported versions), answers JSON or, once the handler
+        emits a notification (progress, ``subscriptions/listen``), SSE, and cancels the
+        handler when the client closes the stream. Checked here first: the
+        ``MCP-Protocol-Version`` header, which is how the SDK's manager tells a
+        modern request from a session's, must be present and equal the body's.
+        """
         header_version = headers.get("mcp-protocol-version")
         body_version = Bridge.modern_version(params)
-        try:
-            if header_version is None:
-                raise RpcFailure(HEADER_MISMATCH, "Header mismatch: missing MCP-Protocol-Version header")
-            if body_version is None:
-                raise RpcFailure(
-                    INVALID_PARAMS,
-                    "missing _meta['io.modelcontextprotocol/protocolVersion']",
-                    {"supported": list(SUPPORTED_VERSIONS)},
-                )
-            if header_version != body_version:
-                raise RpcFailure(
-                    HEADER_MISMATCH,
-                    f"Header mismatch: MCP-Protocol-Version header value {header_version!r}"
-                    f" does not match body value {body_version!r}",
-                )
-            if body_version in MODERN_VERSIONS:
-                self._check_request_headers(headers, method, params)
-            Bridge.check_modern(method, params)
-        except RpcFailure as failure:
-            await self._error(send, 400, failure.code, failure.message, failure.data, request_id=request_id)
+        problem = None
+        if header_version is None:
+            problem = "Header mismatch: missing MCP-Protocol-Version header"
+        elif body_version is not None and header_version != body_version:
+            problem = (
+                f"Header mismatch: MCP-Protocol-Version header value {header_version!r}"
+                f" does not match body value {body_version!r}"
+            )
+        elif header_version not in MODERN_VERSIONS and body_version is None:
+            problem = f"Header mismatch: MCP-Protocol-Version {header_version!r} needs a session"
+        if problem is not None:
+            await self._error(send, 400, HEADER_MISMATCH, problem, request_id=payload.get("id"))
             return
-        # Stateless: a throwaway session; any Mcp-Session-Id header is ignored.
-        await self._respond(Session("http"), payload, params, receive, send, cancel_on_disconnect=True)
+        manager = await self._sdk_manager()
+        replayed = False
 
-    @staticmethod
-    def _check_request_headers(headers: dict[str, str], method: str, params: dict[str, Any]) -> None:
-        header_method = headers.get("mcp-method")
-        if header_method is None:
-            raise RpcFailure(HEADER_MISMATCH, "Header mismatch: missing Mcp-Method header")
-        if header_method != method:
-            raise RpcFailure(
-                HEADER_MISMATCH,
-                f"Header mismatch: Mcp-Method header value {header_method!r}"
-                f" does not match body value {method!r}",
+        async def replay() -> Message:
+            # The body was read (and checked) above; the SDK reads it again from here,
+            # then sees the client's disconnect through the original channel.
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await manager.handle_request(scope, replay, send)
+
+    async def _sdk_manager(self) -> StreamableHTTPSessionManager:
+        if self._sdk is None:
+            connection = SdkConnection(self.bridge, "http")
+            manager = StreamableHTTPSessionManager(
+                build_server(self.bridge, connection), json_response=False, session_idle_timeout=None
             )
-        source = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
-        if source is None:
-            return
-        raw = headers.get("mcp-name")
-        if raw is None:
-            raise RpcFailure(HEADER_MISMATCH, "Header mismatch: missing Mcp-Name header")
-        value = decode_header_value(raw)
-        if value is None or value != params.get(source):
-            raise RpcFailure(
-                HEADER_MISMATCH,
-                f"Header mismatch: Mcp-Name header value {raw!r}"
-                f" does not match body value {params.get(source)!r}",
-            )
+            started = asyncio.Event()
+
+            async def run() -> None:
+                try:
+                    async with manager.run():
+                        started.set()
+                        await asyncio.Event().wait()  # until close() cancels this task
+                finally:
+                    connection.close()
+
+            self._sdk = (manager, asyncio.ensure_future(run()))
+            await started.wait()
+        return self._sdk[0]
 
     async def _respond(
         self,
         session: Session,
         payload: dict[str, Any],
         params: dict[str, Any],
-        receive: Receive,
         send: Send,
-        *,
-        cancel_on_disconnect: bool,
     ) -> None:
-        """Answer one request with JSON, or with SSE when notifications may precede the answer."""
+        """Answer one request with JSON, or with SSE when progress may precede the answer.
+
+        A dropped connection does not cancel the request (2025-11-25: disconnection
+        SHOULD NOT be read as cancellation); ``notifications/cancelled`` does.
+        """
         method = payload.get("method")
         raw_meta = params.get("_meta")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        streaming = method == "subscriptions/listen" or (
-            method == "tools/call" and meta.get("progressToken") is not None
-        )
-        disconnected = asyncio.Event()
-
-        async def watch_disconnect() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    disconnected.set()
-                    return
-
-        watcher = asyncio.ensure_future(watch_disconnect())
+        streaming = method == "tools/call" and meta.get("progressToken") is not None
         stream: _SseStream | None = None
         keepalive: asyncio.Task[None] | None = None
         if streaming:
             stream = _SseStream(send)
             await stream.start()
             keepalive = asyncio.ensure_future(self._keepalive(stream))
-        handler = asyncio.ensure_future(
-            self.bridge.handle(session, payload, stream.event if stream else None)
-        )
         try:
-            if cancel_on_disconnect:
-                gone = asyncio.ensure_future(disconnected.wait())
-                await asyncio.wait({handler, gone}, return_when=asyncio.FIRST_COMPLETED)
-                gone.cancel()
-                if not handler.done():
-                    log.info("client closed the stream of %s: cancelling it", method)
-                    handler.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await handler
-                    return
-            reply: Reply = await handler
+            reply: Reply = await self.bridge.handle(session, payload, stream.event if stream else None)
         finally:
-            watcher.cancel()
             if keepalive is not None:
                 keepalive.cancel()
-            if not handler.done():
-                handler.cancel()
         if stream is not None:
             if reply.message is not None:
                 await stream.event(reply.message)
@@ -875,7 +853,6 @@ async def serve_http(
 __all__ = [
     "LEGACY_VERSIONS",
     "StreamableHttpApp",
-    "decode_header_value",
     "default_allowed_hosts",
     "serve_http",
 ]

@@ -1,26 +1,45 @@
-"""The stdio transport: newline-delimited JSON-RPC on stdin/stdout.
+"""The stdio transport: the SDK's stdio server, behind a small message filter.
 
-Nothing but MCP messages goes to the protocol output; logs go to stderr. The server ends
-when its input reaches end-of-file.
+The SDK (``mcp.server.stdio.stdio_server`` and the low-level ``Server`` built in
+``sdk_server.py``) reads and writes newline-delimited JSON-RPC and serves it. The filter
+in front of it (:class:`_StdioFilter`) adds what the SDK does not do and the bridge's
+tests pin:
+
+* duplicate keys and nesting deeper than 64 levels are refused (``protocol.parse_message``,
+  shared with HTTP): the SDK's parser lets the last duplicate win, and a checker and a
+  device that read different tool names is the ambiguity the bridge closes;
+* JSON-RPC batches in sessions that negotiated 2025-03-26, the one revision that has
+  them (the SDK refuses batches in every revision): the filter splits a batch into
+  single messages for the SDK and joins their responses into one array again;
+* when stdin closes, requests still under way get up to ``drain_timeout`` seconds to
+  answer before the SDK's loop ends (it cancels what is in flight at end-of-file).
+
+Nothing but MCP messages goes to the protocol output; logs go to stderr.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, BinaryIO
 
-from .core import Bridge, Session
-from .protocol import INVALID_REQUEST, PARSE_ERROR, RpcFailure, error_response, parse_message
+from mcp.server.stdio import stdio_server
+
+from .core import Bridge, _id_key
+from .protocol import BATCH_VERSIONS, INVALID_REQUEST, PARSE_ERROR, RpcFailure, error_response, parse_message
+from .sdk_server import SdkConnection, build_server, initialization_options
 
 log = logging.getLogger("mcpgen.runtime.bridge.stdio")
 
 LINE_LIMIT = 16 * 1024 * 1024
+INITIALIZE_WAIT = 30.0
+"""Seconds input waits for the answer to ``initialize`` before reading on regardless."""
 
 
 def encode(message: Any) -> bytes:
@@ -50,6 +69,129 @@ async def _pipe_reader(stream: BinaryIO) -> Callable[[], Awaitable[bytes]]:
     return queue.get
 
 
+class _StdioFilter:
+    """Sits between the byte streams and the SDK's stdio server (see the module doc).
+
+    The SDK reads lines with ``async for line in stdin`` and writes with
+    ``await stdout.write(text)`` / ``await stdout.flush()``; this object is both ends.
+    """
+
+    def __init__(self, stdin: BinaryIO, stdout: BinaryIO, drain_timeout: float) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self.drain_timeout = drain_timeout
+        self.version: str | None = None
+        self._initialize_ids: dict[str, asyncio.Event] = {}
+        """``initialize`` requests under way; input waits for each (it settles the version)."""
+        self._pending: set[str] = set()
+        """Requests passed to the SDK and not yet answered (keys from ``_id_key``)."""
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._batches: list[tuple[set[str], list[Any]]] = []
+        """Open batches: the request ids still unanswered, and the responses so far."""
+
+    # ---------------------------------------------------------------- client -> SDK
+
+    def _admit(self, message: Any) -> str:
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict):  # a cancelled request gets no answer: stop waiting for one
+                self._answered(_id_key(params.get("requestId")))
+        if isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str):
+            key = _id_key(message["id"])
+            if message["method"] == "initialize":
+                self._initialize_ids[key] = asyncio.Event()
+            self._pending.add(key)
+            self._idle.clear()
+        return json.dumps(message, ensure_ascii=False)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        readline = await _pipe_reader(self._stdin)
+        while True:
+            try:
+                line = await readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                self._send(error_response(None, PARSE_ERROR, "message too long"))
+                continue
+            if not line:
+                break
+            if not line.strip():
+                continue
+            try:
+                message = parse_message(line)
+            except RpcFailure as failure:
+                self._send(error_response(None, failure.code, failure.message))
+                continue
+            if not isinstance(message, list):
+                yield self._admit(message)
+                if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+                    answered = self._initialize_ids.get(_id_key(message["id"]))
+                    if answered is not None:  # a batch right behind it must see the version
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(answered.wait(), INITIALIZE_WAIT)
+                continue
+            if not message or self.version not in BATCH_VERSIONS:
+                reason = "empty batch"
+                if message:
+                    reason = "JSON-RPC batches are only allowed in protocol 2025-03-26"
+                self._send(error_response(None, INVALID_REQUEST, reason))
+                continue
+            if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
+                self._send(error_response(None, INVALID_REQUEST, "initialize must not be in a batch"))
+                continue
+            ids = {_id_key(m["id"]) for m in message if isinstance(m, dict) and "id" in m and "method" in m}
+            if ids:
+                self._batches.append((ids, []))
+            for member in message:
+                yield self._admit(member)
+        # End of input: let answers already under way go out, briefly.
+        try:
+            await asyncio.wait_for(self._idle.wait(), self.drain_timeout)
+        except TimeoutError:
+            log.info("stdin closed with %d requests unanswered", len(self._pending))
+
+    # ---------------------------------------------------------------- SDK -> client
+
+    def _answered(self, key: str) -> None:
+        self._pending.discard(key)
+        if not self._pending:
+            self._idle.set()
+
+    def _send(self, message: Any) -> None:
+        try:
+            self._stdout.write(encode(message))
+            self._stdout.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            log.debug("client output closed; dropping a message")
+
+    async def write(self, text: str) -> None:
+        message = json.loads(text)
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            key = _id_key(message["id"])
+            answered = self._initialize_ids.pop(key, None)
+            if answered is not None:
+                answered.set()
+                result = message.get("result")
+                if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                    self.version = result["protocolVersion"]
+            self._answered(key)
+            for ids, responses in self._batches:
+                if key in ids:
+                    ids.discard(key)
+                    responses.append(message)
+                    if not ids:
+                        self._batches.remove((ids, responses))
+                        self._send(responses)
+                    return
+        self._send(message)
+
+    async def flush(self) -> None:
+        return None
+
+
 class StdioServer:
     """Serves one MCP client over a pair of byte streams (stdin/stdout by default)."""
 
@@ -57,80 +199,18 @@ class StdioServer:
         self.bridge = bridge
         self._stdin = stdin if stdin is not None else sys.stdin.buffer
         self._stdout = stdout if stdout is not None else sys.stdout.buffer
-        self._write_lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[Any]] = set()
         self.drain_timeout = 2.0
         """Seconds to finish requests in flight once stdin closes."""
 
-    async def write(self, message: Any) -> None:
-        data = encode(message)
-        async with self._write_lock:
-            try:
-                self._stdout.write(data)
-                self._stdout.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                log.debug("client output closed; dropping a message")
-
-    async def _request(self, session: Session, message: dict[str, Any]) -> None:
-        reply = await self.bridge.handle(session, message, self.write)
-        if reply.message is not None:
-            await self.write(reply.message)
-
-    async def _batch(self, session: Session, batch: list[Any]) -> None:
-        if not batch or not self.bridge.batch_allowed(session):
-            reason = (
-                "empty batch" if not batch else "JSON-RPC batches are only allowed in protocol 2025-03-26"
-            )
-            await self.write(error_response(None, INVALID_REQUEST, reason))
-            return
-        responses = await self.bridge.handle_batch(session, batch, self.write)
-        if responses:
-            await self.write(responses)
-
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def serve(self) -> None:
-        readline = await _pipe_reader(self._stdin)
-        session = self.bridge.new_session("stdio", push=self.write)
+        connection = SdkConnection(self.bridge, "stdio")
+        server = build_server(self.bridge, connection)
+        front = _StdioFilter(self._stdin, self._stdout, self.drain_timeout)
         try:
-            while True:
-                try:
-                    line = await readline()
-                except (ValueError, asyncio.LimitOverrunError):
-                    await self.write(error_response(None, PARSE_ERROR, "message too long"))
-                    continue
-                if not line:
-                    break
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    message = parse_message(line)
-                except RpcFailure as failure:
-                    await self.write(error_response(None, failure.code, failure.message))
-                    continue
-                if isinstance(message, list):
-                    self._spawn(self._batch(session, message))
-                elif isinstance(message, dict) and "id" in message and "method" in message:
-                    if message.get("method") == "initialize":
-                        await self._request(session, message)  # settles the version first
-                    else:
-                        self._spawn(self._request(session, message))
-                else:  # notifications and stray responses: in order, right away
-                    reply = await self.bridge.handle(session, message, self.write)
-                    if reply.message is not None:
-                        await self.write(reply.message)
+            async with stdio_server(front, front) as (read_stream, write_stream):  # type: ignore[arg-type]
+                await server.run(read_stream, write_stream, initialization_options(server))
         finally:
-            if self._tasks:  # input closed: let answers already under way go out, briefly
-                await asyncio.wait(list(self._tasks), timeout=self.drain_timeout)
-            self.bridge.close_session(session)
-            for task in list(self._tasks):
-                task.cancel()
-            if self._tasks:
-                await asyncio.gather(*self._tasks, return_exceptions=True)
+            connection.close()
 
 
 def protect_stdout() -> BinaryIO:

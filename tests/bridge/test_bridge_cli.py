@@ -119,7 +119,8 @@ async def test_cli_cancellation_reaches_the_device() -> None:
         assert proc.stdin is not None
         proc.stdin.write(json.dumps(message).encode() + b"\n")
 
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}})
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
     first = json.loads(await asyncio.wait_for(proc.stdout.readline(), 20))
     assert first["result"]["protocolVersion"] == "2025-06-18"
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})

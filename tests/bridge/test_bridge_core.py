@@ -220,18 +220,6 @@ async def test_legacy_negotiation_and_modern_errors() -> None:
     reply = await bridge.handle(old, call("self__audio_speaker__set_volume", {"volume": 3}))
     assert reply.message is not None and "structuredContent" not in reply.message["result"]
 
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    reply = await bridge.handle(session, req("server/discover", {"_meta": meta}))
-    assert reply.message is not None and reply.message["result"]["supportedVersions"] == ["2026-07-28"]
-    reply = await bridge.handle(session, req("server/discover", {}))
-    assert reply.message is not None and reply.message["error"]["code"] == -32602
-    bad = {**meta, "io.modelcontextprotocol/protocolVersion": "2025-06-18"}
-    reply = await bridge.handle(session, req("tools/list", {"_meta": bad}))
-    assert reply.message is not None and reply.message["error"]["code"] == -32022
-    assert "2026-07-28" in reply.message["error"]["data"]["supported"]
 
 
 # ---------------------------------------------------------------- stdio, raw
@@ -249,6 +237,30 @@ def run_stdio(lines: list[Any], *args: str) -> list[dict[str, Any]]:
     assert b"stray print" in proc.stderr
     out = proc.stdout.decode().splitlines()
     return [json.loads(line) for line in out]  # every stdout line is one JSON-RPC message
+
+
+def test_stdio_modern_requests_and_errors() -> None:
+    """2026-07-28 over stdio (served by the SDK): discover, then envelope errors."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    old = {**meta, "io.modelcontextprotocol/protocolVersion": "2025-06-18"}
+    volume_3 = {"name": "self__audio_speaker__set_volume", "arguments": {"volume": 3}}
+    out = run_stdio([
+        req("server/discover", {"_meta": meta}, 1),
+        req("server/discover", {}, 2),
+        req("tools/list", {"_meta": old}, 3),
+        req("tools/call", {**volume_3, "_meta": meta}, 4),
+    ])
+    by_id = {m.get("id"): m for m in out}
+    assert by_id[1]["result"]["supportedVersions"] == ["2026-07-28"]
+    assert by_id[1]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcpgen-bridge"
+    assert by_id[2]["error"]["code"] == -32602
+    assert by_id[3]["error"]["code"] == -32022
+    assert "2026-07-28" in by_id[3]["error"]["data"]["supported"]
+    result = by_id[4]["result"]
+    assert result["structuredContent"] is not None and result["resultType"] == "complete"
 
 
 @pytest.mark.parametrize(("version", "batch_ok"), [("2025-03-26", True), ("2025-06-18", False)])

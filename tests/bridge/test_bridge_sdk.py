@@ -102,3 +102,65 @@ async def test_sdk_sees_device_going_away_as_tool_error(http_bridge: HttpBridge,
         assert result.is_error
         assert "sim-1" in result.content[0].text and "not connected" in result.content[0].text
         assert (await client.list_tools(cache_mode="bypass")).tools == []
+
+
+async def test_stdio_modern_listen_grants_only_what_the_bridge_has() -> None:
+    """2026-07-28 ``subscriptions/listen`` over stdio, served by the SDK's listen handler:
+    the acknowledgement grants tool-list changes and device events URIs only, then
+    device events and tool changes arrive tagged with the subscription id."""
+    import asyncio
+    import os
+
+    from bridge_fakes import FakeDevice
+
+    from mcpgen.runtime.bridge import Bridge, StdioServer
+
+    bridge = Bridge()
+    device = FakeDevice("sim-1")
+    bridge.add_device(device)
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    server = StdioServer(bridge, os.fdopen(in_r, "rb", buffering=0), os.fdopen(out_w, "wb", buffering=0))
+    server.drain_timeout = 0.2
+    serving = asyncio.ensure_future(server.serve())
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(out_r, "rb", buffering=0)
+    )
+
+    async def next_message() -> dict[str, object]:
+        return json.loads(await asyncio.wait_for(reader.readline(), 5))
+
+    uri = "mcpgen://devices/sim-1/events"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    wanted = {
+        "toolsListChanged": True,
+        "promptsListChanged": True,
+        "resourceSubscriptions": [uri, "file:///etc/passwd"],
+    }
+    listen = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+              "params": {"_meta": meta, "notifications": wanted}}
+    os.write(in_w, json.dumps(listen).encode() + b"\n")
+    try:
+        ack = await next_message()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        params = ack["params"]
+        assert isinstance(params, dict)
+        assert params["notifications"] == {"toolsListChanged": True, "resourceSubscriptions": [uri]}
+        device.notify("notifications/events/button_pressed", {"count": 1})
+        updated = await next_message()
+        assert updated["method"] == "notifications/resources/updated"
+        assert updated["params"] == {"uri": uri, "_meta": {"io.modelcontextprotocol/subscriptionId": 9}}
+        device.set_tools(device.tools[:2])
+        changed = await next_message()
+        assert changed["method"] == "notifications/tools/list_changed"
+        assert changed["params"] == {"_meta": {"io.modelcontextprotocol/subscriptionId": 9}}
+    finally:
+        os.close(in_w)
+        await asyncio.wait_for(serving, 10)
+        transport.close()
+        await bridge.close()
