@@ -23,6 +23,7 @@ GROUP_EXTRAS: dict[str, str] = {
     "runtime/bridge/": "bridge",
     "runtime/mqtt.py": "mqtt",
     "runtime/fleet.py": "mqtt",
+    "runtime/broker.py": "mqtt",
     "runtime/transports.py": "serial",
 }
 
