@@ -97,7 +97,9 @@ class MqttFleet:
     and MQTT client id, and must be unique among running workers. ``username`` /
     ``password`` / ``tls_context`` are the worker's broker login. ``auth`` checks the
     ``token`` of device hellos as :class:`mcpgen.runtime.MqttGateway` does.
-    ``fingerprint``/``policy``/``vision`` are passed to each handle's setup. ``qos`` is
+    ``fingerprint``/``policy``/``vision`` are passed to each handle's setup. ``max_frame``
+    bounds a device message in bytes (a larger hello or notification is dropped, a larger
+    reply closes the handle it answers). ``qos`` is
     used for requests (and so for the replies; default 0: a request lost with a broker
     connection fails through presence or its timeout anyway, and QoS 1 costs a PUBACK per
     message in both directions).
@@ -463,6 +465,13 @@ class MqttFleet:
         if device is None or device.device_id != device_id:
             self.stray_replies += 1
             log.debug("reply from %s for no live handle of worker %s; dropped", device_id, self.worker_id)
+            return
+        if len(payload) > self.max_frame:
+            # As the gateway closes a connection that sends a frame over max_frame, the
+            # handle is closed: its calls fail at once, the next device() starts over.
+            reason = f"a reply of {len(payload)} bytes exceeds max_frame={self.max_frame}"
+            log.warning("device %s: %s; closing worker %s's handle", device_id, reason, self.worker_id)
+            device.connection_lost(reason)
             return
         device.feed(payload)
 
