@@ -299,6 +299,15 @@ class MqttFleet:
         return device
 
     async def _wait_online(self, device_id: str, timeout: float) -> None:
+        try:
+            await self._wait_online_loop(device_id, timeout)
+        finally:
+            # One waiter per id at a time (device() shares one _open task per id): its
+            # Event goes with it, or every id ever asked for (a departed device, a typo)
+            # would keep one.
+            self._online.pop(device_id, None)
+
+    async def _wait_online_loop(self, device_id: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()

@@ -92,3 +92,13 @@ async def test_a_reply_over_max_frame_closes_the_handle_at_once(broker: Broker) 
         assert device.closed
         again = await fleet.device("big-1")  # a fresh session works
         assert again is not device and await again.call("echo", {}) == "x" * 10
+
+
+async def test_waiting_for_a_device_that_never_comes_leaves_nothing_behind(broker: Broker) -> None:
+    async with MqttFleet(HOST, broker.port) as fleet:
+        for i in range(50):
+            with pytest.raises(DeviceTimeout):
+                await fleet.device(f"ghost-{i}", timeout=0.01)
+        # One presence Event per id that was ever waited for would be a leak that grows
+        # with every typo'd or departed device id a backend asks for.
+        assert len(fleet._online) == 0
