@@ -501,6 +501,14 @@ class MqttFleet:
                 device.connection_lost("device went offline (MQTT last will)")
             if was is not False:
                 self._fire(self._presence_cbs, device_id, False)
+        elif not state:
+            # The retained state was cleared (an empty retained message: the device was
+            # decommissioned): forget the device, or the table only ever grows.
+            was = self._presence.pop(device_id, None)
+            for device in [d for d in self._by_token.values() if d.device_id == device_id]:
+                device.connection_lost("device's retained state was cleared (it left the fleet)")
+            if was:
+                self._fire(self._presence_cbs, device_id, False)
 
     def _on_up(self, device_id: str, payload: bytes) -> None:
         if len(payload) > self.max_frame:

@@ -102,3 +102,26 @@ async def test_waiting_for_a_device_that_never_comes_leaves_nothing_behind(broke
         # One presence Event per id that was ever waited for would be a leak that grows
         # with every typo'd or departed device id a backend asks for.
         assert len(fleet._online) == 0
+
+
+async def test_a_cleared_retained_state_forgets_the_device(broker: Broker) -> None:
+    import aiomqtt
+
+    async with (
+        MqttFleet(HOST, broker.port) as fleet,
+        aiomqtt.Client(HOST, broker.port, protocol=aiomqtt.ProtocolVersion.V5) as admin,
+    ):
+        await admin.publish("mcpgen/gone-1/state", b"offline", qos=1, retain=True)
+        for _ in range(100):
+            if fleet.is_online("gone-1") is False:
+                break
+            await asyncio.sleep(0.02)
+        assert fleet.is_online("gone-1") is False
+        # A decommissioned device's retained state is cleared (an empty retained message):
+        # the worker forgets it too, or its presence table only ever grows.
+        await admin.publish("mcpgen/gone-1/state", b"", qos=1, retain=True)
+        for _ in range(100):
+            if fleet.is_online("gone-1") is None:
+                break
+            await asyncio.sleep(0.02)
+        assert fleet.is_online("gone-1") is None
