@@ -39,7 +39,7 @@ from typing import Any, Optional
 import orjson
 from picows import WSAutoPingStrategy, WSCloseCode
 
-from mcpgen.runtime import wslink
+from mcpgen.runtime import memtrim, wslink
 from mcpgen.runtime.auth import Authenticator, Handshake, authenticate, bearer_token
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
@@ -121,6 +121,7 @@ class Gateway:
         self._setups: dict[DeviceLink, asyncio.Task] = {}
         self._sweeper: Optional[asyncio.TimerHandle] = None
         self._next_ping = 0.0
+        self._trimmer = memtrim.Trimmer()  # gives freed heap back after mass departures
         self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
         self._waiters: list[tuple[Optional[str], asyncio.Future]] = []
         self._queues: list[asyncio.Queue] = []
@@ -544,6 +545,7 @@ class Gateway:
                 elif now >= link.deadline:  # the device did not answer our close frame
                     self._closing_links.discard(link)
                     link.transport.disconnect(False)
+            self._trimmer.note(len(self._links), now)
             if self.ping_interval and now >= self._next_ping:
                 self._next_ping = now + self.ping_interval
                 self._keepalive(now)
