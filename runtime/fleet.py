@@ -421,9 +421,14 @@ class MqttFleet:
             self._client = self._paho = None
             self._connected.clear()
             self._presence.clear()  # the retained states come again after reconnecting
-            for device in list(self._handles.values()) + list(self._by_token.values()):
-                device.connection_lost(reason)
+            self._lose_handles(reason)
             await _leave(client)
+
+    def _lose_handles(self, reason: str) -> None:
+        # A method of its own: a loop variable in _run's frame would keep the last
+        # closed handle (and its session) alive until the next broker loss.
+        for device in list(self._handles.values()) + list(self._by_token.values()):
+            device.connection_lost(reason)
 
     async def _publish(self, topic: str, payload: bytes, properties: Any = None) -> None:
         client = self._client

@@ -29,7 +29,7 @@ TOOLS = {"tools": [{"name": "echo", "description": "e", "inputSchema": {"type": 
 
 @contextlib.asynccontextmanager
 async def scripted_device(
-    port: int, device_id: str, answer: Callable[[dict], Optional[bytes]]
+    port: int, device_id: str, answer: Callable[[dict], Optional[bytes]], will: bool = True
 ) -> AsyncIterator[Any]:
     """A device that answers the setup itself and each ``tools/call`` with ``answer(req)``
     (bytes published as the reply, None for no reply)."""
@@ -43,7 +43,7 @@ async def scripted_device(
         port,
         identifier=f"scripted-{device_id}",
         protocol=aiomqtt.ProtocolVersion.V5,
-        will=aiomqtt.Will(state, b"offline", qos=1, retain=True),
+        will=aiomqtt.Will(state, b"offline", qos=1, retain=True) if will else None,
     ) as client:
         paho = client._client  # answered in paho's callback: no task to cancel at the end
 
@@ -125,3 +125,31 @@ async def test_a_cleared_retained_state_forgets_the_device(broker: Broker) -> No
                 break
             await asyncio.sleep(0.02)
         assert fleet.is_online("gone-1") is None
+
+
+async def test_a_lost_broker_leaves_no_handle_referenced(tmp_path: Any) -> None:
+    import gc
+    import weakref
+
+    broker = Broker(tmp_path).start()
+    try:
+        async with MqttFleet(HOST, broker.port, call_timeout=2) as fleet:
+            # No will: the handle is closed by the lost broker link, not by "offline".
+            async with scripted_device(broker.port, "ref-1", lambda req: text_reply(req, "ok"), will=False):
+                device = await fleet.device("ref-1")
+                assert await device.call("echo", {}) == "ok"
+                ref = weakref.ref(device)
+                del device
+                broker.stop()
+                for _ in range(100):
+                    if not fleet.connected:
+                        break
+                    await asyncio.sleep(0.05)
+                assert not fleet.connected
+                await asyncio.sleep(2.1)  # the finished call's (cancelled) timeout timer expires
+                gc.collect()
+                # Closed handles belong to their callers alone: the worker's reconnect loop
+                # kept the last one it closed alive until the next broker loss.
+                assert ref() is None, [type(r).__name__ for r in gc.get_referrers(ref())]
+    finally:
+        broker.stop()
