@@ -19,7 +19,7 @@ import time
 
 import orjson
 
-from mcpgen.runtime import McpDeviceError, MqttFleet
+from mcpgen.runtime import HmacAuth, McpDeviceError, MqttFleet
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -43,6 +43,7 @@ async def main_async(args: argparse.Namespace) -> int:
         call_timeout=args.deadline,
         username=args.username,
         password=args.password,
+        auth=HmacAuth(args.secret) if args.secret else None,
     ) as fleet:
         handles = await asyncio.gather(*(fleet.device(d, timeout=30) for d in devices))
         print("ready", flush=True)
@@ -88,6 +89,7 @@ def main() -> int:
     ap.add_argument("--max-seconds", type=float, default=120.0)
     ap.add_argument("--username", default=None, help="broker login")
     ap.add_argument("--password", default=None)
+    ap.add_argument("--secret", default=None, help="HmacAuth secret for device hellos")
     return asyncio.run(main_async(ap.parse_args()))
 
 
