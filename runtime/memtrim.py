@@ -12,7 +12,7 @@ departure (a large share of the peak connection count gone, then a quiet second)
 most once per ``min_interval``.
 
 Elsewhere (musl, macOS, Windows) there is no ``malloc_trim`` and :class:`Trimmer` does
-nothing.
+nothing; ``MCPGEN_MALLOC_TRIM=0`` in the environment switches it off.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, Optional
@@ -29,8 +30,8 @@ log = logging.getLogger("mcpgen.runtime.memtrim")
 
 
 def _load_trim() -> Optional[Callable[[int], Any]]:
-    if not sys.platform.startswith("linux"):
-        return None
+    if not sys.platform.startswith("linux") or os.environ.get("MCPGEN_MALLOC_TRIM") == "0":
+        return None  # (MCPGEN_MALLOC_TRIM=0: off, e.g. to measure what it is worth)
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         trim = libc.malloc_trim
