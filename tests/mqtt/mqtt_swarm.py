@@ -263,7 +263,7 @@ class Device:
         if kind == "silent":
             self.rep.add("silent.ignored")
             return
-        if kind in ("vanish", "late") and n % 3 == 0:
+        if kind in ("vanish", "late") and n % 2 == 0:
             self.rep.add(f"{kind}.vanished_mid_call")
             _drop(self.paho)
             if self.dropped is not None and not self.dropped.done():

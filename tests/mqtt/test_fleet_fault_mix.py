@@ -66,7 +66,7 @@ KINDS: dict[str, float] = {
     "dup": 0.07,  # every reply published twice
     "garbage": 0.07,  # junk on its up topic, junk and wrong-id replies before each reply
     "silent": 0.07,  # answers the setup, never a tool call
-    "vanish": 0.07,  # resets its socket with every third call in flight (will: at once)
+    "vanish": 0.07,  # resets its socket with every second call in flight (will: at once)
     "late": 0.06,  # the same, but its will waits 30 s: the workers learn nothing in time
     "big": 0.06,  # every second reply 256 KiB (the worker's max_frame is 64 KiB)
     "storm": 0.08,  # reconnects every 0.2-1 s: reset, clean DISCONNECT or takeover
