@@ -101,7 +101,9 @@ class MqttFleet(TopicLayout):
     and MQTT client id, and must be unique among running workers. ``username`` /
     ``password`` / ``tls_context`` are the worker's broker login. ``auth`` checks the
     ``token`` of device hellos as :class:`mcpgen.runtime.MqttGateway` does.
-    ``fingerprint``/``policy``/``vision`` are passed to each handle's setup. ``qos`` is
+    ``fingerprint``/``policy``/``vision`` are passed to each handle's setup. ``max_frame``
+    bounds a device message in bytes (a larger hello or notification is dropped, a larger
+    reply closes the handle it answers). ``qos`` is
     used for requests (and so for the replies; default 0: a request lost with a broker
     connection fails through presence or its timeout anyway, and QoS 1 costs a PUBACK per
     message in both directions).
@@ -283,6 +285,15 @@ class MqttFleet(TopicLayout):
         return device
 
     async def _wait_online(self, device_id: str, timeout: float) -> None:
+        try:
+            await self._wait_online_loop(device_id, timeout)
+        finally:
+            # One waiter per id at a time (device() shares one _open task per id): its
+            # Event goes with it, or every id ever asked for (a departed device, a typo)
+            # would keep one.
+            self._online.pop(device_id, None)
+
+    async def _wait_online_loop(self, device_id: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -347,6 +358,13 @@ class MqttFleet(TopicLayout):
             self.stray_replies += 1
             log.debug("reply from %s for no live handle of worker %s; dropped", device_id, self.worker_id)
             return
+        if len(payload) > self.max_frame:
+            # As the gateway closes a connection that sends a frame over max_frame, the
+            # handle is closed: its calls fail at once, the next device() starts over.
+            reason = f"a reply of {len(payload)} bytes exceeds max_frame={self.max_frame}"
+            log.warning("device %s: %s; closing worker %s's handle", device_id, reason, self.worker_id)
+            device.connection_lost(reason)
+            return
         device.feed(payload)
 
     def _on_state(self, device_id: str, payload: bytes) -> None:
@@ -365,6 +383,14 @@ class MqttFleet(TopicLayout):
             for device in [d for d in self._by_token.values() if d.device_id == device_id]:
                 device.connection_lost("device went offline (MQTT last will)")
             if was is not False:
+                self._fire(self._presence_cbs, device_id, False)
+        elif not state:
+            # The retained state was cleared (an empty retained message: the device was
+            # decommissioned): forget the device, or the table only ever grows.
+            was = self._presence.pop(device_id, None)
+            for device in [d for d in self._by_token.values() if d.device_id == device_id]:
+                device.connection_lost("device's retained state was cleared (it left the fleet)")
+            if was:
                 self._fire(self._presence_cbs, device_id, False)
 
     def _on_up(self, device_id: str, payload: bytes) -> None:

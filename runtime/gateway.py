@@ -35,7 +35,7 @@ from typing import Any, Optional
 
 from picows import WSAutoPingStrategy, WSCloseCode
 
-from mcpgen.runtime import codec, wslink
+from mcpgen.runtime import codec, memtrim, wslink
 from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.hub import DeviceHub
@@ -110,6 +110,7 @@ class Gateway(DeviceHub):
         self._closing_links: set[DeviceLink] = set()
         self._sweeper: Optional[asyncio.TimerHandle] = None
         self._next_ping = 0.0
+        self._trimmer = memtrim.Trimmer()  # gives freed heap back after mass departures
         self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -326,6 +327,7 @@ class Gateway(DeviceHub):
                 elif now >= link.deadline:  # the device did not answer our close frame
                     self._closing_links.discard(link)
                     link.transport.disconnect(False)
+            self._trimmer.note(len(self._links), now)
             if self.ping_interval and now >= self._next_ping:
                 self._next_ping = now + self.ping_interval
                 self._keepalive(now)

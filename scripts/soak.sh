@@ -1,13 +1,37 @@
 #!/usr/bin/env bash
-# Long fault-injection soak of the device gateway (tests/faults, issue 18): by default
-# 1000 misbehaving devices for 10 minutes in 10 cycles, every call checked, RSS per cycle.
-#   scripts/soak.sh                      1000 devices, 600 s
-#   DEVICES=300 DURATION=120 scripts/soak.sh
-# Any MCPGEN_FAULTS_* variable (see tests/faults/faults_lib.py) can be set as well.
+# Long fault-injection soaks (issue 18), every call checked, memory per cycle:
+#   scripts/soak.sh [gateway]            the WebSocket gateway (tests/faults): 1000
+#                                        misbehaving devices for 10 minutes in 10 cycles
+#   scripts/soak.sh mqtt                 the MQTT fleet through mosquitto
+#                                        (tests/mqtt/test_fleet_fault_mix.py): 1000 devices
+#                                        and hostile peers, 10 minutes in 10 cycles
+#   DEVICES=300 DURATION=120 scripts/soak.sh [mqtt]
+# Any MCPGEN_FAULTS_* (gateway; tests/faults/faults_lib.py) or MCPGEN_MQTT_FAULTS_*
+# (mqtt; the test's docstring) variable can be set as well. Extra arguments go to pytest.
 # Python: $PYTHON (default: python3 with mcpgen[test] installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+MODE=gateway
+if [[ $# -gt 0 && ( $1 == gateway || $1 == mqtt ) ]]; then
+    MODE=$1
+    shift
+fi
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+if [[ $MODE == mqtt ]]; then
+    CYCLES=${CYCLES:-${MCPGEN_MQTT_FAULTS_CYCLES:-10}}
+    export MCPGEN_MQTT_FAULTS_DEVICES=${DEVICES:-${MCPGEN_MQTT_FAULTS_DEVICES:-1000}}
+    export MCPGEN_MQTT_FAULTS_CYCLES=$CYCLES
+    # DURATION is the whole soak; the test takes seconds per cycle.
+    export MCPGEN_MQTT_FAULTS_DURATION=${MCPGEN_MQTT_FAULTS_DURATION:-$(( ${DURATION:-600} / CYCLES ))}
+    # One worker process and one swarm process for 1000 devices on 2 shared cores: the
+    # event loops lag by seconds while hundreds of devices (re)connect at once.
+    export MCPGEN_MQTT_FAULTS_SLACK=${MCPGEN_MQTT_FAULTS_SLACK:-8}
+    echo "soak (mqtt): $MCPGEN_MQTT_FAULTS_DEVICES devices, $CYCLES cycles of" \
+        "${MCPGEN_MQTT_FAULTS_DURATION}s" >&2
+    exec "$PY" -m pytest -q -s -p no:cacheprovider tests/mqtt/test_fleet_fault_mix.py "$@"
+fi
 
 export MCPGEN_FAULTS_DEVICES=${DEVICES:-${MCPGEN_FAULTS_DEVICES:-1000}}
 export MCPGEN_FAULTS_DURATION=${DURATION:-${MCPGEN_FAULTS_DURATION:-600}}
@@ -19,7 +43,6 @@ export MCPGEN_FAULTS_CALL_INTERVAL=${MCPGEN_FAULTS_CALL_INTERVAL:-2.0}
 export MCPGEN_FAULTS_CALL_TIMEOUT=${MCPGEN_FAULTS_CALL_TIMEOUT:-5}
 # Event loops lag by seconds when 1000 devices connect at once on 2 shared cores.
 export MCPGEN_FAULTS_SLACK=${MCPGEN_FAULTS_SLACK:-10}
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 echo "soak: $MCPGEN_FAULTS_DEVICES devices, ${MCPGEN_FAULTS_DURATION}s in $MCPGEN_FAULTS_CYCLES cycles" >&2
 exec "$PY" -m pytest -q -s -p no:cacheprovider tests/faults/test_faults.py "$@"

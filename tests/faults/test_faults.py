@@ -13,7 +13,8 @@ the swarm leaves. Asserted, for every call of every cycle:
 * unauthenticated peers receive an HTTP 401 response and nothing else, never a device;
 * peers that never say hello are closed within ``hello_timeout`` and never announced;
 * every device is gone from ``Gateway.connected`` once the swarm has left, and the
-  process's RSS after the last cycle is within a tolerance of its RSS after warm-up.
+  process's RSS after the last cycle is within a tolerance of its RSS before the gateway
+  started (the empty process; the test itself never trims the heap).
 
 Scale by environment (CI defaults in ``faults_lib.Scale``; ``scripts/soak.sh`` runs
 1000 devices for 10 minutes): MCPGEN_FAULTS_DEVICES, _DURATION, _CYCLES, _CALL_TIMEOUT,
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faults_lib import RAW_KINDS, Scale, kind_of, plan_peers, rss_bytes, settled_rss
+from faults_lib import RAW_KINDS, Scale, kind_of, plan_peers, rss_bytes, settled_rss, trimmed_rss
 
 from mcpgen.runtime import Device, Gateway, HmacAuth, McpDeviceError
 
@@ -237,6 +238,7 @@ async def test_gateway_under_faults(tmp_path: Path, quiet_logs: None) -> None:
             outcomes = check_calls(run.calls, counters, scale)
             storms = sum(1 for p in plan_peers(scale.devices, cycle) if p["kind"] == "storm")
             assert counters["storm.connections"] > storms, "the reconnect storm did not happen"
+            await asyncio.sleep(1.5)  # the gateway trims a quiet second after a departure
             rss.append(settled_rss())
             figures.append(
                 f"cycle {cycle}: {duration:.0f}s, {len(run.calls)} calls, "
@@ -250,15 +252,21 @@ async def test_gateway_under_faults(tmp_path: Path, quiet_logs: None) -> None:
             run.announced.clear()
         consumer.cancel()
     sampler.cancel()
-    grown = rss[-1] - rss[0]
-    # Tolerance: the allocator keeps some freed pages and the gateway keeps bounded
-    # caches; what must not happen is growth with the amount of traffic (a leak grows
-    # every cycle). 16 MiB or 10 % of the warm-up RSS, whichever is larger.
-    tolerance = max(16 * MiB, rss[0] // 10)
+    floor = trimmed_rss()
+    grown = rss[-1] - before
+    # Against the EMPTY process (before the gateway started), not a warmed-up cycle. What
+    # may stay: the modules and code objects the first sessions load lazily, CPython's
+    # object pools (its arenas are returned only when wholly empty, so a few live objects
+    # pin each one) and the allocator pages glibc keeps below its trim threshold; measured
+    # at +9 MiB for 200 devices even after a test-side malloc_trim (docs/security.md).
+    # 16 MiB or a third of the empty RSS, whichever is larger: issue 18's soak stayed 40 MiB
+    # above empty without the gateway's trim, and a leak grows with every cycle.
+    tolerance = max(16 * MiB, before // 3)
     figures.append(
         f"RSS before any device {before / MiB:.1f} MiB, peak {peak[0] / MiB:.1f} MiB, after warm-up "
         f"{rss[0] / MiB:.1f} MiB, after the last cycle {rss[-1] / MiB:.1f} MiB "
-        f"(+{grown / MiB:.1f} MiB, tolerance {tolerance / MiB:.0f} MiB)"
+        f"(+{grown / MiB:.1f} MiB over empty, tolerance {tolerance / MiB:.0f} MiB; "
+        f"{floor / MiB:.1f} MiB after a test-side malloc_trim)"
     )
     print(figures[-1])
     assert grown <= tolerance, "\n".join(figures)

@@ -19,7 +19,7 @@ import time
 
 import orjson
 
-from mcpgen.runtime import McpDeviceError, MqttFleet
+from mcpgen.runtime import HmacAuth, McpDeviceError, MqttFleet
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -37,7 +37,13 @@ async def main_async(args: argparse.Namespace) -> int:
     loop.call_later(args.max_seconds, stop.set)
     out = open(args.out, "ab", buffering=0)  # noqa: SIM115 - closed below
     async with MqttFleet(
-        "127.0.0.1", args.port, worker_id=args.worker_id, call_timeout=args.deadline
+        "127.0.0.1",
+        args.port,
+        worker_id=args.worker_id,
+        call_timeout=args.deadline,
+        username=args.username,
+        password=args.password,
+        auth=HmacAuth(args.secret) if args.secret else None,
     ) as fleet:
         handles = await asyncio.gather(*(fleet.device(d, timeout=30) for d in devices))
         print("ready", flush=True)
@@ -81,6 +87,9 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=5.0)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--max-seconds", type=float, default=120.0)
+    ap.add_argument("--username", default=None, help="broker login")
+    ap.add_argument("--password", default=None)
+    ap.add_argument("--secret", default=None, help="HmacAuth secret for device hellos")
     return asyncio.run(main_async(ap.parse_args()))
 
 

@@ -96,15 +96,12 @@ class Broker:
         if self.users is None:
             lines.append("allow_anonymous true")
         else:
+            # Plain "name:password" lines hashed in place by one mosquitto_passwd -U (one
+            # process for hundreds of device users, not one each).
             pwfile = self.workdir / "passwd"
-            pwfile.write_text("")
-            for name, password in self.users.items():
-                subprocess.run(
-                    [_tool("mosquitto_passwd"), "-b", str(pwfile), name, password],
-                    check=True,
-                    capture_output=True,
-                )
+            pwfile.write_text("".join(f"{name}:{password}\n" for name, password in self.users.items()))
             pwfile.chmod(0o600)
+            subprocess.run([_tool("mosquitto_passwd"), "-U", str(pwfile)], check=True, capture_output=True)
             lines += ["allow_anonymous false", f"password_file {pwfile}"]
         if self.acl is not None:
             aclfile = self.workdir / "acl"

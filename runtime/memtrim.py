@@ -1,0 +1,102 @@
+"""Hands freed heap back to the OS after many devices left (glibc ``malloc_trim``).
+
+Why: a gateway's sessions are many small and mid-sized allocations (buffers, frames,
+dicts). When hundreds of devices leave, CPython and the C libraries free them, but
+glibc keeps the freed pages mapped in its arenas (per-thread arenas and the top of the
+main heap are trimmed only past ``M_TRIM_THRESHOLD``, and free chunks in the middle of
+the heap never are). The process then stays at its peak RSS long after the devices left
+(issue 18: 42.7 MiB before a soak, 82.2 MiB after, with no object leaked).
+``malloc_trim(0)`` walks every arena and returns whole free pages with
+``madvise(MADV_DONTNEED)``; it costs a few milliseconds, so it runs only after a mass
+departure (a large share of the peak connection count gone, then a quiet second), and at
+most once per ``min_interval``.
+
+Elsewhere (musl, macOS, Windows) there is no ``malloc_trim`` and :class:`Trimmer` does
+nothing; ``MCPGEN_MALLOC_TRIM=0`` in the environment switches it off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, Optional
+
+log = logging.getLogger("mcpgen.runtime.memtrim")
+
+
+def _load_trim() -> Optional[Callable[[int], Any]]:
+    if not sys.platform.startswith("linux") or os.environ.get("MCPGEN_MALLOC_TRIM") == "0":
+        return None  # (MCPGEN_MALLOC_TRIM=0: off, e.g. to measure what it is worth)
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim  # type: ignore[no-any-return]
+
+
+_TRIM = _load_trim()
+
+
+class Trimmer:
+    """Decides when to trim from the live connection count, fed by a periodic timer.
+
+    A trim runs when at least ``min_departed`` connections and half of the peak since
+    the last trim are gone, the count has not changed for ``quiet`` seconds (the wave is
+    over: trimming in the middle of it would only be undone), and ``min_interval``
+    seconds passed since the last trim.
+    """
+
+    def __init__(self, *, min_departed: int = 100, quiet: float = 1.0, min_interval: float = 5.0) -> None:
+        self.min_departed = min_departed
+        self.quiet = quiet
+        self.min_interval = min_interval
+        self.trims = 0
+        self._peak = 0
+        self._last_count = -1
+        self._changed_at = 0.0
+        self._trimmed_at = float("-inf")
+
+    @property
+    def available(self) -> bool:
+        return _TRIM is not None
+
+    def note(self, live: int, now: float) -> bool:
+        """Called with the live connection count; returns True when it trimmed."""
+        if live != self._last_count:
+            self._last_count = live
+            self._changed_at = now
+        if live > self._peak:
+            self._peak = live
+            return False
+        departed = self._peak - live
+        if (
+            departed < self.min_departed
+            or departed * 2 < self._peak
+            or now - self._changed_at < self.quiet
+            or now - self._trimmed_at < self.min_interval
+        ):
+            return False
+        self._peak = live
+        self._trimmed_at = now
+        return self.trim()
+
+    def trim(self) -> bool:
+        """Collects garbage and returns free heap pages to the OS now."""
+        if _TRIM is None:
+            return False
+        gc.collect()  # cycles of departed sessions first, so their memory is free to trim
+        _TRIM(0)
+        self.trims += 1
+        log.debug("malloc_trim after a mass departure (trim %d)", self.trims)
+        return True
+
+
+__all__ = ["Trimmer"]

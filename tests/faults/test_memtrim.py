@@ -1,0 +1,72 @@
+"""The gateway hands freed heap back to the OS after a mass departure (issue 18 item 6).
+
+The policy (runtime/memtrim.py) on its own, then a real gateway: 150 devices connect and
+leave, and the gateway trims once by itself; the figures of what that is worth are in
+the fault suite (test_faults.py) and docs/security.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+
+from mcpgen.runtime import Gateway
+from mcpgen.runtime.memtrim import Trimmer
+
+needs_glibc = pytest.mark.skipif(not Trimmer().available, reason="no glibc malloc_trim here")
+
+
+def feed(t: Trimmer, counts: list[int], start: float = 0.0, step: float = 0.5) -> list[float]:
+    """Feeds counts at ``step`` intervals; returns the times a trim happened."""
+    return [start + i * step for i, n in enumerate(counts) if t.note(n, start + i * step)]
+
+
+@needs_glibc
+def test_trims_once_after_a_mass_departure_has_settled() -> None:
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0)
+    # 300 connect, 250 leave over a second, then nothing changes.
+    when = feed(t, [0, 100, 300, 300, 200, 50, 50, 50, 50, 50, 50])
+    assert when == [3.5]  # 1 s after the count last changed (2.5), not in the middle of it
+    assert t.trims == 1
+
+
+@needs_glibc
+def test_no_trim_for_small_or_partial_departures_or_too_often() -> None:
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0)
+    assert feed(t, [80, 0, 0, 0, 0]) == []  # under min_departed
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0)
+    assert feed(t, [1000, 700, 700, 700, 700]) == []  # under half of the peak
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0)
+    assert feed(t, [400, 0, 0, 0, 400, 0, 0, 0, 0]) == [1.5]  # the second wave: within 30 s
+    assert feed(t, [400, 0, 0, 0], start=40.0) == [41.5]  # later: again
+
+
+@needs_glibc
+@pytest.mark.asyncio
+async def test_gateway_trims_after_its_devices_leave() -> None:
+    from websockets.asyncio.client import connect
+
+    hello = json.dumps({"type": "hello", "version": 1, "features": {"mcp": True}, "transport": "websocket"})
+    async with Gateway(host="127.0.0.1", port=0, hello_timeout=5, setup_timeout=0.2) as gw:
+        url = f"ws://127.0.0.1:{gw.port}/xiaozhi/v1/"
+        trimmer = gw._trimmer  # the gateway's own
+        before = trimmer.trims
+        conns = []
+        for i in range(150):
+            ws = await connect(url, additional_headers={"Device-Id": f"d-{i}", "Client-Id": f"c-{i}"})
+            await ws.send(hello)
+            conns.append(ws)
+        await asyncio.sleep(0.5)
+        await asyncio.gather(*(ws.close() for ws in conns))
+        for _ in range(60):  # the quiet second after the wave, then the sweep trims
+            if trimmer.trims > before:
+                break
+            await asyncio.sleep(0.1)
+        assert trimmer.trims == before + 1, "the gateway did not trim after 150 devices left"
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
