@@ -42,6 +42,19 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+# `--stock-camera`: one more tool answering like a stock xiaozhi-esp32 camera, whose image
+# result is a JSON string nested in an item of type "image" (not MCP's image content).
+STOCK_CAMERA = "--stock-camera" in sys.argv[1:]
+PNG_B64 = "iVBORw0KGgo="
+if STOCK_CAMERA:
+    TOOLS.append(
+        {
+            "name": "self.camera.take_photo",
+            "description": "Take a photo (stock xiaozhi result shape).",
+            "inputSchema": {"type": "object", "properties": {}},
+        }
+    )
+
 state = {"volume": 10}
 running: dict[Any, asyncio.Task[None]] = {}
 
@@ -114,6 +127,10 @@ def handle(msg: dict[str, Any]) -> None:
             running[rid] = asyncio.ensure_future(slow(rid, int(args.get("steps", 1)), token))
         elif name == "self.system.exit":
             sys.exit(0)
+        elif name == "self.camera.take_photo" and STOCK_CAMERA:
+            nested = json.dumps({"type": "image", "mimeType": "image/png", "data": PNG_B64})
+            result = {"content": [{"type": "image", "image": nested}], "isError": False}
+            write({"jsonrpc": "2.0", "id": rid, "result": result})
         elif name == "self.system.reboot":
             write({"jsonrpc": "2.0", "id": rid, "result": text("rebooting")})
         else:

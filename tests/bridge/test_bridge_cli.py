@@ -51,6 +51,18 @@ async def test_cli_stdio_with_process_device(mode: str) -> None:
         assert after.is_error and "not connected" in after.content[0].text
 
 
+async def test_stock_nested_image_reaches_mcp_clients_as_image_content() -> None:
+    """A stock device's image (a JSON string nested in the item) arrives as MCP image content."""
+    argv = bridge_argv("--transport", "stdio")
+    argv[argv.index(DEVICE_CMD)] = DEVICE_CMD + " --stock-camera"
+    params = StdioServerParameters(command=sys.executable, args=argv, env=subprocess_env())
+    async with Client(params, mode="legacy", read_timeout_seconds=20) as client:
+        photo = await client.call_tool("self__camera__take_photo", {})
+        assert not photo.is_error
+        [item] = photo.content
+        assert item.type == "image" and item.mime_type == "image/png" and item.data == "iVBORw0KGgo="
+
+
 async def test_cli_user_tools_flag() -> None:
     params = StdioServerParameters(
         command=sys.executable, args=bridge_argv("--user-tools", "--prefix-tools"), env=subprocess_env()
