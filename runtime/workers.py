@@ -28,6 +28,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional
 
@@ -52,7 +53,13 @@ def reserve_port(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
 
 
 def _worker_main(
-    serve: Serve, index: int, host: str, port: int, options: Mapping[str, Any], use_uvloop: bool
+    serve: Serve,
+    index: int,
+    host: str,
+    port: int,
+    options: Mapping[str, Any],
+    use_uvloop: bool,
+    listening: Any = None,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
 
@@ -65,6 +72,8 @@ def _worker_main(
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         async with Gateway(host, port, reuse_port=True, **dict(options)) as gw:
             gw.worker_index = index  # type: ignore[attr-defined]
+            if listening is not None:
+                listening.set()  # this worker's socket accepts connections from now on
             try:
                 await serve(gw)
             except asyncio.CancelledError:
@@ -92,10 +101,11 @@ class Workers:
         self.host = host
         self.port: int = self._reserved.getsockname()[1]
         ctx = multiprocessing.get_context("spawn")
+        self._listening = [ctx.Event() for _ in range(workers)]
         self.processes = [
             ctx.Process(
                 target=_worker_main,
-                args=(serve, i, host, self.port, dict(gateway_options or {}), use_uvloop),
+                args=(serve, i, host, self.port, dict(gateway_options or {}), use_uvloop, self._listening[i]),
                 name=f"mcpgen-gateway-{i}",
                 daemon=True,
             )
@@ -106,6 +116,16 @@ class Workers:
 
     def alive(self) -> int:
         return sum(p.is_alive() for p in self.processes)
+
+    def wait_listening(self, timeout: float = 30.0) -> bool:
+        """Blocks until every worker listens (the kernel spreads new connections only over
+        listening sockets); False when one did not within ``timeout`` seconds or died."""
+        deadline = time.monotonic() + timeout
+        for event, process in zip(self._listening, self.processes, strict=True):
+            while not event.wait(0.1):
+                if not process.is_alive() or time.monotonic() > deadline:
+                    return False
+        return True
 
     def stop(self, timeout: float = 5.0) -> None:
         for p in self.processes:

@@ -19,14 +19,8 @@ async def test_two_workers_share_the_port_and_each_serves_its_devices() -> None:
         url = f"ws://127.0.0.1:{w.port}/xiaozhi/v1/"
         fakes: list[FakeWsDevice] = []
         try:
-            for _ in range(100):  # wait until both workers listen
-                try:
-                    fake = FakeWsDevice(url, "probe", token=None)
-                    await fake.start()
-                    fakes.append(fake)
-                    break
-                except OSError:
-                    await asyncio.sleep(0.1)
+            # Devices connecting before the second worker listens all go to the first.
+            assert await asyncio.to_thread(w.wait_listening, 30), "both workers listen"
             for i in range(24):
                 fake = FakeWsDevice(url, f"dev-{i}", token=None)
                 await fake.start()
