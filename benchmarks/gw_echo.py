@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import sys
 import time
@@ -25,7 +24,7 @@ from typing import Any, Optional
 
 import orjson
 
-from benchmarks.gw_worker import _emit, _read_line, drive
+from benchmarks.gw_worker import _emit, commands, drive
 from benchmarks.procutil import raise_nofile_limit, rss_bytes
 
 REQUEST_PAYLOAD = {
@@ -169,14 +168,7 @@ async def main_async(transport: str) -> int:
     loop = asyncio.get_running_loop()
     _emit({"port": port, "compiled": False, "rss": rss_bytes(), "loop": type(loop).__module__})
     try:
-        while True:
-            line = await _read_line(loop)
-            if line is None:
-                break
-            try:
-                cmd = json.loads(line)
-            except ValueError:
-                continue
+        async for cmd in commands():
             op = cmd.get("cmd")
             if op == "quit":
                 break

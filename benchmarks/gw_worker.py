@@ -25,7 +25,7 @@ import json
 import resource
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Optional
 
 from benchmarks.procutil import raise_nofile_limit, rss_bytes
@@ -41,9 +41,16 @@ def _percentile(sorted_xs: list[int], q: float) -> float:
     return float(sorted_xs[k])
 
 
-async def _read_line(loop: asyncio.AbstractEventLoop) -> Optional[str]:
-    line = await loop.run_in_executor(None, sys.stdin.readline)
-    return line or None
+async def commands() -> AsyncIterator[dict[str, Any]]:
+    """The driver's commands: one JSON object per stdin line until EOF (other lines skipped)."""
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        try:
+            cmd = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(cmd, dict):
+            yield cmd
 
 
 def _emit(obj: dict[str, Any]) -> None:
@@ -147,14 +154,7 @@ async def main_async(bindings_dir: Optional[str]) -> int:
         }
     )
     try:
-        while True:
-            line = await _read_line(loop)
-            if line is None:
-                break
-            try:
-                cmd = json.loads(line)
-            except ValueError:
-                continue
+        async for cmd in commands():
             op = cmd.get("cmd")
             try:
                 if op == "quit":

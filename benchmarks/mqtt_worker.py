@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from types import SimpleNamespace
 from typing import Any, Optional
 
-from benchmarks.gw_worker import ARGS, TOOL, _emit, _percentile, _read_line, bench
+from benchmarks.gw_worker import ARGS, TOOL, _emit, _percentile, bench, commands
 from benchmarks.procutil import raise_nofile_limit
 
 
@@ -59,20 +58,12 @@ async def main_async(port: int, worker_id: str) -> int:
     from mcpgen import runtime
     from mcpgen.runtime import MqttFleet
 
-    loop = asyncio.get_running_loop()
     fleet = MqttFleet("127.0.0.1", port, worker_id=worker_id, policy="off", call_timeout=30.0)
     await fleet.start()
     handles: dict[str, Any] = {}
     _emit({"worker": worker_id, "compiled": bool(runtime.COMPILED)})
     try:
-        while True:
-            line = await _read_line(loop)
-            if line is None:
-                break
-            try:
-                cmd = json.loads(line)
-            except ValueError:
-                continue
+        async for cmd in commands():
             op = cmd.get("cmd")
             try:
                 if op == "quit":
