@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the checker imports this module
     from mcpgen.codegen.spec.rules.top import SpecChecker
 
 EVENT_KEYS = ("description", "params")
+NO_DEFAULT = "event parameters have no default: the device always sends every parameter"
 # Lowercase snake case: the name becomes a C++ function (emit_<name>), a Python method
 # (events.<name>(), on_<name>) and part of the notification method.
 EVENT_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -102,28 +103,10 @@ def _event(checker: SpecChecker, name: str, key_node: yaml.Node, node: yaml.Node
         description = checker.string(m["description"][1], f"{path}.description")
     params: tuple[Param, ...] = ()
     if "params" in m:
-        _reject_defaults(checker, m["params"][1], f"{path}.params")
-        params = checker.params(m["params"][1], f"{path}.params")
+        params = checker.params(m["params"][1], f"{path}.params", no_default=NO_DEFAULT)
     if len(checker.errors) != n_errors or not isinstance(description, str):
         return None
     return Event(name=name, description=description, params=params, pos=checker.pos(key_node))
-
-
-def _reject_defaults(checker: SpecChecker, node: yaml.Node, path: str) -> None:
-    """Event parameters are always sent, so a ``default`` has no meaning there."""
-    if not isinstance(node, yaml.MappingNode):
-        return
-    for pkey, pnode in node.value:
-        if not isinstance(pnode, yaml.MappingNode):
-            continue
-        for k, _v in pnode.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == "default":
-                checker.error(
-                    k,
-                    f"{path}.{pkey.value}.default",
-                    "event parameters have no default: the device always sends every parameter",
-                    "remove `default`",
-                )
 
 
 def _check_bindings_names(

@@ -43,7 +43,8 @@ from mcpgen.codegen.spec.yaml_source import (
 class ParamRules(CheckerBase):
     # -- params ----------------------------------------------------------------------------
 
-    def params(self, node: yaml.Node, path: str) -> tuple[Param, ...]:
+    def params(self, node: yaml.Node, path: str, *, no_default: Optional[str] = None) -> tuple[Param, ...]:
+        """The parameters at ``node``; with ``no_default`` (the reason), a ``default`` is an error."""
         if isinstance(node, yaml.ScalarNode) and node.tag != TAG_MAP and scalar_or_none(node) is None:
             return ()  # `params:` with nothing after it
         m = self.mapping(node, path, what="a mapping of parameter name to parameter")
@@ -51,12 +52,14 @@ class ParamRules(CheckerBase):
             return ()
         out = []
         for pname, (knode, vnode) in m.items():
-            p = self.param(pname, knode, vnode, join_path(path, pname))
+            p = self.param(pname, knode, vnode, join_path(path, pname), no_default=no_default)
             if p is not None:
                 out.append(p)
         return tuple(sorted(out, key=lambda p: p.name))
 
-    def param(self, name: str, key_node: yaml.Node, node: yaml.Node, path: str) -> Optional[Param]:
+    def param(
+        self, name: str, key_node: yaml.Node, node: yaml.Node, path: str, *, no_default: Optional[str] = None
+    ) -> Optional[Param]:
         n_errors = len(self.errors)
         problem = param_name_problem(name)
         if problem:
@@ -143,7 +146,9 @@ class ParamRules(CheckerBase):
             if (n := get("enum")) is not None:
                 enum = self.enum(n, f"{path}.enum", max_length, pattern)
         default: Any = None
-        if (n := get("default")) is not None:
+        if no_default is not None and "default" in m:
+            self.error(m["default"][0], f"{path}.default", no_default, "remove `default`")
+        elif (n := get("default")) is not None:
             default = self.default(n, f"{path}.default", ptype, minimum, maximum, max_length, enum, pattern)
         if len(self.errors) != n_errors:
             return None
