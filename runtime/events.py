@@ -25,11 +25,11 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Generic, Optional, TypeVar
 
+from mcpgen.protocol import EVENT_METHOD_PREFIX
 from mcpgen.runtime.errors import ValidationError
 
 log = logging.getLogger("mcpgen.runtime.events")
 
-EVENT_METHOD_PREFIX = "notifications/events/"
 #: Events a stream keeps for a slow consumer; beyond that the oldest are dropped (logged).
 DEFAULT_STREAM_BUFFER = 256
 

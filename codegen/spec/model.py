@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
 from mcpgen.codegen.spec.names import python_path
-from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
+from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION, EVENT_METHOD_PREFIX
 
 ErrorStyle = Literal["mcp", "jsonrpc"]
 ERROR_STYLES: tuple[str, ...] = ("mcp", "jsonrpc")
@@ -28,7 +28,6 @@ FIELD_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string", "objec
 
 DEFAULT_PAGE_SIZE = 8000
 FINGERPRINT_HEX_CHARS = 16
-EVENT_METHOD_PREFIX = "notifications/events/"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgen.runtime.events import event_name
+
 from .device import DeviceLike, ToolInfoLike
 from .events import RESOURCE_NOT_FOUND, EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
@@ -50,7 +52,6 @@ Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
 TOOLS_CHANGED = notification("notifications/tools/list_changed")
 
-EVENT_PREFIX = "notifications/events/"
 """Device notifications with this method prefix are spec-declared events (params = arguments)."""
 LOG_LEVELS: tuple[str, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -304,8 +305,8 @@ class Bridge:
                 self._progress_sends.setdefault(str(params.get("progressToken")), set()).add(sending)
         elif method == "notifications/tools/list_changed":
             self._spawn(self._refresh(device))
-        elif method.startswith(EVENT_PREFIX) and self.devices.get(device.device_id) is device:
-            self._forward_event(device.device_id, method[len(EVENT_PREFIX) :], params)
+        elif (event := event_name(method)) is not None and self.devices.get(device.device_id) is device:
+            self._forward_event(device.device_id, event, params)
 
     def _forward_event(self, device_id: str, event: str, arguments: dict[str, Any]) -> None:
         """A device event to MCP clients, two ways (docs/bridge.md, "Device events").

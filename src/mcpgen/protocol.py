@@ -25,8 +25,13 @@ DEFAULT_PROTOCOL_VERSION = "2024-11-05"
 #: The device core's ``ReturnKind`` enum and the codec's ``KINDS`` name the same kinds.
 RETURN_KINDS: tuple[str, ...] = ("boolean", "integer", "number", "string", "object", "image", "none")
 
+#: A spec-declared device event is the JSON-RPC notification ``<prefix><event name>``
+#: whose ``params`` are the event's arguments (the generated C++ writes the whole method).
+EVENT_METHOD_PREFIX = "notifications/events/"
+
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",
+    "EVENT_METHOD_PREFIX",
     "PROTOCOL_VERSIONS",
     "RETURN_KINDS",
     "SESSION_PROTOCOL_VERSIONS",

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import yaml
 
-from mcpgen.codegen.spec.model import EVENT_METHOD_PREFIX, Event, Param
+from mcpgen.codegen.spec.model import Event, Param
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, PYTHON_RESERVED, python_path
+from mcpgen.protocol import EVENT_METHOD_PREFIX
 
 if TYPE_CHECKING:  # the checker imports this module
     from mcpgen.codegen.spec.rules.tools import ToolInfo
