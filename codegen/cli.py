@@ -21,9 +21,12 @@ import textwrap
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from mcpgen.codegen import __version__
+
+if TYPE_CHECKING:  # for annotations only: the commands import the generator when they run
+    from mcpgen.codegen.spec.model import Spec
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -63,7 +66,7 @@ def _err(msg: str) -> None:
     ui.error(msg)
 
 
-def _load(spec: Path):  # noqa: ANN202 - returns codegen.spec.model.Spec or None
+def _load(spec: Path) -> Optional[Spec]:
     """Loads a spec, printing every error; None when it is invalid."""
     from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 
@@ -175,7 +178,7 @@ def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = pri
     return spec
 
 
-def _warn_missing_handlers(spec, spec_path: Path, handlers_file: Path) -> None:  # noqa: ANN001
+def _warn_missing_handlers(spec: Spec, spec_path: Path, handlers_file: Path) -> None:
     """``generate`` compiles nothing: a missing handler is a warning there, an error in ``build``."""
     from mcpgen.codegen.emit import handlers
 

@@ -42,7 +42,12 @@ _JSONDecodeError = orjson.JSONDecodeError
 try:
     import msgspec as _msgspec
 except ImportError:  # optional: the general path handles everything alone
-    _msgspec = None
+    _msgspec = None  # type: ignore[assignment]  # (mypy: a module, msgspec is a dependency)
+
+# The Structs below are made at run time (defstruct): mypy knows neither their fields nor
+# what the decoder returns, so the fast path is typed Any.
+_fast_decode: Any  # None without msgspec
+_FastError: type[Exception]
 
 if _msgspec is not None:
     # gc=False: the decoded Structs are never in a reference cycle (JSON has none), so
@@ -51,7 +56,10 @@ if _msgspec is not None:
     # building them (a content item's "type" is not needed to take its "text").
     _Content = _msgspec.defstruct("_Content", [("text", Any, None)], gc=False)
     _Result = _msgspec.defstruct(
-        "_Result", [("content", Optional[list[_Content]], None), ("isError", Any, None)], gc=False
+        "_Result",
+        # a field type made at run time, which mypy cannot read as a type
+        [("content", Optional[list[_Content]], None), ("isError", Any, None)],  # type: ignore[valid-type]
+        gc=False,
     )
     # An error object as a Struct rather than a dict (an error that is not an object
     # fails the typed decode and takes the general path, which says what is wrong).
@@ -325,7 +333,7 @@ def _rpc_error_fields(code: object, msg: object, data: object) -> RpcError:
     """:func:`rpc_error` of an error object already split into its fields (the fast path)."""
     if type(code) is not int and (isinstance(code, bool) or not isinstance(code, int)):
         code = None
-    return _new_rpc_error(code, msg if isinstance(msg, str) else str(msg), data)  # type: ignore[arg-type]
+    return _new_rpc_error(code, msg if isinstance(msg, str) else str(msg), data)
 
 
 def _new_rpc_error(code: Optional[int], message: str, data: object) -> RpcError:
@@ -794,7 +802,7 @@ class RpcSession:
             if p.rid == rid:
                 return p
         if self._extra:
-            return self._extra.get(request_id)  # type: ignore[no-any-return]
+            return self._extra.get(request_id)
         return None
 
     def _take(self, request_id: object) -> Optional[Pending]:
@@ -807,7 +815,7 @@ class RpcSession:
                 self._release(p)
                 return p
         if self._extra:
-            return self._extra.pop(request_id, None)  # type: ignore[no-any-return]
+            return self._extra.pop(request_id, None)
         return None
 
     def _release(self, p: Pending) -> None:
@@ -858,7 +866,7 @@ class RpcSession:
         p.future = None
         return True
 
-    def fail(self, request_id: int, exc: BaseException) -> bool:
+    def fail(self, request_id: Union[int, str], exc: BaseException) -> bool:
         """Ends one pending request with ``exc``; False when it was no longer pending."""
         p = self._take(request_id)
         if p is None:
@@ -959,7 +967,7 @@ class RpcSession:
             _reject(fut, ProtocolError("reply has neither result nor error"))
         return None
 
-    def _fail_unparsable(self, data: object) -> bool:
+    def _fail_unparsable(self, data: Union[bytes, bytearray, memoryview, str]) -> bool:
         """A frame that is not JSON but shows the id of a pending call (a stock device's
         unescaped error message): that call fails at once (runtime.stock_replies)."""
         rid = _salvage_reply_id(data)
@@ -967,7 +975,7 @@ class RpcSession:
             return False
         return self.fail(rid, _unparsable_reply_error(data, rid))
 
-    def _feed_reply(self, data: object) -> bool:
+    def _feed_reply(self, data: Union[bytes, bytearray, memoryview, str]) -> bool:
         """The common reply, decoded by msgspec: True when handled, False to take the general path.
 
         Handled here: a result for a pending call (integer id) of a scalar return kind
@@ -1020,6 +1028,7 @@ class RpcSession:
         if type(text) is not str:
             return False
         s = text
+        value: object
         if kind == _K_STRING:
             value = s
         elif kind == _K_BOOLEAN:
@@ -1049,7 +1058,7 @@ class RpcSession:
         if p.rid != 0:
             self._release(p)
         else:
-            del self._extra[rid]  # type: ignore[index]
+            del self._extra[rid]  # type: ignore[union-attr]  # rid 0: the entry is in _extra
         return self._take_future(p)
 
     def _pop_coerced(self, rid: object) -> Optional[Pending]:
@@ -1339,7 +1348,7 @@ def hello_of(frame: Frame) -> Optional[dict]:
     """The device ``hello`` (the parsed object) that ``frame`` is, or None when it is not one."""
     msg = frame.message
     if frame.kind == _F_OTHER and frame.type == "hello" and "jsonrpc" not in msg:
-        return msg  # type: ignore[no-any-return]
+        return msg
     return None
 
 

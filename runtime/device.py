@@ -415,8 +415,8 @@ class Device:
                     task = asyncio.current_task()
                     if task is not None:
                         task.uncancel()
-                    exc = fut.exception() if fut.done() and not fut.cancelled() else None
-                    raise (exc or DeviceTimeout(f"{what}: timed out while sending")) from None
+                    failed = fut.exception() if fut.done() and not fut.cancelled() else None
+                    raise (failed or DeviceTimeout(f"{what}: timed out while sending")) from None
                 raise
             except Exception as exc:
                 self._session.forget(rid)
@@ -831,7 +831,7 @@ def _reported_fingerprint(result: dict) -> Optional[str]:
     if isinstance(si, dict):
         m2 = si.get("_meta")
         if isinstance(m2, dict) and isinstance(m2.get(FINGERPRINT_META_KEY), str):
-            return m2[FINGERPRINT_META_KEY]  # type: ignore[no-any-return]
+            return m2[FINGERPRINT_META_KEY]
     return None
 
 

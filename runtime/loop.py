@@ -32,7 +32,7 @@ def new_event_loop(use_uvloop: bool = True) -> asyncio.AbstractEventLoop:
         except ImportError:
             pass
         else:
-            return uvloop.new_event_loop()  # type: ignore[no-any-return]
+            return uvloop.new_event_loop()
     return asyncio.new_event_loop()
 
 

@@ -39,7 +39,7 @@ def _load_trim() -> Optional[Callable[[int], Any]]:
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
-    return trim  # type: ignore[no-any-return]
+    return trim
 
 
 _TRIM = _load_trim()

@@ -116,7 +116,7 @@ def check_number(
 def check_bool(name: str, v: object) -> bool:
     """``v`` must be a real ``bool`` (``1`` and ``"true"`` are refused)."""
     if v is True or v is False:
-        return v  # type: ignore[return-value]
+        return v
     raise _type_error(name, v, "a boolean")
 
 

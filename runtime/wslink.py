@@ -29,11 +29,12 @@ from picows import WSCloseCode, WSMsgType
 
 from mcpgen.runtime.errors import DeviceDisconnected
 
-_TEXT = int(WSMsgType.TEXT)
-_BINARY = int(WSMsgType.BINARY)
-_CONTINUATION = int(WSMsgType.CONTINUATION)
-_CLOSE = int(WSMsgType.CLOSE)
-_PONG = int(WSMsgType.PONG)
+# .value: picows' stubs declare WSMsgType a plain Enum (it is an IntEnum: the same ints).
+_TEXT = WSMsgType.TEXT.value
+_BINARY = WSMsgType.BINARY.value
+_CONTINUATION = WSMsgType.CONTINUATION.value
+_CLOSE = WSMsgType.CLOSE.value
+_PONG = WSMsgType.PONG.value
 _MT_TEXT = WSMsgType.TEXT
 _CC_OK = WSCloseCode.OK
 _CC_TOO_BIG = WSCloseCode.MESSAGE_TOO_BIG
@@ -58,9 +59,11 @@ class DeviceLink(WSListener):
         self.gateway = gateway
         self.handshake = handshake
         self.max_message = max_message
-        self.transport = None
-        self.device = None
-        self.session = None
+        self.transport: Any = None  # picows' WSTransport once connected (typed in wslink.pxd)
+        # The Device and its RpcSession once the hello is accepted (typed in wslink.pxd;
+        # RpcSession is cimported there, so this module cannot import it for mypy).
+        self.device: Any = None
+        self.session: Any = None
         self.state = AWAIT_HELLO
         self.frames = 0
         self.frames_seen = 0
@@ -86,7 +89,7 @@ class DeviceLink(WSListener):
             # picows frames every outgoing message in this buffer (1 KiB from the start;
             # it grows to the largest message sent and stays there). Requests to devices
             # are a few hundred bytes: start smaller.
-            transport._write_buffer = MemoryBuffer(WRITE_BUFFER)  # noqa: F821 - cimported (wslink.pxd)
+            transport._write_buffer = MemoryBuffer(WRITE_BUFFER)  # type: ignore[name-defined]  # noqa: F821 - cimported (wslink.pxd)
         self.gateway._link_open(self)
 
     def on_ws_frame(self, transport: Any, frame: Any) -> None:

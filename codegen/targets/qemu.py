@@ -185,7 +185,7 @@ def build_qemu(
     linker = target.toolchain.tool(target.toolchain.link_driver)
     target.toolchain.check_libraries()
     spec, generated, gen_includes, handlers = _generate(spec_path, outdir, log, spec)
-    slug = device_slug(spec.device.name)  # type: ignore[attr-defined]
+    slug = device_slug(spec.device.name)
 
     root = template_root()
     core_dir = root / "core"

@@ -15,6 +15,7 @@ from mcpgen.codegen.spec.model import (
     DEFAULT_PROTOCOL_VERSION,
     ERROR_STYLES,
     DeviceSpec,
+    ErrorStyle,
     Spec,
 )
 from mcpgen.codegen.spec.rules.base import (
@@ -139,7 +140,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             )
             ok &= pv is not BAD
             protocol_version = pv if pv is not BAD else DEFAULT_PROTOCOL_VERSION
-        errors = "mcp"
+        errors: ErrorStyle = "mcp"
         if "errors" in m:
             es = self.choice(m["errors"][1], "device.errors", ERROR_STYLES, "an error style")
             ok &= es is not BAD
