@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for set-up, the demo and the tests (README's two commands, .ci/run).
 #   scripts/dev.sh demo     install what is missing, build the default device, run the demo
-#   scripts/dev.sh test     install what is missing, then the whole test suite
+#   scripts/dev.sh test     install what is missing, ruff, mypy, then the whole test suite
 #   scripts/dev.sh setup    only install
 #   scripts/dev.sh bench    install, then the benchmarks (writes docs/benchmarks.md)
 set -euo pipefail
@@ -45,6 +45,10 @@ case "${1:-}" in
     setup; shift
     log "ruff"
     $PY -m ruff check .
+    # From the repository root, so mypy reads [tool.mypy] in pyproject.toml; it checks the
+    # package that setup just installed (a tree of links to this checkout's sources).
+    log "mypy"
+    $PY -m mypy
     log "tests: compiled runtime"
     MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
     log "tests: the same runtime as pure Python"
