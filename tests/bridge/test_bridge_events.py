@@ -13,9 +13,11 @@ import mcp_types as types
 from bridge_fakes import FakeDevice
 from bridge_testlib import HttpBridge
 from mcp import Client
+from mcp.server.streamable_http import GET_STREAM_KEY, EventMessage
+from mcp_types import JSONRPCNotification
 
-from mcpgen.runtime.bridge import Bridge, Session
-from mcpgen.runtime.bridge import http as bridge_http
+from mcpgen.runtime.bridge import Bridge
+from mcpgen.runtime.bridge.event_store import SessionEventStore
 
 
 def req(method: str, params: dict[str, Any] | None = None, id: Any = 1) -> dict[str, Any]:
@@ -139,7 +141,9 @@ async def test_get_stream_resumes_after_last_event_id(http_bridge: HttpBridge) -
     url, device = http_bridge.url, http_bridge.device
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with httpx.AsyncClient(timeout=10) as c:
-        init = req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+        # the SDK holds initialize to the spec: clientInfo is required
+        info = {"name": "t", "version": "0"}
+        init = req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info})
         sid = (await c.post(url, content=json.dumps(init), headers=headers)).headers["mcp-session-id"]
         get = {"Accept": "text/event-stream", "Mcp-Session-Id": sid}
         async with c.stream("GET", url, headers=get) as stream:
@@ -267,10 +271,28 @@ async def test_sdk_client_lists_and_reads_the_events_resource(http_bridge: HttpB
             assert body["events"][-1]["arguments"] == {"count": 5}, mode
 
 
-def test_foreign_last_event_ids_replay_nothing() -> None:
-    state = bridge_http._HttpSession(Session("http"))
-    for n in range(3):
-        state.record({"n": n})
-    assert len(state.frames_after("2")) == 1 and len(state.frames_after("0")) == 3  # ids 1, 2, 3
-    for foreign in [None, "", "²", "9" * 5000, "abc", "-1", "3", str(10**6)]:
-        assert state.frames_after(foreign) == [], foreign  # and no exception
+async def test_event_store_replays_after_an_id_and_ignores_foreign_ones() -> None:
+    store = SessionEventStore(get_history=2)
+    ids = [await store.store_event(GET_STREAM_KEY, _note(n)) for n in range(3)]
+    assert ids == ["1", "2", "3"]  # consecutive on the GET stream; the oldest (1) is dropped
+    post = await store.store_event("7", _note(9))
+    assert post == "r1"  # a POST stream's ids never collide with the GET stream's
+
+    async def replay(last: str) -> tuple[str | None, list[str]]:
+        got: list[str] = []
+
+        async def collect(event: EventMessage) -> None:
+            got.append(str(event.event_id))
+
+        return await store.replay_events_after(last, collect), got
+
+    assert await replay("2") == (GET_STREAM_KEY, ["3"])
+    assert await replay("0") == (GET_STREAM_KEY, ["2", "3"])  # older than kept: all that is kept
+    assert await replay("r1") == ("7", [])
+    for foreign in ["", "²", "9" * 5000, "abc", "-1", "3", str(10**6), "r99", "r" + "9" * 50]:
+        # another session's or a forged id: nothing replayed, the GET stream resumes live
+        assert await replay(foreign) == (GET_STREAM_KEY, []), foreign
+
+
+def _note(n: int) -> JSONRPCNotification:
+    return JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params={"n": n})
