@@ -51,7 +51,7 @@ from .protocol import (
     error_response,
     parse_message,
 )
-from .sdk_http import CapturedAnswer, SessionManager, replaying, sse_headers
+from .sdk_http import CapturedAnswer, SessionManager, replaying
 from .sdk_server import CONNECTION_SCOPE_KEY, SdkConnection, build_server
 
 log = logging.getLogger("mcpgen.runtime.bridge.http")
@@ -523,7 +523,7 @@ class StreamableHttpApp:
         meta = params.get("_meta")
         if method == "tools/call" and isinstance(meta, dict) and meta.get("progressToken") is not None:
             # progress was asked for: the SDK's SSE stream, as it is
-            await self._forward(scope, session_id, replaying(body, receive), sse_headers(send))
+            await self._forward(scope, session_id, replaying(body, receive), send)
             return
         # A dropped connection does not cancel the request (2025-11-25: disconnection
         # SHOULD NOT be read as cancellation): the SDK runs the handler in the session's
@@ -670,7 +670,7 @@ class StreamableHttpApp:
             return
         if not await self._version_matches(session_id, version, send):
             return
-        await self._forward(scope, session_id, receive, sse_headers(send))
+        await self._forward(scope, session_id, receive, send)
 
     async def _delete(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         session_id = headers.get("mcp-session-id")
@@ -702,6 +702,7 @@ async def serve_http(
     body_timeout: float = BODY_TIMEOUT,
     header_timeout: float = HEADER_TIMEOUT,
     session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
+    max_sessions: int = 256,
     ready: Callable[[int], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
@@ -728,6 +729,7 @@ async def serve_http(
         client_token=client_token,
         body_timeout=body_timeout,
         session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
     )
     sock.setblocking(False)
     config = uvicorn.Config(

@@ -8,8 +8,7 @@ The SDK's ``StreamableHTTPSessionManager`` serves both eras behind the guard: st
 * :class:`CapturedAnswer` holds one SDK answer back, so the guard can answer JSON where
   the SDK streams SSE (its answer format is one setting per manager, not per request),
   join a batch's answers, or read the version an ``initialize`` negotiated;
-* :func:`replaying` and :func:`sse_headers` hand the SDK a body the guard already
-  read and add the proxy hint to its streams.
+* :func:`replaying` hands the SDK a body the guard already read.
 """
 
 from __future__ import annotations
@@ -58,20 +57,6 @@ def replaying(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
-
-
-def sse_headers(send: Send) -> Send:
-    """Add ``X-Accel-Buffering: no`` to an SSE answer, so a proxy such as nginx passes
-    each event on at once (the SDK's session streams do not set it)."""
-
-    async def wrapped(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            headers = list(message.get("headers", []))
-            if any(k.lower() == b"content-type" and v.startswith(b"text/event-stream") for k, v in headers):
-                message = {**message, "headers": [*headers, (b"x-accel-buffering", b"no")]}
-        await send(message)
-
-    return wrapped
 
 
 def _sse_data(stream: bytes) -> list[str]:
