@@ -24,7 +24,7 @@ from mcp.server.streamable_http import (
     EventStore,
     StreamId,
 )
-from mcp_types import JSONRPCMessage
+from mcp.types import JSONRPCMessage
 
 GET_HISTORY = 256
 """GET-stream messages kept for resumption."""
