@@ -133,3 +133,26 @@ async def test_initialize_answer_is_json_with_the_session_id(http_bridge: HttpBr
         assert r.headers["content-type"] == "application/json"
         assert r.json()["result"]["protocolVersion"] == "2025-03-26"
         assert len(r.headers["mcp-session-id"]) >= 32
+
+
+async def test_each_session_replays_only_its_own_events(http_bridge: HttpBridge) -> None:
+    # The SDK files every session's GET stream under one name; a store shared between
+    # sessions would replay session A's history to session B.
+    async with httpx.AsyncClient(timeout=10) as c:
+        first = await open_session(c, http_bridge.url)
+        for n in range(3):
+            http_bridge.device.notify("notifications/events/tick", {"n": n})
+        await asyncio.sleep(0.1)
+        second = await open_session(c, http_bridge.url)
+        http_bridge.device.notify("notifications/events/tick", {"n": 3})
+        await asyncio.sleep(0.1)
+        for sid, expected in [(first, [0, 1, 2, 3]), (second, [3])]:
+            headers = {"Accept": "text/event-stream", "Mcp-Session-Id": sid, "Last-Event-ID": "0"}
+            got: list[int] = []
+            async with c.stream("GET", http_bridge.url, headers=headers) as stream:
+                lines = stream.aiter_lines()
+                while len(got) < len(expected):
+                    line = await asyncio.wait_for(lines.__anext__(), 5)
+                    if line.startswith("data:") and line[5:].strip():
+                        got.append(json.loads(line[5:])["params"]["data"]["arguments"]["n"])
+            assert got == expected, sid
