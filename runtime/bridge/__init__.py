@@ -4,7 +4,7 @@ Any MCP client (desktop assistants, IDEs, the official SDKs) can list and call t
 of one or many devices through it, over stdio or Streamable HTTP. See docs/bridge.md.
 """
 
-from .core import Bridge, Reply, Session, tool_error
+from .core import Bridge, Session, tool_error
 from .device import DeviceLike, ToolInfoLike
 from .http import StreamableHttpApp, serve_http
 from .names import ToolKey, ToolNameMap, device_slug, safe_tool_name
@@ -17,7 +17,6 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "Bridge",
     "DeviceLike",
-    "Reply",
     "Session",
     "StdioServer",
     "StreamableHttpApp",

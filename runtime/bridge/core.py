@@ -1,10 +1,9 @@
 """The bridge's device logic: devices, the tool table, forwarding, events, sessions.
 
-The MCP protocol itself is served by the official SDK (``sdk_server.py``: stdio and
-2026-07-28 HTTP requests), whose handlers call into :class:`Bridge`. Handshake-era
-HTTP sessions (``http.py``) still go through :meth:`Bridge.handle`, one JSON-RPC
-message at a time (requests in their own task, so calls run concurrently and can be
-cancelled); docs/bridge.md says what the SDK's HTTP manager lacks for those.
+The MCP protocol itself is served by the official SDK (``sdk_server.py``: stdio, and
+Streamable HTTP in both eras behind the guard in ``http.py``), whose handlers call into
+:class:`Bridge`. The SDK runs each request in its own task and cancels it on
+``notifications/cancelled``; cancelling a forwarded call cancels the device call.
 """
 
 from __future__ import annotations
@@ -27,18 +26,12 @@ from .device import DeviceLike, ToolInfoLike
 from .events import RESOURCE_NOT_FOUND, EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
 from .protocol import (
-    BATCH_VERSIONS,
-    INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
-    LATEST_LEGACY,
-    LEGACY_VERSIONS,
     META_DEVICE,
     META_DEVICE_TOOL,
     META_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
     RpcFailure,
-    error_response,
     notification,
     version_at_least,
 )
@@ -72,17 +65,15 @@ def _id_key(request_id: Any) -> str:
 
 @dataclass
 class Session:
-    """One client: a stdio process, a Streamable HTTP session, or one stateless request."""
+    """One client: a stdio process, a handshake-era Streamable HTTP session, or the
+    shared state of stateless 2026-07-28 requests (``sdk_server.SdkConnection``)."""
 
     transport: str
     id: str = field(default_factory=lambda: secrets.token_hex(16))
     protocol_version: str | None = None
-    """The version negotiated by ``initialize`` (legacy clients only)."""
-    initialized: bool = False
-    client_info: dict[str, Any] | None = None
+    """The version negotiated by ``initialize`` (handshake-era clients only)."""
     push: Emit | None = None
     """Where out-of-band notifications for a legacy client go (stdout, the GET stream)."""
-    inflight: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     closed: bool = False
     log_level: str | None = None
     """The least severe level the client wants (``logging/setLevel``); None: every level."""
@@ -93,22 +84,6 @@ class Session:
         if self.log_level is None:
             return True
         return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
-
-    def cancel_all(self) -> None:
-        for task in list(self.inflight.values()):
-            task.cancel()
-
-
-@dataclass
-class Reply:
-    """What to send back for one incoming message: a response (or nothing) and, for
-    Streamable HTTP, the status code that goes with it."""
-
-    message: dict[str, Any] | None
-    http_status: int = 200
-    cancelled: bool = False
-    protocol_version: str | None = None
-    """The version the message was handled under (modern or the session's legacy one)."""
 
 
 @dataclass
@@ -374,7 +349,6 @@ class Bridge:
 
     def close_session(self, session: Session) -> None:
         session.closed = True
-        session.cancel_all()
         self._sessions.pop(session.id, None)
 
     async def close(self) -> None:
@@ -415,94 +389,11 @@ class Bridge:
             tools.append(item)
         return tools
 
-    # ------------------------------------------------------------------ messages
-
-    async def handle(self, session: Session, message: Any, emit: Emit | None = None) -> Reply:
-        """Handle one JSON-RPC message (not a batch); run requests in their own task."""
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            rid = message.get("id") if isinstance(message, dict) else None
-            return Reply(error_response(rid, INVALID_REQUEST, "not a JSON-RPC 2.0 message"), 400)
-        method = message.get("method")
-        if method is None:
-            if "id" in message and ("result" in message or "error" in message):
-                return Reply(None, 202)  # a response from the client: nothing to do
-            return Reply(error_response(message.get("id"), INVALID_REQUEST, "missing method"), 400)
-        if not isinstance(method, str):
-            return Reply(error_response(message.get("id"), INVALID_REQUEST, "method must be a string"), 400)
-        params = message.get("params")
-        if params is not None and not isinstance(params, dict):
-            if "id" not in message:
-                return Reply(None, 400)
-            return Reply(error_response(message["id"], INVALID_PARAMS, "params must be an object"), 400)
-        params = params or {}
-        if "id" not in message:
-            self._notification(session, method, params)
-            return Reply(None, 202)
-        request_id = message["id"]
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
-            return Reply(error_response(None, INVALID_REQUEST, "id must be a string or an integer"), 400)
-
-        version = self._request_version(session, method, params)
-        key = _id_key(request_id)
-        worker = asyncio.ensure_future(self._request(session, request_id, method, params, emit))
-        if method != "initialize":
-            session.inflight[key] = worker
-        try:
-            result = await worker
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                worker.cancel()
-                raise
-            return Reply(None, 200, cancelled=True, protocol_version=version)
-        except RpcFailure as failure:
-            return Reply(
-                error_response(request_id, failure.code, failure.message, failure.data),
-                failure.http_status,
-                protocol_version=version,
-            )
-        except Exception as exc:
-            log.exception("internal error handling %s", method)
-            return Reply(error_response(request_id, INTERNAL_ERROR, f"internal error: {exc}"), 500)
-        finally:
-            if session.inflight.get(key) is worker:
-                del session.inflight[key]
-        return Reply({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, protocol_version=version)
-
     @staticmethod
     def modern_version(params: dict[str, Any]) -> Any:
         """The version in a request's ``_meta`` (None: not a 2026-07-28-style request)."""
         meta = params.get("_meta")
         return meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
-
-    def _request_version(self, session: Session, method: str, params: dict[str, Any]) -> str | None:
-        modern = self.modern_version(params)
-        if modern is not None:
-            return modern if isinstance(modern, str) else None
-        if method == "initialize":
-            return None
-        return session.protocol_version or LATEST_LEGACY
-
-    def _notification(self, session: Session, method: str, params: dict[str, Any]) -> None:
-        if method == "notifications/initialized":
-            session.initialized = True
-        elif method == "notifications/cancelled":
-            task = session.inflight.get(_id_key(params.get("requestId")))
-            if task is not None:
-                log.info("client cancelled request %s: %s", params.get("requestId"), params.get("reason", ""))
-                task.cancel()
-        # every other notification (roots/list_changed, progress, ...) needs nothing from us
-
-    async def handle_batch(
-        self, session: Session, batch: list[Any], emit: Emit | None = None
-    ) -> list[dict[str, Any]]:
-        """A JSON-RPC batch (2025-03-26 only; the transport checks the version)."""
-        replies = await asyncio.gather(*(self.handle(session, item, emit) for item in batch))
-        return [r.message for r in replies if r.message is not None]
-
-    @staticmethod
-    def batch_allowed(session: Session) -> bool:
-        return session.protocol_version in BATCH_VERSIONS
 
     @classmethod
     def is_modern(cls, method: str, params: dict[str, Any]) -> bool:
@@ -510,30 +401,6 @@ class Bridge:
         if method == "initialize":
             return False
         return cls.modern_version(params) is not None or method in ("server/discover", "subscriptions/listen")
-
-    async def _request(
-        self, session: Session, request_id: Any, method: str, params: dict[str, Any], emit: Emit | None
-    ) -> dict[str, Any]:
-        if method == "initialize":
-            return self._initialize(session, params)
-        if self.is_modern(method, params):
-            # 2026-07-28 requests never get here: the SDK serves them (sdk_server.py).
-            message = f"{method}: 2026-07-28 requests are served by the SDK"
-            raise RpcFailure(INVALID_REQUEST, message, http_status=400)
-        version = session.protocol_version or LATEST_LEGACY
-        if method == "ping":
-            return {}
-        if method == "logging/setLevel":
-            return self._set_level(session, params)
-        if method in ("resources/subscribe", "resources/unsubscribe"):
-            return self.subscribe(session, method, params)
-        if method.startswith("resources/"):
-            return self._resources(method, params)
-        if method == "tools/list":
-            return self._tools_list(params, version)
-        if method == "tools/call":
-            return await self._tools_call(params, emit, version)
-        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}")
 
     @staticmethod
     def subscribe(session: Session, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -548,24 +415,6 @@ class Bridge:
         else:
             session.subscriptions.discard(uri)
         return {}
-
-    def _initialize(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            raise RpcFailure(INVALID_PARAMS, "initialize needs a protocolVersion string", http_status=400)
-        # Legacy negotiation: answer the client's version when we speak it, else our latest.
-        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY
-        session.protocol_version = version
-        info = params.get("clientInfo")
-        session.client_info = info if isinstance(info, dict) else None
-        result: dict[str, Any] = {
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}, "resources": {"subscribe": True}},
-            "serverInfo": dict(self.server_info),
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        return result
 
     @staticmethod
     def _set_level(session: Session, params: dict[str, Any]) -> dict[str, Any]:

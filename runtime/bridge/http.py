@@ -2,17 +2,22 @@
 
 Two eras share the endpoint:
 
-* **Legacy sessions** (2025-03-26 .. 2025-11-25, and 2024-11-05 clients that use this
-  transport): ``initialize`` mints an ``Mcp-Session-Id``; later requests must carry it
-  (400 without, 404 for an unknown or terminated one); ``DELETE`` ends the session;
-  ``GET`` opens the session's SSE stream for ``notifications/tools/list_changed``.
+* **Handshake-era sessions** (2024-11-05 .. 2025-11-25): ``initialize`` mints an
+  ``Mcp-Session-Id``; later requests must carry it (400 without, 404 for an unknown or
+  terminated one); ``DELETE`` ends the session; ``GET`` opens the session's SSE stream
+  for ``notifications/tools/list_changed`` and device events, resumable with
+  ``Last-Event-ID``.
 * **Stateless 2026-07-28**: every POST stands alone; the ``MCP-Protocol-Version``,
   ``Mcp-Method`` and ``Mcp-Name`` headers must match the body (400 + -32020 otherwise),
   an unsupported version is 400 + -32022, an unknown method 404 + -32601, and
   ``subscriptions/listen`` answers with a long-lived SSE stream. Closing a response
   stream cancels the request.
 
-Served by uvicorn (installed with the MCP SDK) in :func:`serve_http`.
+Both are served by the MCP SDK's ``StreamableHTTPSessionManager`` (``sdk_http.py``).
+This module is the guard in front of it: Host, Origin, the client token, methods,
+``Accept``, ``Content-Type``, the body's size, time, nesting and duplicate keys, and
+the few rules where the bridge answers differently from the SDK (each says why where it
+is done). Served by uvicorn (installed with the MCP SDK) in :func:`serve_http`.
 """
 
 from __future__ import annotations
@@ -24,19 +29,20 @@ import ipaddress
 import json
 import logging
 import socket
-import time
-from collections import deque
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from .core import Bridge, Reply, Session
+from .core import Bridge
 from .header_timeout import HEADER_TIMEOUT, header_timeout_protocol
 from .protocol import (
+    BATCH_VERSIONS,
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
@@ -45,7 +51,8 @@ from .protocol import (
     error_response,
     parse_message,
 )
-from .sdk_server import SdkConnection, build_server
+from .sdk_http import CapturedAnswer, SessionManager, replaying
+from .sdk_server import CONNECTION_SCOPE_KEY, SdkConnection, build_server
 
 log = logging.getLogger("mcpgen.runtime.bridge.http")
 
@@ -58,13 +65,10 @@ LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 MAX_BODY = 4 * 1024 * 1024
 BODY_TIMEOUT = 30.0
-EVENT_HISTORY = 256
-"""GET-stream events kept per legacy session for resumption (``Last-Event-ID``)."""
 SESSION_IDLE_TIMEOUT = 30 * 60.0
-"""Seconds a legacy session may go without a request (and without an open GET stream)."""
+"""Seconds a session may go without a request (and without an open GET stream)."""
 _TIMED_OUT = b"\x00timed-out"
 _TOO_LARGE = b"\x00too-large"
-REQUEST_CANCELLED = -32000
 
 
 def _json_bytes(message: Any) -> bytes:
@@ -119,6 +123,15 @@ def default_allowed_hosts(bind_host: str) -> frozenset[str]:
     return frozenset(n for n in names if n)
 
 
+@dataclass
+class _Session:
+    """What the guard knows of one SDK session: the version its ``initialize``
+    negotiated, and the bridge's state for it (handed to the SDK's handlers)."""
+
+    version: str
+    connection: SdkConnection
+
+
 def _accepts(accept: str, wanted: str) -> bool:
     major = wanted.split("/")[0]
     for part in accept.split(","):
@@ -127,85 +140,6 @@ def _accepts(accept: str, wanted: str) -> bool:
             return True
     return False
 
-
-def _event_frame(event_id: int | None, message: Any) -> bytes:
-    head = b"" if event_id is None else b"id: %d\n" % event_id
-    return head + b"event: message\ndata: " + _json_bytes(message) + b"\n\n"
-
-
-@dataclass
-class _HttpSession:
-    session: Session
-    stream: _SseStream | None = None
-    last_used: float = field(default_factory=time.monotonic)
-    history: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=EVENT_HISTORY))
-    """The session's last GET-stream events (id, SSE frame), kept for ``Last-Event-ID``."""
-    next_event_id: int = 1
-
-    def record(self, message: Any) -> bytes:
-        """Number a GET-stream message and keep it for resumption; returns its SSE frame."""
-        frame = _event_frame(self.next_event_id, message)
-        self.history.append((self.next_event_id, frame))
-        self.next_event_id += 1
-        return frame
-
-    def frames_after(self, last_event_id: str | None) -> list[bytes]:
-        """What a client resuming after ``last_event_id`` missed (all that is kept, if it
-        is older than that); nothing for a missing or foreign id."""
-        text = (last_event_id or "").strip()
-        if not (text.isascii() and text.isdigit() and len(text) <= 20):  # not "²", not 5000 digits
-            return []
-        last = int(text)
-        if last >= self.next_event_id:
-            return []
-        return [frame for event_id, frame in self.history if event_id > last]
-
-
-class _SseStream:
-    """One text/event-stream response: serialized writes, no writes after close."""
-
-    def __init__(self, send: Send) -> None:
-        self._send = send
-        self._lock = asyncio.Lock()
-        self.closed = False
-        self.ended = asyncio.Event()
-
-    async def start(self, extra_headers: list[tuple[bytes, bytes]] | None = None) -> None:
-        headers = [
-            (b"content-type", b"text/event-stream"),
-            (b"cache-control", b"no-cache, no-transform"),
-            (b"x-accel-buffering", b"no"),
-            *(extra_headers or []),
-        ]
-        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
-
-    async def _write(self, data: bytes) -> None:
-        async with self._lock:
-            if self.closed:
-                return
-            try:
-                await self._send({"type": "http.response.body", "body": data, "more_body": True})
-            except Exception:  # the client went away
-                self.closed = True
-                self.ended.set()
-
-    async def event(self, message: Any) -> None:
-        await self._write(_event_frame(None, message))
-
-    async def frames(self, data: bytes) -> None:
-        await self._write(data)
-
-    async def comment(self) -> None:
-        await self._write(b":\n\n")
-
-    async def close(self) -> None:
-        async with self._lock:
-            self.ended.set()
-            if self.closed:
-                return
-            self.closed = True
-            with contextlib.suppress(Exception):
-                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class StreamableHttpApp:
@@ -227,12 +161,12 @@ class StreamableHttpApp:
         allowed_hosts: ``Host`` names allowed besides IP literals and localhost (``*``: any).
         port: the port the bridge listens on (``serve_http`` sets it once bound).
         client_token: if set, clients must send ``Authorization: Bearer <token>``.
-        max_sessions: legacy sessions kept; the least recently used is dropped beyond it.
-        keepalive: seconds between SSE comment lines on long-lived streams.
+        max_sessions: sessions kept; the least recently used is ended beyond it (the
+            SDK's own cap would refuse new ones with 503 instead).
         body_timeout: seconds a request body may take to arrive in full (then HTTP 408 and
             the connection is closed), so stalled uploads cannot pile up.
-        session_idle_timeout: seconds a legacy session may go unused (no request, no open
-            GET stream) before it is ended; its id then gets 404, which tells a client to
+        session_idle_timeout: seconds a session may go unused (no request, no open GET
+            stream) before the SDK ends it; its id then gets 404, which tells a client to
             start over with ``initialize``. None: sessions live until DELETE or eviction.
     """
 
@@ -246,7 +180,6 @@ class StreamableHttpApp:
         port: int | None = None,
         client_token: str | None = None,
         max_sessions: int = 256,
-        keepalive: float = 15.0,
         body_timeout: float = BODY_TIMEOUT,
         session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
     ) -> None:
@@ -259,10 +192,10 @@ class StreamableHttpApp:
         self.body_timeout = body_timeout
         self.client_token = client_token
         self.max_sessions = max_sessions
-        self.keepalive = keepalive
-        self.sessions: dict[str, _HttpSession] = {}
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        """The SDK's handshake-era sessions by id, least recently used first."""
         self._sdk: tuple[StreamableHTTPSessionManager, asyncio.Task[None]] | None = None
-        """The SDK's session manager serving 2026-07-28 requests, started on first use."""
+        """The SDK's session manager, started on first use."""
 
     # ------------------------------------------------------------------ plumbing
 
@@ -272,7 +205,6 @@ class StreamableHttpApp:
             return
         if scope["type"] != "http":
             return
-        self._expire_idle_sessions()
         headers = self._headers(scope)
         host = headers.get("host")
         if not self.host_allowed(host):
@@ -301,9 +233,9 @@ class StreamableHttpApp:
         if method == "POST":
             await self._post(scope, headers, receive, send)
         elif method == "GET":
-            await self._get(headers, receive, send)
+            await self._get(scope, headers, receive, send)
         elif method == "DELETE":
-            await self._delete(headers, send)
+            await self._delete(scope, headers, receive, send)
         else:
             await self._error(
                 send, 405, INVALID_REQUEST, "Method Not Allowed", extra=[(b"allow", b"GET, POST, DELETE")]
@@ -320,27 +252,14 @@ class StreamableHttpApp:
                 return
 
     async def close(self) -> None:
-        for state in list(self.sessions.values()):
-            await self._end_session(state)
+        for session_id in list(self._sessions):
+            self._forget(session_id)
         if self._sdk is not None:
             task = self._sdk[1]
             self._sdk = None
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-    def _expire_idle_sessions(self) -> None:
-        """End legacy sessions unused for ``session_idle_timeout`` (checked on each request:
-        an idle server holds at most ``max_sessions`` of them, so no timer is needed)."""
-        if self.session_idle_timeout is None:
-            return
-        cutoff = time.monotonic() - self.session_idle_timeout
-        for state in list(self.sessions.values()):
-            streaming = state.stream is not None and not state.stream.closed
-            if state.last_used < cutoff and not streaming and not state.session.inflight:
-                log.info("session %s idle for %.0f s: ended", state.session.id, self.session_idle_timeout)
-                self.sessions.pop(state.session.id, None)
-                self._spawn_end(state)
 
     @staticmethod
     def _headers(scope: Scope) -> dict[str, str]:
@@ -441,48 +360,94 @@ class StreamableHttpApp:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    # ------------------------------------------------------------------ sessions
+    # ------------------------------------------------------------------ the SDK
 
-    def _add_session(self, session: Session) -> _HttpSession:
-        state = _HttpSession(session)
+    async def _sdk_manager(self) -> StreamableHTTPSessionManager:
+        """The SDK's session manager (started on first use): it serves 2026-07-28
+        requests statelessly and handshake-era sessions with their own state."""
+        if self._sdk is None:
+            shared = SdkConnection(self.bridge, "http")
+            manager = SessionManager(
+                build_server(self.bridge, shared),
+                json_response=False,  # per request, see _answer_json
+                session_idle_timeout=self.session_idle_timeout,
+                max_sessions=None,  # the guard keeps at most max_sessions (least recently used dropped)
+            )
+            started = asyncio.Event()
 
-        async def push(message: dict[str, Any]) -> None:
-            # Out-of-band notifications go to the session's GET stream, if one is open,
-            # and into its history, so a client that reconnects with Last-Event-ID gets
-            # what it missed (resumability; bounded by EVENT_HISTORY).
-            frame = state.record(message)
-            if state.stream is not None and not state.stream.closed:
-                await state.stream.frames(frame)
+            async def run() -> None:
+                try:
+                    async with manager.run():
+                        started.set()
+                        await asyncio.Event().wait()  # until close() cancels this task
+                finally:
+                    shared.close()
 
-        session.push = push
-        self.sessions[session.id] = state
-        while len(self.sessions) > self.max_sessions:
-            oldest = min(self.sessions.values(), key=lambda s: s.last_used)
-            self._spawn_end(oldest)
-            self.sessions.pop(oldest.session.id, None)
-        return state
+            self._sdk = (manager, asyncio.ensure_future(run()))
+            await started.wait()
+        return self._sdk[0]
 
-    def _spawn_end(self, state: _HttpSession) -> None:
-        asyncio.ensure_future(self._end_session(state))
+    async def _captured(self, scope: Scope, body: bytes, receive: Receive) -> CapturedAnswer:
+        """One POST through the SDK, its answer held back."""
+        answer = CapturedAnswer()
+        manager = await self._sdk_manager()
+        await manager.handle_request(scope, replaying(body, receive), answer.send)
+        return answer
 
-    async def _end_session(self, state: _HttpSession) -> None:
-        self.sessions.pop(state.session.id, None)
-        self.bridge.close_session(state.session)
-        if state.stream is not None:
-            await state.stream.close()
+    async def _answer_json(self, send: Send, answer: CapturedAnswer) -> None:
+        """Send an SDK answer as JSON: the bridge answers JSON unless progress was asked
+        for. The SDK's answer format is one setting per manager (JSON for every request,
+        or SSE for every request), so the manager streams and the guard re-emits a
+        stream's one response as a JSON body."""
+        if answer.status is None:
+            await self._error(send, 500, INTERNAL_ERROR, "Internal error: no answer")
+            return
+        if not answer.sse:
+            await send({"type": "http.response.start", "status": answer.status, "headers": answer.headers})
+            await send({"type": "http.response.body", "body": answer.body})
+            return
+        message = answer.message()
+        if message is None:
+            ended = "Internal error: the session ended before the answer"
+            await self._error(send, 500, INTERNAL_ERROR, ended)
+            return
+        session_id = answer.header(b"mcp-session-id")
+        await self._json(send, 200, message, [(b"mcp-session-id", session_id)] if session_id else None)
 
-    async def _session_for(self, headers: dict[str, str], send: Send) -> _HttpSession | None:
-        """The legacy session a request names; answers 400/404 itself when there is none."""
-        session_id = headers.get("mcp-session-id")
-        if not session_id:
-            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return None
-        state = self.sessions.get(session_id)
-        if state is None:
-            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
-            return None
-        state.last_used = time.monotonic()
-        return state
+    def _bind(self, scope: Scope, session_id: str) -> Scope:
+        """The request's scope, carrying its session's connection for the SDK's handlers."""
+        self._sessions.move_to_end(session_id)
+        return {**scope, CONNECTION_SCOPE_KEY: self._sessions[session_id].connection}
+
+    def _forget(self, session_id: str) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.connection.close()
+
+    async def _forward(self, scope: Scope, session_id: str, receive: Receive, send: Send) -> None:
+        """A request of a known session, straight through the SDK; a 404 from it (the
+        session expired) makes the guard forget the session too."""
+        manager = await self._sdk_manager()
+
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 404:
+                self._forget(session_id)
+            await send(message)
+
+        await manager.handle_request(self._bind(scope, session_id), receive, watch)
+
+    async def _end_sdk_session(self, session_id: str) -> None:
+        """End a session the way a client would (a DELETE through the SDK's manager)."""
+        self._forget(session_id)
+        scope: Scope = {
+            "type": "http",
+            "method": "DELETE",
+            "path": self.path,
+            "headers": [(b"mcp-session-id", session_id.encode())],
+            "query_string": b"",
+        }
+        manager = await self._sdk_manager()
+        await manager.handle_request(scope, replaying(b"", _never), CapturedAnswer().send)
 
     # ------------------------------------------------------------------ POST
 
@@ -497,7 +462,7 @@ class StreamableHttpApp:
             )
             return
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
+        if content_type != "application/json":  # the SDK would answer 400
             await self._error(send, 415, INVALID_REQUEST, "Unsupported Media Type: use application/json")
             return
         body = await self._read_body(receive)
@@ -518,13 +483,14 @@ class StreamableHttpApp:
             )
             return
         try:
+            # the bridge's parser: duplicate keys and deep nesting are refused (the SDK's accepts them)
             payload = parse_message(body)
         except RpcFailure as failure:
             await self._error(send, 400, failure.code, failure.message)
             return
 
         if isinstance(payload, list):
-            await self._post_batch(headers, payload, receive, send)
+            await self._post_batch(scope, headers, payload, send)
             return
         if not isinstance(payload, dict):
             await self._error(send, 400, INVALID_REQUEST, "Invalid Request")
@@ -533,73 +499,110 @@ class StreamableHttpApp:
         raw_params = payload.get("params")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         header_version = headers.get("mcp-protocol-version")
-        if method == "initialize" and "id" in payload:
-            await self._initialize(payload, receive, send)
-            return
         is_request = isinstance(method, str) and "id" in payload
+        if method == "initialize" and is_request:
+            await self._initialize(scope, body, receive, send)
+            return
         if isinstance(method, str) and is_request and (
             Bridge.is_modern(method, params) or header_version in MODERN_VERSIONS
         ):
             await self._post_modern(scope, headers, body, payload, params, receive, send)
             return
-        if header_version in MODERN_VERSIONS and not headers.get("mcp-session-id"):
+        session_id = headers.get("mcp-session-id")
+        if header_version in MODERN_VERSIONS and not session_id:
             await self._empty(send, 202)  # 2026-07-28 defines no client notifications here
             return
-        state = await self._session_for(headers, send)
-        if state is None:
+        if not session_id:
+            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return
-        session = state.session
-        if header_version is not None and (
-            header_version not in SUPPORTED_VERSIONS or header_version != session.protocol_version
-        ):
-            await self._error(
-                send,
-                400,
-                INVALID_REQUEST,
-                f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
-                f" (this session uses {session.protocol_version})",
-                {"supported": list(SUPPORTED_VERSIONS)},
-            )
+        if session_id not in self._sessions:
+            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
             return
-        if not is_request:
-            reply = await self.bridge.handle(session, payload)
-            if reply.message is not None:
-                await self._json(send, reply.http_status, reply.message)
-            else:
-                await self._empty(send, 202 if reply.http_status < 300 else reply.http_status)
+        if not await self._version_matches(session_id, header_version, send):
             return
-        await self._respond(session, payload, params, send)
+        meta = params.get("_meta")
+        if method == "tools/call" and isinstance(meta, dict) and meta.get("progressToken") is not None:
+            # progress was asked for: the SDK's SSE stream, as it is
+            await self._forward(scope, session_id, replaying(body, receive), send)
+            return
+        # A dropped connection does not cancel the request (2025-11-25: disconnection
+        # SHOULD NOT be read as cancellation): the SDK runs the handler in the session's
+        # own task; only notifications/cancelled cancels it.
+        answer = CapturedAnswer()
+        await self._forward(scope, session_id, replaying(body, receive), answer.send)
+        await self._answer_json(send, answer)
 
-    async def _initialize(self, payload: dict[str, Any], receive: Receive, send: Send) -> None:
-        session = self.bridge.new_session("http")
-        reply = await self.bridge.handle(session, payload)
-        if reply.message is None or "error" in reply.message:
-            self.bridge.close_session(session)
-            await self._json(send, reply.http_status if reply.http_status >= 400 else 200, reply.message)
-            return
-        self._add_session(session)
-        await self._json(send, 200, reply.message, [(b"mcp-session-id", session.id.encode())])
+    async def _version_matches(self, session_id: str, header_version: str | None, send: Send) -> bool:
+        """``MCP-Protocol-Version``, when sent, must be the session's (the SDK accepts
+        any supported one); a missing header is accepted (the spec: assume 2025-03-26)."""
+        if header_version is None:
+            return True
+        negotiated = self._sessions[session_id].version
+        if header_version == negotiated:
+            return True
+        await self._error(
+            send,
+            400,
+            INVALID_REQUEST,
+            f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
+            f" (this session uses {negotiated})",
+            {"supported": list(SUPPORTED_VERSIONS)},
+        )
+        return False
 
-    async def _post_batch(
-        self, headers: dict[str, str], batch: list[Any], receive: Receive, send: Send
-    ) -> None:
+    async def _initialize(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        """``initialize`` opens an SDK session; the guard notes the version it negotiated
+        (from the answer) for the version header check and batches."""
+        while len(self._sessions) >= self.max_sessions:
+            oldest = next(iter(self._sessions))
+            log.info("more than %d sessions: ending the least recently used, %s", self.max_sessions, oldest)
+            await self._end_sdk_session(oldest)
+        connection = SdkConnection(self.bridge, "http")
+        answer = await self._captured({**scope, CONNECTION_SCOPE_KEY: connection}, body, receive)
+        session_id = answer.header(b"mcp-session-id")
+        message = answer.message()
+        result = message.get("result") if isinstance(message, dict) else None
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if answer.status == 200 and session_id and isinstance(version, str):
+            self._sessions[session_id.decode("latin-1")] = _Session(version, connection)
+        else:
+            connection.close()
+            if session_id:  # the SDK keeps a session even when initialize failed: end it
+                answer.headers = [(k, v) for k, v in answer.headers if k.lower() != b"mcp-session-id"]
+                await self._end_sdk_session(session_id.decode("latin-1"))
+        await self._answer_json(send, answer)
+
+    async def _post_batch(self, scope: Scope, headers: dict[str, str], batch: list[Any], send: Send) -> None:
+        """A JSON-RPC batch, in sessions that negotiated 2025-03-26 only. The SDK refuses
+        batches in every revision, so each item goes through the session on its own and
+        the answers are joined into one array (202 when there is nothing to answer)."""
         if not batch:
             await self._error(send, 400, INVALID_REQUEST, "Invalid Request: empty batch")
             return
         if any(isinstance(m, dict) and m.get("method") == "initialize" for m in batch):
             await self._error(send, 400, INVALID_REQUEST, "initialize must not be part of a batch")
             return
-        state = await self._session_for(headers, send)
-        if state is None:
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return
-        if not self.bridge.batch_allowed(state.session):
+        if session_id not in self._sessions:
+            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
+            return
+        if not await self._version_matches(session_id, headers.get("mcp-protocol-version"), send):
+            return
+        if self._sessions[session_id].version not in BATCH_VERSIONS:
             await self._error(
                 send, 400, INVALID_REQUEST, "JSON-RPC batches are only allowed in protocol 2025-03-26"
             )
             return
-        responses = await self.bridge.handle_batch(state.session, batch)
-        if responses:
-            await self._json(send, 200, responses)
+        item_scope = self._bind(scope, session_id)
+        answers = await asyncio.gather(
+            *(self._captured(item_scope, _json_bytes(item), _never) for item in batch)
+        )
+        replies = [m for m in (a.message() for a in answers) if isinstance(m, dict)]
+        if replies:
+            await self._json(send, 200, replies)
         else:
             await self._empty(send, 202)
 
@@ -638,88 +641,18 @@ class StreamableHttpApp:
             await self._error(send, 400, HEADER_MISMATCH, problem, request_id=payload.get("id"))
             return
         manager = await self._sdk_manager()
-        replayed = False
-
-        async def replay() -> Message:
-            # The body was read (and checked) above; the SDK reads it again from here,
-            # then sees the client's disconnect through the original channel.
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await manager.handle_request(scope, replay, send)
-
-    async def _sdk_manager(self) -> StreamableHTTPSessionManager:
-        if self._sdk is None:
-            connection = SdkConnection(self.bridge, "http")
-            manager = StreamableHTTPSessionManager(
-                build_server(self.bridge, connection), json_response=False, session_idle_timeout=None
-            )
-            started = asyncio.Event()
-
-            async def run() -> None:
-                try:
-                    async with manager.run():
-                        started.set()
-                        await asyncio.Event().wait()  # until close() cancels this task
-                finally:
-                    connection.close()
-
-            self._sdk = (manager, asyncio.ensure_future(run()))
-            await started.wait()
-        return self._sdk[0]
-
-    async def _respond(
-        self,
-        session: Session,
-        payload: dict[str, Any],
-        params: dict[str, Any],
-        send: Send,
-    ) -> None:
-        """Answer one request with JSON, or with SSE when progress may precede the answer.
-
-        A dropped connection does not cancel the request (2025-11-25: disconnection
-        SHOULD NOT be read as cancellation); ``notifications/cancelled`` does.
-        """
-        method = payload.get("method")
-        raw_meta = params.get("_meta")
-        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        streaming = method == "tools/call" and meta.get("progressToken") is not None
-        stream: _SseStream | None = None
-        keepalive: asyncio.Task[None] | None = None
-        if streaming:
-            stream = _SseStream(send)
-            await stream.start()
-            keepalive = asyncio.ensure_future(self._keepalive(stream))
-        try:
-            reply: Reply = await self.bridge.handle(session, payload, stream.event if stream else None)
-        finally:
-            if keepalive is not None:
-                keepalive.cancel()
-        if stream is not None:
-            if reply.message is not None:
-                await stream.event(reply.message)
-            await stream.close()
-            return
-        if reply.message is None:  # cancelled by notifications/cancelled on another POST
-            reply.message = error_response(
-                payload.get("id"), REQUEST_CANCELLED, "request cancelled by the client"
-            )
-        await self._json(send, reply.http_status, reply.message)
-
-    async def _keepalive(self, stream: _SseStream) -> None:
-        while not stream.closed:
-            await asyncio.sleep(self.keepalive)
-            await stream.comment()
+        await manager.handle_request(scope, replaying(body, receive), send)
 
     # ------------------------------------------------------------------ GET / DELETE
 
-    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _get(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        """The session's GET stream, the SDK's: list_changed and device events, with
+        event ids; ``Last-Event-ID`` replays from the session's event store."""
         version = headers.get("mcp-protocol-version")
-        if version in MODERN_VERSIONS or (version is None and not headers.get("mcp-session-id")):
-            # 2026-07-28 has no GET stream (subscriptions/listen replaces it).
+        session_id = headers.get("mcp-session-id")
+        if version in MODERN_VERSIONS or (version is None and not session_id):
+            # 2026-07-28 has no GET stream (subscriptions/listen replaces it); without a
+            # session there is nothing to stream (the SDK would answer 400).
             await self._error(
                 send, 405, INVALID_REQUEST, "Method Not Allowed", extra=[(b"allow", b"GET, POST, DELETE")]
             )
@@ -729,50 +662,32 @@ class StreamableHttpApp:
                 send, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"
             )
             return
-        state = await self._session_for(headers, send)
-        if state is None:
+        if not session_id:
+            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return
-        if version is not None and version != state.session.protocol_version:
-            await self._error(
-                send, 400, INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
-            )
+        if session_id not in self._sessions:
+            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
             return
-        if state.stream is not None and not state.stream.closed:
-            await self._error(send, 409, INVALID_REQUEST, "Conflict: this session already has a GET stream")
+        if not await self._version_matches(session_id, version, send):
             return
-        stream = _SseStream(send)
-        await stream.start()
-        # Snapshot the missed events and attach the stream in one step (no await between),
-        # so each event is either replayed or pushed live, never both or neither.
-        missed = state.frames_after(headers.get("last-event-id"))
-        state.stream = stream
-        if missed:
-            await stream.frames(b"".join(missed))
-        keepalive = asyncio.ensure_future(self._keepalive(stream))
+        await self._forward(scope, session_id, receive, send)
 
-        async def client_gone() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-
-        watcher = asyncio.ensure_future(client_gone())
-        ended = asyncio.ensure_future(stream.ended.wait())
-        try:
-            await asyncio.wait({watcher, ended}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            watcher.cancel()
-            ended.cancel()
-            keepalive.cancel()
-            if state.stream is stream:
-                state.stream = None
-            state.last_used = time.monotonic()  # idle from the moment the stream ends
-            await stream.close()
-
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        state = await self._session_for(headers, send)
-        if state is None:
+    async def _delete(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        session_id = headers.get("mcp-session-id")
+        if not session_id:
+            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return
-        await self._end_session(state)
-        await self._empty(send, 200)
+        if session_id not in self._sessions:
+            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
+            return
+        await self._forward(scope, session_id, receive, send)
+        self._forget(session_id)
+
+
+async def _never() -> Message:
+    """The ``receive`` of a request the guard makes itself: no client, no disconnect."""
+    await asyncio.Event().wait()
+    raise AssertionError("unreachable")
 
 
 async def serve_http(
@@ -787,6 +702,7 @@ async def serve_http(
     body_timeout: float = BODY_TIMEOUT,
     header_timeout: float = HEADER_TIMEOUT,
     session_idle_timeout: float | None = SESSION_IDLE_TIMEOUT,
+    max_sessions: int = 256,
     ready: Callable[[int], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
@@ -813,6 +729,7 @@ async def serve_http(
         client_token=client_token,
         body_timeout=body_timeout,
         session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
     )
     sock.setblocking(False)
     config = uvicorn.Config(

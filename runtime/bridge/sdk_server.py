@@ -96,6 +96,14 @@ class SdkConnection:
         if ctx.protocol_version in LEGACY_VERSIONS and ctx.method != "initialize":
             self.session.protocol_version = ctx.protocol_version
 
+    def negotiated(self, result: Any) -> None:
+        """An HTTP session is pushed to from its ``initialize`` answer on: its GET
+        stream (or the event store, for a later ``Last-Event-ID``) may open before
+        ``notifications/initialized`` is sent."""
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if version in LEGACY_VERSIONS:
+            self.session.protocol_version = version
+
     async def _push(self, message: dict[str, Any]) -> None:
         if self._sdk_session is None:
             return
@@ -111,8 +119,42 @@ class SdkConnection:
         self.bridge.close_session(self.session)
 
 
-def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
-    """A low-level SDK ``Server`` whose handlers are the bridge's, for one connection."""
+CONNECTION_SCOPE_KEY = "mcpgen.bridge.connection"
+"""Where the HTTP guard puts a session's :class:`SdkConnection` in the ASGI scope."""
+
+
+class _BridgeServer(Server[Any]):
+    """The SDK's ``Server``, announcing ``tools.listChanged`` by default: the session
+    manager builds each session's ``initialize`` answer from the default options."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
+    """A low-level SDK ``Server`` whose handlers are the bridge's.
+
+    ``shared`` serves stdio and stateless 2026-07-28 requests. A handshake-era
+    Streamable HTTP session has its own :class:`SdkConnection` (its log level,
+    subscriptions and pushed notifications are its own). The session manager shares
+    this one ``Server`` between sessions and shows a handler its HTTP request, so the
+    guard (``http.py``), which tracks sessions, hands each request its session's
+    connection in the ASGI scope.
+    """
+
+    def connection_of(ctx: Ctx) -> SdkConnection:
+        scope = getattr(ctx.request, "scope", None)
+        own = scope.get(CONNECTION_SCOPE_KEY) if isinstance(scope, dict) else None
+        return own if isinstance(own, SdkConnection) else shared
 
     async def list_tools(ctx: Ctx) -> dict[str, Any]:
         return bridge._tools_list(_raw(ctx), ctx.protocol_version)
@@ -129,10 +171,10 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
         return bridge._resources(ctx.method, _raw(ctx))
 
     async def subscribe(ctx: Ctx) -> dict[str, Any]:
-        return bridge.subscribe(connection.session, ctx.method, _raw(ctx))
+        return bridge.subscribe(connection_of(ctx).session, ctx.method, _raw(ctx))
 
     async def set_level(ctx: Ctx) -> dict[str, Any]:
-        return bridge._set_level(connection.session, _raw(ctx))
+        return bridge._set_level(connection_of(ctx).session, _raw(ctx))
 
     def input_schema(name: str) -> dict[str, Any] | None:
         # for the SDK's Mcp-Param-* header checks (2026-07-28 HTTP), without a tools/list per call
@@ -149,13 +191,13 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
             tools_list_changed=True if wanted.tools_list_changed else None,
             resource_subscriptions=uris or None,
         )
-        return await connection.listen(ctx, params.model_copy(update={"notifications": granted}))
+        return await connection_of(ctx).listen(ctx, params.model_copy(update={"notifications": granted}))
 
     with warnings.catch_warnings():
         # Handshake-era clients get device events as log messages (docs/bridge.md), so
         # the bridge keeps the logging capability the SDK marks deprecated at 2026-07-28.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        server: Server[Any] = Server(
+        server: Server[Any] = _BridgeServer(
             str(bridge.server_info["name"]),
             version=str(bridge.server_info["version"]),
             instructions=bridge.instructions,
@@ -180,8 +222,12 @@ def build_server(bridge: Bridge, connection: SdkConnection) -> Server[Any]:
         )
 
     async def track(ctx: Ctx, call_next: Callable[[Ctx], Awaitable[Any]]) -> Any:
+        connection = connection_of(ctx)
         connection.seen(ctx)
-        return await call_next(ctx)
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and connection is not shared:
+            connection.negotiated(result)
+        return result
 
     server.middleware.append(track)
     return server

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from bridge_fakes import FakeDevice, FakeTool
 from bridge_testlib import HERE, subprocess_env
+from sdk_harness import RawClient
 
 from mcpgen.runtime.bridge import Bridge, ToolKey, ToolNameMap, device_slug, safe_tool_name
 from mcpgen.runtime.bridge.names import SAFE_NAME_RE
@@ -90,60 +91,50 @@ async def test_tool_list_meta_user_only_and_filter() -> None:
 
 async def test_list_changed_on_tool_change_and_device_churn() -> None:
     bridge = Bridge(prefix_tools=True)
-    pushed: list[dict[str, Any]] = []
+    async with RawClient(bridge) as client:
+        pushed = client.notifications
+        device = FakeDevice("one")
+        bridge.add_device(device)
+        await client.wait_for(1)
+        assert pushed == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
 
-    async def push(message: dict[str, Any]) -> None:
-        pushed.append(message)
+        device.set_tools([FakeTool("self.only", "The only tool.", {"type": "object"})])
+        await client.wait_for(2)
+        assert bridge.tool_names() == ["one__self__only"]
+        assert len(pushed) == 2
 
-    session = bridge.new_session("stdio", push=push)
-    await bridge.handle(session, req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
-    device = FakeDevice("one")
-    bridge.add_device(device)
-    await asyncio.sleep(0)
-    assert pushed == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
-
-    device.set_tools([FakeTool("self.only", "The only tool.", {"type": "object"})])
-    for _ in range(20):
-        await asyncio.sleep(0.01)
-    assert bridge.tool_names() == ["one__self__only"]
-    assert len(pushed) == 2
-
-    await device.close()
-    bridge.prune_closed()
-    await asyncio.sleep(0)
-    assert bridge.tool_names() == [] and len(pushed) == 3
-    reply = await bridge.handle(session, call("one__self__only"))
-    assert reply.message is not None
-    result = reply.message["result"]
-    assert result["isError"] is True and "one is not connected" in result["content"][0]["text"]
+        await device.close()
+        bridge.prune_closed()
+        await client.wait_for(3)
+        assert bridge.tool_names() == [] and len(pushed) == 3
+        reply = await client.request(call("one__self__only"))
+        result = reply["result"]
+        assert result["isError"] is True and "one is not connected" in result["content"][0]["text"]
 
 
 async def test_device_lost_mid_call_is_a_tool_error() -> None:
     bridge = Bridge()
     device = FakeDevice("one", step=0.05)
     bridge.add_device(device)
-    session = bridge.new_session("stdio")
-    pending = asyncio.ensure_future(bridge.handle(session, call("self__slow__count", {"steps": 100})))
-    await asyncio.sleep(0.1)
-    await device.close()
-    reply = await asyncio.wait_for(pending, 2)
-    assert reply.message is not None
-    result = reply.message["result"]
-    assert result["isError"] is True and "disconnected" in result["content"][0]["text"]
+    async with RawClient(bridge) as client:
+        pending = asyncio.ensure_future(client.request(call("self__slow__count", {"steps": 100})))
+        await asyncio.sleep(0.1)
+        await device.close()
+        result = (await asyncio.wait_for(pending, 2))["result"]
+        assert result["isError"] is True and "disconnected" in result["content"][0]["text"]
 
 
 async def test_removed_device_cancels_calls_in_flight() -> None:
     bridge = Bridge()
     device = FakeDevice("one", step=0.05)
     bridge.add_device(device)
-    pending = asyncio.ensure_future(
-        bridge.handle(bridge.new_session("http"), call("self__slow__count", {"steps": 100}))
-    )
-    await asyncio.sleep(0.1)
-    bridge.remove_device("one")
-    reply = await asyncio.wait_for(pending, 2)
-    assert reply.message is not None and reply.message["result"]["isError"] is True
-    assert device.cancelled == ["self.slow.count"]
+    async with RawClient(bridge) as client:
+        pending = asyncio.ensure_future(client.request(call("self__slow__count", {"steps": 100})))
+        await asyncio.sleep(0.1)
+        bridge.remove_device("one")
+        reply = await asyncio.wait_for(pending, 2)
+        assert reply["result"]["isError"] is True
+        assert device.cancelled == ["self.slow.count"]
 
 
 async def test_hung_device_cannot_hang_the_client() -> None:
@@ -157,25 +148,24 @@ async def test_hung_device_cannot_hang_the_client() -> None:
     bridge = Bridge(call_timeout=0.05)
     bridge.timeout_slack = 0.05
     bridge.add_device(Hung("one"))
-    reply = await asyncio.wait_for(bridge.handle(bridge.new_session("stdio"), call("self__fail")), 2)
-    assert reply.message is not None
-    assert "did not answer" in reply.message["result"]["content"][0]["text"]
+    async with RawClient(bridge) as client:
+        reply = await asyncio.wait_for(client.request(call("self__fail")), 2)
+        assert "did not answer" in reply["result"]["content"][0]["text"]
 
 
 async def test_cancelled_notification_cancels_the_device_call() -> None:
     bridge = Bridge()
     device = FakeDevice("one", step=0.05)
     bridge.add_device(device)
-    session = bridge.new_session("stdio")
-    pending = asyncio.ensure_future(
-        bridge.handle(session, call("self__slow__count", {"steps": 100}, id="abc"))
-    )
-    await asyncio.sleep(0.1)
-    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "abc"}}
-    assert (await bridge.handle(session, note)).message is None
-    reply = await asyncio.wait_for(pending, 2)
-    assert reply.cancelled and reply.message is None  # no response for a cancelled request
-    assert device.cancelled == ["self.slow.count"]
+    async with RawClient(bridge) as client:
+        pending = asyncio.ensure_future(client.request(call("self__slow__count", {"steps": 100}, id="abc")))
+        await asyncio.sleep(0.1)
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "abc"}}
+        await client.send(note)
+        await asyncio.sleep(0.3)
+        assert device.cancelled == ["self.slow.count"]
+        assert not pending.done()  # no response for a cancelled request
+        pending.cancel()
 
 
 async def test_runtime_errors_become_tool_errors() -> None:
@@ -197,9 +187,8 @@ async def test_runtime_errors_become_tool_errors() -> None:
     ]:
         bridge = Bridge()
         bridge.add_device(Failing(exc))
-        reply = await bridge.handle(bridge.new_session("stdio"), call("self__fail"))
-        assert reply.message is not None
-        result = reply.message["result"]
+        async with RawClient(bridge) as client:
+            result = (await client.request(call("self__fail")))["result"]
         assert result["isError"] is True and text in result["content"][0]["text"], result
 
 
@@ -209,17 +198,13 @@ async def test_runtime_errors_become_tool_errors() -> None:
 async def test_legacy_negotiation_and_modern_errors() -> None:
     bridge = Bridge()
     bridge.add_device(FakeDevice("one"))
-    session = bridge.new_session("stdio")
-    reply = await bridge.handle(
-        session, req("initialize", {"protocolVersion": "2030-01-01", "capabilities": {}})
-    )
-    assert reply.message is not None and reply.message["result"]["protocolVersion"] == "2025-11-25"
+    async with RawClient(bridge, "2030-01-01") as client:
+        assert client.initialize_result is not None
+        assert client.initialize_result["protocolVersion"] == "2025-11-25"
     # structuredContent exists from 2025-06-18 on; older sessions do not get it
-    old = bridge.new_session("stdio")
-    await bridge.handle(old, req("initialize", {"protocolVersion": "2025-03-26", "capabilities": {}}))
-    reply = await bridge.handle(old, call("self__audio_speaker__set_volume", {"volume": 3}))
-    assert reply.message is not None and "structuredContent" not in reply.message["result"]
-
+    async with RawClient(bridge, "2025-03-26") as old:
+        reply = await old.request(call("self__audio_speaker__set_volume", {"volume": 3}))
+        assert "structuredContent" not in reply["result"]
 
 
 # ---------------------------------------------------------------- stdio, raw

@@ -13,92 +13,85 @@ import mcp_types as types
 from bridge_fakes import FakeDevice
 from bridge_testlib import HttpBridge
 from mcp import Client
+from mcp.server.streamable_http import GET_STREAM_KEY, EventMessage
+from mcp_types import JSONRPCNotification
+from sdk_harness import RawClient
 
-from mcpgen.runtime.bridge import Bridge, Session
-from mcpgen.runtime.bridge import http as bridge_http
+from mcpgen.runtime.bridge import Bridge
+from mcpgen.runtime.bridge.event_store import SessionEventStore
 
 
 def req(method: str, params: dict[str, Any] | None = None, id: Any = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
 
 
-async def _legacy_session(bridge: Bridge) -> tuple[Any, list[dict[str, Any]]]:
-    pushed: list[dict[str, Any]] = []
-
-    async def push(message: dict[str, Any]) -> None:
-        pushed.append(message)
-
-    session = bridge.new_session("stdio", push=push)
-    init = req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
-    reply = await bridge.handle(session, init)
-    assert reply.message is not None and reply.message["result"]["capabilities"]["logging"] == {}
-    return session, pushed
-
-
 async def test_event_becomes_a_log_message_with_structured_data() -> None:
     bridge = Bridge(device_ids=["kitchen"])
-    session, pushed = await _legacy_session(bridge)
-    kitchen, hall = FakeDevice("kitchen"), FakeDevice("hall")
-    bridge.add_device(kitchen)
-    bridge.add_device(hall)  # not selected: its events are not served either
-    await asyncio.sleep(0)
-    pushed.clear()
+    async with RawClient(bridge) as client:
+        assert client.initialize_result is not None
+        assert client.initialize_result["capabilities"]["logging"] == {}
+        pushed = client.notifications
+        kitchen, hall = FakeDevice("kitchen"), FakeDevice("hall")
+        bridge.add_device(kitchen)
+        bridge.add_device(hall)  # not selected: its events are not served either
+        await client.settle()
+        pushed.clear()
 
-    kitchen.notify("notifications/events/button_pressed", {"count": 3, "long": False})
-    hall.notify("notifications/events/button_pressed", {"count": 9})
-    kitchen.notify("notifications/other", {"x": 1})  # not an event: nothing to forward
-    await asyncio.sleep(0)
-    assert pushed == [
-        {
-            "jsonrpc": "2.0",
-            "method": "notifications/message",
-            "params": {
-                "level": "info",
-                "logger": "mcpgen.device.kitchen",
-                "data": {
-                    "event": "button_pressed",
-                    "device": "kitchen",
-                    "arguments": {"count": 3, "long": False},
+        kitchen.notify("notifications/events/button_pressed", {"count": 3, "long": False})
+        hall.notify("notifications/events/button_pressed", {"count": 9})
+        kitchen.notify("notifications/other", {"x": 1})  # not an event: nothing to forward
+        await client.settle()
+        assert pushed == [
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {
+                    "level": "info",
+                    "logger": "mcpgen.device.kitchen",
+                    "data": {
+                        "event": "button_pressed",
+                        "device": "kitchen",
+                        "arguments": {"count": 3, "long": False},
+                    },
                 },
-            },
-        }
-    ]
+            }
+        ]
 
 
 async def test_set_level_above_info_silences_events_and_bad_levels_are_refused() -> None:
     bridge = Bridge()
-    session, pushed = await _legacy_session(bridge)
-    device = FakeDevice("one")
-    bridge.add_device(device)
-    await asyncio.sleep(0)
-    pushed.clear()
+    async with RawClient(bridge) as client:
+        pushed = client.notifications
+        device = FakeDevice("one")
+        bridge.add_device(device)
+        await client.settle()
+        pushed.clear()
 
-    bad = await bridge.handle(session, req("logging/setLevel", {"level": "loud"}, id=2))
-    assert bad.message is not None and bad.message["error"]["code"] == -32602
-    assert "warning" in bad.message["error"]["message"]
-    ok = await bridge.handle(session, req("logging/setLevel", {"level": "warning"}, id=3))
-    assert ok.message == {"jsonrpc": "2.0", "id": 3, "result": {}}
-    device.notify("notifications/events/motion", {"zone": 1})
-    await asyncio.sleep(0)
-    assert pushed == []
+        bad = await client.request(req("logging/setLevel", {"level": "loud"}, id=2))
+        assert bad["error"]["code"] == -32602
+        ok = await client.request(req("logging/setLevel", {"level": "warning"}, id=3))
+        assert ok == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        device.notify("notifications/events/motion", {"zone": 1})
+        await client.settle()
+        assert pushed == []
 
-    await bridge.handle(session, req("logging/setLevel", {"level": "debug"}, id=4))
-    device.notify("notifications/events/motion", {"zone": 2})
-    await asyncio.sleep(0)
-    assert [m["params"]["data"]["arguments"] for m in pushed] == [{"zone": 2}]
+        await client.request(req("logging/setLevel", {"level": "debug"}, id=4))
+        device.notify("notifications/events/motion", {"zone": 2})
+        await client.settle()
+        assert [m["params"]["data"]["arguments"] for m in pushed] == [{"zone": 2}]
 
 
 async def test_removed_device_events_are_not_forwarded() -> None:
     bridge = Bridge()
-    _, pushed = await _legacy_session(bridge)
-    device = FakeDevice("one")
-    bridge.add_device(device)
-    bridge.remove_device("one")
-    await asyncio.sleep(0)
-    pushed.clear()
-    device.notify("notifications/events/motion", {"zone": 1})
-    await asyncio.sleep(0)
-    assert pushed == []
+    async with RawClient(bridge) as client:
+        device = FakeDevice("one")
+        bridge.add_device(device)
+        bridge.remove_device("one")
+        await client.settle()
+        client.notifications.clear()
+        device.notify("notifications/events/motion", {"zone": 1})
+        await client.settle()
+        assert client.notifications == []
 
 
 async def test_sdk_client_over_http_receives_device_events(http_bridge: HttpBridge) -> None:
@@ -139,7 +132,9 @@ async def test_get_stream_resumes_after_last_event_id(http_bridge: HttpBridge) -
     url, device = http_bridge.url, http_bridge.device
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with httpx.AsyncClient(timeout=10) as c:
-        init = req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+        # the SDK holds initialize to the spec: clientInfo is required
+        info = {"name": "t", "version": "0"}
+        init = req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info})
         sid = (await c.post(url, content=json.dumps(init), headers=headers)).headers["mcp-session-id"]
         get = {"Accept": "text/event-stream", "Mcp-Session-Id": sid}
         async with c.stream("GET", url, headers=get) as stream:
@@ -175,49 +170,48 @@ EVENTS_URI = "mcpgen://devices/aa%3Abb/events"
 
 async def test_events_resource_list_read_and_subscribe() -> None:
     bridge = Bridge()
-    session, pushed = await _legacy_session(bridge)
-    device = FakeDevice("aa:bb")
-    bridge.add_device(device)
-    listed = await bridge.handle(session, req("resources/list", id=2))
-    assert listed.message is not None
-    assert [r["uri"] for r in listed.message["result"]["resources"]] == [EVENTS_URI]
-    sub = await bridge.handle(session, req("resources/subscribe", {"uri": EVENTS_URI}, id=3))
-    assert sub.message == {"jsonrpc": "2.0", "id": 3, "result": {}}
-    bad = await bridge.handle(session, req("resources/subscribe", {"uri": "file:///etc/passwd"}, id=4))
-    assert bad.message is not None and bad.message["error"]["code"] == -32602
-    await asyncio.sleep(0)
-    pushed.clear()
+    async with RawClient(bridge) as client:
+        pushed = client.notifications
+        device = FakeDevice("aa:bb")
+        bridge.add_device(device)
+        listed = await client.request(req("resources/list", id=2))
+        assert [r["uri"] for r in listed["result"]["resources"]] == [EVENTS_URI]
+        sub = await client.request(req("resources/subscribe", {"uri": EVENTS_URI}, id=3))
+        assert sub == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        bad = await client.request(req("resources/subscribe", {"uri": "file:///etc/passwd"}, id=4))
+        assert bad["error"]["code"] == -32602
+        await client.settle()
+        pushed.clear()
 
-    for n in range(40):  # more than the 32 kept
-        device.notify("notifications/events/tick", {"n": n})
-    await asyncio.sleep(0)
-    updated = [m for m in pushed if m["method"] == "notifications/resources/updated"]
-    assert len(updated) == 40 and updated[0]["params"] == {"uri": EVENTS_URI}
-    read = await bridge.handle(session, req("resources/read", {"uri": EVENTS_URI}, id=5))
-    assert read.message is not None
-    content = read.message["result"]["contents"][0]
-    assert content["uri"] == EVENTS_URI and content["mimeType"] == "application/json"
-    body = json.loads(content["text"])
-    assert body["device"] == "aa:bb"
-    assert [e["arguments"]["n"] for e in body["events"]] == list(range(8, 40))
-    assert {e["event"] for e in body["events"]} == {"tick"}
+        for n in range(40):  # more than the 32 kept
+            device.notify("notifications/events/tick", {"n": n})
+        await client.wait_for(80)
+        updated = [m for m in pushed if m["method"] == "notifications/resources/updated"]
+        assert len(updated) == 40 and updated[0]["params"] == {"uri": EVENTS_URI}
+        read = await client.request(req("resources/read", {"uri": EVENTS_URI}, id=5))
+        content = read["result"]["contents"][0]
+        assert content["uri"] == EVENTS_URI and content["mimeType"] == "application/json"
+        body = json.loads(content["text"])
+        assert body["device"] == "aa:bb"
+        assert [e["arguments"]["n"] for e in body["events"]] == list(range(8, 40))
+        assert {e["event"] for e in body["events"]} == {"tick"}
 
-    await bridge.handle(session, req("resources/unsubscribe", {"uri": EVENTS_URI}, id=6))
-    pushed.clear()
-    device.notify("notifications/events/tick", {"n": 99})
-    await asyncio.sleep(0)
-    assert [m["method"] for m in pushed] == ["notifications/message"]
+        await client.request(req("resources/unsubscribe", {"uri": EVENTS_URI}, id=6))
+        pushed.clear()
+        device.notify("notifications/events/tick", {"n": 99})
+        await client.settle()
+        assert [m["method"] for m in pushed] == ["notifications/message"]
 
-    for n in range(1024):  # devices that may connect later count too, up to a bound
-        uri = f"mcpgen://devices/d{n}/events"
-        await bridge.handle(session, req("resources/subscribe", {"uri": uri}, id=8))
-    extra = {"uri": "mcpgen://devices/x/events"}
-    full = await bridge.handle(session, req("resources/subscribe", extra, id=9))
-    assert full.message is not None and full.message["error"]["code"] == -32602
+        for n in range(1024):  # devices that may connect later count too, up to a bound
+            uri = f"mcpgen://devices/d{n}/events"
+            await client.request(req("resources/subscribe", {"uri": uri}, id=100 + n))
+        extra = {"uri": "mcpgen://devices/x/events"}
+        full = await client.request(req("resources/subscribe", extra, id=9))
+        assert full["error"]["code"] == -32602
 
-    bridge.remove_device("aa:bb")
-    gone = await bridge.handle(session, req("resources/read", {"uri": EVENTS_URI}, id=7))
-    assert gone.message is not None and gone.message["error"]["code"] == -32002
+        bridge.remove_device("aa:bb")
+        gone = await client.request(req("resources/read", {"uri": EVENTS_URI}, id=7))
+        assert gone["error"]["code"] == -32002
 
 
 async def test_modern_listen_delivers_resource_updates_for_events(http_bridge: HttpBridge) -> None:
@@ -267,10 +261,28 @@ async def test_sdk_client_lists_and_reads_the_events_resource(http_bridge: HttpB
             assert body["events"][-1]["arguments"] == {"count": 5}, mode
 
 
-def test_foreign_last_event_ids_replay_nothing() -> None:
-    state = bridge_http._HttpSession(Session("http"))
-    for n in range(3):
-        state.record({"n": n})
-    assert len(state.frames_after("2")) == 1 and len(state.frames_after("0")) == 3  # ids 1, 2, 3
-    for foreign in [None, "", "²", "9" * 5000, "abc", "-1", "3", str(10**6)]:
-        assert state.frames_after(foreign) == [], foreign  # and no exception
+async def test_event_store_replays_after_an_id_and_ignores_foreign_ones() -> None:
+    store = SessionEventStore(get_history=2)
+    ids = [await store.store_event(GET_STREAM_KEY, _note(n)) for n in range(3)]
+    assert ids == ["1", "2", "3"]  # consecutive on the GET stream; the oldest (1) is dropped
+    post = await store.store_event("7", _note(9))
+    assert post == "r1"  # a POST stream's ids never collide with the GET stream's
+
+    async def replay(last: str) -> tuple[str | None, list[str]]:
+        got: list[str] = []
+
+        async def collect(event: EventMessage) -> None:
+            got.append(str(event.event_id))
+
+        return await store.replay_events_after(last, collect), got
+
+    assert await replay("2") == (GET_STREAM_KEY, ["3"])
+    assert await replay("0") == (GET_STREAM_KEY, ["2", "3"])  # older than kept: all that is kept
+    assert await replay("r1") == ("7", [])
+    for foreign in ["", "²", "9" * 5000, "abc", "-1", "3", str(10**6), "r99", "r" + "9" * 50]:
+        # another session's or a forged id: nothing replayed, the GET stream resumes live
+        assert await replay(foreign) == (GET_STREAM_KEY, []), foreign
+
+
+def _note(n: int) -> JSONRPCNotification:
+    return JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params={"n": n})
