@@ -424,16 +424,9 @@ size_t format_double(double v, char* buf) {
              ((frac | (uint64_t{1} << 52)) & ((uint64_t{1} << (1075 - be)) - 1)) == 0) {
     // An integer below 2^53: its digits without the trailing zeros are the shortest.
     uint64_t u = (frac | (uint64_t{1} << 52)) >> (1075 - be);
-    char tmp[20];
-    int len = 0;
-    while (u != 0) {
-      tmp[len++] = static_cast<char>('0' + u % 10);
-      u /= 10;
-    }
-    x = len - 1;
-    int lo = 0;
-    while (tmp[lo] == '0') ++lo;
-    for (int i = len - 1; i >= lo; --i) d[n++] = tmp[i];
+    n = static_cast<int>(format_int64(static_cast<int64_t>(u), d));
+    x = n - 1;
+    while (d[n - 1] == '0') --n;
   } else if (be == 0) {
     n = shortest_digits(frac, -1074, false, d, &x);
   } else {
@@ -467,14 +460,14 @@ bool parse_double(const char* text, size_t len, double* out) {
     frac1 = p;
     if (frac1 == frac0) return false;
   }
-  int64_t exp10 = 0;
+  ptrdiff_t exp10 = 0;
   if (p < end && (*p == 'e' || *p == 'E')) {
     ++p;
     bool eneg = false;
     if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
     const char* e0 = p;
     while (p < end && is_digit(*p)) {
-      if (exp10 < 1000000000) exp10 = exp10 * 10 + (*p - '0');  // saturates: 0 or inf anyway
+      if (exp10 < 100000000) exp10 = exp10 * 10 + (*p - '0');  // saturates (fits 32 bits): 0 or inf anyway
       ++p;
     }
     if (p == e0) return false;
@@ -483,21 +476,21 @@ bool parse_double(const char* text, size_t len, double* out) {
   if (p != end) return false;
 
   // The digit sequence is int0..int1 followed by frac0..frac1.
-  const int64_t n_int = int1 - int0;
-  const int64_t n_all = n_int + (frac1 - frac0);
-  auto at = [&](int64_t i) { return i < n_int ? int0[i] : frac0[i - n_int]; };
-  int64_t first = 0;
+  const ptrdiff_t n_int = int1 - int0;
+  const ptrdiff_t n_all = n_int + (frac1 - frac0);
+  auto at = [&](ptrdiff_t i) { return i < n_int ? int0[i] : frac0[i - n_int]; };
+  ptrdiff_t first = 0;
   while (first < n_all && at(first) == '0') ++first;
   if (first == n_all) {
     *out = neg ? -0.0 : 0.0;
     return true;
   }
-  int64_t last = n_all - 1;
+  ptrdiff_t last = n_all - 1;
   while (at(last) == '0') --last;
   // value = digits[first..last] * 10^e, leading digit at 10^lead
-  const int64_t nsig = last - first + 1;
-  const int64_t e = exp10 - (frac1 - frac0) + (n_all - 1 - last);
-  const int64_t lead = nsig - 1 + e;
+  const ptrdiff_t nsig = last - first + 1;
+  const ptrdiff_t e = exp10 - (frac1 - frac0) + (n_all - 1 - last);
+  const ptrdiff_t lead = nsig - 1 + e;
   if (lead > 308) {  // >= 1e309: beyond the largest double (1.797...e308)
     *out = double_of((neg ? uint64_t{1} << 63 : 0) | (uint64_t{0x7FF} << 52));
     return true;
@@ -509,7 +502,7 @@ bool parse_double(const char* text, size_t len, double* out) {
 #if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 1)
   if (nsig <= 19) {
     uint64_t w = 0;
-    for (int64_t i = first; i <= last; ++i) w = w * 10 + static_cast<uint64_t>(at(i) - '0');
+    for (ptrdiff_t i = first; i <= last; ++i) w = w * 10 + static_cast<uint64_t>(at(i) - '0');
     // Both operands exact doubles, so one IEEE operation rounds correctly (anything
     // else, rare in practice, takes the exact path below).
     // 10^|e| <= 1e22 is exact, and so is each product below (exact factors, exact
@@ -526,7 +519,7 @@ bool parse_double(const char* text, size_t len, double* out) {
   }
 #endif
   // Exact path, at most kMaxDigits digits plus a sticky 1.
-  auto digit = [&](int64_t i) { return i < kMaxDigits ? at(first + i) : '1'; };
+  auto digit = [&](ptrdiff_t i) { return i < kMaxDigits ? at(first + i) : '1'; };
   if (nsig <= kMaxDigits) {
     *out = exact_decimal(neg, digit, static_cast<int>(nsig), static_cast<int>(e));
   } else {

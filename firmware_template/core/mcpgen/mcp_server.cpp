@@ -108,24 +108,24 @@ IntParse parse_int(const char* p, size_t n, int64_t* out) {
   }
   bool neg = p[0] == '-';
   if (plain) {
-    uint64_t limit = neg ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
+    // No 64-bit division (a libgcc call on a 32-bit MCU): u stays below 2^63 / 10 + 1
+    // before each step, so u * 10 + 9 cannot wrap; the sign's limit is checked last.
     uint64_t u = 0;
     for (size_t i = neg ? 1 : 0; i < n; ++i) {
-      uint64_t d = static_cast<uint64_t>(p[i] - '0');
-      if (u > (limit - d) / 10) return neg ? IntParse::kTooSmall : IntParse::kTooLarge;
-      u = u * 10 + d;
+      if (u > 922337203685477580u) return neg ? IntParse::kTooSmall : IntParse::kTooLarge;
+      u = u * 10 + static_cast<uint64_t>(p[i] - '0');
     }
+    if (u > (uint64_t{1} << 63) - (neg ? 0 : 1)) return neg ? IntParse::kTooSmall : IntParse::kTooLarge;
     *out = neg ? static_cast<int64_t>(~u + 1) : static_cast<int64_t>(u);
     return IntParse::kOk;
   }
   double d = 0;
   parse_double(p, n, &d);
-  if (!isfinite(d) || d != floor(d)) {
-    if (isfinite(d)) return IntParse::kNotInteger;
-    return d > 0 ? IntParse::kTooLarge : IntParse::kTooSmall;
-  }
+  // Range first (infinities included): inside it the int64 conversion is exact for every
+  // integral value, so comparing back tells a fraction.
   if (d >= 9223372036854775808.0) return IntParse::kTooLarge;
   if (d < -9223372036854775808.0) return IntParse::kTooSmall;
+  if (d != static_cast<double>(static_cast<int64_t>(d))) return IntParse::kNotInteger;
   *out = static_cast<int64_t>(d);
   return IntParse::kOk;
 }
@@ -527,20 +527,23 @@ struct ServerImpl {
       }
     }
     auto visible = [&](uint32_t i) { return user || !spec.tools[i].user_only; };
-    // Choose the page: `{"tools":[` + entries + `]}`, or `],"nextCursor":"<cursor>"}` when
-    // another visible tool follows.
+    // The page: `{"tools":[` + entries + `]}`, or `],"nextCursor":"<cursor>"}` when another
+    // visible tool follows; entries are written as long as that still fits page_size.
     constexpr size_t kMore = 15 + 1 + kCursorLen + 1 + 1;  // ],"nextCursor": "..." }
+    JsonWriter w(rq.out, rq.cap);
+    begin(s, w, rq);
+    lit(w, ",\"result\":{\"tools\":[");
     size_t size = 10;  // {"tools":[
-    uint32_t count = 0;
     uint32_t end_at = 0;  // first tool not on this page (the next cursor), 0: last page
     uint32_t i = start;
     while (i < spec.tool_count && !visible(i)) ++i;
+    bool first = true;
     while (i < spec.tool_count) {
       uint32_t nxt = i + 1;
       while (nxt < spec.tool_count && !visible(nxt)) ++nxt;
-      size_t add = (count > 0 ? 1 : 0) + spec.tools[i].list_entry_len;
+      size_t add = (first ? 0 : 1) + spec.tools[i].list_entry_len;
       if (size + add + (nxt < spec.tool_count ? kMore : 2) > spec.page_size) {
-        if (count == 0) {
+        if (first) {
           Msg m = head(s, kInternalError);
           m.add("tool ")
               .add(spec.tools[i].name)
@@ -552,20 +555,11 @@ struct ServerImpl {
         end_at = i;
         break;
       }
-      size += add;
-      ++count;
-      i = nxt;
-    }
-    JsonWriter w(rq.out, rq.cap);
-    begin(s, w, rq);
-    lit(w, ",\"result\":{\"tools\":[");
-    uint32_t stop = end_at != 0 ? end_at : spec.tool_count;
-    bool first = true;
-    for (uint32_t j = start; j < stop; ++j) {
-      if (!visible(j)) continue;
       if (!first) lit(w, ",");
       first = false;
-      w.raw_fragment(spec.tools[j].list_entry, spec.tools[j].list_entry_len);
+      w.raw_fragment(spec.tools[i].list_entry, spec.tools[i].list_entry_len);
+      size += add;
+      i = nxt;
     }
     lit(w, "]");
     if (end_at != 0) {
