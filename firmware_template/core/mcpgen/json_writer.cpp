@@ -692,8 +692,4 @@ void JsonWriter::raw(const char* json, size_t len) {
 
 void JsonWriter::raw_fragment(const char* text, size_t len) { put(text, len); }
 
-size_t JsonWriter::size() const { return len_; }
-bool JsonWriter::overflowed() const { return overflow_; }
-const char* JsonWriter::data() const { return buf_; }
-
 }  // namespace mcpgen

@@ -137,9 +137,10 @@ class JsonWriter {
   void null();
   void raw(const char* json, size_t len);  // pre-serialized JSON value
   void raw_fragment(const char* text, size_t len);  // bytes as is, no comma logic
-  size_t size() const;
-  bool overflowed() const;
-  const char* data() const;
+  // Inline: called around every reply; a call costs more flash than the load.
+  size_t size() const { return len_; }
+  bool overflowed() const { return overflow_; }
+  const char* data() const { return buf_; }
 
  private:
   friend struct ServerImpl;  // writes replies as raw fragments around escaped strings
