@@ -457,13 +457,21 @@ bool seen_before(char* from, char* to, const Value& key) {
   }
 }
 
-// Where a member goes, by key number (0: a key the core does not read).
-Value Rpc::* const kRpcField[] = {nullptr,       &Rpc::jsonrpc,    &Rpc::id,   &Rpc::method,
-                                  &Rpc::params,  &Rpc::result,     &Rpc::error, &Rpc::session_id,
-                                  &Rpc::type,    &Rpc::payload};
-Value Params::* const kParamField[] = {nullptr,          &Params::name,           &Params::arguments,
-                                       &Params::cursor,  &Params::with_user_tools, &Params::protocol_version,
-                                       &Params::capabilities};
+// Where a member goes, by key number: its byte offset in Rpc (params members: in its `p`).
+// Offsets rather than member pointers: small tables and one store for both levels.
+#define MCPGEN_AT(m) static_cast<uint16_t>(offsetof(Rpc, m))
+constexpr uint16_t kRpcField[] = {0,                    MCPGEN_AT(jsonrpc), MCPGEN_AT(id),
+                                 MCPGEN_AT(method),    MCPGEN_AT(params),  MCPGEN_AT(result),
+                                 MCPGEN_AT(error),     MCPGEN_AT(session_id), MCPGEN_AT(type),
+                                 MCPGEN_AT(payload)};
+constexpr uint16_t kParamField[] = {0,
+                                   MCPGEN_AT(p.name),
+                                   MCPGEN_AT(p.arguments),
+                                   MCPGEN_AT(p.cursor),
+                                   MCPGEN_AT(p.with_user_tools),
+                                   MCPGEN_AT(p.protocol_version),
+                                   MCPGEN_AT(p.capabilities)};
+#undef MCPGEN_AT
 
 struct Walk {
   const char* end;
@@ -542,11 +550,8 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
     if (after == nullptr) return nullptr;
     v.n = static_cast<size_t>(after - q);
     if (!twice && which != 0) {
-      if (level == kParamsLevel) {
-        rpc->p.*kParamField[which] = v;
-      } else {
-        rpc->*kRpcField[which] = v;
-      }
+      uint16_t at = (level == kParamsLevel ? kParamField : kRpcField)[which];
+      memcpy(reinterpret_cast<char*>(rpc) + at, &v, sizeof v);
     }
     p = skip_ws(after, end);
     if (p >= end) {

@@ -605,12 +605,13 @@ struct ServerImpl {
     for (uint8_t i = 0; i < tool.param_count; ++i) {
       const ParamDesc& p = tool.params[i];
       if (p.required) continue;
-      switch (p.type) {
-        case ParamType::kBoolean: store(storage, p.offset, p.default_bool); break;
-        case ParamType::kInteger: store(storage, p.offset, p.default_int); break;
-        case ParamType::kNumber: store(storage, p.offset, p.default_num); break;
-        case ParamType::kString: store(storage, p.offset, p.default_str); break;
-      }
+      // The default field of the parameter's type, copied like a decoded value.
+      static const uint8_t kSize[] = {sizeof(bool), sizeof(int64_t), sizeof(double), sizeof(const char*)};
+      const void* def = p.type == ParamType::kBoolean   ? static_cast<const void*>(&p.default_bool)
+                        : p.type == ParamType::kInteger ? static_cast<const void*>(&p.default_int)
+                        : p.type == ParamType::kNumber  ? static_cast<const void*>(&p.default_num)
+                                                        : static_cast<const void*>(&p.default_str);
+      memcpy(static_cast<char*>(storage) + p.offset, def, kSize[static_cast<uint8_t>(p.type)]);
     }
     uint32_t seen[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // one bit per parameter (<= 255)
     Value k, v;
