@@ -6,7 +6,7 @@
 #include "mcpgen/mcp_core.h"
 
 static_assert(MCPGEN_JSON_MAX_DEPTH >= 1 && MCPGEN_JSON_MAX_DEPTH <= 64,
-              "MCPGEN_JSON_MAX_DEPTH must be 1..64 (one bit per level)");
+              "MCPGEN_JSON_MAX_DEPTH must be 1..64 (the checker keeps a byte per level on the stack)");
 
 namespace mcpgen {
 namespace json {
@@ -268,7 +268,7 @@ size_t decode_one(const char*& p, unsigned char out[4]) {
 // Checks one value at p (leading whitespace allowed) that sits inside `outer` open
 // containers; returns the position right after it, or nullptr with *error set.
 const char* scan_value(const char* p, const char* end, int outer, const char** error) {
-  uint64_t stack = 0;  // bit set: object at that depth, clear: array
+  bool is_object[MCPGEN_JSON_MAX_DEPTH];  // per open container: object, else array
   int depth = 0;
   bool esc = false;
   const char* err = "unexpected end of input";
@@ -286,11 +286,7 @@ const char* scan_value(const char* p, const char* end, int outer, const char** e
           goto fail;
         }
         bool obj = c == '{';
-        if (obj) {
-          stack |= (uint64_t{1} << depth);
-        } else {
-          stack &= ~(uint64_t{1} << depth);
-        }
+        is_object[depth] = obj;
         ++depth;
         p = skip_ws(p + 1, end);
         if (p < end && *p == (obj ? '}' : ']')) {
@@ -326,7 +322,7 @@ const char* scan_value(const char* p, const char* end, int outer, const char** e
     p = skip_ws(p, end);
     if (p >= end) goto fail;
     {
-      bool obj = (stack >> (depth - 1)) & 1;
+      bool obj = is_object[depth - 1];
       if (*p == ',') {
         ++p;
         if (obj) goto expect_key;
@@ -490,7 +486,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
   int count = level == kRootLevel ? 9 : 6;
   Value& dup = level == kParamsLevel ? rpc->p.duplicate : rpc->duplicate;
   uint32_t known = 0;  // bit n: key number n seen
-  uint64_t others = 0;  // filter of the other keys (see key_hash)
+  uint32_t others = 0;  // filter of the other keys (see key_hash)
   p = skip_ws(p + 1, end);
   if (p < end && *p == '}') return p + 1;
   for (;;) {
@@ -522,7 +518,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
       twice = (known & bit) != 0;
       known |= bit;
     } else {
-      uint64_t bit = uint64_t{1} << (key_hash(key) & 63);
+      uint32_t bit = uint32_t{1} << (key_hash(key) & 31);
       twice = (others & bit) != 0 && seen_before(first, key.p, key);
       others |= bit;
     }

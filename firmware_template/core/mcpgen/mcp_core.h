@@ -215,11 +215,15 @@ class Result {
   Result() = default;
   ReturnKind kind_ = ReturnKind::kNone;
   bool is_error_ = false;
-  bool b_ = false;
-  int64_t i_ = 0;
-  double d_ = 0;
-  const char* s_ = nullptr;  // text, error message, or image data
-  const char* mime_ = nullptr;
+  const char* mime_ = nullptr;  // kImage
+  // The one value a result carries (by kind_; s: text, error message or image data).
+  // A union keeps Result at 16 bytes on a 32-bit MCU: every handler returns one.
+  union {
+    int64_t i;  // first: `{}` zeroes all 8 bytes
+    double d;
+    bool b;
+    const char* s;
+  } v_ = {};
 };
 
 // The MCP server. One instance per connection; not thread-safe (ports serialize).

@@ -160,28 +160,28 @@ Result Result::None() { return Result(); }
 Result Result::Bool(bool v) {
   Result r;
   r.kind_ = ReturnKind::kBoolean;
-  r.b_ = v;
+  r.v_.b = v;
   return r;
 }
 
 Result Result::Int(int64_t v) {
   Result r;
   r.kind_ = ReturnKind::kInteger;
-  r.i_ = v;
+  r.v_.i = v;
   return r;
 }
 
 Result Result::Number(double v) {
   Result r;
   r.kind_ = ReturnKind::kNumber;
-  r.d_ = v;
+  r.v_.d = v;
   return r;
 }
 
 Result Result::Text(const char* s) {
   Result r;
   r.kind_ = ReturnKind::kString;
-  r.s_ = s;
+  r.v_.s = s;
   return r;
 }
 
@@ -195,14 +195,14 @@ Result Result::Image(const char* mime_type, const char* base64_data) {
   Result r;
   r.kind_ = ReturnKind::kImage;
   r.mime_ = mime_type;
-  r.s_ = base64_data;
+  r.v_.s = base64_data;
   return r;
 }
 
 Result Result::Error(const char* message) {
   Result r;
   r.is_error_ = true;
-  r.s_ = message;
+  r.v_.s = message;
   return r;
 }
 
@@ -775,7 +775,7 @@ struct ServerImpl {
 
     ReturnKind kind = r.kind_;
     if (r.is_error_) {
-      const char* msg = r.s_ != nullptr ? r.s_ : "tool failed";
+      const char* msg = r.v_.s != nullptr ? r.v_.s : "tool failed";
       return tool_error_result(s, rq, msg, strlen(msg));
     }
     if (kind != tool->returns && !(kind == ReturnKind::kInteger && tool->returns == ReturnKind::kNumber)) {
@@ -809,7 +809,7 @@ struct ServerImpl {
     begin(s, w, rq);
     if (kind == ReturnKind::kBoolean) {  // the common case, in three pieces
       lit(w, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
-      w.raw_fragment(r.b_ ? "\"true\"" : "\"false\"", r.b_ ? 6 : 7);
+      w.raw_fragment(r.v_.b ? "\"true\"" : "\"false\"", r.v_.b ? 6 : 7);
       w.raw_fragment("}],\"isError\":false}}}", rq.enveloped ? 21 : 20);
       return done(s, rq, w);
     }
@@ -820,21 +820,21 @@ struct ServerImpl {
       case ReturnKind::kBoolean: break;
       case ReturnKind::kInteger:
         if (tool->returns == ReturnKind::kNumber) {
-          text_content(w, num, format_double(static_cast<double>(r.i_), num));
+          text_content(w, num, format_double(static_cast<double>(r.v_.i), num));
         } else {
-          text_content(w, num, format_int64(r.i_, num));
+          text_content(w, num, format_int64(r.v_.i, num));
         }
         break;
-      case ReturnKind::kNumber: text_content(w, num, format_double(r.d_, num)); break;
+      case ReturnKind::kNumber: text_content(w, num, format_double(r.v_.d, num)); break;
       case ReturnKind::kString: {
-        const char* t = r.s_ != nullptr ? r.s_ : "";
+        const char* t = r.v_.s != nullptr ? r.v_.s : "";
         text_content(w, t, strlen(t));
         break;
       }
       case ReturnKind::kObject: text_content(w, obj, obj_len); break;
       case ReturnKind::kImage:
         lit(w, "{\"type\":\"image\",\"data\":");
-        str(w, r.s_ != nullptr ? r.s_ : "");
+        str(w, r.v_.s != nullptr ? r.v_.s : "");
         lit(w, ",\"mimeType\":");
         str(w, r.mime_ != nullptr ? r.mime_ : "application/octet-stream");
         lit(w, "}");
