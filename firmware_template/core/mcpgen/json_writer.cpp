@@ -177,12 +177,15 @@ inline uint32_t limb(const Big& a, int i) { return i >= 0 && i < a.n ? a.w[i] : 
 uint64_t big_bits_at(const Big& a, int pos, bool* sticky) {
   int wi = pos >> 5;
   int b = pos & 31;
-  uint64_t lo = limb(a, wi) | (static_cast<uint64_t>(limb(a, wi + 1)) << 32);
-  uint64_t hi = limb(a, wi + 2);
-  bool st = b != 0 && (limb(a, wi) & ((uint32_t{1} << b) - 1)) != 0;
+  uint32_t w0 = limb(a, wi), w1 = limb(a, wi + 1), w2 = limb(a, wi + 2);
+  bool st = b != 0 && (w0 & ((uint32_t{1} << b) - 1)) != 0;
   for (int i = 0; i < wi && !st; ++i) st = a.w[i] != 0;
   *sticky = st;
-  return b == 0 ? lo : (lo >> b) | (hi << (64 - b));
+  if (b != 0) {  // 32-bit shifts: a variable 64-bit shift is long code on a 32-bit MCU
+    w0 = (w0 >> b) | (w1 << (32 - b));
+    w1 = (w1 >> b) | (w2 << (32 - b));
+  }
+  return w0 | (static_cast<uint64_t>(w1) << 32);
 }
 
 // floor(e * log10(2)) for |e| <= 1650 (checked against the exact value for that range).
@@ -215,10 +218,14 @@ double make_double(bool neg, uint64_t m, bool sticky, int e2) {
   if (lead > 1023) return double_of(sign | (uint64_t{0x7FF} << 52));
   int shift = lead >= -1022 ? 11 : 11 + (-1022 - lead);  // low bits of m that go
   if (shift > 64) return double_of(sign);  // below half of the smallest subnormal
-  uint64_t kept = shift == 64 ? 0 : m >> shift;
-  uint64_t rest = shift == 64 ? m : m & ((uint64_t{1} << shift) - 1);
-  uint64_t half = uint64_t{1} << (shift - 1);
-  if (rest > half || (rest == half && (sticky || (kept & 1) != 0))) ++kept;
+  // Drop the low bits one at a time (short code; only the rare exact paths come here):
+  // all but the last into sticky, the last one is the rounding bit.
+  for (; shift > 1; --shift) {
+    sticky = sticky || (m & 1) != 0;
+    m >>= 1;
+  }
+  uint64_t kept = m >> 1;
+  if ((m & 1) != 0 && (sticky || (kept & 1) != 0)) ++kept;
   // kept carries the implicit bit for normals, so adding it bumps the exponent field by
   // one; a carry out of the mantissa (or into infinity) falls out of the same sum.
   uint64_t field = lead >= -1022 ? static_cast<uint64_t>(lead + 1022) : 0;
