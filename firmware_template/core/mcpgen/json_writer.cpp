@@ -425,12 +425,20 @@ size_t format_double(double v, char* buf) {
   char d[20];
   int n = 0;
   int x = 0;
+  // An integer below 2^53 (the mantissa has no set bit below the binary point): its
+  // digits without the trailing zeros are the shortest. Shifted one bit at a time: a
+  // variable 64-bit shift is long code on a 32-bit MCU.
+  uint64_t u = frac | (uint64_t{1} << 52);
+  int point = 1075 - be;  // bits of u below the binary point
+  if (be >= 1023) {
+    while (point > 0 && (u & 1) == 0) {
+      u >>= 1;
+      --point;
+    }
+  }
   if (be == 0 && frac == 0) {
     d[n++] = '0';
-  } else if (be >= 1023 && be <= 1075 &&
-             ((frac | (uint64_t{1} << 52)) & ((uint64_t{1} << (1075 - be)) - 1)) == 0) {
-    // An integer below 2^53: its digits without the trailing zeros are the shortest.
-    uint64_t u = (frac | (uint64_t{1} << 52)) >> (1075 - be);
+  } else if (be >= 1023 && point == 0) {
     n = static_cast<int>(format_int64(static_cast<int64_t>(u), d));
     x = n - 1;
     while (d[n - 1] == '0') --n;
