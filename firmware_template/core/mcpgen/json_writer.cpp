@@ -84,23 +84,20 @@ void big_mul_pow5(Big& a, int e) {
   if (e > 0) big_mul_add(a, kPow5[e], 0);
 }
 
+// a <<= bits: whole limbs moved up, then the rest as a multiplication by 2^(bits % 32).
 void big_shl(Big& a, int bits) {
   if (a.n == 0 || bits <= 0) return;
   int words = bits >> 5;
-  int b = bits & 31;
-  int top = a.n + words + (b != 0 ? 1 : 0);
-  if (top > a.cap) {
-    big_full();
-    top = a.cap;
+  if (words > 0) {
+    int top = a.n + words;
+    if (top > a.cap) {
+      big_full();
+      top = a.cap;
+    }
+    for (int i = top - 1; i >= 0; --i) a.w[i] = i >= words ? a.w[i - words] : 0;
+    a.n = top;
   }
-  for (int i = top - 1; i >= 0; --i) {
-    int src = i - words;
-    uint32_t hi = (src >= 0 && src < a.n) ? a.w[src] : 0;
-    uint32_t lo = (src - 1 >= 0 && src - 1 < a.n) ? a.w[src - 1] : 0;
-    a.w[i] = b == 0 ? hi : (hi << b) | (lo >> (32 - b));
-  }
-  a.n = top;
-  while (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
+  big_mul_add(a, uint32_t{1} << (bits & 31), 0);
 }
 
 void big_shr1(Big& a) {
