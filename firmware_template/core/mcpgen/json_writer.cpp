@@ -517,12 +517,10 @@ bool parse_double(const char* text, size_t len, double* out) {
     for (ptrdiff_t i = first; i <= last; ++i) w = w * 10 + static_cast<uint64_t>(at(i) - '0');
     // Both operands exact doubles, so one IEEE operation rounds correctly (anything
     // else, rare in practice, takes the exact path below).
-    // 10^|e| <= 1e22 is exact, and so is each product below (exact factors, exact
-    // representable result): a table of 8 small powers instead of 23 doubles.
-    static const uint32_t kPow10Small[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
     if (w <= (uint64_t{1} << 53) && e >= -22 && e <= 22) {
-      int ae = static_cast<int>(e < 0 ? -e : e);
-      double p10 = static_cast<double>(kPow10Small[ae & 7]) * (ae >= 16 ? 1e16 : ae >= 8 ? 1e8 : 1.0);
+      // 10^|e| <= 1e22 is exact, and so is every power on the way there.
+      double p10 = 1;
+      for (ptrdiff_t k = e < 0 ? -e : e; k > 0; --k) p10 *= 10;
       double m = static_cast<double>(w);
       double r = e >= 0 ? m * p10 : m / p10;
       *out = neg ? -r : r;
