@@ -352,26 +352,24 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
   uint32_t aw[kParseLimbs], bw[kParseLimbs];
   Big a{aw, kParseLimbs, 0}, b{bw, kParseLimbs, 0};
   big_set(a, 0);
-  uint32_t chunk = 0;
-  int in_chunk = 0;
-  static const uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
-                                      100000, 1000000, 10000000, 100000000, 1000000000};
+  uint32_t chunk = 0;  // up to 9 digits, then added into a
+  uint32_t scale = 1;  // 10^(digits in chunk)
   for (int i = 0; i < nd; ++i) {
     chunk = chunk * 10 + static_cast<uint32_t>(at(i) - '0');
-    if (++in_chunk == 9) {
-      big_mul_add(a, kPow10[9], chunk);
+    scale *= 10;
+    if (scale == 1000000000 || i == nd - 1) {
+      big_mul_add(a, scale, chunk);
       chunk = 0;
-      in_chunk = 0;
+      scale = 1;
     }
   }
-  if (in_chunk > 0) big_mul_add(a, kPow10[in_chunk], chunk);
   bool sticky = false;
-  if (e10 >= 0) {  // a * 5^e10 * 2^e10, exactly
+  if (e10 >= 0) {  // a * 5^e10 * 2^e10, exactly; its top 64 bits and a sticky bit
     big_mul_pow5(a, e10);
     int bits = big_bits(a);
-    if (bits <= 64) return make_double(neg, big_bits_at(a, 0, &sticky), false, e10);
-    uint64_t top = big_bits_at(a, bits - 64, &sticky);
-    return make_double(neg, top, sticky, e10 + bits - 64);
+    int pos = bits > 64 ? bits - 64 : 0;
+    uint64_t top = big_bits_at(a, pos, &sticky);  // (sets sticky: not in the call below)
+    return make_double(neg, top, sticky, e10 + pos);
   }
   // a / 5^-e10 * 2^e10: scale so the quotient has 63 or 64 bits, then long division.
   big_set(b, 1);
