@@ -149,11 +149,6 @@ void big_sub(Big& a, const Big& b) {
   while (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
 }
 
-void big_copy(Big& dst, const Big& src) {
-  dst.n = src.n <= dst.cap ? src.n : dst.cap;
-  memcpy(dst.w, src.w, static_cast<size_t>(dst.n) * sizeof(uint32_t));
-}
-
 int bit_length64(uint64_t v) {
   int n = 0;
   while (v != 0) {
@@ -243,14 +238,10 @@ int shortest_digits(uint64_t f, int e, bool lower_closer, char* d, int* x10) {
   big_set(r, f);
   big_set(s, 1);
   big_set(mm, 1);
-  if (e >= 0) {
-    big_shl(r, e + 1 + extra);
-    big_shl(s, 1 + extra);
-    big_shl(mm, e);
-  } else {
-    big_shl(r, 1 + extra);
-    big_shl(s, 1 - e + extra);
-  }
+  int up = e >= 0 ? e : 0;  // 2^e moves into r and mm when e >= 0, else 2^-e into s
+  big_shl(r, up + 1 + extra);
+  big_shl(s, up - e + 1 + extra);
+  big_shl(mm, up);
   const bool even = (f & 1) == 0;  // then the interval is closed: ties parse to v
   auto high_reached = [&](const Big& rr) {  // rr + mp > s (>= when even), t as scratch
     big_add(t, rr, mm);
@@ -290,8 +281,7 @@ int shortest_digits(uint64_t f, int e, bool lower_closer, char* d, int* x10) {
       continue;
     }
     if (low && high) {  // both round-trip: take the nearer (2r vs s), ties to even
-      big_copy(t, r);
-      big_shl(t, 1);
+      big_add(t, r, r);
       int half = big_cmp(t, s);
       if (half > 0 || (half == 0 && (digit & 1) != 0)) ++digit;
     } else if (high) {
