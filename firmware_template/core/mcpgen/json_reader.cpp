@@ -229,14 +229,12 @@ size_t decode_one(const char*& p, unsigned char out[4]) {
   }
   char e = p[1];
   p += 2;
-  switch (e) {
-    case 'b': out[0] = '\b'; return 1;
-    case 'f': out[0] = '\f'; return 1;
-    case 'n': out[0] = '\n'; return 1;
-    case 'r': out[0] = '\r'; return 1;
-    case 't': out[0] = '\t'; return 1;
-    case 'u': break;
-    default: out[0] = static_cast<unsigned char>(e); return 1;  // " \ /
+  if (e != 'u') {
+    // A validated escape: b f n r t map through the pairs below, " \ / are themselves.
+    static const char kPairs[] = "b\bf\fn\nr\rt\t";
+    const char* m = static_cast<const char*>(memchr(kPairs, e, sizeof kPairs - 1));
+    out[0] = static_cast<unsigned char>(m != nullptr ? m[1] : e);
+    return 1;
   }
   uint32_t cp = hex4(p);
   p += 4;
