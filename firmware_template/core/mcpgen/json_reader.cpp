@@ -49,16 +49,21 @@ inline bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 // writer through detail::utf8_seq below.
 inline size_t utf8_seq(const unsigned char* p, const unsigned char* end) {
   unsigned char c = p[0];
-  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-  if (c < 0xC2 || c > 0xF4 || static_cast<size_t>(end - p) < n) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (!is_cont(p[i])) return 0;
+  size_t avail = static_cast<size_t>(end - p);
+  if (c >= 0xC2 && c <= 0xDF) return (avail >= 2 && is_cont(p[1])) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (avail < 3 || !is_cont(p[1]) || !is_cont(p[2])) return 0;
+    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
+    if (c == 0xED && p[1] > 0x9F) return 0;  // UTF-16 surrogate
+    return 3;
   }
-  // The second byte's narrower range after four lead bytes: overlong (E0, F0), a UTF-16
-  // surrogate (ED), above U+10FFFF (F4).
-  unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-  unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-  return p[1] >= lo && p[1] <= hi ? n : 0;
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (avail < 4 || !is_cont(p[1]) || !is_cont(p[2]) || !is_cont(p[3])) return 0;
+    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
+    if (c == 0xF4 && p[1] > 0x8F) return 0;  // > U+10FFFF
+    return 4;
+  }
+  return 0;
 }
 
 // p at the opening quote; returns the position after the closing quote, or nullptr.
