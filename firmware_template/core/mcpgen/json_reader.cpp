@@ -31,8 +31,9 @@ inline int hex_digit(char c) {
   return -1;
 }
 
-// The value of the 4 hex digits at p, or 0x10000 when one is not a hex digit.
-uint32_t hex4(const char* p) {
+}  // namespace
+
+uint32_t detail::hex4(const char* p) {
   uint32_t v = 0;
   for (int i = 0; i < 4; ++i) {
     int d = hex_digit(p[i]);
@@ -41,6 +42,10 @@ uint32_t hex4(const char* p) {
   }
   return v;
 }
+
+namespace {
+
+using detail::hex4;
 
 inline bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 

@@ -512,13 +512,9 @@ struct ServerImpl {
     if (cursor.is(Type::kString) && cursor.n > 2) {
       size_t n = 0;
       const char* c = text_of(cursor, &n);
-      // The index from the first 4 digits; whatever a non-hex character gives here, the
-      // comparison with the device's own text below refuses it.
-      for (size_t k = 0; k < 4 && k < n; ++k) {
-        int lower = c[k] | 0x20;  // digits are unchanged by this
-        start = (start << 4) | static_cast<uint32_t>(lower <= '9' ? lower - '0' : lower - 'a' + 10);
-      }
-      start &= 0xFFFF;
+      // The index from the first 4 digits (0x10000, out of range, when one is not hex);
+      // then the whole text must be the one the device writes for that index.
+      if (n == kCursorLen) start = json::detail::hex4(c);
       if (start < spec.tool_count) cursor_text(spec, start, text);
       if (n != kCursorLen || start >= spec.tool_count || memcmp(text, c, kCursorLen) != 0) {
         Msg m = head(s, kInvalidParams);
