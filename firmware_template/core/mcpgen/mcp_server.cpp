@@ -317,16 +317,6 @@ struct ServerImpl {
   // Closes the JSON-RPC object and the envelope.
   static void end(JsonWriter& w, const Request& rq) { w.raw_fragment("}}", rq.enveloped ? 2 : 1); }
 
-  // The reply did not fit the output buffer: a short -32603 with the request's id
-  // instead, so the caller never waits out a timeout for a reply dropped silently.
-  static size_t too_large(const Server& s, const Request& rq) {
-    JsonWriter w(rq.out, rq.cap);
-    begin(s, w, rq);
-    lit(w, ",\"error\":{\"code\":-32603,\"message\":\"Internal error: response buffer too small\"}");
-    end(w, rq);
-    return w.overflowed() ? 0 : w.size();
-  }
-
   static size_t error(const Server& s, const Request& rq, int code, const char* msg, size_t msg_len) {
     JsonWriter w(rq.out, rq.cap);
     begin(s, w, rq);
@@ -336,7 +326,12 @@ struct ServerImpl {
     str(w, msg, msg_len);
     lit(w, "}");
     end(w, rq);
-    return w.overflowed() ? too_large(s, rq) : w.size();
+    if (!w.overflowed()) return w.size();
+    // It did not fit the output buffer: a short -32603 with the request's id instead, so
+    // the caller never waits out a timeout for a reply dropped silently.
+    static const char kTooSmall[] = "Internal error: response buffer too small";
+    if (msg == kTooSmall) return 0;
+    return error(s, rq, kInternalError, kTooSmall, sizeof kTooSmall - 1);
   }
 
   static size_t error(const Server& s, const Request& rq, int code, const Msg& m) {
@@ -445,20 +440,19 @@ struct ServerImpl {
         break;
       }
     }
-    if (p.capabilities.is(Type::kObject)) {
-      Value vision = json::find(p.capabilities, "vision");
-      Value url = json::find(vision, "url");
-      if (url.is(Type::kString)) {
-        VisionConfig& vc = s.vision_;
-        bool ok = json::copy_string(url, vc.url, sizeof vc.url);
-        Value token = json::find(vision, "token");
+    // capabilities.vision {url, token}; find() gives nothing for what is not an object.
+    Value vision = json::find(p.capabilities, "vision");
+    Value url = json::find(vision, "url");
+    if (url.is(Type::kString)) {
+      VisionConfig& vc = s.vision_;
+      Value token = json::find(vision, "token");
+      // copy_string leaves "" when it fails, and for a token that is not a string.
+      bool ok = json::copy_string(url, vc.url, sizeof vc.url);
+      ok = (json::copy_string(token, vc.token, sizeof vc.token) || !token.is(Type::kString)) && ok;
+      vc.present = ok;
+      if (!ok) {
+        vc.url[0] = '\0';
         vc.token[0] = '\0';
-        if (ok && token.is(Type::kString)) ok = json::copy_string(token, vc.token, sizeof vc.token);
-        vc.present = ok;
-        if (!ok) {
-          vc.url[0] = '\0';
-          vc.token[0] = '\0';
-        }
       }
     }
     JsonWriter w(rq.out, rq.cap);
