@@ -436,24 +436,19 @@ uint32_t key_hash(const Value& key) {
   return h ^ (h >> 16);
 }
 
-// True when a key of the already checked members [from, to) of an object equals `key`.
+// True when a key of the already checked members [from, to) of an object equals `key`:
+// those members read as an object of their own (from - 1 is the object's '{').
 bool seen_before(char* from, char* to, const Value& key) {
-  char* p = from;
-  for (;;) {
-    while (p < to && (is_ws(*p) || *p == ',')) ++p;
-    if (p >= to) return false;
-    Value k;
-    k.p = p;
-    k.type = Type::kString;
-    k.esc = true;
-    char* after = skip_value(p, to, &k.esc);
-    k.n = static_cast<size_t>(after - p);
+  Value members;
+  members.p = from - 1;
+  members.n = static_cast<uint32_t>(to - from + 2);
+  members.type = Type::kObject;
+  ObjectIter it(members);
+  Value k, v;
+  while (it.next(&k, &v)) {
     if (keys_equal(k, key)) return true;
-    p = after;
-    while (p < to && (is_ws(*p) || *p == ':')) ++p;
-    bool esc = false;
-    p = skip_value(p, to, &esc);
   }
+  return false;
 }
 
 // Where a member goes, by key number: its byte offset in Rpc (params members: in its `p`).
