@@ -102,19 +102,16 @@ enum class IntParse : uint8_t { kOk, kNotInteger, kTooLarge, kTooSmall };
 
 // Parses a validated JSON number token as an exact int64 ("5", "-3", "5.0", "1e2").
 IntParse parse_int(const char* p, size_t n, int64_t* out) {
-  bool plain = true;
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] == '.' || p[i] == 'e' || p[i] == 'E') plain = false;
-  }
+  // Digits only: exact in a uint64 (no 64-bit division, a libgcc call on a 32-bit MCU:
+  // u stays below 2^63 / 10 + 1 before each step, so u * 10 + 9 cannot wrap). A fraction,
+  // an exponent or more digits than that go through the double below.
   bool neg = p[0] == '-';
-  if (plain) {
-    // No 64-bit division (a libgcc call on a 32-bit MCU): u stays below 2^63 / 10 + 1
-    // before each step, so u * 10 + 9 cannot wrap; the sign's limit is checked last.
-    uint64_t u = 0;
-    for (size_t i = neg ? 1 : 0; i < n; ++i) {
-      if (u > 922337203685477580u) return neg ? IntParse::kTooSmall : IntParse::kTooLarge;
-      u = u * 10 + static_cast<uint64_t>(p[i] - '0');
-    }
+  uint64_t u = 0;
+  size_t i = neg ? 1 : 0;
+  for (; i < n && p[i] >= '0' && p[i] <= '9' && u <= 922337203685477580u; ++i) {
+    u = u * 10 + static_cast<uint64_t>(p[i] - '0');
+  }
+  if (i == n) {
     if (u > (uint64_t{1} << 63) - (neg ? 0 : 1)) return neg ? IntParse::kTooSmall : IntParse::kTooLarge;
     *out = neg ? static_cast<int64_t>(~u + 1) : static_cast<int64_t>(u);
     return IntParse::kOk;
