@@ -31,6 +31,12 @@ class Msg {
  public:
   Msg(char* buf, size_t cap) : buf_(buf), cap_(cap), len_(0) { buf_[0] = '\0'; }
   Msg& add(const char* s) { return add(s, strlen(s)); }
+  // Two or three pieces in one call: a message is mostly literal, name, literal, and
+  // each call costs flash at every error site.
+  __attribute__((noinline)) Msg& add(const char* a, const char* b, const char* c = nullptr) {
+    add(a).add(b);
+    return c != nullptr ? add(c) : *this;
+  }
   Msg& add(const char* s, size_t n) {
     if (n > cap_ - 1 - len_) n = cap_ - 1 - len_;
     memcpy(buf_ + len_, s, n);
@@ -387,7 +393,7 @@ struct ServerImpl {
     size_t n = 0;
     const char* t = text_of(v, &n);
     Msg m = head(s, code);
-    m.add(prefix).add("\"").quote(t, n, kQuoteLimit).add("\"");
+    m.add(prefix, "\"").quote(t, n, kQuoteLimit).add("\"");
     return error(s, rq, code, m);
   }
 
@@ -532,9 +538,7 @@ struct ServerImpl {
       if (size + add + (nxt < spec.tool_count ? kMore : 2) > spec.page_size) {
         if (first) {
           Msg m = head(s, kInternalError);
-          m.add("tool ")
-              .add(spec.tools[i].name)
-              .add(" does not fit in a tools/list page of ")
+          m.add("tool ", spec.tools[i].name, " does not fit in a tools/list page of ")
               .add_int(spec.page_size)
               .add(" bytes");
           return error(s, rq, kInternalError, m);
@@ -627,15 +631,15 @@ struct ServerImpl {
       }
       uint32_t bit = uint32_t{1} << (index & 31);
       if (seen[index >> 5] & bit) {
-        m.add("Invalid params: duplicate argument `").add(p->name).add("`");
+        m.add("Invalid params: duplicate argument `", p->name, "`");
         return ArgsStatus::kDuplicate;
       }
       seen[index >> 5] |= bit;
-      Msg& head = m.add("invalid argument `").add(p->name).add("`: ");
+      Msg& head = m.add("invalid argument `", p->name, "`: ");
       // The JSON type each ParamType takes, in ParamType order.
       static const Type kJsonType[] = {Type::kBool, Type::kNumber, Type::kNumber, Type::kString};
       if (v.type != kJsonType[static_cast<uint8_t>(p->type)]) {
-        head.add("must be ").add(param_type_name(p->type)).add(", got ").add(type_name(v.type));
+        head.add("must be ", param_type_name(p->type), ", got ").add(type_name(v.type));
         return ArgsStatus::kInvalid;
       }
       switch (p->type) {
@@ -674,7 +678,7 @@ struct ServerImpl {
             for (uint16_t e = 0; e < p->enum_count && !ok; ++e) ok = strcmp(str, p->enum_values[e]) == 0;
             if (!ok) {
               head.add("must be one of ");
-              for (uint16_t e = 0; e < p->enum_count; ++e) head.add(e ? ", " : "").add(p->enum_values[e]);
+              for (uint16_t e = 0; e < p->enum_count; ++e) head.add(e ? ", " : "", p->enum_values[e]);
               head.add("; got \"").quote(str, n, kQuoteLimit).add("\"");
               return ArgsStatus::kInvalid;
             }
@@ -697,7 +701,7 @@ struct ServerImpl {
     }
     for (uint8_t i = 0; i < tool.param_count; ++i) {
       if (tool.params[i].required && !(seen[i >> 5] & (uint32_t{1} << (i & 31)))) {
-        m.add("missing required argument `").add(tool.params[i].name).add("`");
+        m.add("missing required argument `", tool.params[i].name, "`");
         return ArgsStatus::kInvalid;
       }
     }
@@ -767,12 +771,8 @@ struct ServerImpl {
     }
     if (kind != tool->returns && !(kind == ReturnKind::kInteger && tool->returns == ReturnKind::kNumber)) {
       Msg m = head(s, kInternalError);
-      m.add("handler of ")
-          .add(tool->name)
-          .add(" returned ")
-          .add(return_kind_name(kind))
-          .add(", the spec declares ")
-          .add(return_kind_name(tool->returns));
+      m.add("handler of ", tool->name, " returned ")
+          .add(return_kind_name(kind), ", the spec declares ", return_kind_name(tool->returns));
       return error(s, rq, kInternalError, m);
     }
     const char* obj = nullptr;
@@ -784,8 +784,8 @@ struct ServerImpl {
       if (ow.data() == nullptr || ow.overflowed() || ow.size() == 0 ||
           !json::validate(ctx.scratch_, ow.size(), &v, &err) || !v.is(Type::kObject)) {
         Msg m = head(s, kInternalError);
-        m.add("handler of ").add(tool->name);
-        m.add(ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
+        m.add("handler of ", tool->name,
+              ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
                               : " did not write a valid JSON object with Context::object()");
         return error(s, rq, kInternalError, m);
       }
