@@ -293,7 +293,7 @@ struct ServerImpl {
 
   // Opens any outgoing JSON-RPC message: the xiaozhi envelope when rq.enveloped, then
   // {"jsonrpc":"2.0".
-  static void open(const Server& s, JsonWriter& w, const Request& rq) {
+  __attribute__((noinline)) static void open(const Server& s, JsonWriter& w, const Request& rq) {
     if (rq.enveloped) {
       envelope_head(s, w, rq);
       lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\"");
@@ -304,12 +304,8 @@ struct ServerImpl {
 
   // Opens a reply to rq (up to its "id"; the fixed text in as few pieces as possible).
   static void begin(const Server& s, JsonWriter& w, const Request& rq) {
-    if (rq.enveloped) {
-      envelope_head(s, w, rq);
-      lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":");
-    } else {
-      lit(w, "{\"jsonrpc\":\"2.0\",\"id\":");
-    }
+    open(s, w, rq);
+    lit(w, ",\"id\":");
     if (rq.id.valid()) {
       w.raw_fragment(rq.id.p, rq.id.n);
     } else {
