@@ -369,26 +369,17 @@ constexpr LengthIndex kRpcByLength = index_by_length(kRpcKeys, 9);
 constexpr LengthIndex kParamByLength = index_by_length(kParamKeys, 6);
 
 // Number (index + 1) of `key` among the first `count` entries of the table, 0 when it is
-// none of them. Keys without escapes are compared as raw bytes; the others are decoded
-// first.
+// none of them. Keys without escapes are compared as raw bytes with the entries of their
+// length; the others through string_equals_slow.
 int classify(const Value& key, const KeyName* table, const LengthIndex& by_length, int count) {
+  if (key.esc) {  // rare: each candidate compared with the decoded text
+    for (int i = 0; i < count; ++i) {
+      if (string_equals_slow(key, table[i].text, table[i].len)) return i + 1;
+    }
+    return 0;
+  }
   const char* s = key.p + 1;
   size_t n = key.n - 2;
-  char buf[16];
-  if (key.esc) {
-    const char* p = s;
-    const char* e = key.p + key.n - 1;
-    size_t len = 0;
-    unsigned char u[4];
-    while (p < e) {
-      size_t k = decode_one(p, u);
-      if (len + k > sizeof buf) return 0;  // longer than any key we read
-      memcpy(buf + len, u, k);
-      len += k;
-    }
-    s = buf;
-    n = len;
-  }
   if (n >= 16) return 0;
   unsigned mask = by_length.mask[n] & ((1u << count) - 1);
   while (mask != 0) {
