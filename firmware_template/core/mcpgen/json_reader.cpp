@@ -532,15 +532,23 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
 
 }  // namespace
 
-bool validate(char* text, size_t len, Value* out, const char** error) {
+namespace {
+
+// validate() and read_message(): one value surrounded by optional whitespace, walked
+// as a request (m != nullptr and an object) or only checked. Stores its span in *out.
+bool read_root(char* text, size_t len, Value* out, Message* m, const char** error) {
   const char* const end = text + len;
   const char* p = skip_ws(text, end);
-  const char* q = scan_value(p, end, 0, error);
-  if (q == nullptr) return false;
+  Walk w{end, "unexpected end of input"};
+  const char* q = (m != nullptr && p < end && *p == '{') ? walk_object(w, p, 1, kRootLevel, &m->top, &m->inner)
+                                                         : scan_value(p, end, 0, &w.err);
+  if (q == nullptr) {
+    *error = w.err;
+    return false;
+  }
   out->p = const_cast<char*>(p);
   out->n = static_cast<size_t>(q - p);
   out->type = type_of(*p);
-  out->esc = true;  // not looked at: compare a string root by decoding it
   if (skip_ws(q, end) != end) {
     *error = "trailing characters after JSON value";
     return false;
@@ -548,23 +556,15 @@ bool validate(char* text, size_t len, Value* out, const char** error) {
   return true;
 }
 
+}  // namespace
+
+bool validate(char* text, size_t len, Value* out, const char** error) {
+  out->esc = true;  // not looked at: compare a string root by decoding it
+  return read_root(text, len, out, nullptr, error);
+}
+
 bool read_message(char* text, size_t len, Message* m, const char** error) {
-  const char* const end = text + len;
-  const char* p = skip_ws(text, end);
-  Walk w{end, "unexpected end of input"};
-  const char* q = (p < end && *p == '{') ? walk_object(w, p, 1, kRootLevel, &m->top, &m->inner) : scan_value(p, end, 0, &w.err);
-  if (q == nullptr) {
-    *error = w.err;
-    return false;
-  }
-  m->root.p = const_cast<char*>(p);
-  m->root.n = static_cast<size_t>(q - p);
-  m->root.type = type_of(*p);
-  if (skip_ws(q, end) != end) {
-    *error = "trailing characters after JSON value";
-    return false;
-  }
-  return true;
+  return read_root(text, len, &m->root, m, error);
 }
 
 size_t detail::utf8_seq(const unsigned char* p, const unsigned char* end) { return json::utf8_seq(p, end); }
