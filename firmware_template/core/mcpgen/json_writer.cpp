@@ -559,8 +559,7 @@ void JsonWriter::comma() {
 }
 
 void JsonWriter::begin_object() {
-  comma();
-  put("{", 1);
+  raw("{", 1);
   need_comma_ = false;
 }
 
@@ -570,8 +569,7 @@ void JsonWriter::end_object() {
 }
 
 void JsonWriter::begin_array() {
-  comma();
-  put("[", 1);
+  raw("[", 1);
   need_comma_ = false;
 }
 
@@ -650,37 +648,20 @@ void JsonWriter::string(const char* s, size_t len) {
   need_comma_ = true;
 }
 
+// Scalars are pre-serialized values: one copy of the comma logic.
 void JsonWriter::integer(int64_t v) {
   char buf[21];
-  size_t n = format_int64(v, buf);
-  comma();
-  put(buf, n);
-  need_comma_ = true;
+  raw(buf, format_int64(v, buf));
 }
 
 void JsonWriter::number(double v) {
   char buf[32];
-  size_t n = format_double(v, buf);
-  comma();
-  put(buf, n);
-  need_comma_ = true;
+  raw(buf, format_double(v, buf));
 }
 
-void JsonWriter::boolean(bool v) {
-  comma();
-  if (v) {
-    put("true", 4);
-  } else {
-    put("false", 5);
-  }
-  need_comma_ = true;
-}
+void JsonWriter::boolean(bool v) { raw(v ? "true" : "false", v ? 4 : 5); }
 
-void JsonWriter::null() {
-  comma();
-  put("null", 4);
-  need_comma_ = true;
-}
+void JsonWriter::null() { raw("null", 4); }
 
 void JsonWriter::raw(const char* json, size_t len) {
   comma();
