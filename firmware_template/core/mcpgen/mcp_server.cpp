@@ -973,12 +973,9 @@ struct ServerImpl {
   }
 };
 
-Server::Server(const SpecDesc& spec) : spec_(spec), enveloped_(false), peer_hello_(false) {
-  vision_.present = false;
-  vision_.url[0] = '\0';
-  vision_.token[0] = '\0';
-  session_id_[0] = '\0';
+Server::Server(const SpecDesc& spec) : spec_(spec) {
   ctx_.vision_ = &vision_;
+  reset_connection();  // the per-connection state starts empty
 }
 
 size_t Server::handle(char* in, size_t len, char* out, size_t out_cap) {
