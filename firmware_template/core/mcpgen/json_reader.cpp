@@ -569,8 +569,8 @@ bool read_message(char* text, size_t len, Message* m, const char** error) {
 
 size_t detail::utf8_seq(const unsigned char* p, const unsigned char* end) { return json::utf8_seq(p, end); }
 
+// Decoded side by side (only called when two keys' hashes collide: no fast path).
 bool keys_equal(const Value& a, const Value& b) {
-  if (!a.esc && !b.esc) return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
   const char* pa = a.p + 1;
   const char* ea = a.p + a.n - 1;
   const char* pb = b.p + 1;
