@@ -383,17 +383,17 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
 }  // namespace
 
 size_t format_int64(int64_t v, char* buf) {
-  char tmp[21];
-  size_t n = 0;
+  char tmp[20];
+  char* p = tmp + sizeof tmp;  // digits from the last one backwards
   // Work on the unsigned magnitude so INT64_MIN is fine.
   uint64_t u = v < 0 ? (~static_cast<uint64_t>(v) + 1) : static_cast<uint64_t>(v);
   do {
-    tmp[n++] = static_cast<char>('0' + (u % 10));
+    *--p = static_cast<char>('0' + (u % 10));
     u /= 10;
   } while (u != 0);
-  size_t len = 0;
-  if (v < 0) buf[len++] = '-';
-  while (n > 0) buf[len++] = tmp[--n];
+  if (v < 0) *--p = '-';
+  size_t len = static_cast<size_t>(tmp + sizeof tmp - p);
+  memcpy(buf, p, len);
   buf[len] = '\0';
   return len;
 }
