@@ -45,6 +45,7 @@ from mcpgen.codegen.spec.model import Param, Spec, Tool
 from mcpgen.codegen.spec.names import device_slug
 from mcpgen.codegen.targets.host import CXXFLAGS as HOST_CXXFLAGS
 from mcpgen.codegen.targets.qemu import CXX_FLAGS as ARM_CXX_FLAGS
+from mcpgen.codegen.targets.qemu_machines import RISCV32
 
 Log = Callable[[str], None]
 REPO = Path(__file__).resolve().parent.parent
@@ -71,6 +72,19 @@ def targets() -> list[Target]:
                 "arm-none-eabi-size",
                 "arm-none-eabi-nm",
                 ARM_CXX_FLAGS,
+            )
+        )
+    # The ESP32-C3's ISA, beside the Cortex-M3 (issue 14): the same core with the flags of
+    # `codegen build --target qemu-riscv32`.
+    rv = RISCV32.toolchain.prefix
+    if shutil.which(rv + "g++"):
+        out.append(
+            Target(
+                "RV32IMC (riscv64-unknown-elf-g++, build_qemu riscv32 flags)",
+                rv + "g++",
+                rv + "size",
+                rv + "nm",
+                RISCV32.cxx_flags,
             )
         )
     return out

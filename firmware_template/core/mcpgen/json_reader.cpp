@@ -6,7 +6,7 @@
 #include "mcpgen/mcp_core.h"
 
 static_assert(MCPGEN_JSON_MAX_DEPTH >= 1 && MCPGEN_JSON_MAX_DEPTH <= 64,
-              "MCPGEN_JSON_MAX_DEPTH must be 1..64 (one bit per level)");
+              "MCPGEN_JSON_MAX_DEPTH must be 1..64 (the checker keeps a byte per level on the stack)");
 
 namespace mcpgen {
 namespace json {
@@ -31,8 +31,9 @@ inline int hex_digit(char c) {
   return -1;
 }
 
-// The value of the 4 hex digits at p, or 0x10000 when one is not a hex digit.
-uint32_t hex4(const char* p) {
+}  // namespace
+
+uint32_t detail::hex4(const char* p) {
   uint32_t v = 0;
   for (int i = 0; i < 4; ++i) {
     int d = hex_digit(p[i]);
@@ -41,6 +42,10 @@ uint32_t hex4(const char* p) {
   }
   return v;
 }
+
+namespace {
+
+using detail::hex4;
 
 inline bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
@@ -181,45 +186,6 @@ Type type_of(char c) {
   }
 }
 
-// Skips one value of already validated text; returns the position after it. For a
-// string, sets *esc to whether it has a backslash escape.
-char* skip_value(char* p, char* end, bool* esc) {
-  if (p >= end) return p;
-  if (*p == '"') {
-    ++p;
-    bool e = false;
-    while (p < end && *p != '"') {
-      if (*p == '\\') {
-        e = true;
-        ++p;
-      }
-      ++p;
-    }
-    *esc = e;
-    return p < end ? p + 1 : end;
-  }
-  if (*p == '{' || *p == '[') {
-    int depth = 0;
-    while (p < end) {
-      char c = *p;
-      if (c == '"') {
-        ++p;
-        while (p < end && *p != '"') p += (*p == '\\') ? 2 : 1;
-        ++p;
-        continue;
-      }
-      if (c == '{' || c == '[') ++depth;
-      if (c == '}' || c == ']') {
-        if (--depth == 0) return p + 1;
-      }
-      ++p;
-    }
-    return end;
-  }
-  while (p < end && *p != ',' && *p != '}' && *p != ']' && !is_ws(*p)) ++p;
-  return p;
-}
-
 // Decodes one unit of string content at p (not the closing quote) into out; returns
 // the number of bytes produced and advances p.
 size_t decode_one(const char*& p, unsigned char out[4]) {
@@ -229,14 +195,12 @@ size_t decode_one(const char*& p, unsigned char out[4]) {
   }
   char e = p[1];
   p += 2;
-  switch (e) {
-    case 'b': out[0] = '\b'; return 1;
-    case 'f': out[0] = '\f'; return 1;
-    case 'n': out[0] = '\n'; return 1;
-    case 'r': out[0] = '\r'; return 1;
-    case 't': out[0] = '\t'; return 1;
-    case 'u': break;
-    default: out[0] = static_cast<unsigned char>(e); return 1;  // " \ /
+  if (e != 'u') {
+    // A validated escape: b f n r t map through the pairs below, " \ / are themselves.
+    static const char kPairs[] = "b\bf\fn\nr\rt\t";
+    const char* m = static_cast<const char*>(memchr(kPairs, e, sizeof kPairs - 1));
+    out[0] = static_cast<unsigned char>(m != nullptr ? m[1] : e);
+    return 1;
   }
   uint32_t cp = hex4(p);
   p += 4;
@@ -268,7 +232,7 @@ size_t decode_one(const char*& p, unsigned char out[4]) {
 // Checks one value at p (leading whitespace allowed) that sits inside `outer` open
 // containers; returns the position right after it, or nullptr with *error set.
 const char* scan_value(const char* p, const char* end, int outer, const char** error) {
-  uint64_t stack = 0;  // bit set: object at that depth, clear: array
+  bool is_object[MCPGEN_JSON_MAX_DEPTH];  // per open container: object, else array
   int depth = 0;
   bool esc = false;
   const char* err = "unexpected end of input";
@@ -286,11 +250,7 @@ const char* scan_value(const char* p, const char* end, int outer, const char** e
           goto fail;
         }
         bool obj = c == '{';
-        if (obj) {
-          stack |= (uint64_t{1} << depth);
-        } else {
-          stack &= ~(uint64_t{1} << depth);
-        }
+        is_object[depth] = obj;
         ++depth;
         p = skip_ws(p + 1, end);
         if (p < end && *p == (obj ? '}' : ']')) {
@@ -326,7 +286,7 @@ const char* scan_value(const char* p, const char* end, int outer, const char** e
     p = skip_ws(p, end);
     if (p >= end) goto fail;
     {
-      bool obj = (stack >> (depth - 1)) & 1;
+      bool obj = is_object[depth - 1];
       if (*p == ',') {
         ++p;
         if (obj) goto expect_key;
@@ -358,6 +318,22 @@ const char* scan_value(const char* p, const char* end, int outer, const char** e
 fail:
   *error = err;
   return nullptr;
+}
+
+// Skips one value of already validated text; returns the position after it. For a
+// string, sets *esc to whether it has a backslash escape. The checking scanners do it:
+// on valid text they cannot fail, and a second, unchecked scanner would be more flash.
+char* skip_value(char* p, char* end, bool* esc) {
+  if (p >= end) return p;
+  const char* err = nullptr;
+  const char* q;
+  if (*p == '"') {
+    *esc = false;
+    q = scan_string(p, end, &err, esc);
+  } else {
+    q = scan_value(p, end, 0, &err);
+  }
+  return q != nullptr ? const_cast<char*>(q) : end;
 }
 
 // ---------------------------------------------------------------- the request walk
@@ -393,26 +369,17 @@ constexpr LengthIndex kRpcByLength = index_by_length(kRpcKeys, 9);
 constexpr LengthIndex kParamByLength = index_by_length(kParamKeys, 6);
 
 // Number (index + 1) of `key` among the first `count` entries of the table, 0 when it is
-// none of them. Keys without escapes are compared as raw bytes; the others are decoded
-// first.
+// none of them. Keys without escapes are compared as raw bytes with the entries of their
+// length; the others through string_equals_slow.
 int classify(const Value& key, const KeyName* table, const LengthIndex& by_length, int count) {
+  if (key.esc) {  // rare: each candidate compared with the decoded text
+    for (int i = 0; i < count; ++i) {
+      if (string_equals_slow(key, table[i].text, table[i].len)) return i + 1;
+    }
+    return 0;
+  }
   const char* s = key.p + 1;
   size_t n = key.n - 2;
-  char buf[16];
-  if (key.esc) {
-    const char* p = s;
-    const char* e = key.p + key.n - 1;
-    size_t len = 0;
-    unsigned char u[4];
-    while (p < e) {
-      size_t k = decode_one(p, u);
-      if (len + k > sizeof buf) return 0;  // longer than any key we read
-      memcpy(buf + len, u, k);
-      len += k;
-    }
-    s = buf;
-    n = len;
-  }
   if (n >= 16) return 0;
   unsigned mask = by_length.mask[n] & ((1u << count) - 1);
   while (mask != 0) {
@@ -437,33 +404,36 @@ uint32_t key_hash(const Value& key) {
   return h ^ (h >> 16);
 }
 
-// True when a key of the already checked members [from, to) of an object equals `key`.
+// True when a key of the already checked members [from, to) of an object equals `key`:
+// those members read as an object of their own (from - 1 is the object's '{').
 bool seen_before(char* from, char* to, const Value& key) {
-  char* p = from;
-  for (;;) {
-    while (p < to && (is_ws(*p) || *p == ',')) ++p;
-    if (p >= to) return false;
-    Value k;
-    k.p = p;
-    k.type = Type::kString;
-    k.esc = true;
-    char* after = skip_value(p, to, &k.esc);
-    k.n = static_cast<size_t>(after - p);
+  Value members;
+  members.p = from - 1;
+  members.n = static_cast<uint32_t>(to - from + 2);
+  members.type = Type::kObject;
+  ObjectIter it(members);
+  Value k, v;
+  while (it.next(&k, &v)) {
     if (keys_equal(k, key)) return true;
-    p = after;
-    while (p < to && (is_ws(*p) || *p == ':')) ++p;
-    bool esc = false;
-    p = skip_value(p, to, &esc);
   }
+  return false;
 }
 
-// Where a member goes, by key number (0: a key the core does not read).
-Value Rpc::* const kRpcField[] = {nullptr,       &Rpc::jsonrpc,    &Rpc::id,   &Rpc::method,
-                                  &Rpc::params,  &Rpc::result,     &Rpc::error, &Rpc::session_id,
-                                  &Rpc::type,    &Rpc::payload};
-Value Params::* const kParamField[] = {nullptr,          &Params::name,           &Params::arguments,
-                                       &Params::cursor,  &Params::with_user_tools, &Params::protocol_version,
-                                       &Params::capabilities};
+// Where a member goes, by key number: its byte offset in Rpc (params members: in its `p`).
+// Offsets rather than member pointers: small tables and one store for both levels.
+#define MCPGEN_AT(m) static_cast<uint16_t>(offsetof(Rpc, m))
+constexpr uint16_t kRpcField[] = {0,                    MCPGEN_AT(jsonrpc), MCPGEN_AT(id),
+                                 MCPGEN_AT(method),    MCPGEN_AT(params),  MCPGEN_AT(result),
+                                 MCPGEN_AT(error),     MCPGEN_AT(session_id), MCPGEN_AT(type),
+                                 MCPGEN_AT(payload)};
+constexpr uint16_t kParamField[] = {0,
+                                   MCPGEN_AT(p.name),
+                                   MCPGEN_AT(p.arguments),
+                                   MCPGEN_AT(p.cursor),
+                                   MCPGEN_AT(p.with_user_tools),
+                                   MCPGEN_AT(p.protocol_version),
+                                   MCPGEN_AT(p.capabilities)};
+#undef MCPGEN_AT
 
 struct Walk {
   const char* end;
@@ -482,7 +452,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
   int count = level == kRootLevel ? 9 : 6;
   Value& dup = level == kParamsLevel ? rpc->p.duplicate : rpc->duplicate;
   uint32_t known = 0;  // bit n: key number n seen
-  uint64_t others = 0;  // filter of the other keys (see key_hash)
+  uint32_t others = 0;  // filter of the other keys (see key_hash)
   p = skip_ws(p + 1, end);
   if (p < end && *p == '}') return p + 1;
   for (;;) {
@@ -514,7 +484,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
       twice = (known & bit) != 0;
       known |= bit;
     } else {
-      uint64_t bit = uint64_t{1} << (key_hash(key) & 63);
+      uint32_t bit = uint32_t{1} << (key_hash(key) & 31);
       twice = (others & bit) != 0 && seen_before(first, key.p, key);
       others |= bit;
     }
@@ -542,11 +512,8 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
     if (after == nullptr) return nullptr;
     v.n = static_cast<size_t>(after - q);
     if (!twice && which != 0) {
-      if (level == kParamsLevel) {
-        rpc->p.*kParamField[which] = v;
-      } else {
-        rpc->*kRpcField[which] = v;
-      }
+      uint16_t at = (level == kParamsLevel ? kParamField : kRpcField)[which];
+      memcpy(reinterpret_cast<char*>(rpc) + at, &v, sizeof v);
     }
     p = skip_ws(after, end);
     if (p >= end) {
@@ -565,34 +532,23 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
 
 }  // namespace
 
-bool validate(char* text, size_t len, Value* out, const char** error) {
-  const char* const end = text + len;
-  const char* p = skip_ws(text, end);
-  const char* q = scan_value(p, end, 0, error);
-  if (q == nullptr) return false;
-  out->p = const_cast<char*>(p);
-  out->n = static_cast<size_t>(q - p);
-  out->type = type_of(*p);
-  out->esc = true;  // not looked at: compare a string root by decoding it
-  if (skip_ws(q, end) != end) {
-    *error = "trailing characters after JSON value";
-    return false;
-  }
-  return true;
-}
+namespace {
 
-bool read_message(char* text, size_t len, Message* m, const char** error) {
+// validate() and read_message(): one value surrounded by optional whitespace, walked
+// as a request (m != nullptr and an object) or only checked. Stores its span in *out.
+bool read_root(char* text, size_t len, Value* out, Message* m, const char** error) {
   const char* const end = text + len;
   const char* p = skip_ws(text, end);
   Walk w{end, "unexpected end of input"};
-  const char* q = (p < end && *p == '{') ? walk_object(w, p, 1, kRootLevel, &m->top, &m->inner) : scan_value(p, end, 0, &w.err);
+  const char* q = (m != nullptr && p < end && *p == '{') ? walk_object(w, p, 1, kRootLevel, &m->top, &m->inner)
+                                                         : scan_value(p, end, 0, &w.err);
   if (q == nullptr) {
     *error = w.err;
     return false;
   }
-  m->root.p = const_cast<char*>(p);
-  m->root.n = static_cast<size_t>(q - p);
-  m->root.type = type_of(*p);
+  out->p = const_cast<char*>(p);
+  out->n = static_cast<size_t>(q - p);
+  out->type = type_of(*p);
   if (skip_ws(q, end) != end) {
     *error = "trailing characters after JSON value";
     return false;
@@ -600,10 +556,21 @@ bool read_message(char* text, size_t len, Message* m, const char** error) {
   return true;
 }
 
+}  // namespace
+
+bool validate(char* text, size_t len, Value* out, const char** error) {
+  out->esc = true;  // not looked at: compare a string root by decoding it
+  return read_root(text, len, out, nullptr, error);
+}
+
+bool read_message(char* text, size_t len, Message* m, const char** error) {
+  return read_root(text, len, &m->root, m, error);
+}
+
 size_t detail::utf8_seq(const unsigned char* p, const unsigned char* end) { return json::utf8_seq(p, end); }
 
+// Decoded side by side (only called when two keys' hashes collide: no fast path).
 bool keys_equal(const Value& a, const Value& b) {
-  if (!a.esc && !b.esc) return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
   const char* pa = a.p + 1;
   const char* ea = a.p + a.n - 1;
   const char* pb = b.p + 1;

@@ -152,6 +152,10 @@ inline bool same_bytes(const char* a, const char* b, size_t n) {
 // (overlong, surrogate, above U+10FFFF, cut short by end). Shared by reader and writer.
 size_t utf8_seq(const unsigned char* p, const unsigned char* end);
 
+// The value of the 4 hex digits at p (upper or lower case), or 0x10000 when one is not
+// a hex digit. p must have 4 readable bytes.
+uint32_t hex4(const char* p);
+
 }  // namespace detail
 
 }  // namespace json

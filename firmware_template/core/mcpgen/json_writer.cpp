@@ -84,23 +84,20 @@ void big_mul_pow5(Big& a, int e) {
   if (e > 0) big_mul_add(a, kPow5[e], 0);
 }
 
+// a <<= bits: whole limbs moved up, then the rest as a multiplication by 2^(bits % 32).
 void big_shl(Big& a, int bits) {
   if (a.n == 0 || bits <= 0) return;
   int words = bits >> 5;
-  int b = bits & 31;
-  int top = a.n + words + (b != 0 ? 1 : 0);
-  if (top > a.cap) {
-    big_full();
-    top = a.cap;
+  if (words > 0) {
+    int top = a.n + words;
+    if (top > a.cap) {
+      big_full();
+      top = a.cap;
+    }
+    for (int i = top - 1; i >= 0; --i) a.w[i] = i >= words ? a.w[i - words] : 0;
+    a.n = top;
   }
-  for (int i = top - 1; i >= 0; --i) {
-    int src = i - words;
-    uint32_t hi = (src >= 0 && src < a.n) ? a.w[src] : 0;
-    uint32_t lo = (src - 1 >= 0 && src - 1 < a.n) ? a.w[src - 1] : 0;
-    a.w[i] = b == 0 ? hi : (hi << b) | (lo >> (32 - b));
-  }
-  a.n = top;
-  while (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
+  big_mul_add(a, uint32_t{1} << (bits & 31), 0);
 }
 
 void big_shr1(Big& a) {
@@ -152,11 +149,6 @@ void big_sub(Big& a, const Big& b) {
   while (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
 }
 
-void big_copy(Big& dst, const Big& src) {
-  dst.n = src.n <= dst.cap ? src.n : dst.cap;
-  memcpy(dst.w, src.w, static_cast<size_t>(dst.n) * sizeof(uint32_t));
-}
-
 int bit_length64(uint64_t v) {
   int n = 0;
   while (v != 0) {
@@ -177,12 +169,15 @@ inline uint32_t limb(const Big& a, int i) { return i >= 0 && i < a.n ? a.w[i] : 
 uint64_t big_bits_at(const Big& a, int pos, bool* sticky) {
   int wi = pos >> 5;
   int b = pos & 31;
-  uint64_t lo = limb(a, wi) | (static_cast<uint64_t>(limb(a, wi + 1)) << 32);
-  uint64_t hi = limb(a, wi + 2);
-  bool st = b != 0 && (limb(a, wi) & ((uint32_t{1} << b) - 1)) != 0;
+  uint32_t w0 = limb(a, wi), w1 = limb(a, wi + 1), w2 = limb(a, wi + 2);
+  bool st = b != 0 && (w0 & ((uint32_t{1} << b) - 1)) != 0;
   for (int i = 0; i < wi && !st; ++i) st = a.w[i] != 0;
   *sticky = st;
-  return b == 0 ? lo : (lo >> b) | (hi << (64 - b));
+  if (b != 0) {  // 32-bit shifts: a variable 64-bit shift is long code on a 32-bit MCU
+    w0 = (w0 >> b) | (w1 << (32 - b));
+    w1 = (w1 >> b) | (w2 << (32 - b));
+  }
+  return w0 | (static_cast<uint64_t>(w1) << 32);
 }
 
 // floor(e * log10(2)) for |e| <= 1650 (checked against the exact value for that range).
@@ -215,10 +210,14 @@ double make_double(bool neg, uint64_t m, bool sticky, int e2) {
   if (lead > 1023) return double_of(sign | (uint64_t{0x7FF} << 52));
   int shift = lead >= -1022 ? 11 : 11 + (-1022 - lead);  // low bits of m that go
   if (shift > 64) return double_of(sign);  // below half of the smallest subnormal
-  uint64_t kept = shift == 64 ? 0 : m >> shift;
-  uint64_t rest = shift == 64 ? m : m & ((uint64_t{1} << shift) - 1);
-  uint64_t half = uint64_t{1} << (shift - 1);
-  if (rest > half || (rest == half && (sticky || (kept & 1) != 0))) ++kept;
+  // Drop the low bits one at a time (short code; only the rare exact paths come here):
+  // all but the last into sticky, the last one is the rounding bit.
+  for (; shift > 1; --shift) {
+    sticky = sticky || (m & 1) != 0;
+    m >>= 1;
+  }
+  uint64_t kept = m >> 1;
+  if ((m & 1) != 0 && (sticky || (kept & 1) != 0)) ++kept;
   // kept carries the implicit bit for normals, so adding it bumps the exponent field by
   // one; a carry out of the mantissa (or into infinity) falls out of the same sum.
   uint64_t field = lead >= -1022 ? static_cast<uint64_t>(lead + 1022) : 0;
@@ -239,14 +238,10 @@ int shortest_digits(uint64_t f, int e, bool lower_closer, char* d, int* x10) {
   big_set(r, f);
   big_set(s, 1);
   big_set(mm, 1);
-  if (e >= 0) {
-    big_shl(r, e + 1 + extra);
-    big_shl(s, 1 + extra);
-    big_shl(mm, e);
-  } else {
-    big_shl(r, 1 + extra);
-    big_shl(s, 1 - e + extra);
-  }
+  int up = e >= 0 ? e : 0;  // 2^e moves into r and mm when e >= 0, else 2^-e into s
+  big_shl(r, up + 1 + extra);
+  big_shl(s, up - e + 1 + extra);
+  big_shl(mm, up);
   const bool even = (f & 1) == 0;  // then the interval is closed: ties parse to v
   auto high_reached = [&](const Big& rr) {  // rr + mp > s (>= when even), t as scratch
     big_add(t, rr, mm);
@@ -286,8 +281,7 @@ int shortest_digits(uint64_t f, int e, bool lower_closer, char* d, int* x10) {
       continue;
     }
     if (low && high) {  // both round-trip: take the nearer (2r vs s), ties to even
-      big_copy(t, r);
-      big_shl(t, 1);
+      big_add(t, r, r);
       int half = big_cmp(t, s);
       if (half > 0 || (half == 0 && (digit & 1) != 0)) ++digit;
     } else if (high) {
@@ -348,26 +342,24 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
   uint32_t aw[kParseLimbs], bw[kParseLimbs];
   Big a{aw, kParseLimbs, 0}, b{bw, kParseLimbs, 0};
   big_set(a, 0);
-  uint32_t chunk = 0;
-  int in_chunk = 0;
-  static const uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
-                                      100000, 1000000, 10000000, 100000000, 1000000000};
+  uint32_t chunk = 0;  // up to 9 digits, then added into a
+  uint32_t scale = 1;  // 10^(digits in chunk)
   for (int i = 0; i < nd; ++i) {
     chunk = chunk * 10 + static_cast<uint32_t>(at(i) - '0');
-    if (++in_chunk == 9) {
-      big_mul_add(a, kPow10[9], chunk);
+    scale *= 10;
+    if (scale == 1000000000 || i == nd - 1) {
+      big_mul_add(a, scale, chunk);
       chunk = 0;
-      in_chunk = 0;
+      scale = 1;
     }
   }
-  if (in_chunk > 0) big_mul_add(a, kPow10[in_chunk], chunk);
   bool sticky = false;
-  if (e10 >= 0) {  // a * 5^e10 * 2^e10, exactly
+  if (e10 >= 0) {  // a * 5^e10 * 2^e10, exactly; its top 64 bits and a sticky bit
     big_mul_pow5(a, e10);
     int bits = big_bits(a);
-    if (bits <= 64) return make_double(neg, big_bits_at(a, 0, &sticky), false, e10);
-    uint64_t top = big_bits_at(a, bits - 64, &sticky);
-    return make_double(neg, top, sticky, e10 + bits - 64);
+    int pos = bits > 64 ? bits - 64 : 0;
+    uint64_t top = big_bits_at(a, pos, &sticky);  // (sets sticky: not in the call below)
+    return make_double(neg, top, sticky, e10 + pos);
   }
   // a / 5^-e10 * 2^e10: scale so the quotient has 63 or 64 bits, then long division.
   big_set(b, 1);
@@ -391,17 +383,17 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
 }  // namespace
 
 size_t format_int64(int64_t v, char* buf) {
-  char tmp[21];
-  size_t n = 0;
+  char tmp[20];
+  char* p = tmp + sizeof tmp;  // digits from the last one backwards
   // Work on the unsigned magnitude so INT64_MIN is fine.
   uint64_t u = v < 0 ? (~static_cast<uint64_t>(v) + 1) : static_cast<uint64_t>(v);
   do {
-    tmp[n++] = static_cast<char>('0' + (u % 10));
+    *--p = static_cast<char>('0' + (u % 10));
     u /= 10;
   } while (u != 0);
-  size_t len = 0;
-  if (v < 0) buf[len++] = '-';
-  while (n > 0) buf[len++] = tmp[--n];
+  if (v < 0) *--p = '-';
+  size_t len = static_cast<size_t>(tmp + sizeof tmp - p);
+  memcpy(buf, p, len);
   buf[len] = '\0';
   return len;
 }
@@ -418,22 +410,23 @@ size_t format_double(double v, char* buf) {
   char d[20];
   int n = 0;
   int x = 0;
+  // An integer below 2^53 (the mantissa has no set bit below the binary point): its
+  // digits without the trailing zeros are the shortest. Shifted one bit at a time: a
+  // variable 64-bit shift is long code on a 32-bit MCU.
+  uint64_t u = frac | (uint64_t{1} << 52);
+  int point = 1075 - be;  // bits of u below the binary point
+  if (be >= 1023) {
+    while (point > 0 && (u & 1) == 0) {
+      u >>= 1;
+      --point;
+    }
+  }
   if (be == 0 && frac == 0) {
     d[n++] = '0';
-  } else if (be >= 1023 && be <= 1075 &&
-             ((frac | (uint64_t{1} << 52)) & ((uint64_t{1} << (1075 - be)) - 1)) == 0) {
-    // An integer below 2^53: its digits without the trailing zeros are the shortest.
-    uint64_t u = (frac | (uint64_t{1} << 52)) >> (1075 - be);
-    char tmp[20];
-    int len = 0;
-    while (u != 0) {
-      tmp[len++] = static_cast<char>('0' + u % 10);
-      u /= 10;
-    }
-    x = len - 1;
-    int lo = 0;
-    while (tmp[lo] == '0') ++lo;
-    for (int i = len - 1; i >= lo; --i) d[n++] = tmp[i];
+  } else if (be >= 1023 && point == 0) {
+    n = static_cast<int>(format_int64(static_cast<int64_t>(u), d));
+    x = n - 1;
+    while (d[n - 1] == '0') --n;
   } else if (be == 0) {
     n = shortest_digits(frac, -1074, false, d, &x);
   } else {
@@ -467,14 +460,14 @@ bool parse_double(const char* text, size_t len, double* out) {
     frac1 = p;
     if (frac1 == frac0) return false;
   }
-  int64_t exp10 = 0;
+  ptrdiff_t exp10 = 0;
   if (p < end && (*p == 'e' || *p == 'E')) {
     ++p;
     bool eneg = false;
     if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
     const char* e0 = p;
     while (p < end && is_digit(*p)) {
-      if (exp10 < 1000000000) exp10 = exp10 * 10 + (*p - '0');  // saturates: 0 or inf anyway
+      if (exp10 < 100000000) exp10 = exp10 * 10 + (*p - '0');  // saturates (fits 32 bits): 0 or inf anyway
       ++p;
     }
     if (p == e0) return false;
@@ -483,21 +476,21 @@ bool parse_double(const char* text, size_t len, double* out) {
   if (p != end) return false;
 
   // The digit sequence is int0..int1 followed by frac0..frac1.
-  const int64_t n_int = int1 - int0;
-  const int64_t n_all = n_int + (frac1 - frac0);
-  auto at = [&](int64_t i) { return i < n_int ? int0[i] : frac0[i - n_int]; };
-  int64_t first = 0;
+  const ptrdiff_t n_int = int1 - int0;
+  const ptrdiff_t n_all = n_int + (frac1 - frac0);
+  auto at = [&](ptrdiff_t i) { return i < n_int ? int0[i] : frac0[i - n_int]; };
+  ptrdiff_t first = 0;
   while (first < n_all && at(first) == '0') ++first;
   if (first == n_all) {
     *out = neg ? -0.0 : 0.0;
     return true;
   }
-  int64_t last = n_all - 1;
+  ptrdiff_t last = n_all - 1;
   while (at(last) == '0') --last;
   // value = digits[first..last] * 10^e, leading digit at 10^lead
-  const int64_t nsig = last - first + 1;
-  const int64_t e = exp10 - (frac1 - frac0) + (n_all - 1 - last);
-  const int64_t lead = nsig - 1 + e;
+  const ptrdiff_t nsig = last - first + 1;
+  const ptrdiff_t e = exp10 - (frac1 - frac0) + (n_all - 1 - last);
+  const ptrdiff_t lead = nsig - 1 + e;
   if (lead > 308) {  // >= 1e309: beyond the largest double (1.797...e308)
     *out = double_of((neg ? uint64_t{1} << 63 : 0) | (uint64_t{0x7FF} << 52));
     return true;
@@ -509,15 +502,13 @@ bool parse_double(const char* text, size_t len, double* out) {
 #if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 1)
   if (nsig <= 19) {
     uint64_t w = 0;
-    for (int64_t i = first; i <= last; ++i) w = w * 10 + static_cast<uint64_t>(at(i) - '0');
+    for (ptrdiff_t i = first; i <= last; ++i) w = w * 10 + static_cast<uint64_t>(at(i) - '0');
     // Both operands exact doubles, so one IEEE operation rounds correctly (anything
     // else, rare in practice, takes the exact path below).
-    // 10^|e| <= 1e22 is exact, and so is each product below (exact factors, exact
-    // representable result): a table of 8 small powers instead of 23 doubles.
-    static const uint32_t kPow10Small[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
     if (w <= (uint64_t{1} << 53) && e >= -22 && e <= 22) {
-      int ae = static_cast<int>(e < 0 ? -e : e);
-      double p10 = static_cast<double>(kPow10Small[ae & 7]) * (ae >= 16 ? 1e16 : ae >= 8 ? 1e8 : 1.0);
+      // 10^|e| <= 1e22 is exact, and so is every power on the way there.
+      double p10 = 1;
+      for (ptrdiff_t k = e < 0 ? -e : e; k > 0; --k) p10 *= 10;
       double m = static_cast<double>(w);
       double r = e >= 0 ? m * p10 : m / p10;
       *out = neg ? -r : r;
@@ -526,7 +517,7 @@ bool parse_double(const char* text, size_t len, double* out) {
   }
 #endif
   // Exact path, at most kMaxDigits digits plus a sticky 1.
-  auto digit = [&](int64_t i) { return i < kMaxDigits ? at(first + i) : '1'; };
+  auto digit = [&](ptrdiff_t i) { return i < kMaxDigits ? at(first + i) : '1'; };
   if (nsig <= kMaxDigits) {
     *out = exact_decimal(neg, digit, static_cast<int>(nsig), static_cast<int>(e));
   } else {
@@ -568,8 +559,7 @@ void JsonWriter::comma() {
 }
 
 void JsonWriter::begin_object() {
-  comma();
-  put("{", 1);
+  raw("{", 1);
   need_comma_ = false;
 }
 
@@ -579,8 +569,7 @@ void JsonWriter::end_object() {
 }
 
 void JsonWriter::begin_array() {
-  comma();
-  put("[", 1);
+  raw("[", 1);
   need_comma_ = false;
 }
 
@@ -659,37 +648,20 @@ void JsonWriter::string(const char* s, size_t len) {
   need_comma_ = true;
 }
 
+// Scalars are pre-serialized values: one copy of the comma logic.
 void JsonWriter::integer(int64_t v) {
   char buf[21];
-  size_t n = format_int64(v, buf);
-  comma();
-  put(buf, n);
-  need_comma_ = true;
+  raw(buf, format_int64(v, buf));
 }
 
 void JsonWriter::number(double v) {
   char buf[32];
-  size_t n = format_double(v, buf);
-  comma();
-  put(buf, n);
-  need_comma_ = true;
+  raw(buf, format_double(v, buf));
 }
 
-void JsonWriter::boolean(bool v) {
-  comma();
-  if (v) {
-    put("true", 4);
-  } else {
-    put("false", 5);
-  }
-  need_comma_ = true;
-}
+void JsonWriter::boolean(bool v) { raw(v ? "true" : "false", v ? 4 : 5); }
 
-void JsonWriter::null() {
-  comma();
-  put("null", 4);
-  need_comma_ = true;
-}
+void JsonWriter::null() { raw("null", 4); }
 
 void JsonWriter::raw(const char* json, size_t len) {
   comma();
@@ -698,9 +670,5 @@ void JsonWriter::raw(const char* json, size_t len) {
 }
 
 void JsonWriter::raw_fragment(const char* text, size_t len) { put(text, len); }
-
-size_t JsonWriter::size() const { return len_; }
-bool JsonWriter::overflowed() const { return overflow_; }
-const char* JsonWriter::data() const { return buf_; }
 
 }  // namespace mcpgen

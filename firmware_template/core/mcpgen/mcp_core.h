@@ -137,9 +137,10 @@ class JsonWriter {
   void null();
   void raw(const char* json, size_t len);  // pre-serialized JSON value
   void raw_fragment(const char* text, size_t len);  // bytes as is, no comma logic
-  size_t size() const;
-  bool overflowed() const;
-  const char* data() const;
+  // Inline: called around every reply; a call costs more flash than the load.
+  size_t size() const { return len_; }
+  bool overflowed() const { return overflow_; }
+  const char* data() const { return buf_; }
 
  private:
   friend struct ServerImpl;  // writes replies as raw fragments around escaped strings
@@ -214,11 +215,15 @@ class Result {
   Result() = default;
   ReturnKind kind_ = ReturnKind::kNone;
   bool is_error_ = false;
-  bool b_ = false;
-  int64_t i_ = 0;
-  double d_ = 0;
-  const char* s_ = nullptr;  // text, error message, or image data
-  const char* mime_ = nullptr;
+  const char* mime_ = nullptr;  // kImage
+  // The one value a result carries (by kind_; s: text, error message or image data).
+  // A union keeps Result at 16 bytes on a 32-bit MCU: every handler returns one.
+  union {
+    int64_t i;  // first: `{}` zeroes all 8 bytes
+    double d;
+    bool b;
+    const char* s;
+  } v_ = {};
 };
 
 // The MCP server. One instance per connection; not thread-safe (ports serialize).

@@ -31,6 +31,12 @@ class Msg {
  public:
   Msg(char* buf, size_t cap) : buf_(buf), cap_(cap), len_(0) { buf_[0] = '\0'; }
   Msg& add(const char* s) { return add(s, strlen(s)); }
+  // Two or three pieces in one call: a message is mostly literal, name, literal, and
+  // each call costs flash at every error site.
+  __attribute__((noinline)) Msg& add(const char* a, const char* b, const char* c = nullptr) {
+    add(a).add(b);
+    return c != nullptr ? add(c) : *this;
+  }
   Msg& add(const char* s, size_t n) {
     if (n > cap_ - 1 - len_) n = cap_ - 1 - len_;
     memcpy(buf_ + len_, s, n);
@@ -102,30 +108,27 @@ enum class IntParse : uint8_t { kOk, kNotInteger, kTooLarge, kTooSmall };
 
 // Parses a validated JSON number token as an exact int64 ("5", "-3", "5.0", "1e2").
 IntParse parse_int(const char* p, size_t n, int64_t* out) {
-  bool plain = true;
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] == '.' || p[i] == 'e' || p[i] == 'E') plain = false;
-  }
+  // Digits only: exact in a uint64 (no 64-bit division, a libgcc call on a 32-bit MCU:
+  // u stays below 2^63 / 10 + 1 before each step, so u * 10 + 9 cannot wrap). A fraction,
+  // an exponent or more digits than that go through the double below.
   bool neg = p[0] == '-';
-  if (plain) {
-    uint64_t limit = neg ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
-    uint64_t u = 0;
-    for (size_t i = neg ? 1 : 0; i < n; ++i) {
-      uint64_t d = static_cast<uint64_t>(p[i] - '0');
-      if (u > (limit - d) / 10) return neg ? IntParse::kTooSmall : IntParse::kTooLarge;
-      u = u * 10 + d;
-    }
+  uint64_t u = 0;
+  size_t i = neg ? 1 : 0;
+  for (; i < n && p[i] >= '0' && p[i] <= '9' && u <= 922337203685477580u; ++i) {
+    u = u * 10 + static_cast<uint64_t>(p[i] - '0');
+  }
+  if (i == n) {
+    if (u > (uint64_t{1} << 63) - (neg ? 0 : 1)) return neg ? IntParse::kTooSmall : IntParse::kTooLarge;
     *out = neg ? static_cast<int64_t>(~u + 1) : static_cast<int64_t>(u);
     return IntParse::kOk;
   }
   double d = 0;
   parse_double(p, n, &d);
-  if (!isfinite(d) || d != floor(d)) {
-    if (isfinite(d)) return IntParse::kNotInteger;
-    return d > 0 ? IntParse::kTooLarge : IntParse::kTooSmall;
-  }
+  // Range first (infinities included): inside it the int64 conversion is exact for every
+  // integral value, so comparing back tells a fraction.
   if (d >= 9223372036854775808.0) return IntParse::kTooLarge;
   if (d < -9223372036854775808.0) return IntParse::kTooSmall;
+  if (d != static_cast<double>(static_cast<int64_t>(d))) return IntParse::kNotInteger;
   *out = static_cast<int64_t>(d);
   return IntParse::kOk;
 }
@@ -160,28 +163,28 @@ Result Result::None() { return Result(); }
 Result Result::Bool(bool v) {
   Result r;
   r.kind_ = ReturnKind::kBoolean;
-  r.b_ = v;
+  r.v_.b = v;
   return r;
 }
 
 Result Result::Int(int64_t v) {
   Result r;
   r.kind_ = ReturnKind::kInteger;
-  r.i_ = v;
+  r.v_.i = v;
   return r;
 }
 
 Result Result::Number(double v) {
   Result r;
   r.kind_ = ReturnKind::kNumber;
-  r.d_ = v;
+  r.v_.d = v;
   return r;
 }
 
 Result Result::Text(const char* s) {
   Result r;
   r.kind_ = ReturnKind::kString;
-  r.s_ = s;
+  r.v_.s = s;
   return r;
 }
 
@@ -195,14 +198,14 @@ Result Result::Image(const char* mime_type, const char* base64_data) {
   Result r;
   r.kind_ = ReturnKind::kImage;
   r.mime_ = mime_type;
-  r.s_ = base64_data;
+  r.v_.s = base64_data;
   return r;
 }
 
 Result Result::Error(const char* message) {
   Result r;
   r.is_error_ = true;
-  r.s_ = message;
+  r.v_.s = message;
   return r;
 }
 
@@ -290,7 +293,7 @@ struct ServerImpl {
 
   // Opens any outgoing JSON-RPC message: the xiaozhi envelope when rq.enveloped, then
   // {"jsonrpc":"2.0".
-  static void open(const Server& s, JsonWriter& w, const Request& rq) {
+  __attribute__((noinline)) static void open(const Server& s, JsonWriter& w, const Request& rq) {
     if (rq.enveloped) {
       envelope_head(s, w, rq);
       lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\"");
@@ -301,12 +304,8 @@ struct ServerImpl {
 
   // Opens a reply to rq (up to its "id"; the fixed text in as few pieces as possible).
   static void begin(const Server& s, JsonWriter& w, const Request& rq) {
-    if (rq.enveloped) {
-      envelope_head(s, w, rq);
-      lit(w, "\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":");
-    } else {
-      lit(w, "{\"jsonrpc\":\"2.0\",\"id\":");
-    }
+    open(s, w, rq);
+    lit(w, ",\"id\":");
     if (rq.id.valid()) {
       w.raw_fragment(rq.id.p, rq.id.n);
     } else {
@@ -317,16 +316,6 @@ struct ServerImpl {
   // Closes the JSON-RPC object and the envelope.
   static void end(JsonWriter& w, const Request& rq) { w.raw_fragment("}}", rq.enveloped ? 2 : 1); }
 
-  // The reply did not fit the output buffer: a short -32603 with the request's id
-  // instead, so the caller never waits out a timeout for a reply dropped silently.
-  static size_t too_large(const Server& s, const Request& rq) {
-    JsonWriter w(rq.out, rq.cap);
-    begin(s, w, rq);
-    lit(w, ",\"error\":{\"code\":-32603,\"message\":\"Internal error: response buffer too small\"}");
-    end(w, rq);
-    return w.overflowed() ? 0 : w.size();
-  }
-
   static size_t error(const Server& s, const Request& rq, int code, const char* msg, size_t msg_len) {
     JsonWriter w(rq.out, rq.cap);
     begin(s, w, rq);
@@ -336,7 +325,12 @@ struct ServerImpl {
     str(w, msg, msg_len);
     lit(w, "}");
     end(w, rq);
-    return w.overflowed() ? too_large(s, rq) : w.size();
+    if (!w.overflowed()) return w.size();
+    // It did not fit the output buffer: a short -32603 with the request's id instead, so
+    // the caller never waits out a timeout for a reply dropped silently.
+    static const char kTooSmall[] = "Internal error: response buffer too small";
+    if (msg == kTooSmall) return 0;
+    return error(s, rq, kInternalError, kTooSmall, sizeof kTooSmall - 1);
   }
 
   static size_t error(const Server& s, const Request& rq, int code, const Msg& m) {
@@ -395,7 +389,7 @@ struct ServerImpl {
     size_t n = 0;
     const char* t = text_of(v, &n);
     Msg m = head(s, code);
-    m.add(prefix).add("\"").quote(t, n, kQuoteLimit).add("\"");
+    m.add(prefix, "\"").quote(t, n, kQuoteLimit).add("\"");
     return error(s, rq, code, m);
   }
 
@@ -445,20 +439,19 @@ struct ServerImpl {
         break;
       }
     }
-    if (p.capabilities.is(Type::kObject)) {
-      Value vision = json::find(p.capabilities, "vision");
-      Value url = json::find(vision, "url");
-      if (url.is(Type::kString)) {
-        VisionConfig& vc = s.vision_;
-        bool ok = json::copy_string(url, vc.url, sizeof vc.url);
-        Value token = json::find(vision, "token");
+    // capabilities.vision {url, token}; find() gives nothing for what is not an object.
+    Value vision = json::find(p.capabilities, "vision");
+    Value url = json::find(vision, "url");
+    if (url.is(Type::kString)) {
+      VisionConfig& vc = s.vision_;
+      Value token = json::find(vision, "token");
+      // copy_string leaves "" when it fails, and for a token that is not a string.
+      bool ok = json::copy_string(url, vc.url, sizeof vc.url);
+      ok = (json::copy_string(token, vc.token, sizeof vc.token) || !token.is(Type::kString)) && ok;
+      vc.present = ok;
+      if (!ok) {
+        vc.url[0] = '\0';
         vc.token[0] = '\0';
-        if (ok && token.is(Type::kString)) ok = json::copy_string(token, vc.token, sizeof vc.token);
-        vc.present = ok;
-        if (!ok) {
-          vc.url[0] = '\0';
-          vc.token[0] = '\0';
-        }
       }
     }
     JsonWriter w(rq.out, rq.cap);
@@ -512,13 +505,9 @@ struct ServerImpl {
     if (cursor.is(Type::kString) && cursor.n > 2) {
       size_t n = 0;
       const char* c = text_of(cursor, &n);
-      // The index from the first 4 digits; whatever a non-hex character gives here, the
-      // comparison with the device's own text below refuses it.
-      for (size_t k = 0; k < 4 && k < n; ++k) {
-        int lower = c[k] | 0x20;  // digits are unchanged by this
-        start = (start << 4) | static_cast<uint32_t>(lower <= '9' ? lower - '0' : lower - 'a' + 10);
-      }
-      start &= 0xFFFF;
+      // The index from the first 4 digits (0x10000, out of range, when one is not hex);
+      // then the whole text must be the one the device writes for that index.
+      if (n == kCursorLen) start = json::detail::hex4(c);
       if (start < spec.tool_count) cursor_text(spec, start, text);
       if (n != kCursorLen || start >= spec.tool_count || memcmp(text, c, kCursorLen) != 0) {
         Msg m = head(s, kInvalidParams);
@@ -527,24 +516,25 @@ struct ServerImpl {
       }
     }
     auto visible = [&](uint32_t i) { return user || !spec.tools[i].user_only; };
-    // Choose the page: `{"tools":[` + entries + `]}`, or `],"nextCursor":"<cursor>"}` when
-    // another visible tool follows.
+    // The page: `{"tools":[` + entries + `]}`, or `],"nextCursor":"<cursor>"}` when another
+    // visible tool follows; entries are written as long as that still fits page_size.
     constexpr size_t kMore = 15 + 1 + kCursorLen + 1 + 1;  // ],"nextCursor": "..." }
+    JsonWriter w(rq.out, rq.cap);
+    begin(s, w, rq);
+    lit(w, ",\"result\":{\"tools\":[");
     size_t size = 10;  // {"tools":[
-    uint32_t count = 0;
     uint32_t end_at = 0;  // first tool not on this page (the next cursor), 0: last page
     uint32_t i = start;
     while (i < spec.tool_count && !visible(i)) ++i;
+    bool first = true;
     while (i < spec.tool_count) {
       uint32_t nxt = i + 1;
       while (nxt < spec.tool_count && !visible(nxt)) ++nxt;
-      size_t add = (count > 0 ? 1 : 0) + spec.tools[i].list_entry_len;
+      size_t add = (first ? 0 : 1) + spec.tools[i].list_entry_len;
       if (size + add + (nxt < spec.tool_count ? kMore : 2) > spec.page_size) {
-        if (count == 0) {
+        if (first) {
           Msg m = head(s, kInternalError);
-          m.add("tool ")
-              .add(spec.tools[i].name)
-              .add(" does not fit in a tools/list page of ")
+          m.add("tool ", spec.tools[i].name, " does not fit in a tools/list page of ")
               .add_int(spec.page_size)
               .add(" bytes");
           return error(s, rq, kInternalError, m);
@@ -552,20 +542,11 @@ struct ServerImpl {
         end_at = i;
         break;
       }
-      size += add;
-      ++count;
-      i = nxt;
-    }
-    JsonWriter w(rq.out, rq.cap);
-    begin(s, w, rq);
-    lit(w, ",\"result\":{\"tools\":[");
-    uint32_t stop = end_at != 0 ? end_at : spec.tool_count;
-    bool first = true;
-    for (uint32_t j = start; j < stop; ++j) {
-      if (!visible(j)) continue;
       if (!first) lit(w, ",");
       first = false;
-      w.raw_fragment(spec.tools[j].list_entry, spec.tools[j].list_entry_len);
+      w.raw_fragment(spec.tools[i].list_entry, spec.tools[i].list_entry_len);
+      size += add;
+      i = nxt;
     }
     lit(w, "]");
     if (end_at != 0) {
@@ -611,12 +592,13 @@ struct ServerImpl {
     for (uint8_t i = 0; i < tool.param_count; ++i) {
       const ParamDesc& p = tool.params[i];
       if (p.required) continue;
-      switch (p.type) {
-        case ParamType::kBoolean: store(storage, p.offset, p.default_bool); break;
-        case ParamType::kInteger: store(storage, p.offset, p.default_int); break;
-        case ParamType::kNumber: store(storage, p.offset, p.default_num); break;
-        case ParamType::kString: store(storage, p.offset, p.default_str); break;
-      }
+      // The default field of the parameter's type, copied like a decoded value.
+      static const uint8_t kSize[] = {sizeof(bool), sizeof(int64_t), sizeof(double), sizeof(const char*)};
+      const void* def = p.type == ParamType::kBoolean   ? static_cast<const void*>(&p.default_bool)
+                        : p.type == ParamType::kInteger ? static_cast<const void*>(&p.default_int)
+                        : p.type == ParamType::kNumber  ? static_cast<const void*>(&p.default_num)
+                                                        : static_cast<const void*>(&p.default_str);
+      memcpy(static_cast<char*>(storage) + p.offset, def, kSize[static_cast<uint8_t>(p.type)]);
     }
     uint32_t seen[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // one bit per parameter (<= 255)
     Value k, v;
@@ -645,15 +627,15 @@ struct ServerImpl {
       }
       uint32_t bit = uint32_t{1} << (index & 31);
       if (seen[index >> 5] & bit) {
-        m.add("Invalid params: duplicate argument `").add(p->name).add("`");
+        m.add("Invalid params: duplicate argument `", p->name, "`");
         return ArgsStatus::kDuplicate;
       }
       seen[index >> 5] |= bit;
-      Msg& head = m.add("invalid argument `").add(p->name).add("`: ");
+      Msg& head = m.add("invalid argument `", p->name, "`: ");
       // The JSON type each ParamType takes, in ParamType order.
       static const Type kJsonType[] = {Type::kBool, Type::kNumber, Type::kNumber, Type::kString};
       if (v.type != kJsonType[static_cast<uint8_t>(p->type)]) {
-        head.add("must be ").add(param_type_name(p->type)).add(", got ").add(type_name(v.type));
+        head.add("must be ", param_type_name(p->type), ", got ").add(type_name(v.type));
         return ArgsStatus::kInvalid;
       }
       switch (p->type) {
@@ -692,7 +674,7 @@ struct ServerImpl {
             for (uint16_t e = 0; e < p->enum_count && !ok; ++e) ok = strcmp(str, p->enum_values[e]) == 0;
             if (!ok) {
               head.add("must be one of ");
-              for (uint16_t e = 0; e < p->enum_count; ++e) head.add(e ? ", " : "").add(p->enum_values[e]);
+              for (uint16_t e = 0; e < p->enum_count; ++e) head.add(e ? ", " : "", p->enum_values[e]);
               head.add("; got \"").quote(str, n, kQuoteLimit).add("\"");
               return ArgsStatus::kInvalid;
             }
@@ -715,7 +697,7 @@ struct ServerImpl {
     }
     for (uint8_t i = 0; i < tool.param_count; ++i) {
       if (tool.params[i].required && !(seen[i >> 5] & (uint32_t{1} << (i & 31)))) {
-        m.add("missing required argument `").add(tool.params[i].name).add("`");
+        m.add("missing required argument `", tool.params[i].name, "`");
         return ArgsStatus::kInvalid;
       }
     }
@@ -780,17 +762,13 @@ struct ServerImpl {
 
     ReturnKind kind = r.kind_;
     if (r.is_error_) {
-      const char* msg = r.s_ != nullptr ? r.s_ : "tool failed";
+      const char* msg = r.v_.s != nullptr ? r.v_.s : "tool failed";
       return tool_error_result(s, rq, msg, strlen(msg));
     }
     if (kind != tool->returns && !(kind == ReturnKind::kInteger && tool->returns == ReturnKind::kNumber)) {
       Msg m = head(s, kInternalError);
-      m.add("handler of ")
-          .add(tool->name)
-          .add(" returned ")
-          .add(return_kind_name(kind))
-          .add(", the spec declares ")
-          .add(return_kind_name(tool->returns));
+      m.add("handler of ", tool->name, " returned ")
+          .add(return_kind_name(kind), ", the spec declares ", return_kind_name(tool->returns));
       return error(s, rq, kInternalError, m);
     }
     const char* obj = nullptr;
@@ -802,8 +780,8 @@ struct ServerImpl {
       if (ow.data() == nullptr || ow.overflowed() || ow.size() == 0 ||
           !json::validate(ctx.scratch_, ow.size(), &v, &err) || !v.is(Type::kObject)) {
         Msg m = head(s, kInternalError);
-        m.add("handler of ").add(tool->name);
-        m.add(ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
+        m.add("handler of ", tool->name,
+              ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
                               : " did not write a valid JSON object with Context::object()");
         return error(s, rq, kInternalError, m);
       }
@@ -814,7 +792,7 @@ struct ServerImpl {
     begin(s, w, rq);
     if (kind == ReturnKind::kBoolean) {  // the common case, in three pieces
       lit(w, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
-      w.raw_fragment(r.b_ ? "\"true\"" : "\"false\"", r.b_ ? 6 : 7);
+      w.raw_fragment(r.v_.b ? "\"true\"" : "\"false\"", r.v_.b ? 6 : 7);
       w.raw_fragment("}],\"isError\":false}}}", rq.enveloped ? 21 : 20);
       return done(s, rq, w);
     }
@@ -825,21 +803,21 @@ struct ServerImpl {
       case ReturnKind::kBoolean: break;
       case ReturnKind::kInteger:
         if (tool->returns == ReturnKind::kNumber) {
-          text_content(w, num, format_double(static_cast<double>(r.i_), num));
+          text_content(w, num, format_double(static_cast<double>(r.v_.i), num));
         } else {
-          text_content(w, num, format_int64(r.i_, num));
+          text_content(w, num, format_int64(r.v_.i, num));
         }
         break;
-      case ReturnKind::kNumber: text_content(w, num, format_double(r.d_, num)); break;
+      case ReturnKind::kNumber: text_content(w, num, format_double(r.v_.d, num)); break;
       case ReturnKind::kString: {
-        const char* t = r.s_ != nullptr ? r.s_ : "";
+        const char* t = r.v_.s != nullptr ? r.v_.s : "";
         text_content(w, t, strlen(t));
         break;
       }
       case ReturnKind::kObject: text_content(w, obj, obj_len); break;
       case ReturnKind::kImage:
         lit(w, "{\"type\":\"image\",\"data\":");
-        str(w, r.s_ != nullptr ? r.s_ : "");
+        str(w, r.v_.s != nullptr ? r.v_.s : "");
         lit(w, ",\"mimeType\":");
         str(w, r.mime_ != nullptr ? r.mime_ : "application/octet-stream");
         lit(w, "}");
@@ -995,12 +973,9 @@ struct ServerImpl {
   }
 };
 
-Server::Server(const SpecDesc& spec) : spec_(spec), enveloped_(false), peer_hello_(false) {
-  vision_.present = false;
-  vision_.url[0] = '\0';
-  vision_.token[0] = '\0';
-  session_id_[0] = '\0';
+Server::Server(const SpecDesc& spec) : spec_(spec) {
   ctx_.vision_ = &vision_;
+  reset_connection();  // the per-connection state starts empty
 }
 
 size_t Server::handle(char* in, size_t len, char* out, size_t out_cap) {
