@@ -91,6 +91,7 @@ cdef class RpcSession:
     cdef Pending _slot0
     cdef long long _mask
     cdef Py_ssize_t _live
+    cdef Py_ssize_t _fast_live
     cdef dict _extra
     cdef bint _timed
     cdef readonly long long next_id

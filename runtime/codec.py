@@ -636,6 +636,10 @@ class RpcSession:
         self._slots: list = [self._slot0]
         self._mask = 0
         self._live = 0
+        # Live ring slots of a kind the msgspec fast path decodes (none..string): with
+        # none (e.g. only object or tools/list calls in flight) a reply goes straight to
+        # the general path instead of being parsed twice.
+        self._fast_live = 0
         self._extra: Optional[dict] = None
         self._timed = False  # on the loop's Deadlines sweep list
         self.next_id = 1
@@ -786,9 +790,15 @@ class RpcSession:
             p.future = future
             p.kind = kind
             self._live += 1
+            if _K_NONE <= kind <= _K_STRING:
+                self._fast_live += 1
             return p
         if p.rid == rid:  # registered again: the newer future wins, as in a dict
             p.future = future
+            if _K_NONE <= p.kind <= _K_STRING:
+                self._fast_live -= 1
+            if _K_NONE <= kind <= _K_STRING:
+                self._fast_live += 1
             p.kind = kind
             p.due = -1.0
             return p
@@ -825,6 +835,8 @@ class RpcSession:
         p.owner = None
         p.what = None
         self._live -= 1
+        if _K_NONE <= p.kind <= _K_STRING:
+            self._fast_live -= 1
 
     def _take_future(self, p: Pending) -> Any:
         fut = p.future
@@ -908,7 +920,7 @@ class RpcSession:
         error) and returns ``None``; so does a late reply to a forgotten request
         (counted in ``stale``). Everything else is returned as a :class:`Frame`.
         """
-        if _fast_decode is not None and self._feed_reply(data):
+        if _fast_decode is not None and (self._fast_live > 0 or self._extra) and self._feed_reply(data):
             return None
         try:
             obj = _loads(data)
