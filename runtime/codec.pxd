@@ -83,6 +83,7 @@ cdef Pending _free_slot()
 cdef long long _RID_MAX
 cdef Py_ssize_t _RING_SPARE, _RING_MAX
 cdef dict _HEADS
+cdef bytes _ERROR_KEY
 cdef Py_ssize_t _HEADS_MAX
 
 
@@ -117,6 +118,8 @@ cdef class RpcSession:
     cdef Pending _find(self, object request_id)
     @cython.locals(i="long long", rid="long long", p=Pending)
     cdef Pending _take(self, object request_id)
+    @cython.locals(q=Pending)
+    cdef Pending _extra_pop(self, object request_id)
     cdef inline void _release(self, Pending p) noexcept
     @cython.locals(fut=object)
     cdef inline object _take_future(self, Pending p)

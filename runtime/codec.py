@@ -614,6 +614,7 @@ _RING_MAX = 4096
 #: one small dict that stays in the CPU's cache (one per session was a cache miss per call
 #: with many devices, and a dict per device). Bounded: names past it are encoded per call.
 _HEADS: dict = {}
+_ERROR_KEY = b'"error"'  # the fast path also decodes error replies, whatever the call's kind
 _HEADS_MAX = 4096
 
 
@@ -636,9 +637,9 @@ class RpcSession:
         self._slots: list = [self._slot0]
         self._mask = 0
         self._live = 0
-        # Live ring slots of a kind the msgspec fast path decodes (none..string): with
-        # none (e.g. only object or tools/list calls in flight) a reply goes straight to
-        # the general path instead of being parsed twice.
+        # Pending calls of a kind the msgspec fast path decodes (none..string): with none
+        # (e.g. only object or tools/list calls in flight) a reply that is no error goes
+        # straight to the general path instead of being parsed twice.
         self._fast_live = 0
         self._extra: Optional[dict] = None
         self._timed = False  # on the loop's Deadlines sweep list
@@ -769,13 +770,24 @@ class RpcSession:
             p = self._put_rid(request_id, future, kind)  # type: ignore[arg-type]
             if p is not None:
                 if self._extra:  # registered again after it overflowed: one entry only
-                    self._extra.pop(request_id, None)
+                    self._extra_pop(request_id)
                 return p
         q = Pending(future, kind)
         if self._extra is None:
             self._extra = {}
+        else:
+            self._extra_pop(request_id)
         self._extra[request_id] = q
+        if _K_NONE <= kind <= _K_STRING:
+            self._fast_live += 1
         return q
+
+    def _extra_pop(self, request_id: object) -> Optional[Pending]:
+        """Removes ``request_id`` from the overflow dict (keeps ``_fast_live`` right)."""
+        q = self._extra.pop(request_id, None)  # type: ignore[union-attr]
+        if q is not None and _K_NONE <= q.kind <= _K_STRING:
+            self._fast_live -= 1
+        return q  # type: ignore[no-any-return]
 
     def _put_rid(self, rid: int, future: Any, kind: int) -> Optional[Pending]:
         """The ring part of :meth:`_put` (``rid`` in 1.._RID_MAX); None: the slot is taken."""
@@ -825,7 +837,7 @@ class RpcSession:
                 self._release(p)
                 return p
         if self._extra:
-            return self._extra.pop(request_id, None)  # type: ignore[no-any-return]
+            return self._extra_pop(request_id)
         return None
 
     def _release(self, p: Pending) -> None:
@@ -898,6 +910,7 @@ class RpcSession:
             for q in self._extra.values():
                 futs.append(q.future)
             self._extra = None
+        self._fast_live = 0
         for fut in futs:
             _reject(fut, exc)
         return len(futs)
@@ -920,7 +933,11 @@ class RpcSession:
         error) and returns ``None``; so does a late reply to a forgotten request
         (counted in ``stale``). Everything else is returned as a :class:`Frame`.
         """
-        if _fast_decode is not None and (self._fast_live > 0 or self._extra) and self._feed_reply(data):
+        if (
+            _fast_decode is not None
+            and (self._fast_live > 0 or type(data) is not bytes or _ERROR_KEY in data)
+            and self._feed_reply(data)
+        ):
             return None
         try:
             obj = _loads(data)
@@ -1069,7 +1086,7 @@ class RpcSession:
         if p.rid != 0:
             self._release(p)
         else:
-            del self._extra[rid]  # type: ignore[index]
+            self._extra_pop(rid)
         return self._take_future(p)
 
     def _pop_coerced(self, rid: object) -> Optional[Pending]:
