@@ -237,7 +237,9 @@ def run(counts: list[int], rounds: int, duration: float, log: Log, workers: int 
     log(
         "  per-call code in process (gw_frame): "
         + ", ".join(f"{k} {v:,.0f} ns" for k, v in frame["ns_per_call"].items())
-        + f", pure/compiled {frame['pure_vs_compiled']:.2f}x"
+        + f", pure/compiled {frame['pure_vs_compiled']:.2f}x; whole call (CallSite.call): "
+        + ", ".join(f"{k} {v:,.0f} ns" for k, v in frame["call_ns_per_call"].items())
+        + f", pure/compiled {frame['call_pure_vs_compiled']:.2f}x"
     )
     log(
         "  reply decode vs orjson.loads: "

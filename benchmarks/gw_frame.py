@@ -13,9 +13,11 @@ second, source-only copy imported by :mod:`benchmarks.purepy`):
 
 That is everything the gateway adds per call to the transport, loop and future that the
 picows echo of ``benchmarks/gateway.py`` also pays, so the ratio of the two builds here is
-the compiled build's own gain. The cyclic GC is off while a batch runs (as in the hot
-path section); what the GC costs under load is the gateway section's business. Prints
-medians (ns per call) and the per-round ratio.
+the compiled build's own gain. A second measurement (``call_*`` keys) runs the same round
+trip as the gateway does, through ``CallSite.call``: the coroutine a binding method
+returns, its future, and its resumption with the decoded value. The cyclic GC is off
+while a batch runs (as in the hot path section); what the GC costs under load is the
+gateway section's business. Prints medians (ns per call) and the per-round ratio.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def _reply(rid: int) -> bytes:
 
 class _Owner:
     _closed = False
+    call_timeout = 30.0
 
     def _expire(self, rid: int, timeout: float, what: str) -> None:  # pragma: no cover - 30 s
         pass
@@ -99,6 +102,47 @@ def _batch(
     return dt / N
 
 
+def _batch_call(
+    codec: ModuleType, wslink: ModuleType, loop: asyncio.AbstractEventLoop, sock: socket.socket
+) -> float:
+    """The whole call as the gateway runs it: ``CallSite.call`` (the one coroutine per call a
+    binding method returns), stepped by hand where the loop would: it runs to its ``await``
+    (future, encode, pending slot, deadline, send), the reply frame resolves the future, and
+    the coroutine resumes and returns the value."""
+    from picows import WSMsgType
+    from picows.picows import WSTransport, _make_test_ws_frame  # type: ignore[attr-defined]
+
+    transport = WSTransport(False, _NullTransport(sock), _Logger(), loop)
+    link = wslink.DeviceLink(None, None, 1 << 20)
+    link.transport = transport
+    session = codec.RpcSession(SESSION_ID)
+    link.session = session
+    link.state = wslink.RUNNING
+    deadlines = codec.Deadlines(loop)
+    site = codec.CallSite(session, loop, deadlines, _Owner(), link.send_now)
+    first = session.next_id
+    frames = [_make_test_ws_frame(WSMsgType.TEXT, _reply(first + i), True, False) for i in range(N)]
+    call, on_frame = site.call, link.on_ws_frame
+    kind = codec.KIND_BOOLEAN
+    values = []
+    gc.collect()
+    gc.disable()
+    t0 = time.perf_counter()
+    for i in range(N):
+        coro = call("self.light.set_rgb", ARGS, kind)
+        coro.send(None)  # yields the future it waits on
+        on_frame(transport, frames[i])
+        try:
+            coro.send(None)
+        except StopIteration as stop:
+            values.append(stop.value)
+    dt = time.perf_counter() - t0
+    gc.enable()
+    deadlines.close()
+    assert values == [True] * N
+    return dt / N
+
+
 class _Logger:
     """picows asks its logger whether debug logging is on; nothing else is logged here."""
 
@@ -125,17 +169,18 @@ def measure(rounds: int = 15) -> dict[str, Any]:
         "calls_per_batch": N,
     }
     try:
-        samples: dict[str, list[float]] = {k: [] for k in builds}
-        for c, w in builds.values():  # warm-up
-            _batch(c, w, loop, sock)
-        for r in range(rounds):
-            order = list(builds) if r % 2 == 0 else list(reversed(builds))
-            for k in order:
-                samples[k].append(_batch(*builds[k], loop, sock))
-        out["ns_per_call"] = {k: statistics.median(v) * 1e9 for k, v in samples.items()}
-        out["pure_vs_compiled"] = statistics.median(
-            p / c for p, c in zip(samples["pure Python"], samples["compiled"], strict=True)
-        )
+        for key, batch in (("", _batch), ("call_", _batch_call)):
+            samples: dict[str, list[float]] = {k: [] for k in builds}
+            for c, w in builds.values():  # warm-up
+                batch(c, w, loop, sock)
+            for r in range(rounds):
+                order = list(builds) if r % 2 == 0 else list(reversed(builds))
+                for k in order:
+                    samples[k].append(batch(*builds[k], loop, sock))
+            out[key + "ns_per_call"] = {k: statistics.median(v) * 1e9 for k, v in samples.items()}
+            out[key + "pure_vs_compiled"] = statistics.median(
+                p / c for p, c in zip(samples["pure Python"], samples["compiled"], strict=True)
+            )
     finally:
         sock.close()
         loop.close()

@@ -82,18 +82,22 @@ cdef class Pending:
 cdef Pending _free_slot()
 cdef long long _RID_MAX
 cdef Py_ssize_t _RING_SPARE, _RING_MAX
+cdef dict _HEADS
+cdef bytes _ERROR_KEY
+cdef Py_ssize_t _HEADS_MAX
 
 
 cdef class RpcSession:
     cdef list _slots
+    cdef Pending _slot0
     cdef long long _mask
     cdef Py_ssize_t _live
+    cdef Py_ssize_t _fast_live
     cdef dict _extra
     cdef bint _timed
     cdef readonly long long next_id
     cdef readonly long long last_id
     cdef public long long stale
-    cdef dict _heads
     cdef readonly object session_id
     cdef bytes _env_open
     cdef bytes _env_close
@@ -114,11 +118,13 @@ cdef class RpcSession:
     cdef Pending _find(self, object request_id)
     @cython.locals(i="long long", rid="long long", p=Pending)
     cdef Pending _take(self, object request_id)
+    @cython.locals(q=Pending)
+    cdef Pending _extra_pop(self, object request_id)
     cdef inline void _release(self, Pending p) noexcept
     @cython.locals(fut=object)
     cdef inline object _take_future(self, Pending p)
     cdef object _drop(self, Pending p, object rid)
-    @cython.locals(head=bytes, rid="long long", heads=dict)
+    @cython.locals(head=bytes, rid="long long")
     cpdef bytes tools_call(self, str name, object arguments)
     @cython.locals(rid="long long")
     cpdef bytes request(self, str method, object params=*)
@@ -169,3 +175,11 @@ cdef object _CancelledError
 
 cdef bytes _start_call(RpcSession session, Deadlines deadlines, object owner, str name, object arguments,
                        object fut, int kind, double timeout)
+
+
+cdef class CallSite:
+    cdef readonly RpcSession session
+    cdef readonly Deadlines deadlines
+    cdef readonly object owner
+    cdef object _create_future
+    cdef object _send_now

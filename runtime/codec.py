@@ -618,6 +618,14 @@ _RING_SPARE = 4
 _RING_MAX = 4096
 
 
+#: ``tools/call`` heads by tool name, shared by every session of the process: a call reads
+#: one small dict that stays in the CPU's cache (one per session was a cache miss per call
+#: with many devices, and a dict per device). Bounded: names past it are encoded per call.
+_HEADS: dict = {}
+_ERROR_KEY = b'"error"'  # the fast path also decodes error replies, whatever the call's kind
+_HEADS_MAX = 4096
+
+
 class RpcSession:
     """Per-session request ids, pending-reply table and frame encoder.
 
@@ -630,15 +638,22 @@ class RpcSession:
         # The pending table: a ring of reusable slots indexed by ``id & _mask`` (ids only
         # grow, so calls in flight rarely collide), plus an overflow dict (created on
         # first use) for colliding ids, ids that are not ours and non-integer ids.
-        self._slots: list = [_free_slot()]
+        # The first slot is also kept in _slot0: while the ring has one slot (one call
+        # in flight, the common case) a call reads it without the list (two cache lines
+        # fewer per lookup with many devices).
+        self._slot0 = _free_slot()
+        self._slots: list = [self._slot0]
         self._mask = 0
         self._live = 0
+        # Pending calls of a kind the msgspec fast path decodes (none..string): with none
+        # (e.g. only object or tools/list calls in flight) a reply that is no error goes
+        # straight to the general path instead of being parsed twice.
+        self._fast_live = 0
         self._extra: Optional[dict] = None
         self._timed = False  # on the loop's Deadlines sweep list
         self.next_id = 1
         self.last_id = 0
         self.stale = 0
-        self._heads: Optional[dict[str, bytes]] = None  # tools/call heads by tool name (first call)
         self._set_framing(session_id)
 
     def _set_framing(self, session_id: Optional[str]) -> None:
@@ -670,14 +685,11 @@ class RpcSession:
 
     def tools_call(self, name: str, arguments: object) -> bytes:
         """Encodes ``tools/call`` with a fresh id (``last_id``); ``arguments`` must be a dict."""
-        heads = self._heads
-        if heads is None:
-            heads = {}
-            self._heads = heads
-        head = heads.get(name)
+        head = _HEADS.get(name)
         if head is None:
             head = b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":'
-            heads[name] = head
+            if len(_HEADS) < _HEADS_MAX:
+                _HEADS[name] = head
         rid = self._take_id()
         return b"".join((self._req_open, f"{rid}".encode(), head, _dumps(arguments), self._call_close))
 
@@ -757,6 +769,7 @@ class RpcSession:
             if slots[i] is None:
                 slots[i] = _free_slot()
         self._slots = slots
+        self._slot0 = slots[0]
         self._mask = mask
 
     def _put(self, request_id: object, future: Any, kind: int) -> Pending:
@@ -765,17 +778,28 @@ class RpcSession:
             p = self._put_rid(request_id, future, kind)  # type: ignore[arg-type]
             if p is not None:
                 if self._extra:  # registered again after it overflowed: one entry only
-                    self._extra.pop(request_id, None)
+                    self._extra_pop(request_id)
                 return p
         q = Pending(future, kind)
         if self._extra is None:
             self._extra = {}
+        else:
+            self._extra_pop(request_id)
         self._extra[request_id] = q
+        if _K_NONE <= kind <= _K_STRING:
+            self._fast_live += 1
         return q
+
+    def _extra_pop(self, request_id: object) -> Optional[Pending]:
+        """Removes ``request_id`` from the overflow dict (keeps ``_fast_live`` right)."""
+        q = self._extra.pop(request_id, None)  # type: ignore[union-attr]
+        if q is not None and _K_NONE <= q.kind <= _K_STRING:
+            self._fast_live -= 1
+        return q  # type: ignore[no-any-return]
 
     def _put_rid(self, rid: int, future: Any, kind: int) -> Optional[Pending]:
         """The ring part of :meth:`_put` (``rid`` in 1.._RID_MAX); None: the slot is taken."""
-        p = self._slots[rid & self._mask]
+        p = self._slot0 if self._mask == 0 else self._slots[rid & self._mask]
         if p.rid != 0 and p.rid != rid:
             n = len(self._slots)
             if n < _RING_MAX and n < _RING_SPARE * (self._live + 1):
@@ -786,9 +810,15 @@ class RpcSession:
             p.future = future
             p.kind = kind
             self._live += 1
+            if _K_NONE <= kind <= _K_STRING:
+                self._fast_live += 1
             return p
         if p.rid == rid:  # registered again: the newer future wins, as in a dict
             p.future = future
+            if _K_NONE <= p.kind <= _K_STRING:
+                self._fast_live -= 1
+            if _K_NONE <= kind <= _K_STRING:
+                self._fast_live += 1
             p.kind = kind
             p.due = -1.0
             return p
@@ -798,7 +828,7 @@ class RpcSession:
         i = self._ring_index(request_id)
         if i >= 0:
             rid = request_id
-            p = self._slots[i]
+            p = self._slot0 if self._mask == 0 else self._slots[i]
             if p.rid == rid:
                 return p
         if self._extra:
@@ -810,12 +840,12 @@ class RpcSession:
         i = self._ring_index(request_id)
         if i >= 0:
             rid = request_id
-            p = self._slots[i]
+            p = self._slot0 if self._mask == 0 else self._slots[i]
             if p.rid == rid:
                 self._release(p)
                 return p
         if self._extra:
-            return self._extra.pop(request_id, None)
+            return self._extra_pop(request_id)
         return None
 
     def _release(self, p: Pending) -> None:
@@ -825,6 +855,8 @@ class RpcSession:
         p.owner = None
         p.what = None
         self._live -= 1
+        if _K_NONE <= p.kind <= _K_STRING:
+            self._fast_live -= 1
 
     def _take_future(self, p: Pending) -> Any:
         fut = p.future
@@ -886,6 +918,7 @@ class RpcSession:
             for q in self._extra.values():
                 futs.append(q.future)
             self._extra = None
+        self._fast_live = 0
         for fut in futs:
             _reject(fut, exc)
         return len(futs)
@@ -908,7 +941,11 @@ class RpcSession:
         error) and returns ``None``; so does a late reply to a forgotten request
         (counted in ``stale``). Everything else is returned as a :class:`Frame`.
         """
-        if _fast_decode is not None and self._feed_reply(data):
+        if (
+            _fast_decode is not None
+            and (self._fast_live > 0 or type(data) is not bytes or _ERROR_KEY in data)
+            and self._feed_reply(data)
+        ):
             return None
         try:
             obj = _loads(data)
@@ -1058,7 +1095,7 @@ class RpcSession:
         if p.rid != 0:
             self._release(p)
         else:
-            del self._extra[rid]  # type: ignore[union-attr]  # rid 0: the entry is in _extra
+            self._extra_pop(rid)
         return self._take_future(p)
 
     def _pop_coerced(self, rid: object) -> Optional[Pending]:
@@ -1130,7 +1167,7 @@ class Deadlines:
         """The deadline of a call :meth:`RpcSession.call` just registered (no allocation)."""
         p = None
         if request_id > 0:  # ids of ours (next_id only grows) fit the ring
-            p = session._slots[request_id & session._mask]
+            p = session._slot0 if session._mask == 0 else session._slots[request_id & session._mask]
         if p is None or p.rid != request_id:  # in the overflow dict: the general form
             self.add(timeout, owner, request_id, what, session)
             return
@@ -1276,6 +1313,51 @@ async def invoke(
         raise
 
 
+class CallSite:
+    """One device's compiled ``tools/call`` path over a transport that sends without waiting.
+
+    :meth:`Device.invoke <mcpgen.runtime.device.Device.invoke>` (and the generated
+    bindings, through :attr:`Device.invoker <mcpgen.runtime.device.Device.invoker>`) run
+    :meth:`call`: one compiled coroutine per call, and nothing happens before it is
+    awaited. ``owner`` is the Device: its ``_closed``, ``call_timeout``,
+    ``_disconnected()``, ``_send_failed(exc)`` and ``_send_cancelled(rid, reason)`` are
+    read only when a call starts or ends badly.
+    """
+
+    def __init__(
+        self, session: RpcSession, loop: Any, deadlines: Deadlines, owner: Any, send_now: Any
+    ) -> None:
+        self.session = session
+        self.deadlines = deadlines
+        self.owner = owner
+        self._create_future = loop.create_future
+        self._send_now = send_now
+
+    async def call(self, name: str, arguments: object, kind: int, timeout: Optional[float] = None) -> object:
+        """Encodes the call, registers its future and deadline, sends, waits (as Device.invoke)."""
+        owner = self.owner
+        if owner._closed:
+            return await owner._disconnected()
+        if timeout is None:
+            timeout = owner.call_timeout
+        t = -1.0 if timeout is None or timeout < 0 else timeout  # < 0: no deadline
+        fut = self._create_future()
+        session = self.session
+        data = _start_call(session, self.deadlines, owner, name, arguments, fut, kind, t)
+        rid = session.last_id
+        try:
+            self._send_now(data)
+        except Exception as exc:
+            session.forget(rid)
+            raise owner._send_failed(exc) from exc
+        try:
+            return await fut
+        except _CancelledError:
+            if session.forget(rid) and not owner._closed:
+                owner._send_cancelled(rid, "cancelled by the client")
+            raise
+
+
 def _start_call(
     session: RpcSession,
     deadlines: Deadlines,
@@ -1397,6 +1479,7 @@ __all__ = [
     "Deadlines",
     "deadlines_for",
     "invoke",
+    "CallSite",
     "decode_frame",
     "decode_result",
     "rpc_error",

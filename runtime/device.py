@@ -133,6 +133,7 @@ class Device:
         "_progress_ids",
         "_deadlines",
         "_send_now",
+        "_site",
         "__dict__",
         "__weakref__",
     )
@@ -185,6 +186,12 @@ class Device:
         # Transports that can send without waiting (the gateway's WebSocket links) offer
         # send_now(data): calls then skip the per-call coroutine and stalled-send handling.
         self._send_now: Optional[Callable[[bytes], None]] = getattr(transport, "send_now", None)
+        # ... and then take the compiled call path (codec.CallSite): no Python frame per call.
+        self._site: Optional[codec.CallSite] = (
+            None
+            if self._send_now is None
+            else codec.CallSite(self._session, self._loop, self._deadlines, self, self._send_now)
+        )
 
     # -- properties ---------------------------------------------------------------------
 
@@ -330,27 +337,25 @@ class Device:
     ) -> Awaitable[Any]:
         """The bindings' entry point: sends pre-validated ``arguments`` and decodes per ``kind``.
 
-        Returns an awaitable (``await device.invoke(...)``). On transports that send
-        without waiting (the gateway) the whole call runs in the compiled
-        :func:`codec.invoke <mcpgen.runtime.codec.invoke>` coroutine.
+        Returns an awaitable (``await device.invoke(...)``); nothing is sent before it is
+        awaited. On transports that send without waiting (the gateway) the whole call
+        runs in the compiled :meth:`codec.CallSite.call <mcpgen.runtime.codec.CallSite.call>`
+        coroutine.
         """
-        if self._closed:
-            return self._disconnected()
-        send_now = self._send_now
-        if send_now is None:
+        site = self._site
+        if site is None:
+            if self._closed:
+                return self._disconnected()
             return self._invoke(name, arguments, kind, timeout)
-        t = self.call_timeout if timeout is None else timeout
-        return codec.invoke(
-            self._session,
-            self._loop,
-            self._deadlines,
-            self,
-            send_now,
-            name,
-            arguments,
-            kind,
-            -1.0 if t is None or t < 0 else t,
-        )
+        return site.call(name, arguments, kind, timeout)
+
+    @property
+    def invoker(self) -> Callable[[str, dict, int, Optional[float]], Awaitable[Any]]:
+        """:meth:`invoke` itself, or the same call without this method's frame (the
+        compiled ``CallSite.call`` of gateway devices). The generated bindings take it
+        once per handle: ``invoker(name, arguments, kind, timeout=None)``."""
+        site = self._site
+        return self.invoke if site is None else site.call
 
     async def _disconnected(self) -> Any:
         raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import subprocess
@@ -106,7 +107,36 @@ def test_signatures_are_keyword_only_with_spec_defaults(sim_mod: ModuleType) -> 
     assert params["seconds"].default == 3.0 and params["scroll"].default is False
     assert params["text"].default is inspect.Parameter.empty
     assert "Show a short message" in (sim_mod.DisplayTools.show_text.__doc__ or "")
-    assert inspect.iscoroutinefunction(sim_mod.XiaozhiSim.get_device_status) or sim_mod.COMPILED
+
+
+async def test_a_tool_method_returns_a_coroutine_that_acts_only_when_awaited(
+    sim_mod: ModuleType, gateway: Gateway, ws_url: str, fake_devices
+) -> None:
+    # Tool methods are plain functions returning the call's coroutine (no second coroutine
+    # layer per call); they must still behave as async methods do.
+    fake = FakeWsDevice(ws_url, "lazy")
+    fake_devices.append(fake)
+    await fake.start()
+    device = await gateway.wait_for_device(timeout=5)
+    sim = sim_mod.XiaozhiSim(device, policy="strict")
+    before = len(fake.core.received)
+    bad = sim.screen.set_theme(theme="blue")  # invalid: raises only when awaited
+    good = sim.audio_speaker.set_volume(volume=7)
+    assert asyncio.iscoroutine(bad) and asyncio.iscoroutine(good)
+    await asyncio.sleep(0.05)
+    assert len(fake.core.received) == before, "nothing is sent before the call is awaited"
+    with pytest.raises(ValidationError) as err:
+        await bad
+    assert (err.value.argument, err.value.rule) == ("theme", "enum")
+    assert await asyncio.create_task(good) is True  # a coroutine: create_task takes it
+    sent = [m for m in fake.core.received[before:] if m.get("method") == "tools/call"]
+    assert [m["params"]["name"] for m in sent] == ["self.audio_speaker.set_volume"]
+    never = sim.audio_speaker.set_volume(volume=8)
+    never.close()  # dropped before awaiting: nothing sent, no warning
+    await asyncio.sleep(0.05)
+    assert len([m for m in fake.core.received if m.get("method") == "tools/call"]) == len(sent) + (
+        len([m for m in fake.core.received[:before] if m.get("method") == "tools/call"])
+    )
 
 
 @pytest.mark.parametrize(

@@ -20,28 +20,36 @@ cpdef dict args_camera_snapshot()
 
 cdef class CameraTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class NetworkTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class CounterTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class SensorTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class DisplayTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class ScreenTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class AudioSpeakerTools:
     cdef readonly object _device
+    cdef object _invoke
 
 
 cdef class XiaozhiSim:
     cdef readonly object _device
+    cdef object _invoke
     cdef readonly AudioSpeakerTools audio_speaker
     cdef readonly ScreenTools screen
     cdef readonly DisplayTools display

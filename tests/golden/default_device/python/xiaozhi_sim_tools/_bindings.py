@@ -9,6 +9,7 @@ Host-simulated xiaozhi-style speaker with a screen.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable
 from typing import Any, Literal, TypedDict
 
 from mcpgen.runtime import validate as _v
@@ -394,13 +395,31 @@ def args_camera_snapshot() -> dict:
     return {}
 
 
+# -- the call path ------------------------------------------------------------------------
+# A tool method is a plain function returning the call's coroutine (one coroutine per call,
+# not two): it validates at once, but like an ``async def`` it raises nothing before it is
+# awaited, and nothing is sent before then.
+
+
+async def _fail(exc: Exception) -> Any:
+    raise exc
+
+
+def _invoker(device: Any) -> Any:
+    """``device.invoke``, or the same call without its Python frame (runtime.Device.invoker)."""
+    if isinstance(getattr(type(device), "invoker", None), property):
+        return device.invoker
+    return device.invoke
+
+
 class AudioSpeakerTools:
     """Tools under ``audio_speaker``."""
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def set_volume(self, *, volume: int) -> bool:
+    def set_volume(self, *, volume: int) -> Awaitable[bool]:
         """Set the volume of the audio speaker.
 
         MCP tool ``self.audio_speaker.set_volume``.
@@ -410,9 +429,11 @@ class AudioSpeakerTools:
 
         Returns: boolean
         """
-        return await self._device.invoke(
-            "self.audio_speaker.set_volume", args_audio_speaker_set_volume(volume), _K_BOOLEAN
-        )
+        try:
+            args = args_audio_speaker_set_volume(volume)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.audio_speaker.set_volume", args, _K_BOOLEAN)
 
 
 class ScreenTools:
@@ -420,8 +441,9 @@ class ScreenTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def set_brightness(self, *, brightness: int) -> bool:
+    def set_brightness(self, *, brightness: int) -> Awaitable[bool]:
         """Set the brightness of the screen.
 
         MCP tool ``self.screen.set_brightness``.
@@ -431,11 +453,13 @@ class ScreenTools:
 
         Returns: boolean
         """
-        return await self._device.invoke(
-            "self.screen.set_brightness", args_screen_set_brightness(brightness), _K_BOOLEAN
-        )
+        try:
+            args = args_screen_set_brightness(brightness)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.screen.set_brightness", args, _K_BOOLEAN)
 
-    async def set_theme(self, *, theme: Literal["light", "dark"]) -> bool:
+    def set_theme(self, *, theme: Literal["light", "dark"]) -> Awaitable[bool]:
         """Set the theme of the screen.
 
         MCP tool ``self.screen.set_theme``.
@@ -445,9 +469,11 @@ class ScreenTools:
 
         Returns: boolean
         """
-        return await self._device.invoke(
-            "self.screen.set_theme", args_screen_set_theme(theme), _K_BOOLEAN
-        )
+        try:
+            args = args_screen_set_theme(theme)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.screen.set_theme", args, _K_BOOLEAN)
 
 
 class DisplayTools:
@@ -455,8 +481,9 @@ class DisplayTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def show_text(self, *, scroll: bool = False, seconds: float = 3.0, text: str) -> str:
+    def show_text(self, *, scroll: bool = False, seconds: float = 3.0, text: str) -> Awaitable[str]:
         """Show text
 
         Show a short message on the screen for a number of seconds.
@@ -470,9 +497,11 @@ class DisplayTools:
 
         Returns: string
         """
-        return await self._device.invoke(
-            "self.display.show_text", args_display_show_text(scroll, seconds, text), _K_STRING
-        )
+        try:
+            args = args_display_show_text(scroll, seconds, text)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.display.show_text", args, _K_STRING)
 
 
 class SensorTools:
@@ -480,8 +509,9 @@ class SensorTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def read_temperature(self, *, unit: Literal["celsius", "fahrenheit"] = "celsius") -> float:
+    def read_temperature(self, *, unit: Literal["celsius", "fahrenheit"] = "celsius") -> Awaitable[float]:
         """Read the temperature sensor in degrees Celsius.
 
         MCP tool ``self.sensor.read_temperature``.
@@ -491,9 +521,11 @@ class SensorTools:
 
         Returns: number
         """
-        return await self._device.invoke(
-            "self.sensor.read_temperature", args_sensor_read_temperature(unit), _K_NUMBER
-        )
+        try:
+            args = args_sensor_read_temperature(unit)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.sensor.read_temperature", args, _K_NUMBER)
 
 
 class CounterTools:
@@ -501,8 +533,9 @@ class CounterTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def add(self, *, amount: int = 1) -> int:
+    def add(self, *, amount: int = 1) -> Awaitable[int]:
         """Add a signed amount to the device counter and return the new value.
 
         MCP tool ``self.counter.add``.
@@ -512,9 +545,11 @@ class CounterTools:
 
         Returns: integer
         """
-        return await self._device.invoke(
-            "self.counter.add", args_counter_add(amount), _K_INTEGER
-        )
+        try:
+            args = args_counter_add(amount)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.counter.add", args, _K_INTEGER)
 
 
 class NetworkTools:
@@ -522,8 +557,9 @@ class NetworkTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def set_hostname(self, *, hostname: str) -> str:
+    def set_hostname(self, *, hostname: str) -> Awaitable[str]:
         """Set the device hostname (lowercase letters, digits and hyphens).
 
         MCP tool ``self.network.set_hostname``.
@@ -533,9 +569,11 @@ class NetworkTools:
 
         Returns: string
         """
-        return await self._device.invoke(
-            "self.network.set_hostname", args_network_set_hostname(hostname), _K_STRING
-        )
+        try:
+            args = args_network_set_hostname(hostname)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.network.set_hostname", args, _K_STRING)
 
 
 class CameraTools:
@@ -543,17 +581,20 @@ class CameraTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def snapshot(self) -> Image:
+    def snapshot(self) -> Awaitable[Image]:
         """Take a small picture with the camera and return it as a PNG image.
 
         MCP tool ``self.camera.snapshot``.
 
         Returns: image
         """
-        return await self._device.invoke(
-            "self.camera.snapshot", args_camera_snapshot(), _K_IMAGE
-        )
+        try:
+            args = args_camera_snapshot()
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.camera.snapshot", args, _K_IMAGE)
 
 
 class XiaozhiSim:
@@ -575,6 +616,7 @@ class XiaozhiSim:
             device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="XiaozhiSim"
         )
         self._device = device
+        self._invoke = _invoker(device)
         self.audio_speaker = AudioSpeakerTools(device)
         self.screen = ScreenTools(device)
         self.display = DisplayTools(device)
@@ -591,7 +633,7 @@ class XiaozhiSim:
     def __repr__(self) -> str:
         return f"<XiaozhiSim {self._device!r}>"
 
-    async def get_device_status(self) -> GetDeviceStatusResult:
+    def get_device_status(self) -> Awaitable[GetDeviceStatusResult]:
         """Provides the real-time information of the device, including the current status of the
         audio speaker, screen and battery. Use this before changing any setting.
 
@@ -599,17 +641,21 @@ class XiaozhiSim:
 
         Returns: object
         """
-        return await self._device.invoke(
-            "self.get_device_status", args_get_device_status(), _K_OBJECT
-        )
+        try:
+            args = args_get_device_status()
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.get_device_status", args, _K_OBJECT)
 
-    async def reboot(self) -> None:
+    def reboot(self) -> Awaitable[None]:
         """Reboot the device. Only the user can trigger this, never the assistant.
 
         MCP tool ``self.reboot`` (user-only).
 
         Returns: none
         """
-        return await self._device.invoke(
-            "self.reboot", args_reboot(), _K_NONE
-        )
+        try:
+            args = args_reboot()
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.reboot", args, _K_NONE)

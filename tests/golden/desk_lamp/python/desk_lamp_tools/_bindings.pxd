@@ -16,16 +16,20 @@ cpdef dict args_button_press(object count)
 
 cdef class ButtonTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class TimerTools:
     cdef readonly object _device
+    cdef object _invoke
 
 cdef class LightTools:
     cdef readonly object _device
+    cdef object _invoke
 
 
 cdef class DeskLamp:
     cdef readonly object _device
+    cdef object _invoke
     cdef readonly object events
     cdef readonly LightTools light
     cdef readonly TimerTools timer

@@ -8,6 +8,7 @@ Wi-Fi RGB desk lamp.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, Callable, Literal, NamedTuple, TypedDict
 
 from mcpgen.runtime import validate as _v
@@ -325,13 +326,31 @@ class DeskLampEvents:
         return self._hub.stream("power_changed", buffer)
 
 
+# -- the call path ------------------------------------------------------------------------
+# A tool method is a plain function returning the call's coroutine (one coroutine per call,
+# not two): it validates at once, but like an ``async def`` it raises nothing before it is
+# awaited, and nothing is sent before then.
+
+
+async def _fail(exc: Exception) -> Any:
+    raise exc
+
+
+def _invoker(device: Any) -> Any:
+    """``device.invoke``, or the same call without its Python frame (runtime.Device.invoker)."""
+    if isinstance(getattr(type(device), "invoker", None), property):
+        return device.invoker
+    return device.invoke
+
+
 class LightTools:
     """Tools under ``light``."""
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def set_rgb(self, *, b: int, g: int, r: int) -> bool:
+    def set_rgb(self, *, b: int, g: int, r: int) -> Awaitable[bool]:
         """Set the lamp colour from red, green and blue components.
 
         MCP tool ``self.light.set_rgb``.
@@ -343,11 +362,13 @@ class LightTools:
 
         Returns: boolean
         """
-        return await self._device.invoke(
-            "self.light.set_rgb", args_light_set_rgb(b, g, r), _K_BOOLEAN
-        )
+        try:
+            args = args_light_set_rgb(b, g, r)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.light.set_rgb", args, _K_BOOLEAN)
 
-    async def set_power(self, *, on: bool) -> bool:
+    def set_power(self, *, on: bool) -> Awaitable[bool]:
         """Switch the lamp on or off.
 
         MCP tool ``self.light.set_power``.
@@ -357,22 +378,26 @@ class LightTools:
 
         Returns: boolean
         """
-        return await self._device.invoke(
-            "self.light.set_power", args_light_set_power(on), _K_BOOLEAN
-        )
+        try:
+            args = args_light_set_power(on)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.light.set_power", args, _K_BOOLEAN)
 
-    async def get_state(self) -> LightGetStateResult:
+    def get_state(self) -> Awaitable[LightGetStateResult]:
         """Current colour, power and timer of the lamp.
 
         MCP tool ``self.light.get_state``.
 
         Returns: object
         """
-        return await self._device.invoke(
-            "self.light.get_state", args_light_get_state(), _K_OBJECT
-        )
+        try:
+            args = args_light_get_state()
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.light.get_state", args, _K_OBJECT)
 
-    async def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = 1.0) -> str:
+    def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = 1.0) -> Awaitable[str]:
         """Start a light effect.
 
         MCP tool ``self.light.set_effect``.
@@ -383,9 +408,11 @@ class LightTools:
 
         Returns: string
         """
-        return await self._device.invoke(
-            "self.light.set_effect", args_light_set_effect(effect, speed), _K_STRING
-        )
+        try:
+            args = args_light_set_effect(effect, speed)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.light.set_effect", args, _K_STRING)
 
 
 class TimerTools:
@@ -393,8 +420,9 @@ class TimerTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def set(self, *, minutes: int) -> int:
+    def set(self, *, minutes: int) -> Awaitable[int]:
         """Switch the lamp off after a number of minutes (0 cancels the timer).
 
         MCP tool ``self.timer.set``.
@@ -404,9 +432,11 @@ class TimerTools:
 
         Returns: integer
         """
-        return await self._device.invoke(
-            "self.timer.set", args_timer_set(minutes), _K_INTEGER
-        )
+        try:
+            args = args_timer_set(minutes)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.timer.set", args, _K_INTEGER)
 
 
 class ButtonTools:
@@ -414,8 +444,9 @@ class ButtonTools:
 
     def __init__(self, device: Any) -> None:
         self._device = device
+        self._invoke = _invoker(device)
 
-    async def press(self, *, count: int = 1) -> bool:
+    def press(self, *, count: int = 1) -> Awaitable[bool]:
         """Press the lamp's physical button (for tests and demos): each press toggles the power.
         The lamp reports it with the button_pressed and power_changed events.
 
@@ -426,9 +457,11 @@ class ButtonTools:
 
         Returns: boolean
         """
-        return await self._device.invoke(
-            "self.button.press", args_button_press(count), _K_BOOLEAN
-        )
+        try:
+            args = args_button_press(count)
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.button.press", args, _K_BOOLEAN)
 
 
 class DeskLamp:
@@ -450,6 +483,7 @@ class DeskLamp:
             device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="DeskLamp"
         )
         self._device = device
+        self._invoke = _invoker(device)
         self.light = LightTools(device)
         self.timer = TimerTools(device)
         self.button = ButtonTools(device)
