@@ -795,7 +795,7 @@ class RpcSession:
         q = self._extra.pop(request_id, None)  # type: ignore[union-attr]
         if q is not None and _K_NONE <= q.kind <= _K_STRING:
             self._fast_live -= 1
-        return q  # type: ignore[no-any-return]
+        return q
 
     def _put_rid(self, rid: int, future: Any, kind: int) -> Optional[Pending]:
         """The ring part of :meth:`_put` (``rid`` in 1.._RID_MAX); None: the slot is taken."""
