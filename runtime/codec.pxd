@@ -84,6 +84,9 @@ cdef long long _RID_MAX
 cdef Py_ssize_t _RING_SPARE, _RING_MAX
 cdef dict _HEADS
 cdef bytes _ERROR_KEY
+cdef extern from "string.h":
+    const void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
+cdef bint _has_error_key(bytes data)
 cdef Py_ssize_t _HEADS_MAX
 
 

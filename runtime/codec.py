@@ -23,6 +23,7 @@ import types
 import weakref
 from typing import Any, Optional, Union
 
+import cython
 import orjson
 
 from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
@@ -623,6 +624,21 @@ _RING_MAX = 4096
 #: with many devices, and a dict per device). Bounded: names past it are encoded per call.
 _HEADS: dict = {}
 _ERROR_KEY = b'"error"'  # the fast path also decodes error replies, whatever the call's kind
+if not cython.compiled:  # the compiled build calls libc's memmem (declared in codec.pxd)
+    memmem: Any = None
+
+
+def _has_error_key(data: bytes) -> bool:
+    """Whether ``data`` contains ``"error"``: a test before choosing the decoder.
+
+    The compiled build asks libc's ``memmem``: ``bytes.__contains__`` costs about 200 ns
+    on a 200-byte frame (CPython 3.11), more than the decode it would save.
+    """
+    if cython.compiled:
+        key = cython.cast(cython.p_const_char, _ERROR_KEY)
+        return memmem(cython.cast(cython.p_const_char, data), len(data), key, 7) != cython.NULL
+    return _ERROR_KEY in data
+
 _HEADS_MAX = 4096
 
 
@@ -943,7 +959,7 @@ class RpcSession:
         """
         if (
             _fast_decode is not None
-            and (self._fast_live > 0 or type(data) is not bytes or _ERROR_KEY in data)
+            and (self._fast_live > 0 or type(data) is not bytes or _has_error_key(data))
             and self._feed_reply(data)
         ):
             return None
