@@ -100,14 +100,6 @@ void big_shl(Big& a, int bits) {
   big_mul_add(a, uint32_t{1} << (bits & 31), 0);
 }
 
-void big_shr1(Big& a) {
-  for (int i = 0; i < a.n; ++i) {
-    uint32_t next = i + 1 < a.n ? a.w[i + 1] : 0;
-    a.w[i] = (a.w[i] >> 1) | (next << 31);
-  }
-  if (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
-}
-
 int big_cmp(const Big& a, const Big& b) {
   if (a.n != b.n) return a.n < b.n ? -1 : 1;
   for (int i = a.n - 1; i >= 0; --i) {
@@ -297,19 +289,14 @@ size_t layout(bool neg, const char* d, int n, int x, char* buf) {
   char* p = buf;
   if (neg) *p++ = '-';
   if (x >= -4 && x < 16) {
-    if (x >= 0) {
-      for (int i = 0; i <= x; ++i) *p++ = i < n ? d[i] : '0';
-      *p++ = '.';
-      if (n > x + 1) {
-        for (int i = x + 1; i < n; ++i) *p++ = d[i];
-      } else {
-        *p++ = '0';
-      }
-    } else {
-      *p++ = '0';
-      *p++ = '.';
-      for (int i = 0; i < -x - 1; ++i) *p++ = '0';
-      for (int i = 0; i < n; ++i) *p++ = d[i];
+    // One loop over the decimal places from the highest written (10^x, or the units
+    // when x < 0) down to the lowest (the last digit, or the tenths): a zero where d has
+    // no digit, the point after the units.
+    int low = x - n + 1 < -1 ? x - n + 1 : -1;
+    for (int pw = x > 0 ? x : 0; pw >= low; --pw) {
+      int i = x - pw;
+      *p++ = i >= 0 && i < n ? d[i] : '0';
+      if (pw == 0) *p++ = '.';
     }
   } else {
     *p++ = d[0];
@@ -369,13 +356,16 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
   int sb = diff > 63 ? diff - 63 : 0;
   big_shl(a, sa);
   big_shl(b, sb + 63);
+  // Restoring division with the remainder doubled each step instead of the divisor
+  // halved: the remainder stays below 2b (one bit above b's size), and the doubling is
+  // the multiply-add the digits already use.
   uint64_t q = 0;
   for (int i = 63; i >= 0; --i) {
     if (big_cmp(a, b) >= 0) {
       big_sub(a, b);
       q |= uint64_t{1} << i;
     }
-    big_shr1(b);
+    big_mul_add(a, 2, 0);
   }
   return make_double(neg, q, a.n != 0, e10 - sa + sb);
 }
