@@ -593,30 +593,21 @@ void JsonWriter::string(const char* s, size_t len) {
     }
     if (p >= end) break;
     unsigned char c = *p;
-    const char* esc = nullptr;
     char ubuf[6];
+    const char* esc = ubuf;
     size_t esc_len = 2;
-    size_t skip = 1;
-    if (c == '"') {
-      esc = "\\\"";
-    } else if (c == '\\') {
-      esc = "\\\\";
-    } else if (c < 0x20) {
-      switch (c) {
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        default:
-          memcpy(ubuf, "\\u00", 4);
-          ubuf[4] = kHex[c >> 4];
-          ubuf[5] = kHex[c & 0xF];
-          esc = ubuf;
-          esc_len = 6;
+    if (c < 0x20) {
+      // \b \t \n \f \r by a table over 8..13 (\v, 11, has no short form), else \u00XX.
+      if (c >= 8 && c <= 13 && c != 11) {
+        c = static_cast<unsigned char>("btn_fr"[c - 8]);
+      } else {
+        memcpy(ubuf + 1, "u00", 3);
+        ubuf[4] = kHex[c >> 4];
+        ubuf[5] = kHex[c & 0xF];
+        esc_len = 6;
       }
     } else if (c >= 0x80) {
-      // Validate the UTF-8 sequence (the reader's check); replace a malformed byte with U+FFFD.
+      // Validate the UTF-8 sequence (the reader's check); a malformed byte becomes U+FFFD.
       size_t need = json::detail::utf8_seq(p, end);
       if (need != 0) {
         p += need;
@@ -624,13 +615,15 @@ void JsonWriter::string(const char* s, size_t len) {
       }
       esc = "\xEF\xBF\xBD";
       esc_len = 3;
-    } else {
+    } else if (c != '"' && c != '\\') {
       ++p;
       continue;
     }
+    ubuf[0] = '\\';
+    if (esc_len == 2) ubuf[1] = static_cast<char>(c);  // \" \\ and the short forms
     put(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
     put(esc, esc_len);
-    p += skip;
+    ++p;
     run = p;
   }
   put(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
