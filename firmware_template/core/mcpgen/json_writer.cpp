@@ -329,17 +329,8 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
   uint32_t aw[kParseLimbs], bw[kParseLimbs];
   Big a{aw, kParseLimbs, 0}, b{bw, kParseLimbs, 0};
   big_set(a, 0);
-  uint32_t chunk = 0;  // up to 9 digits, then added into a
-  uint32_t scale = 1;  // 10^(digits in chunk)
-  for (int i = 0; i < nd; ++i) {
-    chunk = chunk * 10 + static_cast<uint32_t>(at(i) - '0');
-    scale *= 10;
-    if (scale == 1000000000 || i == nd - 1) {
-      big_mul_add(a, scale, chunk);
-      chunk = 0;
-      scale = 1;
-    }
-  }
+  // One digit at a time (only the rare inexact texts come here: short code over speed).
+  for (int i = 0; i < nd; ++i) big_mul_add(a, 10, static_cast<uint32_t>(at(i) - '0'));
   bool sticky = false;
   if (e10 >= 0) {  // a * 5^e10 * 2^e10, exactly; its top 64 bits and a sticky bit
     big_mul_pow5(a, e10);
