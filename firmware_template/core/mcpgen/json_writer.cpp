@@ -74,14 +74,11 @@ void big_mul_add(Big& a, uint32_t m, uint32_t add) {
 }
 
 void big_mul_pow5(Big& a, int e) {
-  static const uint32_t kPow5[14] = {1,       5,        25,        125,        625,
-                                     3125,    15625,    78125,     390625,     1953125,
-                                     9765625, 48828125, 244140625, 1220703125};
-  while (e >= 13) {
-    big_mul_add(a, kPow5[13], 0);
-    e -= 13;
+  while (e > 0) {  // by up to 5^13 (the largest power of 5 in 32 bits) per pass
+    uint32_t m = 1;
+    for (int k = 0; k < 13 && e > 0; ++k, --e) m *= 5;
+    big_mul_add(a, m, 0);
   }
-  if (e > 0) big_mul_add(a, kPow5[e], 0);
 }
 
 // a <<= bits: whole limbs moved up, then the rest as a multiplication by 2^(bits % 32).
