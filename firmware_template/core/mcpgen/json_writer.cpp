@@ -564,8 +564,14 @@ void JsonWriter::key(const char* k) {
 
 void JsonWriter::string(const char* s) { string(s, s != nullptr ? strlen(s) : 0); }
 
+namespace json {
+namespace detail {
+const char kHexDigits[17] = "0123456789abcdef";
+}  // namespace detail
+}  // namespace json
+
 void JsonWriter::string(const char* s, size_t len) {
-  static const char kHex[] = "0123456789abcdef";
+  const char* const kHex = json::detail::kHexDigits;
   comma();
   put("\"", 1);
   const unsigned char* p = reinterpret_cast<const unsigned char*>(s);
@@ -584,7 +590,9 @@ void JsonWriter::string(const char* s, size_t len) {
     char ubuf[6];
     const char* esc = ubuf;
     size_t esc_len = 2;
-    if (c < 0x20) {
+    if (c == '"' || c == '\\') {
+      // written as they are after the backslash (below)
+    } else if (c < 0x20) {
       // \b \t \n \f \r by a table over 8..13 (\v, 11, has no short form), else \u00XX.
       if (c >= 8 && c <= 13 && c != 11) {
         c = static_cast<unsigned char>("btn_fr"[c - 8]);
@@ -603,7 +611,7 @@ void JsonWriter::string(const char* s, size_t len) {
       }
       esc = "\xEF\xBF\xBD";
       esc_len = 3;
-    } else if (c != '"' && c != '\\') {
+    } else {
       ++p;
       continue;
     }
