@@ -156,6 +156,10 @@ size_t utf8_seq(const unsigned char* p, const unsigned char* end);
 // a hex digit. p must have 4 readable bytes.
 uint32_t hex4(const char* p);
 
+// "0123456789abcdef": one copy for the writer's \u00XX escapes and the server's cursors
+// (defined in json_writer.cpp).
+extern const char kHexDigits[17];
+
 }  // namespace detail
 
 }  // namespace json

@@ -74,14 +74,11 @@ void big_mul_add(Big& a, uint32_t m, uint32_t add) {
 }
 
 void big_mul_pow5(Big& a, int e) {
-  static const uint32_t kPow5[14] = {1,       5,        25,        125,        625,
-                                     3125,    15625,    78125,     390625,     1953125,
-                                     9765625, 48828125, 244140625, 1220703125};
-  while (e >= 13) {
-    big_mul_add(a, kPow5[13], 0);
-    e -= 13;
+  while (e > 0) {  // by up to 5^13 (the largest power of 5 in 32 bits) per pass
+    uint32_t m = 1;
+    for (int k = 0; k < 13 && e > 0; ++k, --e) m *= 5;
+    big_mul_add(a, m, 0);
   }
-  if (e > 0) big_mul_add(a, kPow5[e], 0);
 }
 
 // a <<= bits: whole limbs moved up, then the rest as a multiplication by 2^(bits % 32).
@@ -98,14 +95,6 @@ void big_shl(Big& a, int bits) {
     a.n = top;
   }
   big_mul_add(a, uint32_t{1} << (bits & 31), 0);
-}
-
-void big_shr1(Big& a) {
-  for (int i = 0; i < a.n; ++i) {
-    uint32_t next = i + 1 < a.n ? a.w[i + 1] : 0;
-    a.w[i] = (a.w[i] >> 1) | (next << 31);
-  }
-  if (a.n > 0 && a.w[a.n - 1] == 0) --a.n;
 }
 
 int big_cmp(const Big& a, const Big& b) {
@@ -297,19 +286,14 @@ size_t layout(bool neg, const char* d, int n, int x, char* buf) {
   char* p = buf;
   if (neg) *p++ = '-';
   if (x >= -4 && x < 16) {
-    if (x >= 0) {
-      for (int i = 0; i <= x; ++i) *p++ = i < n ? d[i] : '0';
-      *p++ = '.';
-      if (n > x + 1) {
-        for (int i = x + 1; i < n; ++i) *p++ = d[i];
-      } else {
-        *p++ = '0';
-      }
-    } else {
-      *p++ = '0';
-      *p++ = '.';
-      for (int i = 0; i < -x - 1; ++i) *p++ = '0';
-      for (int i = 0; i < n; ++i) *p++ = d[i];
+    // One loop over the decimal places from the highest written (10^x, or the units
+    // when x < 0) down to the lowest (the last digit, or the tenths): a zero where d has
+    // no digit, the point after the units.
+    int low = x - n + 1 < -1 ? x - n + 1 : -1;
+    for (int pw = x > 0 ? x : 0; pw >= low; --pw) {
+      int i = x - pw;
+      *p++ = i >= 0 && i < n ? d[i] : '0';
+      if (pw == 0) *p++ = '.';
     }
   } else {
     *p++ = d[0];
@@ -342,17 +326,8 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
   uint32_t aw[kParseLimbs], bw[kParseLimbs];
   Big a{aw, kParseLimbs, 0}, b{bw, kParseLimbs, 0};
   big_set(a, 0);
-  uint32_t chunk = 0;  // up to 9 digits, then added into a
-  uint32_t scale = 1;  // 10^(digits in chunk)
-  for (int i = 0; i < nd; ++i) {
-    chunk = chunk * 10 + static_cast<uint32_t>(at(i) - '0');
-    scale *= 10;
-    if (scale == 1000000000 || i == nd - 1) {
-      big_mul_add(a, scale, chunk);
-      chunk = 0;
-      scale = 1;
-    }
-  }
+  // One digit at a time (only the rare inexact texts come here: short code over speed).
+  for (int i = 0; i < nd; ++i) big_mul_add(a, 10, static_cast<uint32_t>(at(i) - '0'));
   bool sticky = false;
   if (e10 >= 0) {  // a * 5^e10 * 2^e10, exactly; its top 64 bits and a sticky bit
     big_mul_pow5(a, e10);
@@ -369,13 +344,16 @@ double exact_decimal(bool neg, DigitAt at, int nd, int e10) {
   int sb = diff > 63 ? diff - 63 : 0;
   big_shl(a, sa);
   big_shl(b, sb + 63);
+  // Restoring division with the remainder doubled each step instead of the divisor
+  // halved: the remainder stays below 2b (one bit above b's size), and the doubling is
+  // the multiply-add the digits already use.
   uint64_t q = 0;
   for (int i = 63; i >= 0; --i) {
     if (big_cmp(a, b) >= 0) {
       big_sub(a, b);
       q |= uint64_t{1} << i;
     }
-    big_shr1(b);
+    big_mul_add(a, 2, 0);
   }
   return make_double(neg, q, a.n != 0, e10 - sa + sb);
 }
@@ -586,8 +564,14 @@ void JsonWriter::key(const char* k) {
 
 void JsonWriter::string(const char* s) { string(s, s != nullptr ? strlen(s) : 0); }
 
+namespace json {
+namespace detail {
+const char kHexDigits[17] = "0123456789abcdef";
+}  // namespace detail
+}  // namespace json
+
 void JsonWriter::string(const char* s, size_t len) {
-  static const char kHex[] = "0123456789abcdef";
+  const char* const kHex = json::detail::kHexDigits;
   comma();
   put("\"", 1);
   const unsigned char* p = reinterpret_cast<const unsigned char*>(s);
@@ -603,30 +587,23 @@ void JsonWriter::string(const char* s, size_t len) {
     }
     if (p >= end) break;
     unsigned char c = *p;
-    const char* esc = nullptr;
     char ubuf[6];
+    const char* esc = ubuf;
     size_t esc_len = 2;
-    size_t skip = 1;
-    if (c == '"') {
-      esc = "\\\"";
-    } else if (c == '\\') {
-      esc = "\\\\";
+    if (c == '"' || c == '\\') {
+      // written as they are after the backslash (below)
     } else if (c < 0x20) {
-      switch (c) {
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        default:
-          memcpy(ubuf, "\\u00", 4);
-          ubuf[4] = kHex[c >> 4];
-          ubuf[5] = kHex[c & 0xF];
-          esc = ubuf;
-          esc_len = 6;
+      // \b \t \n \f \r by a table over 8..13 (\v, 11, has no short form), else \u00XX.
+      if (c >= 8 && c <= 13 && c != 11) {
+        c = static_cast<unsigned char>("btn_fr"[c - 8]);
+      } else {
+        memcpy(ubuf + 1, "u00", 3);
+        ubuf[4] = kHex[c >> 4];
+        ubuf[5] = kHex[c & 0xF];
+        esc_len = 6;
       }
     } else if (c >= 0x80) {
-      // Validate the UTF-8 sequence (the reader's check); replace a malformed byte with U+FFFD.
+      // Validate the UTF-8 sequence (the reader's check); a malformed byte becomes U+FFFD.
       size_t need = json::detail::utf8_seq(p, end);
       if (need != 0) {
         p += need;
@@ -638,9 +615,11 @@ void JsonWriter::string(const char* s, size_t len) {
       ++p;
       continue;
     }
+    ubuf[0] = '\\';
+    if (esc_len == 2) ubuf[1] = static_cast<char>(c);  // \" \\ and the short forms
     put(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
     put(esc, esc_len);
-    p += skip;
+    ++p;
     run = p;
   }
   put(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));

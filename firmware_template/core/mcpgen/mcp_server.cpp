@@ -484,7 +484,7 @@ struct ServerImpl {
     for (const char* p = spec.fingerprint; *p != '\0'; ++p) h = (h ^ static_cast<uint8_t>(*p)) * 16777619u;
     for (int i = 11; i >= 0; --i) {
       uint32_t& v = i >= 4 ? h : index;
-      out[i] = "0123456789abcdef"[v & 15];
+      out[i] = json::detail::kHexDigits[v & 15];
       v >>= 4;
     }
   }
