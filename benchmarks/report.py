@@ -353,6 +353,12 @@ def _device(d: dict[str, Any]) -> list[str]:
         rows.append(
             [t["name"], "**core total**", f"**{tot['text']}**", f"**{tot['data']}**", f"**{tot['bss']}**"]
         )
+        events = t["core_objects"].get("events")
+        if events:  # linked only into firmware whose spec declares events
+            rows.append(
+                [t["name"], "core total without `events.o`"]
+                + [str(tot[k] - events[k]) for k in ("text", "data", "bss")]
+            )
     out += _table(["target", "object", "text", "data", "bss"], rows) + [""]
     for spec, s in d.get("specs", {}).items():
         out += [f"### {spec} ({s['tools']} tools)", ""]
