@@ -96,7 +96,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--worker-id", required=True)
     args = ap.parse_args(argv)
     raise_nofile_limit()
-    return asyncio.run(main_async(args.port, args.worker_id))
+    # The loop the gateway worker runs on too (uvloop where installed): same-run ratios
+    # compare the transports, not two event loops.
+    from mcpgen.runtime.loop import run
+
+    return run(main_async(args.port, args.worker_id))
 
 
 if __name__ == "__main__":
