@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -89,7 +90,8 @@ class FastPath:
         # paho reads only what this object hands it; the loop calls this object when the
         # socket is readable (replacing aiomqtt's reader on the same descriptor).
         paho._sock_recv = self._paho_recv
-        loop.add_reader(sock.fileno(), self._on_readable)
+        self._fd = sock.fileno()
+        loop.add_reader(self._fd, self._on_readable)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -106,6 +108,31 @@ class FastPath:
         raise BlockingIOError
 
     def _on_readable(self) -> None:
+        try:
+            self._read()
+        except Exception:  # a bug here must not leave the link half alive
+            self.log.exception("MQTT fast path failed; dropping the connection")
+            self._give_up()
+
+    def _give_up(self) -> None:
+        """Hands the socket back to paho's own reads and ends the connection: paho then
+        reads the end of the stream and the link reconnects (with a new fast path)."""
+        self.paho.__dict__.pop("_sock_recv", None)
+        paho = self.paho
+
+        def paho_reads() -> None:
+            try:
+                paho.loop_read()
+            except Exception:
+                self.log.exception("MQTT read failed")
+
+        try:
+            self.loop.add_reader(self._fd, paho_reads)
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+    def _read(self) -> None:
         sock = self.sock
         try:
             n = sock.recv_into(self._rbuf)
@@ -129,12 +156,7 @@ class FastPath:
             self._eof = True
             self._to_paho()
             return
-        try:
-            self._take(data)
-        except Exception as exc:  # a bug here must not leave the link half alive
-            self.log.exception("MQTT fast path failed; dropping the connection")
-            self._error = ConnectionError(f"MQTT fast path failed: {exc}")
-            self._to_paho()
+        self._take(data)
 
     def _take(self, data: bytes) -> None:
         if self._need:

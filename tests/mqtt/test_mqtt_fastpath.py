@@ -232,3 +232,33 @@ async def test_same_messages_as_the_paho_path_through_mosquitto(tmp_path: Path) 
         await paho_link.close()
     finally:
         broker.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_failure_in_the_fast_path_ends_the_connection(caplog: pytest.LogCaptureFixture) -> None:
+    import paho.mqtt.client as mqtt
+
+    paho = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    ours, peer = socket.socketpair()
+    ours.setblocking(False)
+    fd = ours.fileno()
+    paho._sock = ours
+    loop = asyncio.get_running_loop()
+
+    def broken(_m: Any) -> None:
+        raise RuntimeError("boom")
+
+    fast = mqttfast.FastPath(paho, loop, broken, log)
+    try:
+        peer.sendall(mqttwire.publish_packet("t/1", b"x", None))
+        for _ in range(200):  # paho's own reads take over, see the end of the stream, drop the socket
+            if paho._sock is None:
+                break
+            await asyncio.sleep(0.01)
+        assert paho._sock is None
+        assert "MQTT fast path failed; dropping the connection" in caplog.text
+    finally:
+        fast.close()
+        loop.remove_reader(fd)
+        ours.close()
+        peer.close()
