@@ -27,9 +27,9 @@ _NO_PROPERTIES = b"\x00"
 
 class Publish:
     """One incoming QoS 0 PUBLISH, seen through the attributes of a paho message
-    (``topic``, ``payload``, ``retain``, ``qos``, ``properties.CorrelationData``)."""
+    (``topic``, ``payload``, ``retain``, ``qos``, ``properties.CorrelationData``).
+    A C type in the compiled build (``mqttwire.pxd``): one is made per message."""
 
-    __slots__ = ("topic", "payload", "retain", "CorrelationData", "ResponseTopic")
     qos = 0
     mid = 0
 
@@ -176,7 +176,14 @@ def decode_publish(buf: bytes, start: int, end: int) -> Optional[Publish]:
             return None
     if i != pend:
         return None
-    return Publish(topic, buf[pend:end], bool(cmd & 1), correlation, response_topic)
+    # Filled in place: in the compiled build that skips a Python-level __init__ call.
+    msg = Publish.__new__(Publish)
+    msg.topic = topic
+    msg.payload = buf[pend:end]
+    msg.retain = bool(cmd & 1)
+    msg.CorrelationData = correlation
+    msg.ResponseTopic = response_topic
+    return msg
 
 
 def publish_packet(topic: str, payload: bytes, properties: Optional[bytes]) -> bytes:
