@@ -72,6 +72,8 @@ class FastPath:
         self.log = logger
         self.tls = isinstance(sock, ssl.SSLSocket)
         self.messages_in = 0  # PUBLISHes decoded here (the rest went to paho)
+        self.reads = 0  # recv calls that did not block
+        self.messages_out = 0  # QoS 0 publishes framed here
         self.batches_out = 0  # writes of batched publishes
         self._dispatch = dispatch
         self._buf = b""  # the start of a packet not yet read whole
@@ -142,6 +144,7 @@ class FastPath:
             self._error = exc
             self._to_paho()
             return
+        self.reads += 1
         data = bytes(self._rview[:n])
         if self.tls:
             while data and sock.pending():  # decrypted bytes the socket no longer signals
@@ -225,6 +228,7 @@ class FastPath:
     def publish(self, topic: str, payload: bytes, properties: Optional[bytes]) -> None:
         """Queues a QoS 0 PUBLISH for the write at the end of this loop iteration."""
         self._out.append(mqttwire.publish_packet(topic, payload, properties))
+        self.messages_out += 1
         if self._flush_handle is None:
             self._flush_handle = self.loop.call_soon(self.flush)
 
