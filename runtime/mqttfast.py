@@ -6,7 +6,7 @@ errors); this module changes only how bytes get to and from its socket, because 
 where a worker's CPU per call went (docs/mqtt.md, "Where the worker's CPU goes"):
 
 * **Reads.** paho reads each packet with three ``recv`` calls (command byte, length,
-  rest) and decodes it in Python. Here the socket is read in chunks of up to 256 KiB, and
+  rest) and decodes it in Python. Here the socket is read in chunks of up to 64 KiB, and
   each whole packet is taken apart by :mod:`mcpgen.runtime.mqttwire` (compiled): a QoS 0
   PUBLISH goes straight to the link's handler; any other packet, and any PUBLISH the
   decoder leaves alone, is handed to paho through its ``_sock_recv``, in order, so paho
@@ -39,7 +39,7 @@ prefer_source(("mcpgen.runtime.mqttwire",))
 
 from mcpgen.runtime import mqttwire  # noqa: E402
 
-_CHUNK = 262144
+_CHUNK = 65536  # a read of many replies (about 200 bytes each); the buffer stays resident
 _WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
@@ -83,8 +83,9 @@ class FastPath:
         self._feed = bytearray()  # whole packets for paho, read by its _sock_recv
         self._eof = False
         self._error: Optional[OSError] = None
-        # One buffer for every read: a fresh 256 KiB bytes object per recv costs an
-        # mmap, an mremap and a munmap (glibc serves that size from mmap).
+        # One buffer for every read, copied out at the size read: sock.recv(n) makes an
+        # n-byte object and shrinks it each time (with n = 256 KiB that was an mmap, an
+        # mremap and a munmap per read, seen with strace).
         self._rbuf = bytearray(_CHUNK)
         self._rview = memoryview(self._rbuf)
         self._out: list[bytes] = []
