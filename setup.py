@@ -45,6 +45,8 @@ COMPILED_MODULES: dict[str, str] = {
     "mcpgen.runtime.validate": "runtime/validate.py",
     # The gateway's per-frame path; its .pxd cimports picows (a build requirement).
     "mcpgen.runtime.wslink": "runtime/wslink.py",
+    # The MQTT link's QoS 0 PUBLISH framing (runtime/mqttfast.py uses it when compiled).
+    "mcpgen.runtime.mqttwire": "runtime/mqttwire.py",
 }
 
 

@@ -16,8 +16,11 @@ schema-validated ``device.call``):
 Backend CPU per call = CPU time of the worker (or gateway) processes over the round /
 calls; the broker's CPU share is Mosquitto's CPU time over the round / its length (1.0 =
 one core). For two workers, p50 is the mean of the two workers' p50 and p99 the larger
-p99. Ratios are taken round by round against the gateway of the same round. Last, the
-unloaded latency: worker ``A`` makes one call at a time (round robin over the devices).
+p99. Ratios are taken round by round against the gateway of the same round. Workers on
+the link's fast path (runtime/mqttfast.py) also report how many replies one socket read
+brought and how many requests one write carried (the batching their CPU per call depends
+on). Last, the unloaded latency: worker ``A`` makes one call at a time (round robin over
+the devices).
 """
 
 from __future__ import annotations
@@ -99,6 +102,7 @@ def _bench_many(children: list[Child], duration: float) -> dict[str, Any]:
             raise RuntimeError(r["error"])
     calls = sum(r["calls"] for r in rs)
     seconds = max(r["seconds"] for r in rs)
+    io = [r.get("io") or {} for r in rs]
     cpu = sum(r["cpu_seconds"] for r in rs)
     return {
         "calls": calls,
@@ -109,7 +113,18 @@ def _bench_many(children: list[Child], duration: float) -> dict[str, Any]:
         "p99_us": max(r["p99_us"] for r in rs),
         "cpu_seconds": cpu,
         "cpu_us_per_call": cpu / calls * 1e6 if calls else 0.0,
+        # MQTT workers on the fast path: replies per socket read, requests per write.
+        "replies_per_read": _ratio(
+            sum(i.get("messages_in", 0) for i in io), sum(i.get("reads", 0) for i in io)
+        ),
+        "requests_per_write": _ratio(
+            sum(i.get("messages_out", 0) for i in io), sum(i.get("writes", 0) for i in io)
+        ),
     }
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else 0.0
 
 
 def run_count(count: int, rounds: int, duration: float, log: Log, seed: int = 11) -> dict[str, Any]:
@@ -185,7 +200,8 @@ def run_count(count: int, rounds: int, duration: float, log: Log, seed: int = 11
         for cfg in CONFIGS:
             m = out["configs"][cfg]
             rs = m["rounds"]
-            for key in ("calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "broker_cpu_share"):
+            for key in ("calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "broker_cpu_share",
+                        "replies_per_read", "requests_per_write"):  # fmt: skip
                 m[key] = _spread([r[key] for r in rs])
             m["errors"] = sum(r["errors"] for r in rs)
             m["calls"] = sum(r["calls"] for r in rs)
@@ -208,6 +224,11 @@ def run_count(count: int, rounds: int, duration: float, log: Log, seed: int = 11
             if "cpu_per_call_vs_gateway" in m:
                 share = m["broker_cpu_share"]["median"] * 100
                 extra = f", {m['cpu_per_call_vs_gateway']:.2f}x gateway CPU/call, broker {share:.0f} %"
+                if m["replies_per_read"]["median"]:
+                    extra += (
+                        f", {m['replies_per_read']['median']:.1f} replies/read,"
+                        f" {m['requests_per_write']['median']:.1f} requests/write"
+                    )
             log(
                 f"  {count} devices, {cfg}: {m['calls_per_s']['median']:,.0f} calls/s, p50 "
                 f"{m['p50_us']['median']:,.0f} us, p99 {m['p99_us']['median']:,.0f} us, "

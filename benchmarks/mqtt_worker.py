@@ -54,6 +54,20 @@ async def _serial(devices: list[Any], duration: float) -> dict[str, Any]:
     }
 
 
+def _io_counts(fleet: Any) -> dict[str, int]:
+    """The broker link's fast-path counters (empty on the paho path): how many replies
+    each socket read brought and how many requests each write carried."""
+    fast = fleet._broker._fast
+    if fast is None:
+        return {}
+    return {
+        "reads": fast.reads,
+        "messages_in": fast.messages_in,
+        "writes": fast.batches_out,
+        "messages_out": fast.messages_out,
+    }
+
+
 async def main_async(port: int, worker_id: str) -> int:
     from mcpgen import runtime
     from mcpgen.runtime import MqttFleet
@@ -74,11 +88,13 @@ async def main_async(port: int, worker_id: str) -> int:
                     await _open_all(fleet, handles, ids, float(cmd.get("timeout", 120)))
                     _emit({"opened": len(handles), "seconds": time.perf_counter() - t0})
                 elif op == "bench":
-                    _emit(
-                        await bench(
-                            SimpleNamespace(connected=handles), float(cmd.get("duration", 1.0)), 1 << 30, None
-                        )
+                    before = _io_counts(fleet)
+                    result = await bench(
+                        SimpleNamespace(connected=handles), float(cmd.get("duration", 1.0)), 1 << 30, None
                     )
+                    after = _io_counts(fleet)
+                    result["io"] = {k: after[k] - before[k] for k in after}  # fast path only
+                    _emit(result)
                 elif op == "serial":
                     _emit(await _serial(list(handles.values()), float(cmd.get("duration", 1.0))))
                 else:
@@ -96,7 +112,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--worker-id", required=True)
     args = ap.parse_args(argv)
     raise_nofile_limit()
-    return asyncio.run(main_async(args.port, args.worker_id))
+    # The loop the gateway worker runs on too (uvloop where installed): same-run ratios
+    # compare the transports, not two event loops.
+    from mcpgen.runtime.loop import run
+
+    return run(main_async(args.port, args.worker_id))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,13 @@ client directly:
   code and a properties object after every message it writes, is switched off.
 
 Together these halve the CPU time a worker spends per call (docs/mqtt.md, "Figures").
+
+On top of that, when :func:`mcpgen.runtime.mqttfast.enabled` (the compiled build, unless
+``MCPGEN_MQTT_FASTPATH=0``), a :class:`~mcpgen.runtime.mqttfast.FastPath` takes over the
+socket's reads and the QoS 0 publishes of each connection: QoS 0 PUBLISHes are read in
+chunks and decoded in compiled code, and the publishes of one loop iteration leave in
+one write; paho still sees, in order, every other packet. ``fast=False`` (or the
+variable) keeps the plain paho path, which is also what the pure-Python build uses.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
+from mcpgen.runtime import mqttfast
 from mcpgen.runtime.errors import DeviceDisconnected
 
 #: Broker reconnects back off from MIN_BACKOFF to MAX_BACKOFF seconds (devices use the same).
@@ -90,7 +98,8 @@ class BrokerLink:
     ``routes`` map plain topic filters (no ``$share/`` prefix) to the handler of the
     messages they match. ``on_lost(reason)`` is called when the connection drops (the
     link then reconnects with backoff), ``on_connected()`` after every (re)connect.
-    ``name`` is how log lines name the owner.
+    ``name`` is how log lines name the owner. ``fast`` chooses the fast path (module
+    docstring; default :func:`mcpgen.runtime.mqttfast.enabled`).
     """
 
     def __init__(
@@ -110,6 +119,7 @@ class BrokerLink:
         connect_timeout: float = 10.0,
         logger: logging.Logger,
         name: str = "",
+        fast: Optional[bool] = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -130,6 +140,9 @@ class BrokerLink:
         self.ready = asyncio.Event()  # set while connected
         self._runner: Optional[asyncio.Task] = None
         self._closing = False
+        self.fast = mqttfast.enabled() if fast is None else fast
+        self._fast: Optional[mqttfast.FastPath] = None  # while connected, when self.fast
+        self._route_cache: dict[str, tuple[MessageHandler, ...]] = {}
 
     @property
     def connected(self) -> bool:
@@ -156,6 +169,7 @@ class BrokerLink:
             self._runner = None
         client, self.client, self.paho = self.client, None, None
         self.ready.clear()
+        self._drop_fast(flush=True)
         if client is not None:
             await self._leave(client)
 
@@ -163,11 +177,19 @@ class BrokerLink:
 
     def publish_now(self, topic: str, payload: bytes, qos: int, properties: Any = None) -> Any:
         """Writes one PUBLISH without waiting (paho queues what the socket or the in-flight
-        window cannot take yet); returns paho's message info. Raises ``DeviceDisconnected``
-        when there is no broker connection."""
+        window cannot take yet); returns paho's message info, or None when the fast path
+        took it (QoS 0: written at the end of this loop iteration). ``properties`` is a
+        paho ``Properties``. Raises ``DeviceDisconnected`` when there is no broker
+        connection."""
         paho = self.paho
         if paho is None:
             raise DeviceDisconnected("not connected to the MQTT broker")
+        fast = self._fast
+        if fast is not None:
+            if qos == 0:
+                fast.publish(topic, payload, None if properties is None else properties.pack())
+                return None
+            fast.flush()  # what was published before leaves before this
         info = paho.publish(topic, payload, qos, False, properties)
         if info.rc != 0:
             raise DeviceDisconnected(f"publishing to {topic} failed (paho error {info.rc})")
@@ -177,7 +199,14 @@ class BrokerLink:
         """Publishes and waits up to ``timeout`` until the message is out (QoS 0: written;
         QoS 1: acknowledged by the broker); whether it got there. For the rare messages
         that must be delivered before the link closes (goodbyes)."""
-        info = self.publish_now(topic, payload, qos)
+        paho = self.paho
+        if paho is None:
+            raise DeviceDisconnected("not connected to the MQTT broker")
+        if self._fast is not None:
+            self._fast.flush()
+        info = paho.publish(topic, payload, qos, False, None)
+        if info.rc != 0:
+            raise DeviceDisconnected(f"publishing to {topic} failed (paho error {info.rc})")
         deadline = asyncio.get_running_loop().time() + timeout
         while not info.is_published():
             if asyncio.get_running_loop().time() >= deadline or self.paho is None:
@@ -214,8 +243,11 @@ class BrokerLink:
             paho.message_callback_add(topic_filter, self._paho_callback(handler))
         await client.__aenter__()
         try:
+            if self.fast:
+                self._fast = mqttfast.FastPath(paho, asyncio.get_running_loop(), self._dispatch, self.log)
             await client.subscribe(self.subscriptions)
         except BaseException:
+            self._drop_fast(flush=False)
             await self._leave(client)
             raise
         self.client = client
@@ -223,6 +255,37 @@ class BrokerLink:
         self.ready.set()
         if self._on_connected is not None:
             self._on_connected()
+
+    def _drop_fast(self, *, flush: bool) -> None:
+        fast, self._fast = self._fast, None
+        if fast is not None:
+            if flush:
+                fast.flush()
+            fast.close()
+
+    def _dispatch(self, message: Any) -> None:
+        """A message from the fast path: to every route it matches, as paho would."""
+        topic = message.topic
+        handlers = self._route_cache.get(topic)
+        if handlers is None:
+            handlers = self._handlers_for(topic)
+        for handler in handlers:
+            try:
+                handler(message)
+            except Exception:  # one bad message must not break the read loop
+                self.log.exception("handling an MQTT message on %s failed", topic)
+        if not handlers:
+            self.log.debug("MQTT message on %s matches no route; dropped", topic)
+
+    def _handlers_for(self, topic: str) -> tuple[MessageHandler, ...]:
+        import paho.mqtt.client as mqtt
+
+        handlers = tuple(h for f, h in self.routes if mqtt.topic_matches_sub(f, topic))
+        cache = self._route_cache
+        if len(cache) >= 65536:  # one entry per (device, leaf) seen; bounded all the same
+            cache.clear()
+        cache[topic] = handlers
+        return handlers
 
     def _paho_callback(self, handler: MessageHandler) -> Callable[[Any, Any, Any], None]:
         def callback(_client: Any, _userdata: Any, message: Any) -> None:
@@ -267,6 +330,7 @@ class BrokerLink:
             self.log.warning("%s: %s; reconnecting", self.name, reason)
             self.client = self.paho = None
             self.ready.clear()
+            self._drop_fast(flush=False)
             self._on_lost(reason)
             await self._leave(client)
 

@@ -105,6 +105,10 @@ async def test_tls_and_passwords_end_to_end(tmp_path: Path, built: Built) -> Non
             await sim.wait_log("server hello, session_id=")
             device = await fleet.device("dev-a")
             assert await device.call("self.counter.add", {"amount": 5}) == 5
+            fast = fleet._broker._fast  # the fast path reads through TLS too (when enabled)
+            assert (fast is not None) == fleet._broker.fast
+            if fast is not None:
+                assert fast.tls and fast.messages_in > 0
         # Plain MQTT (no --cafile: no TLS) is not served on the TLS listener.
         bad = ("--username", "dev-a", "--password", "a-pass", "--max-reconnects", "0")
         async with launch(built.exe, broker.port, "dev-a", tmp_path, *bad) as sim:
