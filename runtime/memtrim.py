@@ -51,11 +51,21 @@ class Trimmer:
     A trim runs when at least ``min_departed`` connections and half of the peak since
     the last trim are gone, the count has not changed for ``quiet`` seconds (the wave is
     over: trimming in the middle of it would only be undone), and ``min_interval``
-    seconds passed since the last trim.
+    seconds passed since the last trim. ``release`` (the owner's hook) runs first: it
+    drops what the owner still references of departed sessions, so their memory is free
+    by the time it is trimmed.
     """
 
-    def __init__(self, *, min_departed: int = 100, quiet: float = 1.0, min_interval: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        min_departed: int = 100,
+        quiet: float = 1.0,
+        min_interval: float = 5.0,
+        release: Optional[Callable[[], object]] = None,
+    ) -> None:
         self.min_departed = min_departed
+        self.release = release
         self.quiet = quiet
         self.min_interval = min_interval
         self.trims = 0
@@ -89,8 +99,12 @@ class Trimmer:
         return self.trim()
 
     def trim(self) -> bool:
-        """Collects garbage and returns free heap pages to the OS now."""
+        """Releases departed sessions, collects garbage and returns free heap pages to
+        the OS now (the last step on glibc only; False without it)."""
+        if self.release is not None:
+            self.release()
         if _TRIM is None:
+            gc.collect()
             return False
         gc.collect()  # cycles of departed sessions first, so their memory is free to trim
         _TRIM(0)

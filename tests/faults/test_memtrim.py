@@ -8,6 +8,7 @@ the fault suite (test_faults.py) and docs/security.md.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
 
@@ -66,6 +67,47 @@ async def test_gateway_trims_after_its_devices_leave() -> None:
                 break
             await asyncio.sleep(0.1)
         assert trimmer.trims == before + 1, "the gateway did not trim after 150 devices left"
+
+
+
+def live_sessions() -> int:
+    """RpcSession objects alive (compiled or pure: both are tracked by the GC)."""
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o).__name__ == "RpcSession")
+
+
+@pytest.mark.asyncio
+async def test_departed_sessions_are_released_before_the_trim() -> None:
+    """Issue 18: the loop's call deadlines kept every session that had a timed call in
+    flight listed until the next deadline fell due (here 30 s later), so the trim after
+    a mass departure ran while thousands of dead sessions still pinned CPython's arenas."""
+    from websockets.asyncio.client import connect
+
+    hello = json.dumps({"type": "hello", "version": 1, "features": {"mcp": True}, "transport": "websocket"})
+    before = live_sessions()
+    # setup_timeout 30: each device's `initialize` (never answered here) is a timed call.
+    async with Gateway(host="127.0.0.1", port=0, hello_timeout=5, setup_timeout=30) as gw:
+        url = f"ws://127.0.0.1:{gw.port}/xiaozhi/v1/"
+        trimmer = gw._trimmer
+        conns = []
+        for i in range(120):
+            ws = await connect(url, additional_headers={"Device-Id": f"r-{i}", "Client-Id": f"c-{i}"})
+            await ws.send(hello)
+            conns.append(ws)
+        for _ in range(100):  # every device's initialize is in flight
+            if live_sessions() - before >= 120:
+                break
+            await asyncio.sleep(0.05)
+        assert live_sessions() - before >= 120
+        start = trimmer.trims
+        await asyncio.gather(*(ws.close() for ws in conns))
+        for _ in range(60):
+            if trimmer.trims > start:
+                break
+            await asyncio.sleep(0.1)
+        assert trimmer.trims == start + 1
+        left = live_sessions() - before
+        assert left == 0, f"{left} sessions of departed devices still alive after the trim"
 
 
 if __name__ == "__main__":
