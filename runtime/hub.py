@@ -334,16 +334,6 @@ class DeviceHub:
         for q in self._queues:
             q.put_nowait(None)
 
-    def _release_departed(self) -> None:
-        """Drops what the runtime still holds of departed sessions (run before a trim):
-        the loop's call deadlines list every session that made a timed call until a
-        deadline is next due, up to ``call_timeout`` after the device left."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        codec.deadlines_for(loop).prune()
-
     # -- GC: freeze the sessions' objects once devices are set up ---------------------------
 
     def _want_freeze(self) -> bool:

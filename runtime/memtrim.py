@@ -17,6 +17,7 @@ nothing; ``MCPGEN_MALLOC_TRIM=0`` in the environment switches it off.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
 import gc
@@ -43,6 +44,19 @@ def _load_trim() -> Optional[Callable[[int], Any]]:
 
 
 _TRIM = _load_trim()
+
+
+def release_sessions() -> None:
+    """Drops what the runtime still holds of departed sessions (a trimmer's ``release``):
+    the running loop's call deadlines list every session that made a timed call until a
+    deadline is next due, up to ``call_timeout`` after its device left."""
+    from mcpgen.runtime import codec  # (here, not at the top: codec is the heavy import)
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    codec.deadlines_for(loop).prune()
 
 
 class Trimmer:
@@ -73,6 +87,8 @@ class Trimmer:
         self._last_count = -1
         self._changed_at = 0.0
         self._trimmed_at = float("-inf")
+        self._live = 0
+        self._timer: Optional[asyncio.TimerHandle] = None
 
     @property
     def available(self) -> bool:
@@ -98,6 +114,38 @@ class Trimmer:
         self._trimmed_at = now
         return self.trim()
 
+    def departed(self, live: int) -> None:
+        """For owners without a periodic timer: call with the live count when a session
+        ends (and when one begins, so the peak is known). While a departure could still
+        call for a trim, a one-shot timer on the running loop looks again once the
+        count has been quiet, so the last device leaving needs no later event."""
+        loop = asyncio.get_running_loop()
+        self._live = live
+        if self.note(live, loop.time()) or self._timer is not None:
+            return
+        if self._peak - live >= self.min_departed:
+            self._timer = loop.call_later(self.quiet + 0.05, self._look_again)
+
+    def _look_again(self) -> None:
+        self._timer = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self.note(self._live, loop.time()):
+            return
+        departed = self._peak - self._live
+        if departed >= self.min_departed and departed * 2 >= self._peak:
+            # Not quiet yet, or a trim ran less than min_interval ago: later.
+            wait = max(self.quiet, self._trimmed_at + self.min_interval - loop.time())
+            self._timer = loop.call_later(wait + 0.05, self._look_again)
+
+    def cancel(self) -> None:
+        """Stops the timer of :meth:`departed` (the owner is closing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def trim(self) -> bool:
         """Releases departed sessions, collects garbage and returns free heap pages to
         the OS now (the last step on glibc only; False without it)."""
@@ -113,4 +161,4 @@ class Trimmer:
         return True
 
 
-__all__ = ["Trimmer"]
+__all__ = ["Trimmer", "release_sessions"]

@@ -45,6 +45,27 @@ def test_no_trim_for_small_or_partial_departures_or_too_often() -> None:
     assert feed(t, [400, 0, 0, 0], start=40.0) == [41.5]  # later: again
 
 
+
+@pytest.mark.asyncio
+async def test_departed_trims_once_the_count_is_quiet_without_a_periodic_feed() -> None:
+    """The MQTT fleet has no sweep timer: it reports arrivals and departures only, and
+    the trimmer looks again by itself once the last device has gone."""
+    released = []
+    t = Trimmer(min_departed=20, quiet=0.2, min_interval=0.0, release=lambda: released.append(1))
+    for n in range(1, 41):
+        t.departed(n)
+    for n in range(39, -1, -1):
+        t.departed(n)
+    assert released == []  # not in the middle of the wave
+    await asyncio.sleep(0.6)
+    assert released == [1]  # the release hook ran once, a quiet moment after the last one left
+    assert t.trims == (1 if t.available else 0)
+    t.departed(5)  # a small wave: nothing armed
+    t.departed(0)
+    await asyncio.sleep(0.4)
+    assert released == [1]
+    t.cancel()
+
 @needs_glibc
 @pytest.mark.asyncio
 async def test_gateway_trims_after_its_devices_leave() -> None:
