@@ -122,6 +122,14 @@ def snapshot() -> dict[str, Any]:
     }
 
 
+def live_bytes(s: dict[str, Any]) -> int:
+    """Bytes that objects occupy (CPython's blocks in use, glibc's chunks in use and its
+    mmapped ones), whatever the allocators keep mapped around them: what a leak grows,
+    unlike RSS, which also holds arenas pinned by a few survivors."""
+    m, p = s.get("malloc", {}), s.get("pymalloc", {})
+    return int(p.get("used_bytes", 0) + m.get("uordblks", 0) + m.get("hblkhd", 0))
+
+
 def summary(s: dict[str, Any]) -> str:
     m, p = s.get("malloc", {}), s.get("pymalloc", {})
     return (
