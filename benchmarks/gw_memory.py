@@ -8,8 +8,10 @@ clients). Each cycle N devices connect, every device makes calls for a few secon
 then all leave; the gateway's memory is read (``benchmarks.memstats``: RSS, glibc heap,
 CPython arenas) when empty before any device, at the peak, and 3 s after the last device
 left (its own trim has run by then), and again after a test-side ``gc.collect`` +
-``malloc_trim`` (the floor). ``MCPGEN_MALLOC_TRIM=0`` in the environment switches the
-gateway's trim off, for a before/after.
+``malloc_trim`` (the floor), with the object types whose count grew. ``--trace`` adds a
+``tracemalloc`` diff (where the blocks that stayed were allocated; slow).
+``PYTHONMALLOC=malloc`` in the environment puts every object in glibc's heap (what the
+trim can return); ``MCPGEN_MALLOC_TRIM=0`` switches the gateway's trim off.
 """
 
 from __future__ import annotations
@@ -19,23 +21,39 @@ import asyncio
 import collections
 import gc
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any, Optional
 
 from benchmarks import memstats
-from benchmarks.procutil import child_env, raise_nofile_limit
+from benchmarks.procutil import REPO, child_env, raise_nofile_limit
 
 MiB = memstats.MiB
+SECRET = "fault-injection-secret"
+FAULTS = REPO / "tests" / "faults"
 
 
-async def _worker(use_uvloop: bool) -> int:
+async def _worker(faults: bool) -> int:
     from benchmarks.gw_worker import bench, commands
     from mcpgen.runtime import Gateway
 
-    del use_uvloop
-    gw = Gateway("127.0.0.1", 0, policy="off", call_timeout=30.0, hello_timeout=60.0, max_frame=1 << 20)
+    if faults:  # as tests/faults/test_faults.py at soak scale (scripts/soak.sh)
+        import logging
+
+        logging.disable(logging.CRITICAL)  # thousands of expected warnings (refused peers)
+        from mcpgen.runtime import HmacAuth
+
+        gw = Gateway(
+            "127.0.0.1", 0, auth=HmacAuth(SECRET), call_timeout=5.0, hello_timeout=2.0, max_frame=64 * 1024
+        )
+    else:
+        gw = Gateway("127.0.0.1", 0, policy="off", call_timeout=30.0, hello_timeout=60.0, max_frame=1 << 20)
+    callers: set[asyncio.Task[None]] = set()
+    made = [0]
+    consumer: Optional[asyncio.Future[None]] = None
     await gw.start()
     gc.collect()
     snaps: list[Any] = []
@@ -85,6 +103,17 @@ async def _worker(use_uvloop: bool) -> int:
             elif op == "sleep":
                 await asyncio.sleep(float(cmd["seconds"]))
                 out = {}
+            elif op == "callers":  # --faults: a caller per device that arrives, until the stop
+                stop_at = time.monotonic() + float(cmd["seconds"])
+                consumer = asyncio.ensure_future(_consume(gw, stop_at, callers, made))
+                out = {}
+            elif op == "callers_wait":
+                if consumer is not None:
+                    consumer.cancel()
+                if callers:
+                    await asyncio.wait(set(callers), timeout=30)
+                out = {"calls": made[0], "waiting": sum(1 for t in callers if not t.done())}
+                made[0] = 0
             elif op == "bench":
                 out = await bench(gw, float(cmd["duration"]), 1 << 30, None)
             else:
@@ -93,6 +122,52 @@ async def _worker(use_uvloop: bool) -> int:
     finally:
         await gw.close()
     return 0
+
+
+async def _consume(gw: Any, stop_at: float, callers: set[asyncio.Task[None]], made: list[int]) -> None:
+    import random
+
+    from mcpgen.runtime import McpDeviceError
+
+    async def caller(device: Any) -> None:
+        rng = random.Random(device.session_id)
+        while not device.closed and time.monotonic() < stop_at:
+            try:
+                await device.call("fault.echo", {"tag": "t"})
+            except McpDeviceError:
+                pass
+            made[0] += 1
+            await asyncio.sleep(2.0 * rng.uniform(0.5, 1.5))
+
+    async for device in gw.devices():
+        task = asyncio.ensure_future(caller(device))
+        callers.add(task)
+        task.add_done_callback(callers.discard)
+
+
+def _swarms(port: int, devices: int, cycle: int, duration: float, tmp: str, n: int = 2) -> list[Any]:
+    """The fault suite's device swarms (tests/faults/device_swarm.py), ``n`` processes."""
+    import random
+
+    sys.path.insert(0, str(FAULTS))
+    from faults_lib import plan_peers
+
+    peers = plan_peers(devices, cycle)
+    random.Random(cycle).shuffle(peers)
+    procs = []
+    for i in range(n):
+        plan = {
+            "url": f"ws://127.0.0.1:{port}/xiaozhi/v1/", "secret": SECRET, "duration": duration,
+            "hello_timeout": 2.0, "seed": cycle * 100 + i, "peers": peers[i::n],
+        }  # fmt: skip
+        path = os.path.join(tmp, f"plan-{cycle}-{i}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(plan, f)
+        procs.append(subprocess.Popen(
+            [sys.executable, str(FAULTS / "device_swarm.py"), path], cwd=str(FAULTS),
+            stdout=subprocess.DEVNULL, env=child_env(),
+        ))  # fmt: skip
+    return procs
 
 
 class Proc:
@@ -117,6 +192,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--devices", type=int, default=1000)
     ap.add_argument("--cycles", type=int, default=2)
     ap.add_argument("--calls-seconds", type=float, default=5.0)
+    ap.add_argument("--faults", type=float, default=0.0, metavar="SECONDS",
+                    help="the fault suite's misbehaving devices (tests/faults) for SECONDS per cycle")
     ap.add_argument("--asyncio", action="store_true", help="plain asyncio loop instead of uvloop")
     ap.add_argument("--trace", action="store_true", help="tracemalloc diff of the first and last cycle")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -125,9 +202,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.worker:
         from mcpgen.runtime.loop import run
 
-        return run(_worker(not args.asyncio), use_uvloop=not args.asyncio)
+        return run(_worker(args.faults > 0), use_uvloop=not args.asyncio)
 
-    gw = Proc(["-m", "benchmarks.gw_memory", "--worker"] + (["--asyncio"] if args.asyncio else []))
+    gw = Proc(
+        ["-m", "benchmarks.gw_memory", "--worker"]
+        + (["--asyncio"] if args.asyncio else [])
+        + (["--faults", str(args.faults)] if args.faults else [])
+    )
+    tmp = tempfile.mkdtemp(prefix="gw-memory-")
     port = gw.ask()["port"]
     if args.trace:
         gw.ask({"cmd": "tm_start"})
@@ -137,6 +219,21 @@ def main(argv: Optional[list[str]] = None) -> int:
         gw.ask({"cmd": "tm_snap"})
     print(f"empty:      {memstats.summary(empty)}", flush=True)
     for cycle in range(args.cycles):
+        if args.faults:
+            gw.ask({"cmd": "callers", "seconds": args.faults - 1.0})
+            swarms = _swarms(port, args.devices, cycle, args.faults, tmp)
+            time.sleep(args.faults * 0.7)
+            peak = gw.ask({"cmd": "mem"})
+            for proc in swarms:
+                proc.wait(args.faults + 120)
+            calls = gw.ask({"cmd": "callers_wait"})
+            left = gw.ask({"cmd": "await", "n": 0})
+            gw.ask({"cmd": "sleep", "seconds": 3.0})
+            after = gw.ask({"cmd": "mem"})
+            print(f"cycle {cycle}: {args.devices} fault devices, {calls}, left {left}", flush=True)
+            print(f"  peak:     {memstats.summary(peak)}", flush=True)
+            print(f"  after:    {memstats.summary(after)} (trims {after['trims']})", flush=True)
+            continue
         emu = Proc(["-m", "benchmarks.gw_emulator", "--url", f"ws://127.0.0.1:{port}/", "--count",
                     str(args.devices), "--prefix", f"c{cycle}", "--max-seconds", "300"])
         up = emu.ask()
@@ -153,7 +250,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("  grown object types:", gw.ask({"cmd": "types"}), flush=True)
         if args.trace:
             gw.ask({"cmd": "tm_snap"})
-        print(f"cycle {cycle}: {up['connected']} devices, {calls['calls']} calls, left {left}", flush=True)
+        print(
+            f"cycle {cycle}: {up['connected']} devices, {calls['calls']} calls "
+            f"({calls['cpu_us_per_call']:.0f} us gateway CPU per call), left {left}",
+            flush=True,
+        )
         print(f"  peak:     {memstats.summary(peak)}", flush=True)
         print(f"  after:    {memstats.summary(after)} (trims {after['trims']})", flush=True)
     if args.trace:
