@@ -233,6 +233,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"cycle {cycle}: {args.devices} fault devices, {calls}, left {left}", flush=True)
             print(f"  peak:     {memstats.summary(peak)}", flush=True)
             print(f"  after:    {memstats.summary(after)} (trims {after['trims']})", flush=True)
+            gw.ask({"cmd": "sleep", "seconds": 5.0})  # past the 5 s call timeout
+            after = gw.ask({"cmd": "mem"})
+            print(f"  8 s later: {memstats.summary(after)} (trims {after['trims']})", flush=True)
             continue
         emu = Proc(["-m", "benchmarks.gw_emulator", "--url", f"ws://127.0.0.1:{port}/", "--count",
                     str(args.devices), "--prefix", f"c{cycle}", "--max-seconds", "300"])

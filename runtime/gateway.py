@@ -111,7 +111,7 @@ class Gateway(DeviceHub):
         self._sweeper: Optional[asyncio.TimerHandle] = None
         self._next_ping = 0.0
         # Gives freed heap back after mass departures (departed sessions released first).
-        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions)
+        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions, follow_up=call_timeout + 1.0)
         self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
 
     # -- lifecycle ----------------------------------------------------------------------

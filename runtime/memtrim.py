@@ -65,7 +65,9 @@ class Trimmer:
     A trim runs when at least ``min_departed`` connections and half of the peak since
     the last trim are gone, the count has not changed for ``quiet`` seconds (the wave is
     over: trimming in the middle of it would only be undone), and ``min_interval``
-    seconds passed since the last trim. ``release`` (the owner's hook) runs first: it
+    seconds passed since the last trim. ``follow_up`` > 0: once more that many seconds
+    after such a trim (what departed sessions still held until their calls' deadlines,
+    up to a call timeout, is free by then). ``release`` (the owner's hook) runs first: it
     drops what the owner still references of departed sessions, so their memory is free
     by the time it is trimmed.
     """
@@ -77,9 +79,12 @@ class Trimmer:
         quiet: float = 1.0,
         min_interval: float = 5.0,
         release: Optional[Callable[[], object]] = None,
+        follow_up: float = 0.0,
     ) -> None:
         self.min_departed = min_departed
         self.release = release
+        self.follow_up = follow_up
+        self._follow_at = 0.0
         self.quiet = quiet
         self.min_interval = min_interval
         self.trims = 0
@@ -102,6 +107,10 @@ class Trimmer:
         if live > self._peak:
             self._peak = live
             return False
+        if self._follow_at and now >= self._follow_at:
+            self._follow_at = 0.0
+            self._trimmed_at = now
+            return self.trim()
         departed = self._peak - live
         if (
             departed < self.min_departed
@@ -112,6 +121,8 @@ class Trimmer:
             return False
         self._peak = live
         self._trimmed_at = now
+        if self.follow_up > 0:
+            self._follow_at = now + self.follow_up
         return self.trim()
 
     def departed(self, live: int) -> None:

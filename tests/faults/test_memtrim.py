@@ -46,6 +46,16 @@ def test_no_trim_for_small_or_partial_departures_or_too_often() -> None:
 
 
 
+
+@needs_glibc
+def test_follow_up_trims_once_more_after_the_deadlines() -> None:
+    """What departed sessions held until their calls' deadlines (up to a call timeout
+    after the departure) is free later: the gateway trims once more then (follow_up)."""
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0, follow_up=3.0)
+    assert feed(t, [300, 300] + [0] * 14) == [2.0, 5.0]  # the trim, then once more 3 s on
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0)
+    assert feed(t, [300, 300] + [0] * 14) == [2.0]  # without: only the first
+
 @pytest.mark.asyncio
 async def test_departed_trims_once_the_count_is_quiet_without_a_periodic_feed() -> None:
     """The MQTT fleet has no sweep timer: it reports arrivals and departures only, and
