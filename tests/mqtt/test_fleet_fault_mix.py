@@ -17,8 +17,9 @@ the wrong call (each device's totals are all different, over both workers); the 
 that behave get every answer while the others vanish, stall, send garbage or try to
 speak for them; no peer with a wrong password gets in, no device reads or writes another
 device's topics, no device with a forged hello token hears a server hello; after every
-device left, no handle is open and the worker's RSS is back near its EMPTY baseline (the
-process before any device, not a warmed-up one).
+device left, no handle is open, the worker's live heap (objects' bytes) is back within
+4 MiB of its EMPTY baseline (the process before any device, not a warmed-up one) and its
+RSS stops growing (CPython's pinned arenas keep RSS above empty: docs/security.md).
 
 Scale by environment (``scripts/soak.sh mqtt``): MCPGEN_MQTT_FAULTS_DEVICES (200),
 _DURATION (seconds per fault cycle, 8), _CYCLES (2). Figures print with ``-s``.
