@@ -167,6 +167,8 @@ cdef class Deadlines:
     cdef Py_ssize_t _count_timed(self)
     @cython.locals(t=double, now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
     cpdef _sweep(self)
+    @cython.locals(keep=list, n=Py_ssize_t, s=RpcSession)
+    cpdef Py_ssize_t prune(self)
     @cython.locals(s=RpcSession)
     cpdef close(self)
     @cython.locals(keep=list, expired=list, nxt=double, s=RpcSession, p=Pending, entry=tuple)

@@ -1278,6 +1278,27 @@ class Deadlines:
             except Exception:  # one owner's bug must not stop the others' deadlines
                 _log_exception("deadline handler of %r failed", entry[0])
 
+    def prune(self) -> int:
+        """Drops the listed sessions with no call in flight; returns how many.
+
+        A session stays listed (and so referenced, with its pending table) until a scan
+        finds it idle, and a scan runs only when a deadline is due: up to a call timeout
+        after its device left. After a mass departure that pins thousands of dead
+        sessions, spread over CPython's arenas, past the moment the memory is trimmed
+        (issue 18); :class:`mcpgen.runtime.memtrim.Trimmer` prunes before it trims.
+        """
+        keep: list = []
+        n = 0
+        for x in self._sessions:
+            s = x
+            if s._live == 0:
+                s._timed = False
+                n += 1
+            else:
+                keep.append(s)
+        self._sessions = keep
+        return n
+
     def close(self) -> None:
         if self._handle is not None:
             self._handle.cancel()

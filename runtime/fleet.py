@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional, Union
 
-from mcpgen.runtime import codec
+from mcpgen.runtime import codec, memtrim
 from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
 from mcpgen.runtime.device import Device, Policy
@@ -157,6 +157,7 @@ class MqttFleet(TopicLayout):
         self._notification_cbs: list[NotificationCallback] = []
         self._presence_cbs: list[PresenceCallback] = []
         self._tasks: set[asyncio.Task] = set()
+        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions)
         up, state = self.device_filter("/up"), self.device_filter("/state")
         replies = self.device_filter(self._reply_tail)
         self._broker = BrokerLink(
@@ -214,6 +215,7 @@ class MqttFleet(TopicLayout):
         for device in list(self._handles.values()):
             await device.close("the fleet worker is closing")
         await self._broker.close()
+        self._trimmer.cancel()
         for task in list(self._tasks):
             task.cancel()
 
@@ -282,6 +284,7 @@ class MqttFleet(TopicLayout):
         if device.closed:  # went offline or lost the broker during the setup
             raise DeviceDisconnected(f"device {device_id!r} disconnected during setup: {device.close_reason}")
         self._handles[device_id] = device
+        self._trimmer.departed(len(self._by_token))  # (an arrival: the trimmer's peak)
         return device
 
     async def _wait_online(self, device_id: str, timeout: float) -> None:
@@ -319,6 +322,7 @@ class MqttFleet(TopicLayout):
 
     def _closed(self, device: Device, token: bytes) -> None:
         self._by_token.pop(token, None)
+        self._trimmer.departed(len(self._by_token))  # memory back to the OS after mass departures
         if self._handles.get(device.device_id) is device:
             del self._handles[device.device_id]
 

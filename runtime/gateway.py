@@ -110,7 +110,8 @@ class Gateway(DeviceHub):
         self._closing_links: set[DeviceLink] = set()
         self._sweeper: Optional[asyncio.TimerHandle] = None
         self._next_ping = 0.0
-        self._trimmer = memtrim.Trimmer()  # gives freed heap back after mass departures
+        # Gives freed heap back after mass departures (departed sessions released first).
+        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions, follow_up=call_timeout + 1.0)
         self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
 
     # -- lifecycle ----------------------------------------------------------------------

@@ -17,6 +17,7 @@ nothing; ``MCPGEN_MALLOC_TRIM=0`` in the environment switches it off.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
 import gc
@@ -45,17 +46,45 @@ def _load_trim() -> Optional[Callable[[int], Any]]:
 _TRIM = _load_trim()
 
 
+def release_sessions() -> None:
+    """Drops what the runtime still holds of departed sessions (a trimmer's ``release``):
+    the running loop's call deadlines list every session that made a timed call until a
+    deadline is next due, up to ``call_timeout`` after its device left."""
+    from mcpgen.runtime import codec  # (here, not at the top: codec is the heavy import)
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    codec.deadlines_for(loop).prune()
+
+
 class Trimmer:
     """Decides when to trim from the live connection count, fed by a periodic timer.
 
     A trim runs when at least ``min_departed`` connections and half of the peak since
     the last trim are gone, the count has not changed for ``quiet`` seconds (the wave is
     over: trimming in the middle of it would only be undone), and ``min_interval``
-    seconds passed since the last trim.
+    seconds passed since the last trim. ``follow_up`` > 0: once more that many seconds
+    after such a trim (what departed sessions still held until their calls' deadlines,
+    up to a call timeout, is free by then). ``release`` (the owner's hook) runs first: it
+    drops what the owner still references of departed sessions, so their memory is free
+    by the time it is trimmed.
     """
 
-    def __init__(self, *, min_departed: int = 100, quiet: float = 1.0, min_interval: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        min_departed: int = 100,
+        quiet: float = 1.0,
+        min_interval: float = 5.0,
+        release: Optional[Callable[[], object]] = None,
+        follow_up: float = 0.0,
+    ) -> None:
         self.min_departed = min_departed
+        self.release = release
+        self.follow_up = follow_up
+        self._follow_at = 0.0
         self.quiet = quiet
         self.min_interval = min_interval
         self.trims = 0
@@ -63,6 +92,8 @@ class Trimmer:
         self._last_count = -1
         self._changed_at = 0.0
         self._trimmed_at = float("-inf")
+        self._live = 0
+        self._timer: Optional[asyncio.TimerHandle] = None
 
     @property
     def available(self) -> bool:
@@ -76,6 +107,10 @@ class Trimmer:
         if live > self._peak:
             self._peak = live
             return False
+        if self._follow_at and now >= self._follow_at:
+            self._follow_at = 0.0
+            self._trimmed_at = now
+            return self.trim()
         departed = self._peak - live
         if (
             departed < self.min_departed
@@ -86,11 +121,49 @@ class Trimmer:
             return False
         self._peak = live
         self._trimmed_at = now
+        if self.follow_up > 0:
+            self._follow_at = now + self.follow_up
         return self.trim()
 
+    def departed(self, live: int) -> None:
+        """For owners without a periodic timer: call with the live count when a session
+        ends (and when one begins, so the peak is known). While a departure could still
+        call for a trim, a one-shot timer on the running loop looks again once the
+        count has been quiet, so the last device leaving needs no later event."""
+        loop = asyncio.get_running_loop()
+        self._live = live
+        if self.note(live, loop.time()) or self._timer is not None:
+            return
+        if self._peak - live >= self.min_departed:
+            self._timer = loop.call_later(self.quiet + 0.05, self._look_again)
+
+    def _look_again(self) -> None:
+        self._timer = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self.note(self._live, loop.time()):
+            return
+        departed = self._peak - self._live
+        if departed >= self.min_departed and departed * 2 >= self._peak:
+            # Not quiet yet, or a trim ran less than min_interval ago: later.
+            wait = max(self.quiet, self._trimmed_at + self.min_interval - loop.time())
+            self._timer = loop.call_later(wait + 0.05, self._look_again)
+
+    def cancel(self) -> None:
+        """Stops the timer of :meth:`departed` (the owner is closing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def trim(self) -> bool:
-        """Collects garbage and returns free heap pages to the OS now."""
+        """Releases departed sessions, collects garbage and returns free heap pages to
+        the OS now (the last step on glibc only; False without it)."""
+        if self.release is not None:
+            self.release()
         if _TRIM is None:
+            gc.collect()
             return False
         gc.collect()  # cycles of departed sessions first, so their memory is free to trim
         _TRIM(0)
@@ -99,4 +172,4 @@ class Trimmer:
         return True
 
 
-__all__ = ["Trimmer"]
+__all__ = ["Trimmer", "release_sessions"]

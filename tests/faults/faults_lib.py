@@ -61,6 +61,7 @@ class Scale:
     call_interval: float = 0.4  # seconds between one device's calls
     swarms: int = 1  # device processes
     slack: float = 3.0  # a call may end this much after its timeout (loaded 2-core CI)
+    rss_mib: float = 8.0  # RSS after the last cycle may exceed the empty process's by this
 
     @classmethod
     def from_env(cls) -> Scale:
@@ -73,6 +74,7 @@ class Scale:
             call_interval=env_float("MCPGEN_FAULTS_CALL_INTERVAL", cls.call_interval),
             swarms=env_int("MCPGEN_FAULTS_SWARMS", cls.swarms),
             slack=env_float("MCPGEN_FAULTS_SLACK", cls.slack),
+            rss_mib=env_float("MCPGEN_FAULTS_RSS_MIB", cls.rss_mib),
         )
 
 

@@ -8,6 +8,7 @@ the fault suite (test_faults.py) and docs/security.md.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
 
@@ -44,6 +45,37 @@ def test_no_trim_for_small_or_partial_departures_or_too_often() -> None:
     assert feed(t, [400, 0, 0, 0], start=40.0) == [41.5]  # later: again
 
 
+
+
+@needs_glibc
+def test_follow_up_trims_once_more_after_the_deadlines() -> None:
+    """What departed sessions held until their calls' deadlines (up to a call timeout
+    after the departure) is free later: the gateway trims once more then (follow_up)."""
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0, follow_up=3.0)
+    assert feed(t, [300, 300] + [0] * 14) == [2.0, 5.0]  # the trim, then once more 3 s on
+    t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0)
+    assert feed(t, [300, 300] + [0] * 14) == [2.0]  # without: only the first
+
+@pytest.mark.asyncio
+async def test_departed_trims_once_the_count_is_quiet_without_a_periodic_feed() -> None:
+    """The MQTT fleet has no sweep timer: it reports arrivals and departures only, and
+    the trimmer looks again by itself once the last device has gone."""
+    released = []
+    t = Trimmer(min_departed=20, quiet=0.2, min_interval=0.0, release=lambda: released.append(1))
+    for n in range(1, 41):
+        t.departed(n)
+    for n in range(39, -1, -1):
+        t.departed(n)
+    assert released == []  # not in the middle of the wave
+    await asyncio.sleep(0.6)
+    assert released == [1]  # the release hook ran once, a quiet moment after the last one left
+    assert t.trims == (1 if t.available else 0)
+    t.departed(5)  # a small wave: nothing armed
+    t.departed(0)
+    await asyncio.sleep(0.4)
+    assert released == [1]
+    t.cancel()
+
 @needs_glibc
 @pytest.mark.asyncio
 async def test_gateway_trims_after_its_devices_leave() -> None:
@@ -66,6 +98,47 @@ async def test_gateway_trims_after_its_devices_leave() -> None:
                 break
             await asyncio.sleep(0.1)
         assert trimmer.trims == before + 1, "the gateway did not trim after 150 devices left"
+
+
+
+def live_sessions() -> int:
+    """RpcSession objects alive (compiled or pure: both are tracked by the GC)."""
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o).__name__ == "RpcSession")
+
+
+@pytest.mark.asyncio
+async def test_departed_sessions_are_released_before_the_trim() -> None:
+    """Issue 18: the loop's call deadlines kept every session that had a timed call in
+    flight listed until the next deadline fell due (here 30 s later), so the trim after
+    a mass departure ran while thousands of dead sessions still pinned CPython's arenas."""
+    from websockets.asyncio.client import connect
+
+    hello = json.dumps({"type": "hello", "version": 1, "features": {"mcp": True}, "transport": "websocket"})
+    before = live_sessions()
+    # setup_timeout 30: each device's `initialize` (never answered here) is a timed call.
+    async with Gateway(host="127.0.0.1", port=0, hello_timeout=5, setup_timeout=30) as gw:
+        url = f"ws://127.0.0.1:{gw.port}/xiaozhi/v1/"
+        trimmer = gw._trimmer
+        conns = []
+        for i in range(120):
+            ws = await connect(url, additional_headers={"Device-Id": f"r-{i}", "Client-Id": f"c-{i}"})
+            await ws.send(hello)
+            conns.append(ws)
+        for _ in range(100):  # every device's initialize is in flight
+            if live_sessions() - before >= 120:
+                break
+            await asyncio.sleep(0.05)
+        assert live_sessions() - before >= 120
+        start = trimmer.trims
+        await asyncio.gather(*(ws.close() for ws in conns))
+        for _ in range(60):
+            if trimmer.trims > start:
+                break
+            await asyncio.sleep(0.1)
+        assert trimmer.trims == start + 1
+        left = live_sessions() - before
+        assert left == 0, f"{left} sessions of departed devices still alive after the trim"
 
 
 if __name__ == "__main__":
