@@ -105,7 +105,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     data["command"] = (
         "python -m benchmarks" + (" --quick" if quick else "") + "".join(f" --only {s}" for s in only)
     )
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     data["generated"] = stamp
     _log(f"mcpgen benchmarks ({'quick' if quick else 'full'}): {', '.join(sections)} -> {out_dir}")
     _log(f"machine: {data['machine']['cpu']}, {data['machine']['usable_cpus']} CPUs, {data['machine']['os']}")

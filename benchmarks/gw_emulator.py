@@ -233,7 +233,7 @@ async def main_async(args: argparse.Namespace) -> int:
     )
     try:
         await asyncio.wait_for(ready.wait(), args.max_seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
     print(
         orjson.dumps(
@@ -245,7 +245,7 @@ async def main_async(args: argparse.Namespace) -> int:
     while not stop.is_set() and time.monotonic() < deadline and os.getppid() == parent:
         try:
             await asyncio.wait_for(stop.wait(), 1.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
     stop.set()
     transports = await connecting

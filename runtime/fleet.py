@@ -305,7 +305,7 @@ class MqttFleet(TopicLayout):
                     raise DeviceDisconnected(f"not connected to the MQTT broker {self.host}:{self.port}")
                 try:
                     await asyncio.wait_for(self._broker.ready.wait(), left)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
             if self._presence.get(device_id):
                 return
@@ -317,7 +317,7 @@ class MqttFleet(TopicLayout):
             event = self._online.setdefault(device_id, asyncio.Event())
             try:
                 await asyncio.wait_for(event.wait(), min(left, 1.0))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def _closed(self, device: Device, token: bytes) -> None:

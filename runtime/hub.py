@@ -129,7 +129,7 @@ class DeviceHub:
         self._waiters.append(entry)
         try:
             return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise DeviceTimeout(
                 f"no device{'' if device_id is None else ' ' + repr(device_id)} ready within {timeout}s"
             ) from None

@@ -9,7 +9,6 @@ own their loop (benchmarks, :mod:`mcpgen.runtime.workers`, your ``main``) use
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -38,16 +37,8 @@ def new_event_loop(use_uvloop: bool = True) -> asyncio.AbstractEventLoop:
 
 def run(main: Coroutine[Any, Any, T], *, use_uvloop: bool = True) -> T:
     """``asyncio.run(main)`` on :func:`new_event_loop`."""
-    if sys.version_info >= (3, 11):
-        with asyncio.Runner(loop_factory=lambda: new_event_loop(use_uvloop)) as runner:
-            return runner.run(main)
-    loop = new_event_loop(use_uvloop)  # pragma: no cover (Python 3.10)
-    try:
-        asyncio.set_event_loop(loop)
-        return loop.run_until_complete(main)
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+    with asyncio.Runner(loop_factory=lambda: new_event_loop(use_uvloop)) as runner:
+        return runner.run(main)
 
 
 __all__ = ["new_event_loop", "run", "uvloop_available"]

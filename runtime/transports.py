@@ -111,7 +111,7 @@ class ProcessTransport:
                 try:
                     code = await asyncio.wait_for(self.proc.wait(), 0.5)
                     reason = f"device process exited with code {code}"
-                except (asyncio.TimeoutError, asyncio.CancelledError):
+                except (TimeoutError, asyncio.CancelledError):
                     pass
             self.device.connection_lost(reason)
 
@@ -143,12 +143,12 @@ class ProcessTransport:
             stdin.close()
         try:
             await asyncio.wait_for(self.proc.wait(), 2.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if self.proc.returncode is None:
                 self.proc.terminate()
             try:
                 await asyncio.wait_for(self.proc.wait(), 2.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self._kill()
                 await self.proc.wait()
         for task in (self._reader, self._stderr_task):

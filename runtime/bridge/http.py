@@ -348,7 +348,7 @@ class StreamableHttpApp:
         while True:
             try:
                 message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return _TIMED_OUT
             if message["type"] == "http.disconnect":
                 return None

@@ -111,7 +111,7 @@ class SwarmDevice:
         try:
             await ws.send(HELLO)
             await asyncio.wait_for(self.serve(ws), max(0.0, until - time.monotonic()))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         finally:
             if self.kind == "storm" and time.monotonic() < self.stop_at - 0.1 and self.rng.random() < 0.5:
@@ -225,7 +225,7 @@ async def read_all(reader: asyncio.StreamReader, timeout: float) -> tuple[bytes,
             return data, False
         try:
             chunk = await asyncio.wait_for(reader.read(65536), left)
-        except (asyncio.TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError):
             return data, False
         if not chunk:
             return data, True

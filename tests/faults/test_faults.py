@@ -118,7 +118,7 @@ async def run_swarms(url: str, scale: Scale, cycle: int, duration: float, tmp: P
     for proc in procs:
         try:
             out, err = await asyncio.wait_for(proc.communicate(), duration + 60)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
             pytest.fail("the device swarm did not finish")

@@ -319,7 +319,7 @@ async def wrong_password(plan: dict, peer: dict, rep: Report) -> None:
 
                 try:
                     await asyncio.wait_for(listen(), 0.3)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
         except aiomqtt.MqttCodeError:
             seen["refused"] += 1

@@ -211,7 +211,7 @@ async def run_swarm(
 async def swarm_report(proc: asyncio.subprocess.Process, duration: float) -> dict[str, Any]:
     try:
         out, err = await asyncio.wait_for(proc.communicate(), duration + 60)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         proc.kill()
         await proc.wait()
         pytest.fail("the MQTT swarm did not finish")

@@ -372,5 +372,5 @@ class FakeWsDevice:
         if self.task is not None:
             try:
                 await asyncio.wait_for(self.task, 5)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 pass

@@ -189,7 +189,7 @@ async def test_serial_initialize_is_retried_while_the_device_boots() -> None:
         while time.monotonic() < boot_until:
             try:
                 await asyncio.wait_for(reader.readline(), boot_until - time.monotonic())
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
         await serve_core_on_stream(core, reader, writer)
 
