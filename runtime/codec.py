@@ -1138,7 +1138,7 @@ class Deadlines:
     """Call deadlines for every session on one event loop: a coarse periodic sweep.
 
     One timer per loop instead of one ``call_later`` per call. A call made through
-    :func:`invoke` keeps its deadline in its own pending-table slot (:meth:`add_call`):
+    :meth:`CallSite.call` keeps its deadline in its own pending-table slot (:meth:`add_call`):
     nothing is allocated per call; the session joins this loop's list once, and the
     sweep (every ``resolution`` seconds while sessions or entries exist) scans the
     listed sessions' slots only when the earliest deadline it knows of is due, so
@@ -1315,41 +1315,6 @@ _deadlines: Any = weakref.WeakKeyDictionary()
 _CancelledError = asyncio.CancelledError
 
 
-async def invoke(
-    session: RpcSession,
-    loop: Any,
-    deadlines: Deadlines,
-    owner: Any,
-    send_now: Any,
-    name: str,
-    arguments: object,
-    kind: int,
-    timeout: float,
-) -> object:
-    """One ``tools/call`` over a transport that sends without waiting (compiled coroutine).
-
-    What :meth:`Device.invoke <mcpgen.runtime.device.Device.invoke>` runs per call on the
-    gateway: encode with a fresh id, register the future and its deadline (``timeout``
-    < 0: none), send, wait. ``owner`` (the Device) turns a failed send into its
-    ``DeviceDisconnected`` (``_send_failed``) and tells the device about a cancelled call
-    (``_send_cancelled``).
-    """
-    fut = loop.create_future()
-    data = _start_call(session, deadlines, owner, name, arguments, fut, kind, timeout)
-    rid = session.last_id
-    try:
-        send_now(data)
-    except Exception as exc:
-        session.forget(rid)
-        raise owner._send_failed(exc) from exc
-    try:
-        return await fut
-    except _CancelledError:
-        if session.forget(rid) and not owner._closed:
-            owner._send_cancelled(rid, "cancelled by the client")
-        raise
-
-
 class CallSite:
     """One device's compiled ``tools/call`` path over a transport that sends without waiting.
 
@@ -1515,7 +1480,6 @@ __all__ = [
     "RpcSession",
     "Deadlines",
     "deadlines_for",
-    "invoke",
     "CallSite",
     "decode_frame",
     "decode_result",

@@ -56,23 +56,11 @@ class Publish:
 def packet_end(buf: bytes, pos: int) -> int:
     """Where the packet that starts at ``pos`` of ``buf`` ends: 0 when ``buf`` does not
     hold all of it yet, -1 when its Remaining Length is malformed (over 4 bytes)."""
-    n = len(buf)
-    i = pos + 1
-    length = 0
-    shift = 0
-    while True:
-        if i >= n:
-            return 0
-        b = buf[i]
-        i += 1
-        length |= (b & 127) << shift
-        if not b & 128:
-            break
-        shift += 7
-        if shift > 21:
-            return -1
-    end = i + length
-    return end if end <= n else 0
+    length = packet_length(buf, pos)
+    if length <= 0:
+        return length
+    end = pos + length
+    return end if end <= len(buf) else 0
 
 
 def packet_length(buf: bytes, pos: int) -> int:

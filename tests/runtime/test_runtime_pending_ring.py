@@ -126,7 +126,7 @@ async def test_slot_deadlines_fire_once_and_skip_answered_calls() -> None:
     wheel.close()
 
 
-async def test_invoke_times_out_through_the_slot_deadline() -> None:
+async def test_call_site_times_out_through_the_slot_deadline() -> None:
     loop = asyncio.get_running_loop()
     s = codec.RpcSession()
     owner = _Owner(s)
@@ -134,7 +134,8 @@ async def test_invoke_times_out_through_the_slot_deadline() -> None:
     sent: list[bytes] = []
     deadlines = codec.Deadlines(loop, resolution=0.02)
     try:
-        await codec.invoke(s, loop, deadlines, owner, sent.append, "t", {}, codec.KIND_BOOLEAN, 0.05)
+        site = codec.CallSite(s, loop, deadlines, owner, sent.append)
+        await site.call("t", {}, codec.KIND_BOOLEAN, 0.05)
     except TimeoutError as exc:
         assert str(exc) == "t"
     else:
