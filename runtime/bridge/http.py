@@ -512,13 +512,8 @@ class StreamableHttpApp:
         if header_version in MODERN_VERSIONS and not session_id:
             await self._empty(send, 202)  # 2026-07-28 defines no client notifications here
             return
-        if not session_id:
-            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
-        if session_id not in self._sessions:
-            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
-            return
-        if not await self._version_matches(session_id, header_version, send):
+        session_id = await self._known_session(session_id, header_version, send)
+        if session_id is None:
             return
         meta = params.get("_meta")
         if method == "tools/call" and isinstance(meta, dict) and meta.get("progressToken") is not None:
@@ -531,6 +526,20 @@ class StreamableHttpApp:
         answer = CapturedAnswer()
         await self._forward(scope, session_id, replaying(body, receive), answer.send)
         await self._answer_json(send, answer)
+
+    async def _known_session(
+        self, session_id: str | None, header_version: str | None, send: Send
+    ) -> str | None:
+        """``session_id`` when the session named by ``Mcp-Session-Id`` exists and the
+        request's ``MCP-Protocol-Version`` is its own; otherwise None, the client answered
+        (400 without the header, 404 when unknown or ended, 400 for another version)."""
+        if not session_id:
+            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
+            return None
+        if session_id not in self._sessions:
+            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
+            return None
+        return session_id if await self._version_matches(session_id, header_version, send) else None
 
     async def _version_matches(self, session_id: str, header_version: str | None, send: Send) -> bool:
         """``MCP-Protocol-Version``, when sent, must be the session's (the SDK accepts
@@ -583,13 +592,8 @@ class StreamableHttpApp:
             await self._error(send, 400, INVALID_REQUEST, "initialize must not be part of a batch")
             return
         session_id = headers.get("mcp-session-id")
-        if not session_id:
-            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
-        if session_id not in self._sessions:
-            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
-            return
-        if not await self._version_matches(session_id, headers.get("mcp-protocol-version"), send):
+        session_id = await self._known_session(session_id, headers.get("mcp-protocol-version"), send)
+        if session_id is None:
             return
         if self._sessions[session_id].version not in BATCH_VERSIONS:
             await self._error(
@@ -662,23 +666,15 @@ class StreamableHttpApp:
                 send, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"
             )
             return
-        if not session_id:
-            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
-        if session_id not in self._sessions:
-            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
-            return
-        if not await self._version_matches(session_id, version, send):
+        session_id = await self._known_session(session_id, version, send)
+        if session_id is None:
             return
         await self._forward(scope, session_id, receive, send)
 
     async def _delete(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         session_id = headers.get("mcp-session-id")
-        if not session_id:
-            await self._error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
-        if session_id not in self._sessions:
-            await self._error(send, 404, INVALID_REQUEST, "Session not found (terminated or unknown)")
+        session_id = await self._known_session(session_id, None, send)
+        if session_id is None:
             return
         await self._forward(scope, session_id, receive, send)
         self._forget(session_id)
