@@ -15,8 +15,9 @@ schema-validated ``device.call``):
 
 Backend CPU per call = CPU time of the worker (or gateway) processes over the round /
 calls; the broker's CPU share is Mosquitto's CPU time over the round / its length (1.0 =
-one core). For two workers, p50 is the mean of the two workers' p50 and p99 the larger
-p99. Ratios are taken round by round against the gateway of the same round. Workers on
+one core), and the same for the MQTT device emulator's process. For two workers, p50 is
+the mean of the two workers' p50 and p99 the larger p99. Ratios are taken round by round
+against the gateway of the same round. Workers on
 the link's fast path (runtime/mqttfast.py) also report how many replies one socket read
 brought and how many requests one write carried (the batching their CPU per call depends
 on). Last, the unloaded latency: worker ``A`` makes one call at a time (round robin over
@@ -51,6 +52,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class _Broker:
     def __init__(self, workdir: Path) -> None:
         exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -75,8 +81,7 @@ class _Broker:
         raise RuntimeError("mosquitto did not start")
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return _cpu_seconds(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -177,8 +182,12 @@ def run_count(count: int, rounds: int, duration: float, log: Log, seed: int = 11
             rng.shuffle(order)
             for cfg in order:
                 b0, t0 = broker.cpu_seconds(), time.perf_counter()
+                e0 = _cpu_seconds(emu.proc.pid)
                 r = _bench_many(runners[cfg], duration)
                 elapsed = time.perf_counter() - t0
+                # The MQTT device emulator's share: it must stay well below one core, or it
+                # (not the worker) paces the round.
+                r["emulator_cpu_share"] = (_cpu_seconds(emu.proc.pid) - e0) / elapsed
                 r["broker_cpu_share"] = (broker.cpu_seconds() - b0) / elapsed
                 r["broker_cpu_us_per_call"] = (
                     (broker.cpu_seconds() - b0) / r["calls"] * 1e6 if r["calls"] else 0
@@ -201,7 +210,7 @@ def run_count(count: int, rounds: int, duration: float, log: Log, seed: int = 11
             m = out["configs"][cfg]
             rs = m["rounds"]
             for key in ("calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "broker_cpu_share",
-                        "replies_per_read", "requests_per_write"):  # fmt: skip
+                        "emulator_cpu_share", "replies_per_read", "requests_per_write"):  # fmt: skip
                 m[key] = _spread([r[key] for r in rs])
             m["errors"] = sum(r["errors"] for r in rs)
             m["calls"] = sum(r["calls"] for r in rs)
@@ -223,7 +232,11 @@ def run_count(count: int, rounds: int, duration: float, log: Log, seed: int = 11
             extra = ""
             if "cpu_per_call_vs_gateway" in m:
                 share = m["broker_cpu_share"]["median"] * 100
-                extra = f", {m['cpu_per_call_vs_gateway']:.2f}x gateway CPU/call, broker {share:.0f} %"
+                emu_share = m["emulator_cpu_share"]["median"] * 100
+                extra = (
+                    f", {m['cpu_per_call_vs_gateway']:.2f}x gateway CPU/call, broker {share:.0f} %,"
+                    f" emulator {emu_share:.0f} %"
+                )
                 if m["replies_per_read"]["median"]:
                     extra += (
                         f", {m['replies_per_read']['median']:.1f} replies/read,"
