@@ -381,7 +381,7 @@ async def run_device(
                 if stats.connected + stats.failed >= target:
                     ready.set()
             await proto.lost
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             if proto is not None and proto.transport is not None:
                 proto.transport.abort()
             if first:
@@ -410,7 +410,7 @@ async def _keepalive(live: set[Device], stop: asyncio.Event) -> None:
     while not stop.is_set():
         try:
             await asyncio.wait_for(stop.wait(), KEEPALIVE / 2)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for d in list(live):
                 if d.transport is not None and not d.transport.is_closing():
                     d.transport.write(PINGREQ)

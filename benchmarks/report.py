@@ -22,6 +22,11 @@ def _ratio(x: Optional[float]) -> str:
     return f"{x:.2f}×" if x < 100 else f"{x:,.0f}×"
 
 
+def _share(stat: dict[str, float] | None) -> str:
+    """A median CPU share as a percentage; '–' where it was not measured (recorded as 0)."""
+    return f"{stat['median'] * 100:,.0f} %" if stat and stat["median"] > 0 else "–"
+
+
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -155,12 +160,13 @@ def _mqtt(g: dict[str, Any]) -> list[str]:
                     f"{m['cpu_us_per_call']['median']:,.0f}",
                     f"{m['cpu_per_call_vs_gateway']:.2f}×" if "cpu_per_call_vs_gateway" in m else "1",
                     f"{m['broker_cpu_share']['median'] * 100:,.0f} %",
+                    _share(m.get("emulator_cpu_share")),
                     str(m.get("errors", 0)),
                 ]
             )
     out += _table(
         ["devices", "configuration", "calls/s", "p50 µs", "p99 µs", "backend CPU µs / call",
-         "CPU / call vs gateway", "broker CPU", "errors"],
+         "CPU / call vs gateway", "broker CPU", "device emulator CPU", "errors"],
         rows,
     )  # fmt: skip
     out += [""]
