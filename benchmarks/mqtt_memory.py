@@ -58,7 +58,7 @@ def _tables(fleet: Any) -> dict[str, int]:
         "online_events": len(fleet._online),
         "presence": len(fleet._presence),
         "tasks": len(fleet._tasks),
-        "route_cache": len(broker._route_cache),
+        "route_cache": len(getattr(broker, "_route_cache", ())),
         "paho_out_packets": len(broker.paho._out_packet) if broker.paho is not None else -1,
         "paho_in_messages": len(broker.paho._in_messages) if broker.paho is not None else -1,
         "fast_feed": len(fast._feed) if fast is not None else -1,
@@ -297,8 +297,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     results = [run_one(args, a.strip()) for a in args.allocators.split(",") if a.strip()]
     for r in results:
         print(
-            f"summary {r['allocator']}: empty {r['empty_mib']:.1f} MiB, peak +{r['peak_over_empty_mib']:.1f}, "
-            f"after +{r['rss_over_empty_mib']:.1f}, floor +{r['floor_over_empty_mib']:.1f}, "
+            f"summary {r['allocator']}: empty {r['empty_mib']:.1f} MiB, "
+            f"peak +{r['peak_over_empty_mib']:.1f}, after +{r['rss_over_empty_mib']:.1f}, "
+            f"floor +{r['floor_over_empty_mib']:.1f}, "
             f"live {r['live_over_empty_mib']:+.2f} MiB"
         )
     return 0

@@ -1,0 +1,65 @@
+"""What the MQTT fleet worker keeps of devices that left (issue 18 item 6).
+
+A worker after a mass departure returns near its empty RSS only when nothing allocated
+per device during the peak outlives the devices: a few such survivors per device keep
+CPython's arenas (or glibc's pages) of the peak resident. These tests pin the
+survivors found with benchmarks/mqtt_memory.py; its figures are in docs/security.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from mcpgen.runtime.broker import BrokerLink, _RouteMatcher
+
+log = logging.getLogger("test.fleet_memory")
+
+
+class _Msg:
+    __slots__ = ("topic", "payload", "retain", "properties")
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.payload = b"{}"
+        self.retain = False
+        self.properties = None
+
+
+def test_dispatch_keeps_no_reference_to_the_topics_of_departed_devices() -> None:
+    """The fast path's dispatch used to cache matching handlers per topic: one topic
+    string and one tuple per device ever seen (up to 65,536), alive after the device left."""
+    got: list[str] = []
+    link = BrokerLink(
+        "127.0.0.1", 1, client_id="x", subscriptions=[], on_lost=print, logger=log,
+        routes=[("fp/+/reply/w", lambda m: got.append(m.topic)), ("fp/+/state", lambda m: None)],
+    )  # fmt: skip
+    topics = ["".join(["fp/dev-", str(i), "/reply/w"]) for i in range(500)]  # fresh objects
+    before = [sys.getrefcount(t) for t in topics]
+    for topic in topics:
+        link._dispatch(_Msg(topic))
+    del topic
+    assert len(got) == 500
+    got.clear()
+    after = [sys.getrefcount(t) for t in topics]
+    assert after == before, "the link still references topics of messages it handled"
+
+
+FILTERS = ["fp/+/up", "fp/+/reply/w1", "+/x", "a/+", "+", "fp/#", "fp/+/+", "#", "fp/up", "$share/g/+"]
+TOPICS = [
+    "fp/d1/up", "fp//up", "fp/d1/x/up", "fp/up", "fp/d1/reply/w1", "fp/d1/reply/w12", "fp/a/b/reply/w1",
+    "x", "/x", "q/x", "q/r/x", "a/", "a/b", "a/b/c", "a", "$SYS/x", "$SYS", "fp/d1/state", "fp/d1",
+    "fp/d1/upx", "fpx/d1/up", "", "/",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("topic_filter", FILTERS)
+def test_route_matching_agrees_with_paho(topic_filter: str) -> None:
+    m = _RouteMatcher(topic_filter, lambda _m: None)
+    for topic in TOPICS:
+        if not topic:
+            continue  # (paho's matcher refuses an empty topic; brokers never send one)
+        assert m.matches(topic) == mqtt.topic_matches_sub(topic_filter, topic), (topic_filter, topic)
