@@ -103,23 +103,23 @@ class _RouteMatcher:
     (``#``, several ``+``) go to paho's matcher each time.
     """
 
-    __slots__ = ("topic_filter", "handler", "_head", "_tail", "_min_len", "_simple")
+    __slots__ = ("topic_filter", "handler", "head", "tail", "_min_len", "simple")
 
     def __init__(self, topic_filter: str, handler: MessageHandler) -> None:
         self.topic_filter = topic_filter
         self.handler = handler
         head, plus, tail = topic_filter.partition("+")
-        self._simple = bool(plus) and "+" not in tail and "#" not in topic_filter
-        self._simple = self._simple and (not head or head.endswith("/")) and (not tail or tail[0] == "/")
-        self._head, self._tail = head, tail
+        self.simple = bool(plus) and "+" not in tail and "#" not in topic_filter
+        self.simple = self.simple and (not head or head.endswith("/")) and (not tail or tail[0] == "/")
+        self.head, self.tail = head, tail
         self._min_len = len(head) + len(tail)
 
     def matches(self, topic: str) -> bool:
-        if not self._simple:
+        if not self.simple:
             import paho.mqtt.client as mqtt
 
             return bool(mqtt.topic_matches_sub(self.topic_filter, topic))
-        head, tail = self._head, self._tail
+        head, tail = self.head, self.tail
         return (
             len(topic) >= self._min_len
             and topic.startswith(head)
@@ -181,6 +181,17 @@ class BrokerLink:
         self.fast = mqttfast.enabled() if fast is None else fast
         self._fast: Optional[mqttfast.FastPath] = None  # while connected, when self.fast
         self._matchers = [_RouteMatcher(f, h) for f, h in self.routes]
+        # When every route is ``<head>+<tail>`` with one head (the fleet's and the
+        # gateway's), a topic's handlers follow from what comes after its ``+`` level:
+        # one dict of a few tails, nothing kept per topic (see _RouteMatcher).
+        heads = {m.head for m in self._matchers}
+        self._head = heads.pop() if len(heads) == 1 else ""
+        self._by_tail: Optional[dict[str, tuple[MessageHandler, ...]]] = None
+        if self._head and all(m.simple for m in self._matchers):
+            by_tail: dict[str, tuple[MessageHandler, ...]] = {}
+            for m in self._matchers:
+                by_tail[m.tail] = by_tail.get(m.tail, ()) + (m.handler,)
+            self._by_tail = by_tail
 
     @property
     def connected(self) -> bool:
@@ -304,15 +315,20 @@ class BrokerLink:
     def _dispatch(self, message: Any) -> None:
         """A message from the fast path: to every route it matches, as paho would."""
         topic = message.topic
-        matched = False
-        for route in self._matchers:
-            if route.matches(topic):
-                matched = True
-                try:
-                    route.handler(message)
-                except Exception:  # one bad message must not break the read loop
-                    self.log.exception("handling an MQTT message on %s failed", topic)
-        if not matched:
+        by_tail = self._by_tail
+        if by_tail is None:
+            handlers = tuple(m.handler for m in self._matchers if m.matches(topic))
+        elif topic.startswith(self._head):
+            cut = topic.find("/", len(self._head))
+            handlers = by_tail.get(topic[cut:] if cut >= 0 else "", ())
+        else:
+            handlers = ()
+        for handler in handlers:
+            try:
+                handler(message)
+            except Exception:  # one bad message must not break the read loop
+                self.log.exception("handling an MQTT message on %s failed", topic)
+        if not handlers:
             self.log.debug("MQTT message on %s matches no route; dropped", topic)
 
     def _paho_callback(self, handler: MessageHandler) -> Callable[[Any, Any, Any], None]:

@@ -84,3 +84,22 @@ def test_release_drops_the_names_the_attribute_cache_keeps() -> None:
         pytest.skip("this CPython's attribute cache keeps no reference to looked-up names")
     release_sessions()
     assert sys.getrefcount(name) == baseline
+
+
+@pytest.mark.parametrize(
+    "filters", [["fp/+/up", "fp/+/reply/w1", "fp/+/state"], ["fp/+/up", "fp/#"], ["a/+", "+/x"]]
+)
+def test_dispatch_calls_the_routes_paho_would(filters: list[str]) -> None:
+    """Dispatch by the tail after the ``+`` level (routes with one head) or route by
+    route (others) calls exactly the handlers whose filters paho matches, in order."""
+    calls: list[tuple[str, str]] = []
+    routes = [(f, lambda m, f=f: calls.append((f, m.topic))) for f in filters]
+    link = BrokerLink(
+        "127.0.0.1", 1, client_id="x", subscriptions=[], routes=routes, on_lost=print, logger=log
+    )
+    for topic in TOPICS:
+        if not topic:
+            continue
+        calls.clear()
+        link._dispatch(_Msg(topic))
+        assert calls == [(f, topic) for f in filters if mqtt.topic_matches_sub(f, topic)], topic
