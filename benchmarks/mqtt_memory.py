@@ -58,7 +58,6 @@ def _tables(fleet: Any) -> dict[str, int]:
         "online_events": len(fleet._online),
         "presence": len(fleet._presence),
         "tasks": len(fleet._tasks),
-        "route_cache": len(getattr(broker, "_route_cache", ())),
         "paho_out_packets": len(broker.paho._out_packet) if broker.paho is not None else -1,
         "paho_in_messages": len(broker.paho._in_messages) if broker.paho is not None else -1,
         "fast_feed": len(fast._feed) if fast is not None else -1,
