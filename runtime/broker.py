@@ -91,6 +91,44 @@ class _Message:
         self.properties = getattr(message, "properties", None)
 
 
+class _RouteMatcher:
+    """Whether a topic matches one route's filter, with no state per topic.
+
+    Routes have the fleet's shape ``<head>+<tail>`` (one ``+`` level: ``mcpgen/+/up``),
+    matched with two string comparisons and a search for ``/`` in the ``+`` level. (The
+    link used to keep a cache of the matching handlers per topic instead: one topic
+    string and one tuple per device ever seen, which outlived the devices, stayed where
+    the peak's sessions were allocated, and kept that memory from going back to the OS
+    after they left; docs/security.md, "Memory after devices leave".) Other filters
+    (``#``, several ``+``) go to paho's matcher each time.
+    """
+
+    __slots__ = ("topic_filter", "handler", "head", "tail", "_min_len", "simple")
+
+    def __init__(self, topic_filter: str, handler: MessageHandler) -> None:
+        self.topic_filter = topic_filter
+        self.handler = handler
+        head, plus, tail = topic_filter.partition("+")
+        self.simple = bool(plus) and "+" not in tail and "#" not in topic_filter
+        self.simple = self.simple and (not head or head.endswith("/")) and (not tail or tail[0] == "/")
+        self.head, self.tail = head, tail
+        self._min_len = len(head) + len(tail)
+
+    def matches(self, topic: str) -> bool:
+        if not self.simple:
+            import paho.mqtt.client as mqtt
+
+            return bool(mqtt.topic_matches_sub(self.topic_filter, topic))
+        head, tail = self.head, self.tail
+        return (
+            len(topic) >= self._min_len
+            and topic.startswith(head)
+            and topic.endswith(tail)
+            and (bool(head) or not topic.startswith("$"))  # wildcards skip $SYS topics
+            and topic.find("/", len(head), len(topic) - len(tail)) < 0
+        )
+
+
 class BrokerLink:
     """A kept-up MQTT 5 client connection (see the module docstring).
 
@@ -142,7 +180,18 @@ class BrokerLink:
         self._closing = False
         self.fast = mqttfast.enabled() if fast is None else fast
         self._fast: Optional[mqttfast.FastPath] = None  # while connected, when self.fast
-        self._route_cache: dict[str, tuple[MessageHandler, ...]] = {}
+        self._matchers = [_RouteMatcher(f, h) for f, h in self.routes]
+        # When every route is ``<head>+<tail>`` with one head (the fleet's and the
+        # gateway's), a topic's handlers follow from what comes after its ``+`` level:
+        # one dict of a few tails, nothing kept per topic (see _RouteMatcher).
+        heads = {m.head for m in self._matchers}
+        self._head = heads.pop() if len(heads) == 1 else ""
+        self._by_tail: Optional[dict[str, tuple[MessageHandler, ...]]] = None
+        if self._head and all(m.simple for m in self._matchers):
+            by_tail: dict[str, tuple[MessageHandler, ...]] = {}
+            for m in self._matchers:
+                by_tail[m.tail] = by_tail.get(m.tail, ()) + (m.handler,)
+            self._by_tail = by_tail
 
     @property
     def connected(self) -> bool:
@@ -266,9 +315,14 @@ class BrokerLink:
     def _dispatch(self, message: Any) -> None:
         """A message from the fast path: to every route it matches, as paho would."""
         topic = message.topic
-        handlers = self._route_cache.get(topic)
-        if handlers is None:
-            handlers = self._handlers_for(topic)
+        by_tail = self._by_tail
+        if by_tail is None:
+            handlers = tuple(m.handler for m in self._matchers if m.matches(topic))
+        elif topic.startswith(self._head):
+            cut = topic.find("/", len(self._head))
+            handlers = by_tail.get(topic[cut:] if cut >= 0 else "", ())
+        else:
+            handlers = ()
         for handler in handlers:
             try:
                 handler(message)
@@ -276,16 +330,6 @@ class BrokerLink:
                 self.log.exception("handling an MQTT message on %s failed", topic)
         if not handlers:
             self.log.debug("MQTT message on %s matches no route; dropped", topic)
-
-    def _handlers_for(self, topic: str) -> tuple[MessageHandler, ...]:
-        import paho.mqtt.client as mqtt
-
-        handlers = tuple(h for f, h in self.routes if mqtt.topic_matches_sub(f, topic))
-        cache = self._route_cache
-        if len(cache) >= 65536:  # one entry per (device, leaf) seen; bounded all the same
-            cache.clear()
-        cache[topic] = handlers
-        return handlers
 
     def _paho_callback(self, handler: MessageHandler) -> Callable[[Any, Any, Any], None]:
         def callback(_client: Any, _userdata: Any, message: Any) -> None:

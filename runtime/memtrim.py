@@ -52,6 +52,14 @@ def release_sessions() -> None:
     deadline is next due, up to ``call_timeout`` after its device left."""
     from mcpgen.runtime import codec  # (here, not at the top: codec is the heavy import)
 
+    # CPython's attribute lookup cache (4096 entries) keeps a reference to the name of
+    # each lookup, keyed by the name object: names built at run time (paho builds one per
+    # MQTT 5 property for every Properties it packs or reads: a few per device) stay alive
+    # there long after their session, scattered over the memory of the peak, which then
+    # cannot go back to the OS. Clearing it costs one refill of hot lookups.
+    clear = getattr(sys, "_clear_type_cache", None)
+    if clear is not None:
+        clear()
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
