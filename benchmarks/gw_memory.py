@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
 import gc
 import json
 import os
@@ -56,8 +55,7 @@ async def _worker(faults: bool) -> int:
     consumer: Optional[asyncio.Future[None]] = None
     await gw.start()
     gc.collect()
-    snaps: list[Any] = []
-    type_counts: dict[str, int] = {}
+    probe = memstats.Probe()
     print(json.dumps({"port": gw.port}), flush=True)
     try:
         async for cmd in commands():
@@ -78,31 +76,6 @@ async def _worker(faults: bool) -> int:
                         break
                     await asyncio.sleep(0.05)
                 out = {"connected": len(gw.connected), "links": len(gw._links)}
-            elif op == "tm_start":  # tracemalloc: where the blocks that stay come from
-                import tracemalloc
-
-                tracemalloc.start(int(cmd.get("frames", 8)))
-                out = {}
-            elif op == "tm_snap":
-                import tracemalloc
-
-                gc.collect()
-                snaps.append(tracemalloc.take_snapshot())
-                out = {}
-            elif op == "tm_diff":
-                gc.collect()
-                top = snaps[-1].compare_to(snaps[0], "traceback")[: int(cmd.get("n", 15))]
-                out = {"top": [f"{st}\n    " + "\n    ".join(st.traceback.format()[-6:]) for st in top]}
-            elif op == "types":  # object counts by type that grew since the first "types"
-                gc.collect()
-                counts = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
-                base = type_counts or counts
-                if not type_counts:
-                    type_counts.update(counts)
-                out = {k: v - base.get(k, 0) for k, v in counts.items() if v - base.get(k, 0) > 50}
-            elif op == "sleep":
-                await asyncio.sleep(float(cmd["seconds"]))
-                out = {}
             elif op == "callers":  # --faults: a caller per device that arrives, until the stop
                 stop_at = time.monotonic() + float(cmd["seconds"])
                 consumer = asyncio.ensure_future(_consume(gw, stop_at, callers, made))
@@ -117,7 +90,8 @@ async def _worker(faults: bool) -> int:
             elif op == "bench":
                 out = await bench(gw, float(cmd["duration"]), 1 << 30, None)
             else:
-                out = {"error": f"unknown command {op!r}"}
+                common = await probe.handle(op, cmd)
+                out = common if common is not None else {"error": f"unknown command {op!r}"}
             print(json.dumps(out), flush=True)
     finally:
         await gw.close()

@@ -9,8 +9,11 @@ Linux and glibc only for the last two; elsewhere those fields are missing.
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import ctypes
 import ctypes.util
+import gc
 import os
 import re
 import sys
@@ -140,3 +143,42 @@ def summary(s: dict[str, Any]) -> str:
         f"(highwater {p.get('arenas_highwater', 0)}), used {p.get('used_bytes', 0) / MiB:.1f} MiB, "
         f"free {p.get('free_bytes', 0) / MiB:.1f} MiB; {s['blocks']} blocks, {s['threads']} threads"
     )
+
+
+class Probe:
+    """The measuring commands both memory workers (gw_memory, mqtt_memory) answer the same
+    way: ``tm_start``/``tm_snap``/``tm_diff`` (tracemalloc: where the blocks that stay come
+    from), ``types`` (object counts by type that grew since the first ``types``) and
+    ``sleep``. :meth:`handle` returns None for any other command."""
+
+    def __init__(self) -> None:
+        self._snaps: list[Any] = []
+        self._type_counts: collections.Counter[str] = collections.Counter()
+
+    async def handle(self, op: str, cmd: dict[str, Any]) -> dict[str, Any] | None:
+        if op == "tm_start":
+            import tracemalloc
+
+            tracemalloc.start(int(cmd.get("frames", 8)))
+            return {}
+        if op == "tm_snap":
+            import tracemalloc
+
+            gc.collect()
+            self._snaps.append(tracemalloc.take_snapshot())
+            return {}
+        if op == "tm_diff":
+            gc.collect()
+            top = self._snaps[-1].compare_to(self._snaps[0], "traceback")[: int(cmd.get("n", 15))]
+            return {"top": [f"{st}\n    " + "\n    ".join(st.traceback.format()[-6:]) for st in top]}
+        if op == "types":
+            gc.collect()
+            now = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
+            base = self._type_counts or now
+            if not self._type_counts:
+                self._type_counts.update(now)
+            return {k: v - base.get(k, 0) for k, v in now.items() if v - base.get(k, 0) > 50}
+        if op == "sleep":
+            await asyncio.sleep(float(cmd["seconds"]))
+            return {}
+        return None

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
 import gc
 import json
 import os
@@ -103,8 +102,7 @@ async def _worker(port: int) -> int:
         return opened
 
     gc.collect()
-    snaps: list[Any] = []
-    type_counts: dict[str, int] = {}
+    probe = memstats.Probe()
     print(json.dumps({"ready": True}), flush=True)
     try:
         async for cmd in commands():
@@ -127,33 +125,9 @@ async def _worker(port: int) -> int:
                     await asyncio.sleep(0.05)
                 out = {"callers": len(callers), **counts, "tables": _tables(fleet)}
                 counts.update(calls=0, errors=0)
-            elif op == "tm_start":  # tracemalloc: where the blocks that stay come from
-                import tracemalloc
-
-                tracemalloc.start(int(cmd.get("frames", 8)))
-                out = {}
-            elif op == "tm_snap":
-                import tracemalloc
-
-                gc.collect()
-                snaps.append(tracemalloc.take_snapshot())
-                out = {}
-            elif op == "tm_diff":
-                gc.collect()
-                top = snaps[-1].compare_to(snaps[0], "traceback")[: int(cmd.get("n", 15))]
-                out = {"top": [f"{st}\n    " + "\n    ".join(st.traceback.format()[-6:]) for st in top]}
-            elif op == "types":  # object counts by type that grew since the first "types"
-                gc.collect()
-                now = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
-                base = type_counts or now
-                if not type_counts:
-                    type_counts.update(now)
-                out = {k: v - base.get(k, 0) for k, v in now.items() if v - base.get(k, 0) > 50}
-            elif op == "sleep":
-                await asyncio.sleep(float(cmd["seconds"]))
-                out = {}
             else:
-                out = {"error": f"unknown command {op!r}"}
+                common = await probe.handle(op, cmd)
+                out = common if common is not None else {"error": f"unknown command {op!r}"}
             print(json.dumps(out), flush=True)
     finally:
         for task in list(callers):
