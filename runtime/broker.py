@@ -95,12 +95,11 @@ class _RouteMatcher:
     """Whether a topic matches one route's filter, with no state per topic.
 
     Routes have the fleet's shape ``<head>+<tail>`` (one ``+`` level: ``mcpgen/+/up``),
-    matched with two string comparisons and a search for ``/`` in the ``+`` level. (The
-    link used to keep a cache of the matching handlers per topic instead: one topic
-    string and one tuple per device ever seen, which outlived the devices, stayed where
-    the peak's sessions were allocated, and kept that memory from going back to the OS
-    after they left; docs/security.md, "Memory after devices leave".) Other filters
-    (``#``, several ``+``) go to paho's matcher each time.
+    matched with two string comparisons and a search for ``/`` in the ``+`` level. Nothing
+    is cached per topic: one entry per device ever seen would outlive the devices and keep
+    the peak's memory from going back to the OS after they leave (docs/security.md,
+    "Memory after devices leave"). Other filters (``#``, several ``+``) go to paho's
+    matcher each time.
     """
 
     __slots__ = ("topic_filter", "handler", "head", "tail", "_min_len", "simple")
@@ -109,8 +108,13 @@ class _RouteMatcher:
         self.topic_filter = topic_filter
         self.handler = handler
         head, plus, tail = topic_filter.partition("+")
-        self.simple = bool(plus) and "+" not in tail and "#" not in topic_filter
-        self.simple = self.simple and (not head or head.endswith("/")) and (not tail or tail[0] == "/")
+        self.simple = (
+            bool(plus)
+            and "+" not in tail
+            and "#" not in topic_filter
+            and (not head or head.endswith("/"))
+            and (not tail or tail[0] == "/")
+        )
         self.head, self.tail = head, tail
         self._min_len = len(head) + len(tail)
 
