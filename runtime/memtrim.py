@@ -170,10 +170,9 @@ class Trimmer:
         the OS now (the last step on glibc only; False without it)."""
         if self.release is not None:
             self.release()
-        if _TRIM is None:
-            gc.collect()
-            return False
         gc.collect()  # cycles of departed sessions first, so their memory is free to trim
+        if _TRIM is None:
+            return False
         _TRIM(0)
         self.trims += 1
         log.debug("malloc_trim after a mass departure (trim %d)", self.trims)
