@@ -43,9 +43,24 @@ _CHUNK = 65536  # a read of many replies (about 200 bytes each); the buffer stay
 _WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
+# The paho-mqtt 2.x methods the fast path replaces or calls (it also reads the client's
+# _sock, _out_packet and keepalive clocks). A paho without them gets the plain path rather
+# than a fast path that fails on every connection.
+_PAHO_METHODS = ("_sock_recv", "_packet_queue", "loop_read")
+
+
+def paho_fits() -> bool:
+    """Whether the installed paho-mqtt has what the fast path hooks into."""
+    try:
+        from paho.mqtt.client import Client
+    except ImportError:
+        return False
+    return all(callable(getattr(Client, name, None)) for name in _PAHO_METHODS)
+
+
 def enabled() -> bool:
     """Whether new links take the fast path (module docstring)."""
-    return is_compiled(mqttwire) and os.environ.get("MCPGEN_MQTT_FASTPATH", "1") != "0"
+    return is_compiled(mqttwire) and os.environ.get("MCPGEN_MQTT_FASTPATH", "1") != "0" and paho_fits()
 
 
 class FastPath:

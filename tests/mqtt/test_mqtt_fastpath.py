@@ -112,6 +112,18 @@ def test_selection_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert link.fast is False
 
 
+def test_a_paho_without_the_hooked_methods_gets_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import paho.mqtt.client as mqtt
+
+    monkeypatch.delenv("MCPGEN_MQTT_FASTPATH", raising=False)
+    assert mqttfast.paho_fits()
+    monkeypatch.delattr(mqtt.Client, "_packet_queue")
+    assert not mqttfast.paho_fits()
+    assert not mqttfast.enabled()
+    link = BrokerLink("127.0.0.1", 1, client_id="x", subscriptions=[], routes=[], on_lost=print, logger=log)
+    assert link.fast is False
+
+
 @pytest.mark.asyncio
 async def test_fast_path_over_a_socket_hands_other_packets_to_paho_in_order() -> None:
     import paho.mqtt.client as mqtt
