@@ -9,7 +9,8 @@ then all leave; the gateway's memory is read (``benchmarks.memstats``: RSS, glib
 CPython arenas) when empty before any device, at the peak, and 3 s after the last device
 left (its own trim has run by then), and again after a test-side ``gc.collect`` +
 ``malloc_trim`` (the floor), with the object types whose count grew. ``--trace`` adds a
-``tracemalloc`` diff (where the blocks that stayed were allocated; slow).
+``tracemalloc`` diff (where the blocks that stayed were allocated; slow), ``--arenas`` what
+keeps each sparse CPython arena, empty and at the end (``benchmarks.arena_map``).
 ``PYTHONMALLOC=malloc`` in the environment puts every object in glibc's heap (what the
 trim can return); ``MCPGEN_MALLOC_TRIM=0`` switches the gateway's trim off.
 """
@@ -170,6 +171,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="the fault suite's misbehaving devices (tests/faults) for SECONDS per cycle")
     ap.add_argument("--asyncio", action="store_true", help="plain asyncio loop instead of uvloop")
     ap.add_argument("--trace", action="store_true", help="tracemalloc diff of the first and last cycle")
+    ap.add_argument("--arenas", action="store_true", help="what keeps the sparse CPython arenas")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     raise_nofile_limit()
@@ -192,6 +194,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.trace:
         gw.ask({"cmd": "tm_snap"})
     print(f"empty:      {memstats.summary(empty)}", flush=True)
+    if args.arenas:
+        memstats.print_arenas("empty", gw.ask({"cmd": "arenas"}))
     for cycle in range(args.cycles):
         if args.faults:
             gw.ask({"cmd": "callers", "seconds": args.faults - 1.0})
@@ -237,6 +241,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.trace:
         for line in gw.ask({"cmd": "tm_diff"})["top"]:
             print(line)
+    if args.arenas:
+        memstats.print_arenas("after the last cycle", gw.ask({"cmd": "arenas"}))
     floor = gw.ask({"cmd": "mem", "trim": True})
     print(f"  trimmed:  {memstats.summary(floor)}", flush=True)
     print(

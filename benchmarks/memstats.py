@@ -148,7 +148,8 @@ def summary(s: dict[str, Any]) -> str:
 class Probe:
     """The measuring commands both memory workers (gw_memory, mqtt_memory) answer the same
     way: ``tm_start``/``tm_snap``/``tm_diff`` (tracemalloc: where the blocks that stay come
-    from), ``types`` (object counts by type that grew since the first ``types``) and
+    from), ``types`` (object counts by type that grew since the first ``types``),
+    ``arenas`` (what keeps the sparse CPython arenas: ``benchmarks.arena_map``) and
     ``sleep``. :meth:`handle` returns None for any other command."""
 
     def __init__(self) -> None:
@@ -187,7 +188,26 @@ class Probe:
             if not self._type_counts:
                 self._type_counts.update(now)
             return {k: v - base.get(k, 0) for k, v in now.items() if v - base.get(k, 0) > 50}
+        if op == "arenas":
+            from benchmarks.arena_map import arena_map
+
+            gc.collect()
+            return arena_map()
         if op == "sleep":
             await asyncio.sleep(float(cmd["seconds"]))
             return {}
         return None
+
+
+def print_arenas(label: str, got: dict[str, Any]) -> None:
+    """Prints a worker's answer to ``arenas``: how many arenas, what the sparse ones hold."""
+    if "error" in got:
+        print(f"  arenas ({label}): {got['error']}", flush=True)
+        return
+    print(
+        f"  arenas ({label}): {got['arenas']} holding {got['bytes'] / MiB:.2f} MiB, {got['sparse']} "
+        f"of them sparse (at most 64 KiB in use); their blocks: {got['sparse_kinds']}",
+        flush=True,
+    )
+    for value, n in got["samples"]:
+        print(f"    {n} x {value}", flush=True)

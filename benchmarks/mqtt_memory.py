@@ -21,7 +21,8 @@ gets a fresh broker and worker: ``default`` (CPython's obmalloc for small object
 By default the same device ids come back each cycle (a fleet whose devices reconnect);
 ``--fresh-ids`` gives each cycle new ids (tables keyed by device id must not keep the
 departed ones). ``--trace`` adds a ``tracemalloc`` diff between the empty worker and the
-end of the last cycle (where the blocks that stayed were allocated; slow).
+end of the last cycle (where the blocks that stayed were allocated; slow); ``--arenas``
+what keeps each sparse CPython arena at the end (``benchmarks.arena_map``).
 """
 
 from __future__ import annotations
@@ -217,6 +218,8 @@ def run_one(args: argparse.Namespace, allocator: str) -> dict[str, Any]:
             worker.ask({"cmd": "tm_snap"})
             for line in worker.ask({"cmd": "tm_diff"})["top"]:
                 print(line)
+        if getattr(args, "arenas", False):
+            memstats.print_arenas("after the last cycle", worker.ask({"cmd": "arenas"}))
         floor = worker.ask({"cmd": "mem", "trim": True})
         print(f"  trimmed:  {memstats.summary(floor)}", flush=True)
         res = {
@@ -256,6 +259,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="comma-separated: default (obmalloc), malloc (PYTHONMALLOC=malloc)")  # fmt: skip
     ap.add_argument("--fresh-ids", action="store_true", help="new device ids each cycle")
     ap.add_argument("--trace", action="store_true", help="tracemalloc diff of empty vs the end")
+    ap.add_argument("--arenas", action="store_true", help="what keeps the sparse CPython arenas at the end")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

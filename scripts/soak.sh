@@ -44,10 +44,11 @@ export MCPGEN_FAULTS_CALL_TIMEOUT=${MCPGEN_FAULTS_CALL_TIMEOUT:-5}
 # Event loops lag by seconds when 1000 devices connect at once on 2 shared cores.
 export MCPGEN_FAULTS_SLACK=${MCPGEN_FAULTS_SLACK:-10}
 # RSS over the empty process after the last cycle. The gateway runs in the test process,
-# on CPython's allocator: arenas pinned by survivors (and the test's own 30,000 call
-# records a cycle) keep +35 MiB at 1000 devices (issue 18 measured +49..+65 before);
-# the gateway alone, out of process: python -m benchmarks.gw_memory --faults 45
-# (docs/security.md). PYTHONMALLOC=malloc in the environment runs the soak on glibc's.
+# on CPython's allocator: arenas pinned by uvloop's and asyncio's free lists (and the
+# test's own 30,000 call records a cycle) keep +35 MiB at 1000 devices (issue 18 measured
+# +49..+65 before); the gateway alone, out of process, and what holds each arena:
+# python -m benchmarks.gw_memory --faults 45 --arenas (docs/security.md).
+# PYTHONMALLOC=malloc in the environment runs the soak on glibc's allocator.
 export MCPGEN_FAULTS_RSS_MIB=${MCPGEN_FAULTS_RSS_MIB:-48}
 
 echo "soak: $MCPGEN_FAULTS_DEVICES devices, ${MCPGEN_FAULTS_DURATION}s in $MCPGEN_FAULTS_CYCLES cycles" >&2
