@@ -35,7 +35,8 @@ def test_finds_every_arena_and_names_the_few_blocks_that_keep_the_sparse_ones() 
     got = arena_map.arena_map(explain=0)
     stats = memstats.pymalloc()
 
-    assert got["arenas"] == stats["arenas"]
+    # (read one after the other: the reading itself may have needed or freed one arena)
+    assert abs(got["arenas"] - stats["arenas"]) <= 1, (got["arenas"], stats["arenas"])
     in_use = stats["used_bytes"]
     assert abs(got["bytes"] - in_use) <= 0.02 * in_use, (got["bytes"], in_use)
     kinds = dict(got["sparse_kinds"])
