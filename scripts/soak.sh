@@ -28,6 +28,10 @@ if [[ $MODE == mqtt ]]; then
     # One worker process and one swarm process for 1000 devices on 2 shared cores: the
     # event loops lag by seconds while hundreds of devices (re)connect at once.
     export MCPGEN_MQTT_FAULTS_SLACK=${MCPGEN_MQTT_FAULTS_SLACK:-8}
+    # As the gateway soak: a call per device every ~2 s and 5 s per call, a load that 2
+    # shared cores carry with the worker, the broker and the devices all on them.
+    export MCPGEN_MQTT_FAULTS_CALL_INTERVAL=${MCPGEN_MQTT_FAULTS_CALL_INTERVAL:-2.0}
+    export MCPGEN_MQTT_FAULTS_CALL_TIMEOUT=${MCPGEN_MQTT_FAULTS_CALL_TIMEOUT:-5}
     echo "soak (mqtt): $MCPGEN_MQTT_FAULTS_DEVICES devices, $CYCLES cycles of" \
         "${MCPGEN_MQTT_FAULTS_DURATION}s" >&2
     exec "$PY" -m pytest -q -s -p no:cacheprovider tests/mqtt/test_fleet_fault_mix.py "$@"

@@ -22,7 +22,9 @@ device left, no handle is open, the worker's live heap (objects' bytes) is back 
 RSS stops growing (CPython's pinned arenas keep RSS above empty: docs/security.md).
 
 Scale by environment (``scripts/soak.sh mqtt``): MCPGEN_MQTT_FAULTS_DEVICES (200),
-_DURATION (seconds per fault cycle, 8), _CYCLES (2). Figures print with ``-s``.
+_DURATION (seconds per fault cycle, 8), _CYCLES (2), _CALL_TIMEOUT (seconds, 3),
+_CALL_INTERVAL (seconds between a device's calls, 0.05), _SLACK (seconds of loop lag
+allowed past a deadline, 2). Figures print with ``-s``.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ pytestmark = pytest.mark.asyncio
 HERE = Path(__file__).resolve().parent
 SECRET = "mqtt-fault-secret"
 MiB = 1 << 20
-CALL_TIMEOUT = 3.0
+CALL_TIMEOUT = float(os.environ.get("MCPGEN_MQTT_FAULTS_CALL_TIMEOUT", 3.0))
+CALL_INTERVAL = float(os.environ.get("MCPGEN_MQTT_FAULTS_CALL_INTERVAL", 0.05))  # per device
 SLACK = float(os.environ.get("MCPGEN_MQTT_FAULTS_SLACK", 2.0))  # loaded 2-core machine
 DEVICES = int(os.environ.get("MCPGEN_MQTT_FAULTS_DEVICES", 200))
 CYCLE = float(os.environ.get("MCPGEN_MQTT_FAULTS_DURATION", 8.0))
@@ -185,7 +188,7 @@ class Callers:
             except Exception as exc:  # noqa: BLE001 - exactly what must not happen
                 outcome = f"UNTYPED {type(exc).__name__}: {exc}"
             self.calls.append(Call("main", device_id, outcome, t0, time.monotonic() - m0, total))
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(CALL_INTERVAL)
 
 
 async def run_swarm(
@@ -202,20 +205,28 @@ async def run_swarm(
     }
     path = tmp / f"plan-{tag}.json"
     path.write_text(json.dumps(plan), encoding="utf-8")
-    return await asyncio.create_subprocess_exec(
-        sys.executable, str(HERE / "mqtt_swarm.py"), str(path), cwd=str(REPO),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    # Its log goes to a file: a pipe nobody reads until the swarm ends fills (64 KiB) with
+    # the logs of a 1000-device cycle and then blocks the swarm's loop at its next log
+    # line, for every device at once (seen: an 8.7 s stall, every call in flight lost).
+    with swarm_log(tmp, tag).open("wb") as log:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, str(HERE / "mqtt_swarm.py"), str(path), cwd=str(REPO),
+            stdout=asyncio.subprocess.PIPE, stderr=log,
+        )  # fmt: skip
 
 
-async def swarm_report(proc: asyncio.subprocess.Process, duration: float) -> dict[str, Any]:
+def swarm_log(tmp: Path, tag: str) -> Path:
+    return tmp / f"swarm-{tag}.log"
+
+
+async def swarm_report(proc: asyncio.subprocess.Process, duration: float, log: Path) -> dict[str, Any]:
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), duration + 60)
+        out, _ = await asyncio.wait_for(proc.communicate(), duration + 60)
     except TimeoutError:
         proc.kill()
         await proc.wait()
         pytest.fail("the MQTT swarm did not finish")
-    assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
+    assert proc.returncode == 0, log.read_text(errors="replace")[-3000:]
     report: dict[str, Any] = json.loads(out)
     assert report["errors"] == [], report["errors"][:5]
     return report
@@ -366,7 +377,7 @@ async def test_fleet_under_every_fault(tmp_path: Path, quiet_logs: None) -> None
                 await sub.wait()
                 sub_calls = worker_calls(out, "sub")
                 assert len([c for c in sub_calls if c.outcome == "ok"]) > 20
-            report = await swarm_report(swarm, CYCLE)
+            report = await swarm_report(swarm, CYCLE, swarm_log(tmp_path, tag))
             counters = report["counters"]
             # No caller hangs: each one ends within a deadline once the swarm has left.
             pending = [t for t in callers.tasks.values() if not t.done()]
@@ -400,7 +411,7 @@ async def test_fleet_under_every_fault(tmp_path: Path, quiet_logs: None) -> None
         broker.stop()
         await asyncio.sleep(0.5)
         broker.start(port=broker.port)
-        report = await swarm_report(swarm, 2 * CYCLE)
+        report = await swarm_report(swarm, 2 * CYCLE, swarm_log(tmp_path, "r"))
         pending = [t for t in callers.tasks.values() if not t.done()]
         if pending:
             _, pending_set = await asyncio.wait(pending, timeout=2 * CALL_TIMEOUT + SLACK)
