@@ -114,14 +114,18 @@ async def run_swarms(url: str, scale: Scale, cycle: int, duration: float, tmp: P
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )
         )
+    # Every swarm's pipes are read at once: one left unread while another is awaited
+    # would block at its next log line once its pipe is full.
+    try:
+        outputs = await asyncio.wait_for(asyncio.gather(*(p.communicate() for p in procs)), duration + 60)
+    except TimeoutError:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        pytest.fail("the device swarm did not finish")
     reports = []
-    for proc in procs:
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), duration + 60)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            pytest.fail("the device swarm did not finish")
+    for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
         reports.append(json.loads(out))
     return reports
