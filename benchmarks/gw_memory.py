@@ -29,7 +29,7 @@ import time
 from typing import Any, Optional
 
 from benchmarks import memstats
-from benchmarks.procutil import REPO, child_env, raise_nofile_limit
+from benchmarks.procutil import REPO, Proc, child_env, raise_nofile_limit
 
 MiB = memstats.MiB
 SECRET = "fault-injection-secret"
@@ -143,23 +143,6 @@ def _swarms(port: int, devices: int, cycle: int, duration: float, tmp: str, n: i
             stdout=subprocess.DEVNULL, env=child_env(),
         ))  # fmt: skip
     return procs
-
-
-class Proc:
-    def __init__(self, args: list[str]) -> None:
-        self.p = subprocess.Popen(
-            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=child_env()
-        )
-
-    def ask(self, obj: Optional[dict[str, Any]] = None, line: Optional[str] = None) -> dict[str, Any]:
-        assert self.p.stdin is not None and self.p.stdout is not None
-        if obj is not None or line is not None:
-            self.p.stdin.write((json.dumps(obj) if obj is not None else line or "") + "\n")
-            self.p.stdin.flush()
-        got = self.p.stdout.readline()
-        if not got:
-            raise RuntimeError(f"child {self.p.args} ended")
-        return json.loads(got)  # type: ignore[no-any-return]
 
 
 def main(argv: Optional[list[str]] = None) -> int:

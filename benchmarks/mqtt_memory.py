@@ -34,7 +34,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from benchmarks import memstats
-from benchmarks.procutil import child_env, raise_nofile_limit
+from benchmarks.procutil import Proc, child_env, raise_nofile_limit
 
 MiB = memstats.MiB
 
@@ -135,31 +134,6 @@ async def _worker(port: int) -> int:
             task.cancel()
         await fleet.close()
     return 0
-
-
-class Proc:
-    """A child speaking JSON lines (the worker, the emulator)."""
-
-    def __init__(self, args: list[str], env: Optional[dict[str, str]] = None) -> None:
-        self.p = subprocess.Popen(
-            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            env=env or child_env(),
-        )  # fmt: skip
-
-    def ask(self, obj: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-        assert self.p.stdin is not None and self.p.stdout is not None
-        if obj is not None:
-            self.p.stdin.write(json.dumps(obj) + "\n")
-            self.p.stdin.flush()
-        got = self.p.stdout.readline()
-        if not got:
-            raise RuntimeError(f"child {self.p.args} ended")
-        return json.loads(got)  # type: ignore[no-any-return]
-
-    def stop(self) -> None:
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait(30)
 
 
 def _tables_line(t: dict[str, int]) -> str:

@@ -124,3 +124,30 @@ class Child:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         return self.proc.returncode
+
+
+class Proc:
+    """A child Python process answering JSON lines, read without a timeout (the memory
+    drivers, which wait as long as a cycle takes); ``env`` defaults to :func:`child_env`."""
+
+    def __init__(self, args: list[str], env: Optional[dict[str, str]] = None) -> None:
+        self.p = subprocess.Popen(
+            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env=env or child_env(),
+        )  # fmt: skip
+
+    def ask(self, obj: Optional[dict[str, Any]] = None, line: Optional[str] = None) -> dict[str, Any]:
+        """Sends ``obj`` as JSON (or a raw ``line``), if any, and returns the next line read."""
+        assert self.p.stdin is not None and self.p.stdout is not None
+        if obj is not None or line is not None:
+            self.p.stdin.write((json.dumps(obj) if obj is not None else line or "") + "\n")
+            self.p.stdin.flush()
+        got = self.p.stdout.readline()
+        if not got:
+            raise RuntimeError(f"child {self.p.args} ended")
+        return json.loads(got)  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(30)

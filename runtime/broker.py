@@ -102,7 +102,7 @@ class _RouteMatcher:
     matcher each time.
     """
 
-    __slots__ = ("topic_filter", "handler", "head", "tail", "_min_len", "simple")
+    __slots__ = ("topic_filter", "handler", "head", "tail", "_min_len", "simple", "_paho_match")
 
     def __init__(self, topic_filter: str, handler: MessageHandler) -> None:
         self.topic_filter = topic_filter
@@ -117,12 +117,15 @@ class _RouteMatcher:
         )
         self.head, self.tail = head, tail
         self._min_len = len(head) + len(tail)
-
-    def matches(self, topic: str) -> bool:
+        self._paho_match: Optional[Callable[[str, str], bool]] = None
         if not self.simple:
             import paho.mqtt.client as mqtt
 
-            return bool(mqtt.topic_matches_sub(self.topic_filter, topic))
+            self._paho_match = mqtt.topic_matches_sub
+
+    def matches(self, topic: str) -> bool:
+        if self._paho_match is not None:
+            return bool(self._paho_match(self.topic_filter, topic))
         head, tail = self.head, self.tail
         return (
             len(topic) >= self._min_len
