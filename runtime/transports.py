@@ -176,6 +176,11 @@ async def connect_process(
 ) -> Device:
     """Starts ``argv`` (e.g. ``["./sim", "--stdio"]``) and returns its ready :class:`Device`.
 
+    ``device_id`` defaults to ``process:<name>``, ``name`` being the ``serverInfo.name`` the
+    device reports (the spec's device name), or the program's file name if it reports
+    none: an id that stays the same when the process is restarted, so names derived from
+    it (the bridge's tool prefixes, its events resource URI) do too.
+
     ``stderr``: ``"inherit"`` passes the child's stderr through, ``"log"`` sends each line
     to the ``runtime.process.stderr`` logger, ``"devnull"`` drops it. Closing the device
     closes the child's stdin and waits for it (terminate, then kill, after 2 s each).
@@ -192,11 +197,16 @@ async def connect_process(
         cwd=cwd,
     )
     transport = ProcessTransport(proc, max_frame)
-    device = Device(transport, device_id=device_id or f"process:{proc.pid}", call_timeout=call_timeout)
+    program = os.path.basename(str(argv[0])) if argv else "device"
+    device = Device(transport, device_id=device_id or f"process:{program}", call_timeout=call_timeout)
     transport.start(device)
-    return await start_session(
+    device = await start_session(
         device, fingerprint=fingerprint, policy=policy, timeout=setup_timeout, vision=vision
     )
+    reported = device.server_info.get("name")
+    if device_id is None and isinstance(reported, str) and reported.strip():
+        device.device_id = f"process:{reported.strip()[:64]}"
+    return device
 
 
 # -- serial (pyserial) -----------------------------------------------------------------------

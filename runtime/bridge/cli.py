@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import inspect
+import ipaddress
 import logging
 import os
 import shlex
@@ -85,6 +86,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="CMD",
         help="launch a device (e.g. the simulator) and talk to it over its stdio (repeatable)",
+    )
+    d.add_argument(
+        "--device-id",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="the id of a --device-cmd device, in the same order (repeatable; default: "
+        "process:<the name the device reports>, the same at every restart)",
     )
     d.add_argument(
         "--gateway-port",
@@ -181,6 +190,33 @@ def _broker_address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _is_loopback(host: str) -> bool:
+    """Is ``host`` (a bind address) reachable from this machine only?"""
+    name = host.strip("[]").lower()
+    if name in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a name that may resolve anywhere, or a wildcard: assume reachable
+
+
+def _url_host(host: str) -> str:
+    """A bind address as a URL's host part (IPv6 in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _unique_id(device_id: str, taken: set[str]) -> str:
+    """``device_id``, or ``<device_id>-2``, ``-3``... when an earlier --device-cmd device has
+    it (two simulators of one firmware report the same name): the command line's order
+    decides, so the ids stay the same across restarts."""
+    candidate, n = device_id, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{device_id}-{n}"
+    return candidate
+
+
 def _auth(args: argparse.Namespace) -> Any:
     if not args.auth_token and not args.hmac_secret:
         return None
@@ -206,15 +242,25 @@ async def _call_maybe_async(fn: Any) -> None:
 
 async def run(args: argparse.Namespace) -> int:
     """Start the device connections and serve MCP until the client leaves; exit status."""
+    # force: ``codegen`` configures logging (WARNING) before it calls this, and without
+    # it --log-level and the endpoint/device lines below were silently dropped.
     logging.basicConfig(
         stream=sys.stderr,
         level=getattr(logging, str(args.log_level).upper(), logging.INFO),
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        force=True,
     )
     protocol_out = protect_stdout() if args.transport == "stdio" else None
     if not (args.device_cmd or args.serial or args.gateway_port is not None or args.mqtt_broker):
         log.error(
             "no devices: give --device-cmd CMD, --serial PORT, --gateway-port PORT or --mqtt-broker HOST"
+        )
+        return 2
+    if len(args.device_id) > len(args.device_cmd):
+        log.error(
+            "%d --device-id for %d --device-cmd: give one id per command, in the same order",
+            len(args.device_id),
+            len(args.device_cmd),
         )
         return 2
     try:
@@ -241,13 +287,15 @@ async def run(args: argparse.Namespace) -> int:
         except ImportError as exc:  # pragma: no cover - the runtime ships with the bridge
             log.error("the backend runtime is not importable: %s", exc)
             return 1
-        for command in args.device_cmd:
+        for index, command in enumerate(args.device_cmd):
             argv = shlex.split(command)
+            given = args.device_id[index] if index < len(args.device_id) else None
             try:
-                device = await runtime.connect_process(argv, call_timeout=args.call_timeout)
+                device = await runtime.connect_process(argv, call_timeout=args.call_timeout, device_id=given)
             except Exception as exc:
                 log.error("could not start device %r: %s", command, exc)
                 return 1
+            device.device_id = _unique_id(device.device_id, {d.device_id for d in devices})
             devices.append(device)
             bridge.add_device(device)
         for url in args.serial:
@@ -270,6 +318,14 @@ async def run(args: argparse.Namespace) -> int:
             await gateway.start()
             gateways.append(gateway)
             log.info("device gateway listening on %s:%s", args.gateway_host, gateway.port)
+            if _auth(args) is None and not _is_loopback(args.gateway_host):
+                log.warning(
+                    "the device gateway on %s:%s accepts devices without authentication: anyone "
+                    "who can reach it can connect a device whose tools MCP clients will call "
+                    "(give --auth-token or --hmac-secret, or bind it to 127.0.0.1)",
+                    args.gateway_host,
+                    gateway.port,
+                )
         if broker is not None:
             from mcpgen.runtime.mqtt import MqttGateway
 
@@ -299,6 +355,7 @@ async def run(args: argparse.Namespace) -> int:
         background.extend(asyncio.ensure_future(accept(g)) for g in gateways)
         background.append(asyncio.ensure_future(bridge.watch()))
 
+        log.debug("exported tools: %s", ", ".join(bridge.tool_names()) or "none yet")
         if args.transport == "stdio":
             log.info("serving %d tools over stdio", len(bridge.tool_names()))
             await serve_stdio(bridge, stdout=protocol_out)
@@ -316,7 +373,9 @@ async def run(args: argparse.Namespace) -> int:
                 body_timeout=args.body_timeout,
                 header_timeout=args.header_timeout,
                 session_idle_timeout=args.session_idle_timeout or None,
-                ready=lambda port: log.info("MCP endpoint: http://%s:%d%s", args.host, port, args.path),
+                ready=lambda port: log.info(
+                    "MCP endpoint: http://%s:%d%s", _url_host(args.host), port, args.path
+                ),
             )
         return 0
     finally:
