@@ -20,6 +20,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "mcpgen.codegen": "codegen",
     "mcpgen.runtime": "runtime",
     "mcpgen.runtime.bridge": "runtime/bridge",
+    "mcpgen.runtime.auth": "runtime/auth",  # a package for its __main__ (see runtime/auth/__main__.py)
     # Data shipped as packages so that a plain wheel install can build firmware.
     "mcpgen.firmware_template": "firmware_template",
     "mcpgen.toolspec": "toolspec",

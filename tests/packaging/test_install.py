@@ -60,6 +60,7 @@ def test_wheel_carries_firmware_spec_format_and_compiled_runtime(wheel: Path) ->
         "mcpgen/codegen/emit/templates/python/pyproject.toml.j2",
         "mcpgen/codegen/spec/rules/schema.py",
         "mcpgen/protocol.py",
+        "mcpgen/runtime/auth/__main__.py",  # python -m mcpgen.runtime.auth
         "mcpgen/runtime/py.typed",
         "mcpgen/runtime/codec.pxd",
         "mcpgen/firmware_template/core/mcpgen/mcp_core.h",

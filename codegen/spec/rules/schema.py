@@ -11,12 +11,14 @@ new key cannot reach the checker without reaching the schema.
 The schema is an approximation for editors: the checker's messages, positions and
 cross-tool rules (unique names, page sizes, consumer-name collisions) stay the authority.
 
-``python -m mcpgen.codegen.spec.rules.schema [PATH]`` writes it (default: the packaged
-``toolspec.schema.json``); a test asserts that the committed file equals the output.
+``python -m mcpgen.codegen.spec.rules.schema toolspec/toolspec.schema.json`` rewrites it in
+a checkout (without a path it goes to standard output); a test asserts that the committed
+file equals the output.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -257,12 +259,23 @@ def schema_text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mcpgen.codegen.resources import spec_schema
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    path = Path(args[0]) if args else spec_schema().resolve()
-    path.write_text(schema_text(), encoding="utf-8")
-    print(f"wrote {path}")
+    # The output is named explicitly: a default of the packaged file would rewrite the
+    # schema inside site-packages on a wheel install (and "--help" was once taken for a path).
+    parser = argparse.ArgumentParser(
+        prog="python -m mcpgen.codegen.spec.rules.schema",
+        description="Write the editor JSON Schema of the spec format, made from the checker's rule tables.",
+        epilog="In a checkout: python -m mcpgen.codegen.spec.rules.schema toolspec/toolspec.schema.json",
+    )
+    parser.add_argument(
+        "path", nargs="?", type=Path, metavar="PATH", help="file to write (default: standard output)"
+    )
+    args = parser.parse_args(argv)
+    text = schema_text()
+    if args.path is None or str(args.path) == "-":
+        sys.stdout.write(text)
+        return 0
+    args.path.write_text(text, encoding="utf-8")
+    print(f"wrote {args.path}", file=sys.stderr)
     return 0
 
 

@@ -265,6 +265,3 @@ __all__ = [
     "bearer_token",
     "hello_handshake",
 ]
-
-if __name__ == "__main__":
-    sys.exit(main())
