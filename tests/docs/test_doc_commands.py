@@ -108,12 +108,12 @@ def _serve(argv: list[str], denv: DocEnv, log: Path) -> None:
         except subprocess.TimeoutExpired:
             pass
         running = proc.poll() is None
+        output = log.read_text()  # what it printed while serving, not what stopping it prints
     finally:
         _stop(proc)
         if proc.stdin is not None:
             proc.stdin.close()
-    output = log.read_text()
-    assert running, f"exited with {proc.returncode} instead of serving:\n{output}"
+    assert running, f"exited with {proc.returncode} instead of serving:\n{log.read_text()}"
     assert "Traceback" not in output, output
 
 
