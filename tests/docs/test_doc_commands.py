@@ -162,7 +162,7 @@ def _slug(block: Block) -> str:
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_doc_block_runs_as_written(block: Block, doc_env: DocEnv) -> None:
     if block.marker == "skip":
-        pytest.skip(f"marked in the doc: {block.reason}")
+        pytest.skip(f"{block.id} marked in the doc: {block.reason}")
     started = time.monotonic()
     {"sh": _run_sh, "python": _run_python, "console": _run_console}[block.lang](block, doc_env)
     print(f"{block.id}: ran in {time.monotonic() - started:.1f} s")
