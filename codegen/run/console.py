@@ -2,8 +2,8 @@
 once or (``--interactive``) keep it running behind a small console.
 
 Devices: ``host`` is the simulator speaking MCP on its stdin/stdout (its log lines are
-shown as ``[device] ...``); ``qemu`` is the Cortex-M3 image in QEMU, MCP on UART0 (its
-debug console, UART1, is shown by the console's ``log`` command).
+shown as ``[device] ...``, as progress: not with ``-q``); ``qemu`` is the Cortex-M3 image
+in QEMU, MCP on UART0 (its debug console, UART1, is shown by the console's ``log`` command).
 
 Console commands (``help`` lists them)::
 
@@ -394,7 +394,7 @@ async def _host_session(exe: Path, spec: Any, *, interactive: bool, log: Log, ou
     from mcpgen.runtime import connect_process
 
     stderr_logger = logging.getLogger("mcpgen.runtime.process.stderr")
-    handler = _DeviceLogHandler(out if interactive else log)
+    handler = _DeviceLogHandler(log)  # progress, not a result: `codegen -q` leaves them out
     stderr_logger.addHandler(handler)
     old_level, old_propagate = stderr_logger.level, stderr_logger.propagate
     stderr_logger.setLevel(logging.INFO)
@@ -464,7 +464,8 @@ def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool 
                spec: Optional[Spec] = None) -> int:
     """``codegen run``: builds ``target``, starts it, then calls every tool or opens the console.
 
-    ``log`` gets the build and boot progress, ``out`` the tool calls and the console;
+    ``log`` gets the build and boot progress and the simulator's own log lines
+    (``[device] ...``), ``out`` the tool calls and the console;
     ``spec`` is the model when the caller has loaded it. Returns an exit code. Build
     failures raise ``BuildError`` (the CLI prints them).
     """

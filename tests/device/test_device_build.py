@@ -35,7 +35,7 @@ def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:
     assert f"#if MCPGEN_CORE_VERSION != {emit_cpp.CORE_VERSION}\n" in header
     assert (
         f'#error "mcp_tools.h was generated for mcpgen core version {emit_cpp.CORE_VERSION}; '
-        'regenerate this file with codegen generate"' in header
+        'rebuild with codegen build SPEC --target TARGET"' in header
     )
     assert "struct AudioSpeakerSetVolumeArgs {\n  int64_t volume;" in header
     assert (
