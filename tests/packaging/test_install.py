@@ -56,7 +56,8 @@ class Env:
         self.env = _clean_env(path)
 
     def pip_install(self, *what: str, cwd: Path) -> None:
-        _run([self.python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *what], cwd=cwd, env=self.env)
+        _run([self.python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *what],
+             cwd=cwd, env=self.env)
 
     def installed(self, cwd: Path) -> set[str]:
         out = _run([self.python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
@@ -141,18 +142,22 @@ def lamp(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """desk_lamp built for the host by this checkout: the simulator and the bindings package."""
     out = tmp_path_factory.mktemp("lamp")
     spec = REPO / "toolspec" / "desk_lamp.yaml"
-    _run([sys.executable, "-m", "mcpgen", "-q", "build", str(spec), "--target", "host", "-o", str(out),
-          "--no-compile-bindings"], cwd=out)
+    _run([sys.executable, "-m", "mcpgen", "-q", "build", str(spec), "--target", "host",
+          "-o", str(out), "--no-compile-bindings"], cwd=out)
     return out
 
 
-def test_runtime_alone_then_generated_bindings_call_a_simulator(dist: Path, lamp: Path, tmp_path: Path) -> None:
+def test_runtime_alone_then_generated_bindings_call_a_simulator(dist: Path, lamp: Path,
+                                                                tmp_path: Path) -> None:
     backend = Env(tmp_path / "venv")
-    backend.pip_install(str(_runtime_wheel(dist)), cwd=tmp_path)
+    # README's command for a backend (the built files, not the index, have mcpgen-runtime).
+    backend.pip_install("--find-links", str(dist), "mcpgen-runtime", cwd=tmp_path)
+    tags = "from importlib.metadata import distribution as d; print(d('mcpgen-runtime').read_text('WHEEL'))"
+    assert "-manylinux" in backend.run(backend.python, "-c", tags, cwd=tmp_path)  # the wheel, not the sdist
     installed = backend.installed(tmp_path)
     assert not installed & (GENERATOR_ONLY | {"mcpgen"}), installed
-    probe = ("import sys, mcpgen.runtime as r; print(r.COMPILED, sorted(m for m in sys.modules "
-             "if m.split('.')[0] in ('yaml', 'jinja2', 'Cython', 'cython') or m.startswith('mcpgen.codegen')))")
+    probe = ("import sys, mcpgen.runtime as r; print(r.COMPILED, sorted(m for m in sys.modules if "
+             "m.split('.')[0] in ('yaml', 'jinja2', 'Cython', 'cython') or m.startswith('mcpgen.codegen')))")
     assert backend.run(backend.python, "-c", probe, cwd=tmp_path).strip() == "True []"
     # Without the serial extra, one line names it.
     proc = subprocess.run([backend.python, "-c", "import asyncio; from mcpgen.runtime import connect_serial; "
@@ -185,8 +190,8 @@ asyncio.run(main())
 def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(dist: Path,
                                                                                  tmp_path: Path) -> None:
     author = Env(tmp_path / "venv")
-    # Both files given: pip takes mcpgen-runtime==VERSION from here, not from the index.
-    author.pip_install(str(_generator_wheel(dist)), str(_runtime_wheel(dist)), cwd=tmp_path)
+    # README's command for a firmware author: mcpgen brings mcpgen-runtime==VERSION from dist/.
+    author.pip_install("--find-links", str(dist), "mcpgen", cwd=tmp_path)
     work = tmp_path / "empty"
     work.mkdir()
     codegen = author.tool("codegen")
@@ -194,7 +199,8 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
         proc = subprocess.run([author.python, "-c", f"import {name}"], cwd=work, env=author.env,
                               capture_output=True, text=True)
         assert proc.returncode != 0 and "No module named" in proc.stderr
-    assert "True" in author.run(author.python, "-c", "import mcpgen.runtime as r; print(r.COMPILED)", cwd=work)
+    compiled = "import mcpgen.runtime as r; print(r.COMPILED)"
+    assert author.run(author.python, "-c", compiled, cwd=work).strip() == "True"
     assert "usage: codegen" in author.run(author.python, "-m", "mcpgen", "--help", cwd=work)
     assert "usage:" in author.run(author.tool("mcpgen"), "--help", cwd=work)
 
@@ -233,7 +239,8 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
 
     # The bindings' package installs with build isolation and compiles.
     author.pip_install(str(work / "lamp" / "python"), cwd=work)
-    out = author.run(author.python, "-c", "import desk_lamp_tools._bindings as b; print(b.__file__)", cwd=tmp_path)
+    probe = "import desk_lamp_tools._bindings as b; print(b.__file__)"
+    out = author.run(author.python, "-c", probe, cwd=tmp_path)
     assert out.strip().endswith(".so"), out
 
     # Without a C compiler, both the build and pip fall back to pure Python, saying so.
@@ -245,5 +252,4 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
     out = _run([author.python, "-m", "pip", "install", "-v", "--force-reinstall", "--no-deps",
                 str(work / "b" / "python")], cwd=work, env=author.env)
     assert "desk_lamp_tools: no C compiler found" in out
-    probe = "import desk_lamp_tools._bindings as b; print(b.__file__)"
     assert author.run(author.python, "-c", probe, cwd=work / "b").strip().endswith("_bindings.py")
