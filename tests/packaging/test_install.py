@@ -228,7 +228,7 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
     proc = subprocess.run([codegen, "build", str(spec), "--target", "esp32", "-o", "lamp_esp"],
                           cwd=work, env=author.env, capture_output=True, text=True)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
-    assert "PlatformIO is not installed: pip install" in proc.stdout + proc.stderr
+    assert "PlatformIO is not installed: pip install 'mcpgen[esp32]'" in proc.stdout + proc.stderr
     assert any((work / "lamp_esp").rglob("platformio.ini"))
 
     # `codegen new`: the $schema line names the copy beside the spec, not site-packages.
