@@ -5,6 +5,9 @@
   installs them all under the one ``mcpgen`` import namespace.
 * The Cython extensions of the runtime hot path. ``MCPGEN_PURE_PYTHON=1`` skips them: the
   same modules then run as plain Python.
+* The release distributions (``scripts/dist.py``) are built with this same file from a copy
+  of the folders each one carries: a package whose folder is absent is left out, so the
+  ``mcpgen-runtime`` copy builds the runtime (compiled) and the ``mcpgen`` copy the rest.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ PACKAGE_DIRS: dict[str, str] = {
 PACKAGE_DIRS.update(
     {f"mcpgen.codegen.{sub}": "codegen/" + sub.replace(".", "/") for sub in find_packages("codegen")}
 )
+
+# A release distribution carries only its own folders (scripts/dist.py); the developer
+# install from the repository has them all.
+PACKAGE_DIRS = {name: folder for name, folder in PACKAGE_DIRS.items() if os.path.isdir(folder)}
 
 PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen": ["py.typed"],
@@ -78,7 +85,7 @@ def _pxd_tree() -> str:
 
 
 def _extensions() -> list[Extension]:
-    if os.environ.get("MCPGEN_PURE_PYTHON") == "1":
+    if os.environ.get("MCPGEN_PURE_PYTHON") == "1" or "mcpgen.runtime" not in PACKAGE_DIRS:
         return []
     try:
         from Cython.Build import cythonize

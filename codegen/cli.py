@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from mcpgen.codegen import __version__
+from mcpgen.extras import GENERATOR_DIST, missing_extra_line
 
 if TYPE_CHECKING:  # for annotations only: the commands import the generator when they run
     from mcpgen.codegen.spec.model import Spec
@@ -190,15 +191,25 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0 if generate_all(Path(args.spec), Path(args.output), ui.info) is not None else 1
 
 
+def cmd_examples(args: argparse.Namespace) -> int:
+    from mcpgen.codegen import example_specs
+
+    specs = example_specs.copy_examples(args.name, Path(args.output), ui.info)
+    ui.info(f"next: codegen build {specs[0]} --target host")
+    return 0
+
+
 def cmd_new(args: argparse.Namespace) -> int:
-    from mcpgen.codegen import resources
+    from mcpgen.codegen import example_specs
     from mcpgen.codegen.spec.names import device_slug
     from mcpgen.codegen.spec.starter import starter_spec
 
     directory = Path(args.directory)
     try:
         spec_path = directory / f"{device_slug(args.name)}.yaml"
-        text = starter_spec(args.name, schema_ref=resources.spec_schema().as_uri())
+        # The schema is copied beside the spec: a $schema line into site-packages would
+        # break with the next virtual environment.
+        text = starter_spec(args.name, schema_ref=f"./{example_specs.SCHEMA_NAME}")
     except ValueError as exc:
         _err(str(exc))
         return 1
@@ -206,6 +217,7 @@ def cmd_new(args: argparse.Namespace) -> int:
         _err(f"{spec_path} already exists; pick another name or directory")
         return 1
     directory.mkdir(parents=True, exist_ok=True)
+    example_specs.place_schema(directory)
     spec_path.write_text(text, encoding="utf-8")
     ui.info(f"wrote {spec_path}")
     if generate_all(spec_path, Path(args.output) if args.output else directory / "build", ui.info) is None:
@@ -402,6 +414,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="generated output directory (default: DIRECTORY/build)")
     p.set_defaults(func=cmd_new)
 
+    p = command("examples", "copy the example specs and their handlers out of the package",
+                """
+                codegen examples -o examples       # every example
+                codegen examples desk_lamp         # one, into the current directory
+                """,
+                "Copy example specs (NAME.yaml), their handlers (NAME_handlers.cpp) and the "
+                "editor schema into a folder, ready for `codegen build`.")
+    p.add_argument("name", nargs="*", help="example names (default: all), e.g. desk_lamp default_device")
+    p.add_argument("-o", "--output", default=".", help="folder to copy into (default: ., e.g. -o examples)")
+    p.set_defaults(func=cmd_examples)
+
     p = command("build", "generate and compile firmware (and bindings for host)",
                 """
                 codegen build toolspec/default_device.yaml --target host -o build/sim
@@ -493,8 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
                 """)
     try:
         from mcpgen.runtime.bridge.cli import add_arguments
-    except ImportError:  # the bridge is optional at import time; `run` reports it
-        pass
+    except ImportError:  # without the bridge extra: take any options; cmd_bridge names the extra
+        p.set_defaults(any_options=True)
     else:
         add_arguments(p)
     p.set_defaults(func=cmd_bridge)
@@ -534,7 +557,9 @@ def _configure_logging(verbosity: int) -> None:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "any_options", False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")  # what parse_args says
     verbosity = QUIET if args.quiet else (VERBOSE if args.verbose else NORMAL)
     ui.verbosity = verbosity
     _configure_logging(verbosity)
@@ -560,6 +585,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             _err(f"device: {type(exc).__name__}: {exc}")  # e.g. the simulator exited at start
         elif isinstance(exc, OSError):
             _err(describe_os_error(exc, args))
+        elif isinstance(exc, ModuleNotFoundError) and missing_extra_line(exc.name, dist=GENERATOR_DIST):
+            _err(str(missing_extra_line(exc.name, dist=GENERATOR_DIST)))  # e.g. pip install 'mcpgen[serial]'
         else:  # a bug: one line, and the traceback with -v
             _err(f"unexpected {type(exc).__name__}: {exc} "
                  "(run with -v for the traceback, and please report it)")

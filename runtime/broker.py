@@ -33,6 +33,7 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
+from mcpgen.extras import missing_extra
 from mcpgen.runtime import mqttfast
 from mcpgen.runtime.errors import DeviceDisconnected
 
@@ -119,7 +120,10 @@ class _RouteMatcher:
         self._min_len = len(head) + len(tail)
         self._paho_match: Optional[Callable[[str, str], bool]] = None
         if not self.simple:
-            import paho.mqtt.client as mqtt
+            try:
+                import paho.mqtt.client as mqtt
+            except ModuleNotFoundError as exc:
+                raise missing_extra(exc, "MQTT topic filters") from None
 
             self._paho_match = mqtt.topic_matches_sub
 
@@ -273,7 +277,10 @@ class BrokerLink:
     # -- the connection ---------------------------------------------------------------------
 
     async def _connect(self) -> None:
-        import aiomqtt
+        try:
+            import aiomqtt
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc, "the MQTT gateway and fleet") from None
 
         client = aiomqtt.Client(
             self.host,

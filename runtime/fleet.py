@@ -41,6 +41,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional, Union
 
+from mcpgen.extras import missing_extra
 from mcpgen.runtime import codec, memtrim
 from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
@@ -65,8 +66,11 @@ class FleetTransport:
     and Correlation Data set (the properties object is built once and reused)."""
 
     def __init__(self, fleet: MqttFleet, device_id: str, token: bytes) -> None:
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
+        try:
+            from paho.mqtt.packettypes import PacketTypes
+            from paho.mqtt.properties import Properties
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc, "the MQTT fleet") from None
 
         self.fleet = fleet
         self.device_id = device_id

@@ -4,6 +4,7 @@
 #   scripts/dev.sh test     install what is missing, ruff, mypy, then the whole test suite
 #   scripts/dev.sh setup    only install
 #   scripts/dev.sh bench    install, then the benchmarks (writes docs/benchmarks.md)
+#   scripts/dev.sh dist     install, then the release sdists and wheels in dist/ (scripts/dist.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,5 +56,6 @@ case "${1:-}" in
     MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 $PY -m pytest -q tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
     ;;
   bench) setup; shift; exec $PY -m benchmarks "$@" ;;
-  *) echo "usage: scripts/dev.sh {demo|test|setup|bench} [args...]" >&2; exit 2 ;;
+  dist)  setup; shift; exec $PY scripts/dist.py "$@" ;;
+  *) echo "usage: scripts/dev.sh {demo|test|setup|bench|dist} [args...]" >&2; exit 2 ;;
 esac
