@@ -15,6 +15,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Optional
 
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy, start_session
 from mcpgen.runtime.errors import DeviceDisconnected
 
@@ -163,7 +164,7 @@ class ProcessTransport:
 async def connect_process(
     argv: Sequence[str],
     *,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,
@@ -308,7 +309,7 @@ async def connect_serial(
     url: str,
     *,
     baudrate: int = 115200,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,
