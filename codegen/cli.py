@@ -146,7 +146,6 @@ def _check_history(entry: dict[str, Any], spec_path: Path) -> None:
         problems = exc.errors
     else:
         problems = breaking_errors(spec, spec_path, releases[-1]) if releases else []
-        entry["released"] = releases[-1].version if releases else None
     if problems:
         entry["ok"] = False
         entry["_errors"] = problems

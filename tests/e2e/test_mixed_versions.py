@@ -4,10 +4,12 @@ per policy."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from pathlib import Path
 
 import pytest
-from lamp_versions import LampVersions, build_versions, exercise_mixed_fleet
+from lamp_versions import LampVersions, build_unreleased, build_versions, exercise_mixed_fleet
 
 from mcpgen.codegen.run.simulator import launch_simulator
 from mcpgen.runtime import Gateway, SpecMismatch, TokenAuth
@@ -15,8 +17,13 @@ from mcpgen.runtime.bridge import Bridge
 
 
 @pytest.fixture(scope="module")
-def versions(tmp_path_factory: pytest.TempPathFactory) -> LampVersions:
-    return build_versions(tmp_path_factory.mktemp("lamp_versions"))
+def built_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("lamp_versions")
+
+
+@pytest.fixture(scope="module")
+def versions(built_dir: Path) -> LampVersions:
+    return build_versions(built_dir)
 
 
 async def test_one_gateway_serves_v1_and_v2_typed(versions: LampVersions, token: str) -> None:
@@ -79,3 +86,37 @@ async def test_an_unreleased_fingerprint_is_handled_per_policy(versions: LampVer
         mod.DeskLamp(v1, policy="strict")
     assert mod.DeskLamp(v1, policy="warn").version == "0.4.0"
     assert mod.DeskLamp(v1, policy="compatible").version == "0.3.1"
+
+
+async def test_an_unreleased_firmware_on_the_gateway(versions: LampVersions, built_dir: Path, token: str,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """Under "compatible" the device is served in dynamic mode by the newest bindings; under
+    "strict" with every release accepted, it is refused."""
+    exe, fingerprint = build_unreleased(built_dir)
+    mod = versions.module
+    assert fingerprint not in mod.RELEASES
+    auth = TokenAuth({"*": token})
+    async with Gateway(port=0, auth=auth, fingerprint=mod.RELEASES, policy="compatible") as gw:
+        proc = await launch_simulator(exe, f"ws://127.0.0.1:{gw.port}/xiaozhi/v1/", token, "lamp-v3")
+        try:
+            device = await gw.wait_for_device("lamp-v3", timeout=10)
+            assert device.fingerprint == fingerprint and device.dynamic is True
+            lamp = mod.DeskLamp(device)
+            assert lamp.version == "0.4.0"
+            assert await lamp.light.set_brightness(percent=7) == 7
+        finally:
+            proc.kill()
+            await proc.wait()
+    async with Gateway(port=0, auth=auth, fingerprint=mod.RELEASES, policy="strict") as gw:
+        proc = await launch_simulator(exe, f"ws://127.0.0.1:{gw.port}/xiaozhi/v1/", token, "lamp-v3")
+        try:
+            with caplog.at_level(logging.WARNING):
+                for _ in range(100):
+                    if "lamp-v3 refused" in caplog.text:
+                        break
+                    await asyncio.sleep(0.05)
+            assert "lamp-v3 refused: spec fingerprint mismatch" in caplog.text
+            assert "lamp-v3" not in gw.connected
+        finally:
+            proc.kill()
+            await proc.wait()

@@ -67,6 +67,15 @@ CASES = [
      "compatible", "tools.self.motor.stop.description", "description: Stop the motor."),
     ("annotation change", [("    description: Stop.\n", "    description: Stop.\n    idempotent: true\n")],
      "compatible", "tools.self.motor.stop.idempotent", "idempotent: true"),
+    ("parameter becomes optional", [("      speed: {type: integer, min: 0, max: 100}",
+                                     "      speed: {type: integer, min: 0, max: 100, default: 5}")],
+     "compatible", "tools.self.motor.run.params.speed.default", "speed:"),
+    ("default changed", [("note: {type: string, default: x}", "note: {type: string, default: y}")],
+     "compatible", "tools.self.motor.run.params.note.default", "note:"),
+    ("narrowed event range", [("min: 0, max: 10}", "min: 0, max: 5}")],
+     "compatible", "events.moved.params.steps.max", "steps:"),
+    ("tool no longer user-only", [],
+     "compatible", "tools.self.motor.stop.user_only", "- name: self.motor.stop"),
     ("removed tool", [("  - name: self.motor.stop\n    description: Stop.\n    returns: boolean\n", "")],
      "breaking", "tools.self.motor.stop", "tools:"),
     ("renamed tool", [("self.motor.stop", "self.motor.halt")],
@@ -97,6 +106,14 @@ CASES = [
      "breaking", "events.moved.params.steps", "params:"),
     ("widened event range", [("min: 0, max: 10}", "min: 0, max: 99}")],
      "breaking", "events.moved.params.steps.max", "steps:"),
+    ("default removed", [("note: {type: string, default: x}", "note: {type: string}")],
+     "breaking", "tools.self.motor.run.params.note.default", "note:"),
+    ("pattern added", [("label: {type: string, max_length: 8}", "label: {type: string, max_length: 8, pattern: '^a'}")],  # noqa: E501
+     "breaking", "tools.self.motor.run.params.label.pattern", "label:"),
+    ("changed result property type", [("        speed: {type: integer}\n", "        speed: {type: string}\n")],  # noqa: E501
+     "breaking", "tools.self.motor.state.returns.properties.speed.type", "speed: {type: string}"),
+    ("device renamed", [("name: rule-dev", "name: rule-device")],
+     "breaking", "device.name", "name: rule-device"),
     ("tool becomes user-only", [("    description: Stop.\n", "    description: Stop.\n    user_only: true\n")],  # noqa: E501
      "breaking", "tools.self.motor.stop.user_only", "user_only: true"),
 ]
@@ -118,11 +135,15 @@ def _edit(text: str, edits: list[tuple[str, str]]) -> str:
 @pytest.mark.parametrize(("case", "edits", "verdict", "path", "line_text"), CASES, ids=[c[0] for c in CASES])
 def test_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, edits: list[tuple[str, str]],
               verdict: str, path: str, line_text: str) -> None:
+    old_text = BASE
     if case == "removed event":  # an empty events mapping is written `events: {}`
         new_text = BASE.replace(BASE[BASE.index("events:"):BASE.index("tools:")], "events: {}\n")
+    elif case == "tool no longer user-only":
+        old_text = BASE.replace("    description: Stop.\n", "    description: Stop.\n    user_only: true\n")
+        new_text = BASE
     else:
         new_text = _edit(BASE, edits)
-    old = _write(tmp_path, "old.yaml", BASE)
+    old = _write(tmp_path, "old.yaml", old_text)
     new = _write(tmp_path, "new.yaml", new_text)
     code = main(["diff", str(old), str(new), "--format", "json"])
     report = json.loads(capsys.readouterr().out)

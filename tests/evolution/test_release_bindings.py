@@ -125,6 +125,9 @@ async def test_an_older_device_gets_its_own_checks_kinds_and_events(
         await dev.reboot()  # a root-level tool only v2 has
     with pytest.raises(NotSupported, match="pong"):
         dev.events.pong()
+    with pytest.raises(NotSupported, match="pong"):
+        dev.on_pong(print)
+    assert callable(dev.on_ping(print))
     assert len(old.calls) == n  # nothing sent
     assert dev.events.ping() is not None
     assert not dev.supports("reboot") and dev.supports("status")

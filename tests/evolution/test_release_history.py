@@ -109,6 +109,11 @@ def test_a_corrupted_history_is_one_located_error(lamp: Path, capsys: pytest.Cap
     assert f"{release}:" in err and "not valid JSON" in err and "restore it from version control" in err
     assert err.count("error") <= 2
     assert main(["release", str(lamp)]) == 1
+    assert main(["diff", f"{lamp}@last", str(lamp)]) == 2
+    assert f"{release}:" in capsys.readouterr().err
+    out = lamp.parent / "out"
+    assert main(["generate", str(lamp), "-o", str(out)]) == 1  # the bindings need the history
+    assert "release history is damaged" in capsys.readouterr().err and not out.exists()
     assert _files(history_dir(lamp)) == before
 
 

@@ -545,9 +545,13 @@ class DeskLamp:
     def on_button_pressed(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` (plain or async) with every valid ``button_pressed``
         event (ButtonPressedEvent); returns the function that unsubscribes it."""
+        if self._release is not None:
+            return self._release.on_button_pressed(callback)
         return self.events._hub.subscribe("button_pressed", callback)
 
     def on_power_changed(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` (plain or async) with every valid ``power_changed``
         event (PowerChangedEvent); returns the function that unsubscribes it."""
+        if self._release is not None:
+            return self._release.on_power_changed(callback)
         return self.events._hub.subscribe("power_changed", callback)
