@@ -140,3 +140,19 @@ def test_a_history_from_another_device_is_refused(lamp: Path, tmp_path: Path,
     assert f"{history_dir(spec) / '0.3.1.json'}:2:3: device: this release is of device 'desk-lamp', not 'hall-lamp'" in err  # noqa: E501
     assert main(["release", str(spec)]) == 1
     assert _files(history_dir(spec)) == before
+
+
+def test_the_commands_of_the_docs_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/cli.md's release/diff block, run in a copy of toolspec/ (it writes a history)."""
+    text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("## `codegen release` and `codegen diff`", 1)[1]
+    block = section.split("```\n", 2)[1]
+    commands = [line.split("#")[0].split() for line in block.splitlines() if line.startswith("codegen ")]
+    assert [c[1] for c in commands] == ["release", "diff", "diff"]
+    shutil.copytree(REPO / "toolspec", tmp_path / "toolspec")
+    monkeypatch.chdir(tmp_path)
+    for argv in commands:
+        assert main(argv[1:]) == 0, argv
+    assert (tmp_path / "toolspec" / "desk_lamp.history" / "0.3.1.json").is_file()
+    assert '"changes": []' in capsys.readouterr().out
