@@ -229,10 +229,9 @@ def _param(o: Param, n: Param, path: str, at: tuple[Step, ...], owner: Literal["
     if o.pattern != n.pattern:
         if n.pattern is None:
             out.append(Change(wide, path + ".pattern", "pattern removed", why_wide, at))
-        else:
-            out.append(Change(narrow, path + ".pattern", f"pattern changed to {n.pattern!r}",
-                              "a new pattern may reject what the old one accepted" if owner == "tool"
-                              else why_narrow, at + ("pattern",)))
+        else:  # whether one pattern accepts less than another is not decidable here: breaking
+            out.append(_b(path + ".pattern", f"pattern changed to {n.pattern!r}",
+                          "the new pattern may reject what the old one accepted", at + ("pattern",)))
     if o.description != n.description:
         out.append(_doc(path + ".description", at + ("description",)))
 
