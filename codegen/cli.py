@@ -1,4 +1,5 @@
-"""The ``codegen`` command: check, generate, new, build, run, flash, monitor, demo, bridge.
+"""The ``codegen`` command: check, release, diff, generate, new, build, run, flash, monitor, demo,
+bridge.
 
 Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
 Expected failures (a spec error, a missing file or compiler, a busy port, a denied
