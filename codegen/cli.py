@@ -1,4 +1,5 @@
-"""The ``codegen`` command: check, generate, new, build, run, flash, monitor, demo, bridge.
+"""The ``codegen`` command: check, release, diff, generate, new, build, run, flash, monitor, demo,
+bridge.
 
 Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
 Expected failures (a spec error, a missing file or compiler, a busy port, a denied
@@ -133,8 +134,32 @@ def _check_one(spec_path: Path) -> dict[str, Any]:
     return entry
 
 
+def _check_history(entry: dict[str, Any], spec_path: Path) -> None:
+    """Adds the breaking changes since the spec's last release to a ``_check_one`` entry."""
+    spec = entry.get("_spec")
+    if spec is None:
+        return
+    from mcpgen.codegen.spec.history import HistoryErrors, load_history
+    from mcpgen.codegen.spec.release_check import breaking_errors
+
+    try:
+        releases = load_history(spec_path, spec.device.name)
+    except HistoryErrors as exc:
+        problems = exc.errors
+    else:
+        problems = breaking_errors(spec, spec_path, releases[-1]) if releases else []
+    if problems:
+        entry["ok"] = False
+        entry["_errors"] = problems
+        for e in problems:
+            code = "breaking" if e.file == str(spec_path) else "history"
+            entry["diagnostics"].append(dict(_diagnostic(e), code=code))
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     entries = [_check_one(Path(p)) for p in args.spec]
+    for entry, p in zip(entries, args.spec, strict=True):
+        _check_history(entry, Path(p))
     ok = all(e["ok"] for e in entries)
     if args.format == "json":
         files = [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
@@ -154,6 +179,127 @@ def cmd_check(args: argparse.Namespace) -> int:
         for event in e["_spec"].events:
             ui.detail(f"  event {event.name}  -> mcpgen::events::emit_{event.name}")
     return 0 if ok else 1
+
+
+# ------------------------------------------------------------------- release / diff
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    """Records the spec as a released version in its history folder (docs/cli.md)."""
+    from mcpgen.codegen.spec.history import (
+        HistoryErrors,
+        history_dir,
+        load_history,
+        version_key,
+        write_release,
+    )
+    from mcpgen.codegen.spec.locate import SpecLocator, read_text
+    from mcpgen.codegen.spec.release_check import breaking_errors
+    from mcpgen.codegen.spec.spec_errors import SpecError, excerpt
+
+    spec_path = Path(args.spec)
+    spec = _load(spec_path)
+    if spec is None:
+        return 1
+    try:
+        releases = load_history(spec_path, spec.device.name)
+    except HistoryErrors as exc:
+        _print_spec_errors(history_dir(spec_path), exc.errors)
+        return 1
+    version = spec.device.version
+    text = read_text(str(spec_path))
+    line, column = SpecLocator(str(spec_path), text).locate(("device", "version"))
+
+    def refuse(message: str, hint: str) -> int:
+        shown = excerpt(text, line, column)
+        error = SpecError(str(spec_path), line, column, "device.version", message, hint, shown)
+        _print_spec_errors(spec_path, [error])
+        return 1
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", version):
+        return refuse(f"version {version!r} cannot name a release file",
+                      "use a version like 1.2.0 (letters, digits, `.`, `-`, `+`)")
+    for r in releases:
+        if r.fingerprint == spec.fingerprint:
+            ui.info(f"{spec_path}: already released as {r.version} (fingerprint {r.fingerprint}); "
+                    "nothing written")
+            return 0
+        if r.version == version:
+            return refuse(f"version {version} is already released with another spec "
+                          f"(fingerprint {r.fingerprint})",
+                          "raise device.version: a released version never changes")
+    if releases:
+        last = releases[-1]
+        if version_key(version) < version_key(last.version):
+            return refuse(f"version {version} is older than the last release {last.version}",
+                          f"a new release needs a version above {last.version}")
+        problems = breaking_errors(spec, spec_path, last)
+        if problems:
+            _print_spec_errors(spec_path, problems)
+            return 1
+    path = write_release(spec_path, spec)
+    ui.result(f"released {spec.device.name} {version} (fingerprint {spec.fingerprint}): {path}")
+    ui.info("commit it with the spec; `codegen generate` puts every release in the bindings")
+    return 0
+
+
+def _diff_side(arg: str, role: str) -> tuple[Optional[Spec], list[Any]]:
+    """A spec for ``codegen diff``: a YAML file, a release file (``.json``) or ``SPEC@VERSION``
+    (``SPEC@last`` for the newest release)."""
+    from mcpgen.codegen.spec.history import HistoryErrors, load_history, load_release
+    from mcpgen.codegen.spec.loader import check_and_load
+    from mcpgen.codegen.spec.spec_errors import SpecError
+
+    if arg.endswith(".json"):
+        try:
+            return load_release(arg).spec, []
+        except HistoryErrors as exc:
+            return None, exc.errors
+    if "@" in arg and not Path(arg).exists():
+        spec_file, _, version = arg.rpartition("@")
+        spec, errors = check_and_load(spec_file)
+        if spec is None:
+            return None, errors
+        try:
+            releases = load_history(spec_file, spec.device.name)
+        except HistoryErrors as exc:
+            return None, exc.errors
+        pick = releases[-1:] if version == "last" else [r for r in releases if r.version == version]
+        if not pick:
+            known = ", ".join(r.version for r in releases) or "none"
+            message = f"{role}: no release {version!r} (released: {known})"
+            return None, [SpecError(spec_file, 0, 0, "", message)]
+        return pick[0].spec, []
+    return check_and_load(arg)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Classifies every change from OLD to NEW; exit 0 compatible, 1 breaking, 2 bad input."""
+    from mcpgen.codegen.spec.evolution import diff_specs, locate_changes
+    from mcpgen.codegen.spec.locate import SpecLocator, read_text
+
+    old, old_errors = _diff_side(args.old, "OLD")
+    new, new_errors = _diff_side(args.new, "NEW")
+    errors = old_errors + new_errors
+    if old is None or new is None:
+        if args.format == "json":
+            print(json.dumps({"version": 1, "ok": False, "changes": [],
+                              "errors": [_diagnostic(e) for e in errors]}, indent=2))
+        else:
+            _print_spec_errors(args.old if old_errors else args.new, errors)
+        return 2
+    new_file = new.source or args.new
+    located = locate_changes(diff_specs(old, new), SpecLocator(new_file, read_text(new_file)))
+    broken = sum(1 for lc in located if lc.change.breaking)
+    if args.format == "json":
+        print(json.dumps({"version": 1, "ok": broken == 0, "old": old.fingerprint, "new": new.fingerprint,
+                          "changes": [lc.as_json() for lc in located], "errors": []}, indent=2))
+        return 1 if broken else 0
+    for lc in located:
+        ui.result(lc.format())
+    n = len(located)
+    ui.info(f"{n} change{'s' if n != 1 else ''}, {broken} breaking ({old.fingerprint} -> {new.fingerprint})")
+    return 1 if broken else 0
 
 
 # ---------------------------------------------------------------------- generate / new
@@ -398,6 +544,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (default) or json: one JSON document on stdout, shape in docs/cli.md "
                    "(e.g. --format json)")
     p.set_defaults(func=cmd_check)
+
+    p = command("release", "record the spec as a released version beside it",
+                "codegen release toolspec/desk_lamp.yaml   # writes toolspec/desk_lamp.history/VERSION.json",
+                "Append the spec (normalized) and its fingerprint to SPEC's history folder "
+                "(SPEC.history/ beside it; commit it). Refused when device.version is already released "
+                "with another spec, or when a breaking change since the last release comes without a "
+                "major version bump. The bindings carry every release (policy=\"compatible\").")
+    p.add_argument("spec", help=SPEC_HELP)
+    p.set_defaults(func=cmd_release)
+
+    p = command("diff", "classify the changes between two versions of a spec",
+                """
+                codegen diff toolspec/desk_lamp.yaml@last toolspec/desk_lamp.yaml
+                codegen diff old/desk_lamp.yaml toolspec/desk_lamp.yaml --format json
+                """,
+                "Print one line per change from OLD to NEW: NEW's file:line:col, compatible or breaking, "
+                "the field path and why. OLD and NEW are spec files, release files (SPEC.history/V.json) "
+                "or SPEC@VERSION (SPEC@last: the newest release). Exit 0: every change is compatible; "
+                "1: a change is breaking; 2: bad input.")
+    p.add_argument("old", help="the older spec: FILE.yaml, SPEC.history/VERSION.json or SPEC@VERSION")
+    p.add_argument("new", help="the newer spec, e.g. toolspec/desk_lamp.yaml")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json (one document on stdout, for CI)")
+    p.set_defaults(func=cmd_diff)
 
     p = command("generate", "write device C++, Python bindings, tools.json and docs",
                 "codegen generate toolspec/desk_lamp.yaml -o build/lamp",

@@ -92,8 +92,22 @@ class SpecMismatch(McpDeviceError):
         self.actual = actual
 
 
+class NotSupported(McpDeviceError):
+    """The device's spec version lacks the tool (or the tool's parameter) that was called;
+    raised locally by the bindings of that version, before anything is sent."""
+
+    def __init__(self, tool: str, param: Optional[str], version: str) -> None:
+        what = f"parameter `{param}` of tool `{tool}`" if param else f"`{tool}`"
+        super().__init__(f"{what} is not supported by the device's spec version {version} "
+                         "(update its firmware, or ask bindings.supports() first)")
+        self.tool = tool
+        self.param = param
+        self.version = version
+
+
 __all__ = [
     "McpDeviceError",
+    "NotSupported",
     "ToolError",
     "RpcError",
     "ProtocolError",

@@ -45,6 +45,7 @@ from mcpgen.extras import missing_extra
 from mcpgen.runtime import codec, memtrim
 from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
 from mcpgen.runtime.hub import hello_refusal
@@ -125,7 +126,7 @@ class MqttFleet(TopicLayout):
         password: Optional[str] = None,
         tls_context: Optional[ssl.SSLContext] = None,
         auth: Optional[Authenticator] = None,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         call_timeout: float = 10.0,
         setup_timeout: Optional[float] = None,

@@ -37,6 +37,7 @@ from picows import WSAutoPingStrategy, WSCloseCode
 
 from mcpgen.runtime import codec, memtrim, wslink
 from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.hub import DeviceHub
 from mcpgen.runtime.wslink import DeviceLink
@@ -70,7 +71,7 @@ class Gateway(DeviceHub):
         port: int = 0,
         *,
         auth: Optional[Authenticator] = None,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         max_frame: int = 65536,
         call_timeout: float = 10.0,

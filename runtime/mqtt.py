@@ -48,6 +48,7 @@ from typing import Any, Optional
 from mcpgen.runtime import codec
 from mcpgen.runtime.auth import Authenticator, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected
 from mcpgen.runtime.hub import DeviceHub
@@ -117,7 +118,7 @@ class MqttGateway(DeviceHub, TopicLayout):
         password: Optional[str] = None,
         client_id: Optional[str] = None,
         auth: Optional[Authenticator] = None,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         call_timeout: float = 10.0,
         setup_timeout: Optional[float] = None,

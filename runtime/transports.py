@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Optional
 
 from mcpgen.extras import missing_extra
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy, start_session
 from mcpgen.runtime.errors import DeviceDisconnected
 
@@ -164,7 +165,7 @@ class ProcessTransport:
 async def connect_process(
     argv: Sequence[str],
     *,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,
@@ -319,7 +320,7 @@ async def connect_serial(
     url: str,
     *,
     baudrate: int = 115200,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,

@@ -18,9 +18,11 @@ function of the spec.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -28,6 +30,8 @@ import mcpgen
 from mcpgen.codegen.emit.events_py import add_event_context
 from mcpgen.codegen.emit.header import generated_header
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.history import HistoryErrors, Release, load_history
 from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
@@ -165,6 +169,10 @@ class ToolView:
     doc: list[str]  # docstring lines (without quotes), indented for a method body
     summary: str  # one line for the stubs
     user_only: bool
+    # Bindings of an older release: a tool only the newest version has (the method raises
+    # NotSupported), and the newest version's parameters this release lacks (the same).
+    unsupported: bool = False
+    absent_params: list[ParamView] = field(default_factory=list)
 
 
 @dataclass
@@ -338,14 +346,21 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
     )
 
 
-def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView]) -> list[NamespaceView]:
-    """Namespace classes, parents before children; the first is the device class."""
+def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView],
+                newest: Optional[Spec] = None) -> list[NamespaceView]:
+    """Namespace classes, parents before children; the first is the device class.
+
+    With ``newest`` (the bindings of an older release) the classes have the newest version's
+    shape: its tools and parameters this release lacks are there too, and raise NotSupported.
+    """
     root = NamespaceView(root_class, ())
     by_path: dict[tuple[str, ...], NamespaceView] = {(): root}
     order = [root]
     leaves: dict[tuple[str, ...], str] = {}
     args_fns: dict[str, str] = {}
-    for tool in spec.tools:
+    own = {t.name for t in spec.tools}
+    extra = [t for t in newest.tools if t.name not in own] if newest is not None else []
+    for tool in list(spec.tools) + extra:
         path = tuple(py_ident(part) for part in python_path(tool.name))
         if not path:
             raise ValueError(f"tool {tool.name}: no Python name")
@@ -364,7 +379,15 @@ def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView]) -> list
                 order.append(ns)
                 by_path[prefix[:-1]].children.append((prefix[-1], ns.class_name))
         parent = by_path[path[:-1]]
-        view = _tool_view(tool, path[-1], dicts)
+        view = _tool_view(tool, path[-1], [] if tool.name not in own else dicts)
+        if tool.name not in own:
+            view.unsupported = True
+            parent.tools.append(view)
+            continue
+        if newest is not None and tool.name in {t.name for t in newest.tools}:
+            mine = {p.name for p in tool.params}
+            later = [p for p in newest.tool(tool.name).params if p.name not in mine and p.default is not None]
+            view.absent_params = _tool_view(dataclasses.replace(tool, params=tuple(later)), "_", []).params
         if view.args_fn in args_fns:
             raise ValueError(f"tools {args_fns[view.args_fn]} and {tool.name} have the same handler name")
         args_fns[view.args_fn] = tool.name
@@ -399,12 +422,13 @@ def _spec_table(spec: Spec) -> dict[str, Any]:
     return table
 
 
-def context(spec: Spec) -> dict[str, Any]:
-    """The template context (exposed for tests and other emitters)."""
+def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
+    """The template context (exposed for tests and other emitters); with ``newest``, of the
+    bindings module of an older release (``spec``) inside the newest version's package."""
     slug = device_slug(spec.device.name)
     cls = device_class(spec.device.name)
     dicts: list[TypedDictView] = []
-    namespaces = _namespaces(spec, cls, dicts)
+    namespaces = _namespaces(spec, cls, dicts, newest)
     patterns = sorted({p.pattern for t in spec.tools for p in t.params if p.pattern is not None})
     for pat in patterns:
         re.compile(pat)
@@ -440,7 +464,31 @@ def context(spec: Spec) -> dict[str, Any]:
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
     }
     add_event_context(ctx, spec)
+    own_events = {e.name for e in spec.events}
+    ctx["absent_events"] = [e.name for e in newest.events if e.name not in own_events] if newest else []
+    if ctx["absent_events"] and not ctx["events_class"]:
+        ctx["events_class"] = cls + "Events"
+    ctx["supported"] = py_literal({t.name: tuple(p.name for p in t.params) for t in spec.tools})
+    ctx["releases"] = {}
+    ctx["older"] = []
+    ctx["release_of"] = newest.fingerprint if newest is not None else ""
     return ctx
+
+
+def release_module(version: str) -> str:
+    """The module of an older release's bindings: ``_release_0_3_1`` for 0.3.1."""
+    return "_release_" + re.sub(r"[^A-Za-z0-9]", "_", version)
+
+
+def releases_of(spec: Spec) -> list[Release]:
+    """The releases recorded beside the spec (``codegen release``); [] without a history.
+    Raises BuildError with the located problems when the history is damaged."""
+    if not spec.source:
+        return []
+    try:
+        return load_history(spec.source, spec.device.name)
+    except HistoryErrors as exc:
+        raise BuildError(f"the spec's release history is damaged:\n{exc}") from None
 
 
 def _release(version: str) -> str:
@@ -460,11 +508,26 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def emit(spec: Spec) -> dict[str, str]:
-    """Relative path -> content of every bindings file."""
+def emit(spec: Spec, releases: Optional[Sequence[Release]] = None) -> dict[str, str]:
+    """Relative path -> content of every bindings file.
+
+    ``releases`` (default: the history beside the spec) become one module each, so the
+    bindings serve a device of any released version typed by its own version.
+    """
     env = environment(TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal, "tomlstr": _toml_string})
     ctx = context(spec)
     pkg = f"python/{ctx['package']}"
+    known = releases_of(spec) if releases is None else releases
+    older = [r for r in known if r.fingerprint != spec.fingerprint]
+    ctx["releases"] = {r.fingerprint: r.version for r in older} | {spec.fingerprint: spec.device.version}
+    ctx["older"] = [(release_module(r.version), r.fingerprint) for r in older]
+    out: dict[str, str] = {}
+    for r in older:
+        octx = context(r.spec, newest=spec)
+        octx["header"] = ctx["header"] + f"# Released version {r.version} (fingerprint {r.fingerprint}).\n"
+        name = release_module(r.version)
+        out[f"{pkg}/{name}.py"] = env.get_template("bindings.py.j2").render(**octx)
+        out[f"{pkg}/{name}.pxd"] = env.get_template("bindings.pxd.j2").render(**octx)
     files = {
         f"{pkg}/_bindings.py": "bindings.py.j2",
         f"{pkg}/_bindings.pxd": "bindings.pxd.j2",
@@ -474,7 +537,8 @@ def emit(spec: Spec) -> dict[str, str]:
         "python/setup.py": "setup.py.j2",
         "python/pyproject.toml": "pyproject.toml.j2",
     }
-    return {path: env.get_template(tpl).render(**ctx) for path, tpl in files.items()}
+    out.update({path: env.get_template(tpl).render(**ctx) for path, tpl in files.items()})
+    return out
 
 
 __all__ = ["emit", "context", "param_annotation", "py_literal", "py_ident", "TEMPLATE_DIR"]

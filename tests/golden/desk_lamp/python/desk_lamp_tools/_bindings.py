@@ -17,6 +17,7 @@ from mcpgen.runtime.events import EventStream
 from mcpgen.runtime.events import check_params as _check_event_params
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
+from mcpgen.runtime.errors import NotSupported as _NotSupported
 from mcpgen.runtime.codec import (
     KIND_BOOLEAN,
     KIND_IMAGE,
@@ -31,6 +32,27 @@ DEVICE_NAME = "desk-lamp"
 DEVICE_VERSION = "0.3.1"
 PROTOCOL_VERSION = "2024-11-05"
 FINGERPRINT = "9f6100c869368cb3"
+
+#: The released versions these bindings serve, each typed by its own version (policy
+#: "compatible"): spec fingerprint -> device.version, oldest first, this version last.
+RELEASES: dict[str, str] = {
+    "9f6100c869368cb3": "0.3.1",
+}
+
+#: The bindings module of each older release, by fingerprint (runtime.compat picks one).
+_OLDER: dict = {}
+
+#: Tool -> its parameters in this version: what ``supports()`` answers from.
+_SUPPORTED: dict[str, tuple] = {
+    "self.light.set_rgb": ("b", "g", "r"),
+    "self.light.set_power": ("on",),
+    "self.light.get_state": (),
+    "self.timer.set": ("minutes",),
+    "self.light.set_effect": ("effect", "speed"),
+    "self.button.press": ("count",),
+}
+
+_ABSENT: Any = object()  # the default of a parameter this version lacks
 
 #: The tool table of the spec: MCP name -> name, python_path, description, title,
 #: returns (kind), user_only, input_schema and output_schema (as in tools/list).
@@ -470,7 +492,10 @@ class DeskLamp:
     Typed bindings of device ``desk-lamp`` 0.3.1: wrap a ready
     ``runtime.Device`` and call its tools as methods. ``policy`` decides what happens when
     the device reports another spec fingerprint: ``"strict"`` raises SpecMismatch,
-    ``"warn"`` logs it, ``"off"`` skips the check.
+    ``"warn"`` logs it, ``"off"`` skips the check. ``"compatible"`` (the default) serves a
+    device of any released version (``RELEASES``) typed by its own version: its ranges, its
+    results, its events; a tool or parameter that version lacks raises NotSupported, nothing
+    sent (``supports()`` asks first). Another fingerprint is handled as under ``"warn"``.
     """
 
     FINGERPRINT = FINGERPRINT
@@ -478,16 +503,36 @@ class DeskLamp:
     DEVICE_VERSION = DEVICE_VERSION
     SPEC = SPEC
 
-    def __init__(self, device: Any, *, policy: Policy = "warn") -> None:
-        _bind_device(
-            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="DeskLamp"
+    def __init__(self, device: Any, *, policy: Policy = "compatible") -> None:
+        chosen = _bind_device(
+            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="DeskLamp",
+            releases=RELEASES,
         )
         self._device = device
         self._invoke = _invoker(device)
+        older = _OLDER.get(chosen)
+        if older is not None:  # a device on an older release: that release's bindings
+            impl = older.DeskLamp(device, policy="off")
+            self._release = impl
+            self._supported = older._SUPPORTED
+            self.version = older.DEVICE_VERSION
+            self.light = impl.light
+            self.timer = impl.timer
+            self.button = impl.button
+            self.events = impl.events
+            return
+        self._release = None
+        self._supported = _SUPPORTED
+        self.version = DEVICE_VERSION
         self.light = LightTools(device)
         self.timer = TimerTools(device)
         self.button = ButtonTools(device)
         self.events = DeskLampEvents(device)
+
+    def supports(self, tool: str, param: Any = None) -> bool:
+        """Whether the device's version has ``tool`` (and its parameter ``param``)."""
+        params = self._supported.get(tool)
+        return params is not None and (param is None or param in params)
 
     @property
     def device(self) -> Any:
@@ -500,9 +545,13 @@ class DeskLamp:
     def on_button_pressed(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` (plain or async) with every valid ``button_pressed``
         event (ButtonPressedEvent); returns the function that unsubscribes it."""
+        if self._release is not None:
+            return self._release.on_button_pressed(callback)
         return self.events._hub.subscribe("button_pressed", callback)
 
     def on_power_changed(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` (plain or async) with every valid ``power_changed``
         event (PowerChangedEvent); returns the function that unsubscribes it."""
+        if self._release is not None:
+            return self._release.on_power_changed(callback)
         return self.events._hub.subscribe("power_changed", callback)
