@@ -418,7 +418,9 @@ class Gateway(DeviceHub):
         now = loop.time()
         try:
             for link in list(self._stalled):
-                if now >= link.stall_deadline:
+                if link.state == wslink.CLOSING:  # the closing handshake's deadline applies
+                    self._stalled.discard(link)
+                elif now >= link.stall_deadline:
                     self._close_stalled(link, f"nothing drained for {self.drain_timeout:g}s")
             for item in list(self._young):
                 if now < item.deadline:
