@@ -25,6 +25,7 @@ from mcpgen.runtime.errors import (
     ProtocolError,
     SpecMismatch,
     ValidationError,
+    quoted,
 )
 from mcpgen.runtime.stock_replies import mcp_image_items
 from mcpgen.runtime.validate import SchemaValidator
@@ -598,7 +599,7 @@ class Device:
             reply = {
                 "jsonrpc": "2.0",
                 "id": frame.id,
-                "error": {"code": -32601, "message": f"Method not found: {_quoted(frame.method)}"},
+                "error": {"code": -32601, "message": f"Method not found: {quoted(frame.method)}"},
             }
         data = codec.encode_envelope(self._session.session_id, reply)
         if self._send_now is not None:
@@ -812,17 +813,6 @@ def _shared_tool(raw: dict) -> ToolInfo:
         info = ToolInfo.from_raw(raw)
         _TOOLS[key] = info
     return info
-
-
-#: Most characters of a peer's input quoted back in an error text.
-QUOTE_LIMIT = 64
-
-
-def _quoted(text: object) -> str:
-    """``text`` for an error message: a bounded prefix, so a peer's 60 kB method name
-    does not come back 60 kB long (what it sends must not multiply what we queue)."""
-    s = str(text)
-    return s if len(s) <= QUOTE_LIMIT else f"{s[:QUOTE_LIMIT]}... ({len(s)} characters)"
 
 
 def _subscribe(callbacks: list, callback: Any) -> Callable[[], None]:

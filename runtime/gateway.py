@@ -39,7 +39,7 @@ from picows import WSAutoPingStrategy, WSCloseCode
 from mcpgen.runtime import codec, fdlimit, memtrim, wslink
 from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
 from mcpgen.runtime.device import Device, Policy
-from mcpgen.runtime.errors import DeviceDisconnected
+from mcpgen.runtime.errors import DeviceDisconnected, quoted
 from mcpgen.runtime.hub import DeviceHub
 from mcpgen.runtime.wslink import DeviceLink
 
@@ -219,7 +219,7 @@ class Gateway(DeviceHub):
     def _check_request(self, target: str, headers: dict[str, str], remote: str) -> Any:
         """The :class:`Handshake` of an upgrade request, or ``(status, device_id, reason)``."""
         if self.path is not None and target.split("?", 1)[0] != self.path:
-            return (http.HTTPStatus.NOT_FOUND, "?", f"unknown path {target.split('?', 1)[0]!r}")
+            return (http.HTTPStatus.NOT_FOUND, "?", f"unknown path {quoted(repr(target.split('?', 1)[0]))}")
         query = _query(target)
         lower = {k.lower(): v for k, v in headers.items()}
 
@@ -237,7 +237,8 @@ class Gateway(DeviceHub):
             try:
                 pv = int(pv_text.strip())
             except ValueError:
-                return (http.HTTPStatus.BAD_REQUEST, device_id, f"bad Protocol-Version {pv_text!r}")
+                bad = quoted(repr(pv_text))
+                return (http.HTTPStatus.BAD_REQUEST, device_id, f"bad Protocol-Version {bad}")
         return Handshake(
             device_id=device_id,
             client_id=field("Client-Id"),

@@ -322,3 +322,16 @@ async def test_text_frame_that_is_not_utf8_fails_with_1007(when: str) -> None:
                 break
         assert struct.unpack("!H", payload[:2])[0] == 1007
         writer.close()
+
+
+async def test_http_refusals_quote_a_bounded_prefix() -> None:
+    async with Gateway(port=0, path="/xiaozhi/v1/") as gw:
+        reader, writer = await asyncio.open_connection("127.0.0.1", gw.port)
+        writer.write(upgrade_request(gw.port, {"Device-Id": "x", "Protocol-Version": "v" * 10000}))
+        answer = await read_all(reader)
+        assert answer.startswith(b"HTTP/1.1 400 ") and len(answer) < 400, answer[:500]
+        assert b"(10002 characters)" in answer
+        reader, writer = await asyncio.open_connection("127.0.0.1", gw.port)
+        writer.write(upgrade_request(gw.port, {"Device-Id": "x"}, path="/" + "p" * 10000))
+        answer = await read_all(reader)
+        assert answer.startswith(b"HTTP/1.1 404 ") and len(answer) < 400, answer[:500]
