@@ -21,6 +21,7 @@ from runtime_fakes import FakeWsDevice
 from test_runtime_gateway_transport import HELLO, open_raw, read_all, read_frame, upgrade_request, url_of
 
 from mcpgen.runtime import Gateway, fdlimit, gateway
+from mcpgen.runtime.loop import new_event_loop, uvloop_available
 
 MIB = 1 << 20
 
@@ -152,6 +153,29 @@ async def test_device_that_never_reads_cannot_grow_the_gateway(
         assert gw.stalled_closed == (0 if phase == "unknown-method-in-setup" else 1)
         assert await device.call("self.counter.add", {"amount": 1}) == 6
         sock.close()
+
+
+@pytest.mark.skipif(not uvloop_available(), reason="uvloop is not installed")
+def test_a_device_that_never_reads_is_paused_on_uvloop_too() -> None:
+    """The same back-pressure on uvloop's transports (the loop backends run on)."""
+
+    async def scenario() -> tuple[int, int]:
+        async with Gateway(port=0, drain_timeout=2.0, hello_timeout=30, ping_interval=None) as gw:
+            sock = await asyncio.to_thread(raw_device, gw.port, "mute")
+            sent = await flood(sock, frame(0x9, b"p" * 125) * 512, 128 * MIB)
+            for _ in range(100):
+                if gw.stalled_closed:
+                    break
+                await asyncio.sleep(0.05)
+            sock.close()
+            return sent, gw.stalled_closed
+
+    loop = new_event_loop(use_uvloop=True)
+    try:
+        sent, closed = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+    assert sent < 64 * MIB and closed == 1
 
 
 async def test_calls_to_a_stalled_device_stop_at_max_backlog(caplog: pytest.LogCaptureFixture) -> None:
