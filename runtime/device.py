@@ -26,6 +26,7 @@ from mcpgen.runtime.errors import (
     ProtocolError,
     SpecMismatch,
     ValidationError,
+    quoted,
 )
 from mcpgen.runtime.stock_replies import mcp_image_items
 from mcpgen.runtime.validate import SchemaValidator
@@ -598,7 +599,7 @@ class Device:
             reply = {
                 "jsonrpc": "2.0",
                 "id": frame.id,
-                "error": {"code": -32601, "message": f"Method not found: {frame.method}"},
+                "error": {"code": -32601, "message": f"Method not found: {quoted(frame.method)}"},
             }
         data = codec.encode_envelope(self._session.session_id, reply)
         if self._send_now is not None:

@@ -105,6 +105,17 @@ class NotSupported(McpDeviceError):
         self.version = version
 
 
+#: Most characters of a peer's input quoted back in an error text.
+QUOTE_LIMIT = 64
+
+
+def quoted(text: object) -> str:
+    """``text`` for an error message: a bounded prefix, so a peer's 60 kB method name
+    does not come back 60 kB long (what a peer sends must not multiply what we queue)."""
+    s = str(text)
+    return s if len(s) <= QUOTE_LIMIT else f"{s[:QUOTE_LIMIT]}... ({len(s)} characters)"
+
+
 __all__ = [
     "McpDeviceError",
     "NotSupported",

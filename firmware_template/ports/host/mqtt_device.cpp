@@ -233,8 +233,12 @@ void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosqui
   size_t len = m->payloadlen > 0 ? static_cast<size_t>(m->payloadlen) : 0;
   if (len + 1 > c.in_cap) {
     c.log("mqtt: dropped a message longer than %zu bytes", c.in_cap - 1);
+    // The part that fits tells the reply's id and session, as on the other ports.
+    size_t kept = c.in_cap - 1;
+    memcpy(c.in, m->payload, kept);
+    c.in[kept] = '\0';
     hostport::SendLock lock;
-    c.session->on_oversized();
+    c.session->on_oversized(c.in, kept);
   } else {
     memcpy(c.in, m->payload, len);
     c.in[len] = '\0';
