@@ -437,8 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "`help` lists the commands.")
     p.add_argument("spec", help=SPEC_HELP)
     run_targets = registry.names(runnable=True)
-    p.add_argument("--target", choices=run_targets, default="qemu", metavar="TARGET",
-                   help=f"one of {', '.join(run_targets)} (default: qemu), e.g. --target host")
+    # The same default as `codegen build`: the simulator needs no cross toolchain or QEMU.
+    p.add_argument("--target", choices=run_targets, default="host", metavar="TARGET",
+                   help=f"one of {', '.join(run_targets)} (default: host, as for build), e.g. --target qemu")
     p.add_argument("-i", "--interactive", action="store_true",
                    help="keep the device running and open a console (history in ~/.mcpgen_history)")
     p.add_argument("--timeout", type=float, default=10.0,
