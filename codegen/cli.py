@@ -184,6 +184,8 @@ def _warn_missing_handlers(spec: Spec, spec_path: Path, handlers_file: Path) -> 
 
     for m in handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, handlers_file)):
         ui.warn(m.format())
+    for o in handlers.orphaned_handlers(spec, handlers_file):
+        ui.warn(o.format())
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
