@@ -136,7 +136,7 @@ def handlers_file_name(spec: Spec) -> str:
 
 
 def stock_collisions(spec: Spec) -> list[str]:
-    """Spec tool names the stock firmware registers too (its own tool wins)."""
+    """Spec tool names the stock firmware registers too (left out by the glue: the stock tool serves them)."""
     return [t.name for t in spec.tools if t.name in STOCK_TOOL_NAMES]
 
 
