@@ -331,6 +331,8 @@ def _warn_missing_handlers(spec: Spec, spec_path: Path, handlers_file: Path) -> 
 
     for m in handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, handlers_file)):
         ui.warn(m.format())
+    for o in handlers.orphaned_handlers(spec, handlers_file):
+        ui.warn(o.format())
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -630,8 +632,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "`help` lists the commands.")
     p.add_argument("spec", help=SPEC_HELP)
     run_targets = registry.names(runnable=True)
-    p.add_argument("--target", choices=run_targets, default="qemu", metavar="TARGET",
-                   help=f"one of {', '.join(run_targets)} (default: qemu), e.g. --target host")
+    # The same default as `codegen build`: the simulator needs no cross toolchain or QEMU.
+    p.add_argument("--target", choices=run_targets, default="host", metavar="TARGET",
+                   help=f"one of {', '.join(run_targets)} (default: host, as for build), e.g. --target qemu")
     p.add_argument("-i", "--interactive", action="store_true",
                    help="keep the device running and open a console (history in ~/.mcpgen_history)")
     p.add_argument("--timeout", type=float, default=10.0,

@@ -79,8 +79,11 @@ def core_files() -> tuple[str, ...]:
 PORT_FILES: tuple[str, ...] = ("mcpgen_xiaozhi_port.h", "mcpgen_xiaozhi_port.cc", "mcpgen_xiaozhi_stock.h")
 
 # Tools the stock firmware registers itself (main/mcp_server.cc: AddCommonTools and
-# AddUserOnlyTools, some only on boards with that hardware). McpServer::AddTool keeps the
-# first tool of a name, so a spec tool with one of these names is shadowed by the stock one.
+# AddUserOnlyTools, some only on boards with that hardware). Registered from the board's
+# InitializeTools, a spec tool of such a name would be listed twice for the common tools
+# (AddCommonTools puts its own in front without checking) and would replace the stock
+# user-only one (AddTool drops the later duplicate): so the glue leaves these out unless
+# built with MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES=1, and the stock tool serves the name.
 STOCK_TOOL_NAMES: frozenset[str] = frozenset(
     {
         "self.get_device_status",
@@ -122,6 +125,7 @@ class _ToolView:
     returns: str
     returns_enum: str
     params: tuple[_ParamView, ...]
+    stock_name: bool  # the stock firmware registers this name: left out by default
 
 
 def handlers_file_name(spec: Spec) -> str:
@@ -132,7 +136,7 @@ def handlers_file_name(spec: Spec) -> str:
 
 
 def stock_collisions(spec: Spec) -> list[str]:
-    """Spec tool names the stock firmware registers too (its own tool wins)."""
+    """Spec tool names the stock firmware registers too (left out by the glue: the stock tool serves them)."""
     return [t.name for t in spec.tools if t.name in STOCK_TOOL_NAMES]
 
 
@@ -258,6 +262,7 @@ def _tool_view(tool: Tool) -> _ToolView:
         returns=tool.returns.kind,
         returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
         params=tuple(_param_view(tool, p) for p in tool.params),
+        stock_name=tool.name in STOCK_TOOL_NAMES,
     )
 
 
@@ -291,6 +296,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "handlers": handlers,
         "sources": sources,
         "collisions": stock_collisions(spec),
+        "events": [e.name for e in spec.events],
         "number_params": [(t.name, p.name) for t in spec.tools for p in t.params if p.type == "number"],
     }
 

@@ -450,7 +450,8 @@ def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *,
     qemu = get_machine(machine)
     log(f"booting {elf.name} in {qemu.qemu} -M {qemu.machine}")
     try:
-        with _SigintBlocked(), run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
+        with run_qemu.exit_on_hangup(), _SigintBlocked(), \
+                run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
             assert reader is not None
             return asyncio.run(_qemu_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
                                              device_log=dev.log_text))

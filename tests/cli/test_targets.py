@@ -69,6 +69,17 @@ def test_the_cli_offers_exactly_the_registered_targets() -> None:
         registry.get_target("x")
 
 
+def test_run_and_build_default_to_the_same_target(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 31, item 15: `run` defaulted to qemu while `build` defaulted to host.
+    parser = cli.build_parser()
+    build_default = parser.parse_args(["build", "s.yaml"]).target
+    assert build_default == "host"
+    assert parser.parse_args(["run", "s.yaml"]).target == build_default
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--help"])
+    assert "(default: host" in " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize(
     ("target", "made"),
     [("host", "simulator: "), ("python", "bindings: "), ("xiaozhi", "xiaozhi glue: "),
