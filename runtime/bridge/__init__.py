@@ -7,7 +7,7 @@ of one or many devices through it, over stdio or Streamable HTTP. See docs/bridg
 from .core import Bridge, Session, tool_error
 from .device import DeviceLike, ToolInfoLike
 from .http import StreamableHttpApp, serve_http
-from .names import ToolKey, ToolNameMap, device_slug, safe_tool_name
+from .names import ToolKey, ToolNameMap, device_prefix, safe_tool_name
 from .protocol import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .stdio import StdioServer, serve_stdio
 
@@ -23,7 +23,7 @@ __all__ = [
     "ToolInfoLike",
     "ToolKey",
     "ToolNameMap",
-    "device_slug",
+    "device_prefix",
     "safe_tool_name",
     "serve_http",
     "serve_stdio",

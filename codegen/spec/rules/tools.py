@@ -9,11 +9,7 @@ from typing import Any, Optional
 
 import yaml
 
-from mcpgen.codegen.spec.consumer_names import (
-    MAX_LLM_FUNCTION_NAME,
-    max_spec_name_length,
-    too_long_for,
-)
+from mcpgen.codegen.spec.consumer_names import max_spec_name_length, too_long_for
 from mcpgen.codegen.spec.model import (
     Param,
     Returns,
@@ -38,6 +34,7 @@ from mcpgen.codegen.spec.rules.tables import (
     TOOL_KEYS,
     TOOL_REQUIRED,
 )
+from mcpgen.llm_names import MAX_LLM_NAME
 
 
 @dataclass
@@ -163,7 +160,7 @@ class ToolRules(ParamRules, ReturnRules):
                 path,
                 f"tool name `{name}` is too long for LLM function calling: it becomes `{mapped}`, "
                 f"{len(mapped)} characters for {consumer.who} ({consumer.mapping}){also}; "
-                f"LLM APIs accept at most {MAX_LLM_FUNCTION_NAME}",
+                f"LLM APIs accept at most {MAX_LLM_NAME}",
                 f"shorten it to at most {max_spec_name_length(name)} characters "
                 "(each `.` counts twice, as mcpgen turns it into `__`)",
             )
