@@ -20,6 +20,7 @@ from typing import Optional
 
 from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
@@ -137,17 +138,9 @@ class _ToolView:
 
 
 def _param_comment(p: Param) -> str:
-    bits: list[str] = [p.type]
-    if p.minimum is not None or p.maximum is not None:
-        lo = "" if p.minimum is None else str(p.minimum)
-        hi = "" if p.maximum is None else str(p.maximum)
-        bits.append(f"range [{lo}, {hi}]")
-    if p.enum:
-        bits.append("one of " + ", ".join(p.enum))
-    if p.max_length is not None:
-        bits.append(f"at most {p.max_length} characters")
+    bits: list[str] = [p.type, *constraint_phrases(p)]
     if p.pattern is not None:
-        bits.append(f"pattern {p.pattern} (not checked on the device)")
+        bits.append("the pattern is not checked on the device")
     if p.default is not None:
         bits.append(f"default {json.dumps(p.default)}")
     else:

@@ -27,6 +27,7 @@ from typing import Any, Optional
 import mcpgen
 from mcpgen.codegen.emit.events_py import add_event_context
 from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
@@ -234,17 +235,7 @@ def param_annotation(p: Param) -> str:
 
 
 def _param_doc(p: Param) -> str:
-    bits: list[str] = [p.type]
-    if p.minimum is not None or p.maximum is not None:
-        lo = "" if p.minimum is None else _num(p.minimum)
-        hi = "" if p.maximum is None else _num(p.maximum)
-        bits.append(f"{lo}..{hi}")
-    if p.max_length is not None:
-        bits.append(f"at most {p.max_length} characters")
-    if p.enum:
-        bits.append("one of " + ", ".join(p.enum))
-    if p.pattern is not None:
-        bits.append(f"matching {p.pattern}")
+    bits: list[str] = [p.type, *constraint_phrases(p)]
     if p.default is not None:
         bits.append(f"default {p.default!r}")
     desc = p.description.strip()
