@@ -11,7 +11,7 @@ lives in :mod:`mcpgen.llm_names` (the bridge and the spec checker read it too).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal, Optional, Union
+from typing import Any, Optional, Union
 
 import orjson
 
@@ -25,7 +25,6 @@ from mcpgen.llm_names import (
 )
 
 ToolLike = Any  # ToolInfo, a tools/list entry dict, or a bindings SPEC entry
-Flavor = Literal["openai", "anthropic"]
 
 
 def _tool_fields(tool: ToolLike) -> tuple[str, str, dict, bool]:

@@ -111,8 +111,10 @@ def cpp_double(v: float) -> str:
     return text if any(c in text for c in ".e") else text + ".0"
 
 
+# What the templates need of one tool and its params for the generated ToolDesc / ParamDesc
+# tables (emit/xiaozhi.py has views of its own for the stock McpServer registrations).
 @dataclass(frozen=True)
-class _ParamView:
+class _ParamDescView:
     name: str
     field: str
     cpp_type: str
@@ -121,13 +123,13 @@ class _ParamView:
 
 
 @dataclass(frozen=True)
-class _ToolView:
+class _ToolDescView:
     index: int
     name: str
     name_comment: str
     handler: str
     struct: str
-    params: tuple[_ParamView, ...]
+    params: tuple[_ParamDescView, ...]
     enum_arrays: tuple[tuple[str, str], ...]  # (array name, initializer list)
     entry_literal: str
     entry_len: int
@@ -225,9 +227,9 @@ def _placeholder(tool: Tool) -> str:
     return f"{ind}return mcpgen::Result::None();"
 
 
-def _tool_view(index: int, tool: Tool) -> _ToolView:
+def _tool_view(index: int, tool: Tool) -> _ToolDescView:
     struct = cpp_args_struct(tool.handler)
-    params: list[_ParamView] = []
+    params: list[_ParamDescView] = []
     enums: list[tuple[str, str]] = []
     fields_seen: dict[str, str] = {}
     for p in tool.params:
@@ -243,7 +245,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolView:
             enum_array = f"kEnum_{tool.handler}_{field}"
             enums.append((enum_array, ", ".join(cpp_string(v, " " * 4) for v in p.enum)))
         params.append(
-            _ParamView(
+            _ParamDescView(
                 name=p.name,
                 field=field,
                 cpp_type=_CPP_PARAM_TYPE[p.type],
@@ -252,7 +254,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolView:
             )
         )
     entry = list_entry_json(tool)
-    return _ToolView(
+    return _ToolDescView(
         index=index,
         name=tool.name,
         name_comment=cpp_comment(tool.name),

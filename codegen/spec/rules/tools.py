@@ -38,8 +38,9 @@ from mcpgen.llm_names import MAX_LLM_NAME
 
 
 @dataclass
-class ToolInfo:
-    """What the cross-tool checks need to know about one tool (whatever validated)."""
+class ToolEntry:
+    """One `tools[]` entry as the checker read it: what the cross-tool checks need to know
+    (whatever validated). The runtime's `mcpgen.runtime.ToolInfo` is a device's tool."""
 
     index: int
     node: yaml.Node
@@ -55,9 +56,9 @@ class ToolInfo:
 class ToolRules(ParamRules, ReturnRules):
     # -- tools -----------------------------------------------------------------------------
 
-    def tool(self, node: yaml.Node, index: int) -> ToolInfo:
+    def tool(self, node: yaml.Node, index: int) -> ToolEntry:
         path = f"tools[{index}]"
-        info = ToolInfo(index=index, node=node)
+        info = ToolEntry(index=index, node=node)
         m = self.mapping(
             node, path, allowed=TOOL_KEYS, required=TOOL_REQUIRED, what="a tool mapping"
         )
