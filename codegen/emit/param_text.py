@@ -4,8 +4,10 @@ description), so a reader sees the same rule said the same way wherever they loo
 
 from __future__ import annotations
 
+import json
 from typing import Union
 
+from mcpgen.codegen.emit.literals import cpp_comment
 from mcpgen.codegen.spec.model import Param
 
 
@@ -41,3 +43,18 @@ def constraint_phrases(p: Param, *, with_range: bool = True) -> list[str]:
     if p.pattern is not None:
         bits.append(f"matching {p.pattern}")
     return bits
+
+
+def cpp_param_comment(p: Param) -> str:
+    """A C++ field comment: type, constraints, default or required, description."""
+    bits: list[str] = [p.type, *constraint_phrases(p)]
+    if p.pattern is not None:
+        bits.append("the pattern is not checked on the device")
+    if p.default is not None:
+        bits.append(f"default {json.dumps(p.default)}")
+    else:
+        bits.append("required")
+    text = "; ".join(bits)
+    if p.description:
+        text += ". " + p.description
+    return cpp_comment(text)

@@ -36,8 +36,9 @@ from pathlib import Path
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
-from mcpgen.codegen.emit.cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.emit.cpp import RETURN_KIND_ENUM
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.literals import cpp_comment, cpp_field_name, cpp_string
 from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.model import Param, Spec, Tool
