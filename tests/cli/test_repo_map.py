@@ -18,7 +18,7 @@ REFERENCE = re.compile(
 
 
 def _files() -> list[Path]:
-    out = [REPO / "README.md"]
+    out = sorted(REPO.glob("*.md"))  # README.md, CONTRIBUTING.md
     for folder in FOLDERS:
         out += [p for p in (REPO / folder).rglob("*") if p.suffix in READ and p.is_file()]
     return out
