@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 
 from setuptools import Extension, find_packages, setup
@@ -47,14 +48,13 @@ PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],
 }
 
-# Runtime modules compiled by Cython (pure-Python mode .py files with a .pxd beside each).
+# Runtime modules compiled by Cython (pure-Python mode .py files with a .pxd beside each):
+# the runtime's own list (runtime/_purepy.py), read by path since mcpgen is not importable
+# yet, mapped to each module's source file.
+_HERE = os.path.dirname(os.path.abspath(__file__))
 COMPILED_MODULES: dict[str, str] = {
-    "mcpgen.runtime.codec": "runtime/codec.py",
-    "mcpgen.runtime.validate": "runtime/validate.py",
-    # The gateway's per-frame path; its .pxd cimports picows (a build requirement).
-    "mcpgen.runtime.wslink": "runtime/wslink.py",
-    # The MQTT link's QoS 0 PUBLISH framing (runtime/mqttfast.py uses it when compiled).
-    "mcpgen.runtime.mqttwire": "runtime/mqttwire.py",
+    name: f"runtime/{name.rpartition('.')[2]}.py"
+    for name in runpy.run_path(os.path.join(_HERE, "runtime", "_purepy.py"))["COMPILED_MODULES"]
 }
 
 

@@ -503,6 +503,7 @@ SPEC_HELP = "the tool spec YAML, e.g. toolspec/desk_lamp.yaml"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mcpgen.codegen.run.console import runnable_targets
     from mcpgen.codegen.targets import registry
     from mcpgen.codegen.targets.esp32 import BOARDS
 
@@ -631,7 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "`tools`, `call NAME {json}` or `NAME key=value ...`, notifications as they come; "
                 "`help` lists the commands.")
     p.add_argument("spec", help=SPEC_HELP)
-    run_targets = registry.names(runnable=True)
+    run_targets = runnable_targets()
     # The same default as `codegen build`: the simulator needs no cross toolchain or QEMU.
     p.add_argument("--target", choices=run_targets, default="host", metavar="TARGET",
                    help=f"one of {', '.join(run_targets)} (default: host, as for build), e.g. --target qemu")

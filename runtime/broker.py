@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
 from mcpgen.extras import missing_extra
+from mcpgen.mqtt_topics import device_topic
 from mcpgen.runtime import mqttfast
 from mcpgen.runtime.errors import DeviceDisconnected
 
@@ -62,8 +63,8 @@ class TopicLayout:
         self._head = prefix + "/"
 
     def topic(self, device_id: str, leaf: str) -> str:
-        """``<prefix>/<device_id>/<leaf>`` (leaf: ``up``, ``down``, ``state``)."""
-        return f"{self.topic_prefix}/{device_id}/{leaf}"
+        """``<prefix>/<device_id>/<leaf>`` (leaf: ``mqtt_topics.UP``, ``DOWN``, ``STATE``)."""
+        return device_topic(self.topic_prefix, device_id, leaf)
 
     def device_filter(self, tail: str) -> str:
         """The filter matching ``tail`` (``/up``...) of every device: ``<prefix>/+<tail>``."""

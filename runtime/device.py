@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, Union
 
+from mcpgen import __version__
+from mcpgen.jsonrpc import METHOD_NOT_FOUND
 from mcpgen.runtime import codec
 from mcpgen.runtime.compat import Fingerprints, Policy, accepted, check_policy
 from mcpgen.runtime.errors import (
@@ -39,7 +41,7 @@ ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
 ProgressToken = Union[str, int]
 FINGERPRINT_META_KEY = "mcpgen/fingerprint"
 CLIENT_NAME = "mcpgen-runtime"
-CLIENT_VERSION = "0.1.0"
+CLIENT_VERSION = __version__  # the package version (one source: pyproject.toml)
 _MAX_LIST_PAGES = 1000
 
 
@@ -599,7 +601,7 @@ class Device:
             reply = {
                 "jsonrpc": "2.0",
                 "id": frame.id,
-                "error": {"code": -32601, "message": f"Method not found: {quoted(frame.method)}"},
+                "error": {"code": METHOD_NOT_FOUND, "message": f"Method not found: {quoted(frame.method)}"},
             }
         data = codec.encode_envelope(self._session.session_id, reply)
         if self._send_now is not None:

@@ -50,6 +50,9 @@ case "${1:-}" in
     # package that setup just installed (a tree of links to this checkout's sources).
     log "mypy"
     $PY -m mypy
+    # The layering of docs/architecture.md, as contracts on the installed package (.importlinter).
+    log "import contracts"
+    "$($PY -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/lint-imports" --no-cache
     log "tests: compiled runtime"
     MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
     log "tests: the same runtime as pure Python"

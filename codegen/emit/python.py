@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,13 @@ from typing import Any, Optional
 import mcpgen
 from mcpgen.codegen.emit.events_py import add_event_context
 from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.emit.literals import py_doc_text as _doc_text
+from mcpgen.codegen.emit.literals import py_ident, py_literal
+from mcpgen.codegen.emit.literals import py_str_literal as _str_literal
+from mcpgen.codegen.emit.param_text import constraint_phrases
+from mcpgen.codegen.emit.python_checks import SCALAR_TYPES as _SCALAR_TYPES
+from mcpgen.codegen.emit.python_checks import param_annotation
+from mcpgen.codegen.emit.python_checks import param_checks as _param_checks
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.history import HistoryErrors, Release, load_history
@@ -39,84 +45,11 @@ from mcpgen.protocol import RETURN_KINDS
 
 TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
-
 # The codec's C-level constant of each return kind (runtime/codec.pxd).
 _KIND_CONST = {kind: f"_K_{kind.upper()}" for kind in RETURN_KINDS}
-_SCALAR_TYPES = {"boolean": "bool", "integer": "int", "number": "float", "string": "str"}
 # Attributes of the generated classes that tools must not shadow.
 _CLASS_RESERVED = frozenset({"FINGERPRINT", "SPEC", "DEVICE_NAME", "DEVICE_VERSION", "device"})
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
-
-
-# -- Python literals and identifiers ---------------------------------------------------------
-
-
-def py_literal(value: Any, indent: int = 0) -> str:
-    """Deterministic Python source for JSON-like data (dict order kept)."""
-    pad = " " * (indent + 4)
-    if value is None or isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, int):
-        return repr(value)
-    if isinstance(value, float):
-        if math.isinf(value) or math.isnan(value):
-            raise ValueError(f"non-finite number {value!r} in spec")
-        return repr(value)
-    if isinstance(value, str):
-        return _str_literal(value)
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return "()" if isinstance(value, tuple) else "[]"
-        items = [py_literal(v, indent + 4) for v in value]
-        if isinstance(value, tuple):
-            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        return "[" + ", ".join(items) + "]"
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        inner = ",\n".join(
-            f"{pad}{_str_literal(str(k))}: {py_literal(v, indent + 4)}" for k, v in value.items()
-        )
-        return "{\n" + inner + ",\n" + " " * indent + "}"
-    raise TypeError(f"cannot write {type(value).__name__} as a Python literal")
-
-
-def _str_literal(s: str) -> str:
-    """A double-quoted string literal (repr, but stable in quote choice)."""
-    body = s.replace("\\", "\\\\").replace('"', '\\"')
-    out = []
-    for ch in body:
-        code = ord(ch)
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def py_ident(name: str) -> str:
-    """A Python identifier for a spec name (keywords get a trailing ``_``)."""
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    if not ident:
-        ident = "_"
-    if ident[0].isdigit():
-        ident = "n" + ident
-    if ident in PYTHON_RESERVED:
-        ident += "_"
-    return ident
-
-
-def _doc_text(text: str) -> str:
-    """Text safe inside a triple-quoted docstring."""
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip()
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:
@@ -183,76 +116,8 @@ class NamespaceView:
     children: list[tuple[str, str]] = field(default_factory=list)  # (attribute, class name)
 
 
-def _num(v: Any) -> str:
-    return repr(v)
-
-
-def _param_checks(p: Param, ident: str) -> list[str]:
-    n = _str_literal(p.name)
-    if p.type == "boolean":
-        return [
-            f"if {ident} is not True and {ident} is not False:",
-            f"    {ident} = _v.check_bool({n}, {ident})",
-        ]
-    if p.type == "integer":
-        lo = p.minimum if p.minimum is not None else INT64_MIN
-        hi = p.maximum if p.maximum is not None else INT64_MAX
-        if isinstance(lo, float):
-            lo = math.ceil(lo)
-        if isinstance(hi, float):
-            hi = math.floor(hi)
-        return [
-            f"if type({ident}) is not int or {ident} < {_num(lo)} or {ident} > {_num(hi)}:",
-            f"    {ident} = _v.check_int({n}, {ident}, {_num(lo)}, {_num(hi)})",
-        ]
-    if p.type == "number":
-        lo_c = f"{_num(p.minimum)} <= {ident}" if p.minimum is not None else f"-_INF < {ident}"
-        hi_c = f"{ident} <= {_num(p.maximum)}" if p.maximum is not None else f"{ident} < _INF"
-        lo_a = _num(p.minimum) if p.minimum is not None else "None"
-        hi_a = _num(p.maximum) if p.maximum is not None else "None"
-        return [
-            f"if (type({ident}) is not float and type({ident}) is not int) or not ({lo_c} and {hi_c}):",
-            f"    {ident} = _v.check_number({n}, {ident}, {lo_a}, {hi_a})",
-        ]
-    # string
-    conds = [f"type({ident}) is not str"]
-    ml = "None"
-    en = "None"
-    pat = "None"
-    if p.max_length is not None:
-        conds.append(f"len({ident}) > {p.max_length}")
-        ml = str(p.max_length)
-    if p.enum:
-        en = py_literal(tuple(p.enum))
-        conds.append(f"{ident} not in {en}")
-    if p.pattern is not None:
-        pat = f"_PATTERNS[{_str_literal(p.pattern)}]"
-        conds.append(f"{pat}.search({ident}) is None")
-    return [
-        f"if {' or '.join(conds)}:",
-        f"    {ident} = _v.check_str({n}, {ident}, {ml}, {en}, {pat})",
-    ]
-
-
-def param_annotation(p: Param) -> str:
-    """The Python type of an argument: ``Literal["a", "b"]`` for an enum, so mypy catches typos."""
-    if p.enum:
-        return "Literal[" + ", ".join(_str_literal(v) for v in p.enum) + "]"
-    return _SCALAR_TYPES[p.type]
-
-
 def _param_doc(p: Param) -> str:
-    bits: list[str] = [p.type]
-    if p.minimum is not None or p.maximum is not None:
-        lo = "" if p.minimum is None else _num(p.minimum)
-        hi = "" if p.maximum is None else _num(p.maximum)
-        bits.append(f"{lo}..{hi}")
-    if p.max_length is not None:
-        bits.append(f"at most {p.max_length} characters")
-    if p.enum:
-        bits.append("one of " + ", ".join(p.enum))
-    if p.pattern is not None:
-        bits.append(f"matching {p.pattern}")
+    bits: list[str] = [p.type, *constraint_phrases(p)]
     if p.default is not None:
         bits.append(f"default {p.default!r}")
     desc = p.description.strip()

@@ -36,8 +36,10 @@ from pathlib import Path
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
-from mcpgen.codegen.emit.cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.emit.cpp import RETURN_KIND_ENUM
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.literals import cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.model import Param, Spec, Tool
 
@@ -140,13 +142,6 @@ def stock_collisions(spec: Spec) -> list[str]:
     return [t.name for t in spec.tools if t.name in STOCK_TOOL_NAMES]
 
 
-def _fmt_num(v: float) -> str:
-    f = float(v)
-    if f.is_integer() and abs(f) < 1e15:
-        return str(int(f))
-    return repr(f)
-
-
 def _int32(v: int) -> str:
     return "(-2147483647 - 1)" if v == INT32_MIN else str(v)
 
@@ -167,19 +162,8 @@ def _hint(p: Param) -> str | None:
     bits: list[str] = []
     if p.type == "number":
         bits.append("a number sent as a string")
-    if p.type in ("number", "integer") and not (p.type == "integer" and _stock_int_range(p)):
-        if p.minimum is not None and p.maximum is not None:
-            bits.append(f"{_fmt_num(p.minimum)} to {_fmt_num(p.maximum)}")
-        elif p.minimum is not None:
-            bits.append(f">= {_fmt_num(p.minimum)}")
-        elif p.maximum is not None:
-            bits.append(f"<= {_fmt_num(p.maximum)}")
-    if p.enum:
-        bits.append("one of " + ", ".join(p.enum))
-    if p.max_length is not None:
-        bits.append(f"at most {p.max_length} characters")
-    if p.pattern is not None:
-        bits.append(f"matching {p.pattern}")
+    # An integer range the stock Property carries itself is not repeated in words.
+    bits += constraint_phrases(p, with_range=not (p.type == "integer" and _stock_int_range(p)))
     if not bits:
         return None
     return f"`{p.name}`: " + ", ".join(bits)

@@ -32,12 +32,22 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.qemu_machines import MACHINES as QEMU_MACHINES
 
 Log = Callable[[str], None]
 ReadLine = Callable[[], Awaitable[Optional[str]]]
+
+
+class Runner(Protocol):
+    """Builds one target, boots it and talks to it; returns an exit code. ``log`` gets the
+    build and boot progress, ``out`` the tool calls and the console; ``reader`` reads the
+    console's lines when ``interactive``."""
+
+    def __call__(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+                 timeout: float, reader: Optional[ReadLine]) -> int: ...
 
 HISTORY_ENV = "MCPGEN_HISTORY"
 HISTORY_LENGTH = 1000
@@ -460,6 +470,25 @@ def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *,
         return 1
 
 
+def _qemu_runner(machine: str) -> Runner:
+    def run(spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+            timeout: float, reader: Optional[ReadLine]) -> int:
+        return run_qemu_machine(spec, spec_path, outdir, machine, interactive=interactive, log=log, out=out,
+                                timeout=timeout, reader=reader)
+
+    return run
+
+
+#: What ``codegen run`` boots, by target name: builds it (through ``targets/``), starts it
+#: and talks to it. Booting lives here, never in ``targets/`` (the generator runs one way).
+RUNNERS: dict[str, Runner] = {"host": run_host, **{name: _qemu_runner(name) for name in QEMU_MACHINES}}
+
+
+def runnable_targets() -> tuple[str, ...]:
+    """The ``--target`` names ``codegen run`` accepts."""
+    return tuple(RUNNERS)
+
+
 def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool = False, log: Log = print,
                out: Log = print, timeout: float = 10.0, reader: Optional[ReadLine] = None,
                spec: Optional[Spec] = None) -> int:
@@ -470,18 +499,22 @@ def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool 
     ``spec`` is the model when the caller has loaded it. Returns an exit code. Build
     failures raise ``BuildError`` (the CLI prints them).
     """
+    from mcpgen.codegen.errors import BuildError
     from mcpgen.codegen.targets.base import load_for_build
-    from mcpgen.codegen.targets.registry import get_target
 
-    runner = get_target(target)
+    runner = RUNNERS.get(target)
+    if runner is None:
+        raise BuildError(
+            f"codegen run cannot start target {target!r}\n  fix: use one of {', '.join(runnable_targets())}"
+        )
     spec = load_for_build(spec_path, spec)
     line_reader = None
     if interactive and reader is None:
         line_reader = LineReader()
         reader = line_reader
     try:
-        return runner.run(spec, spec_path, outdir, interactive=interactive, log=log, out=out,
-                          timeout=timeout, reader=reader)
+        return runner(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
+                      reader=reader)
     finally:
         if line_reader is not None:
             line_reader.close()

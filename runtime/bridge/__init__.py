@@ -10,7 +10,7 @@ try:  # the official MCP SDK, uvicorn, h11, jsonschema: the `bridge` extra
     from .core import Bridge, Session, tool_error
     from .device import DeviceLike, ToolInfoLike
     from .http import StreamableHttpApp, serve_http
-    from .names import ToolKey, ToolNameMap, device_slug, safe_tool_name
+    from .names import ToolKey, ToolNameMap, device_prefix, safe_tool_name
     from .protocol import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
     from .stdio import StdioServer, serve_stdio
 except ModuleNotFoundError as exc:
@@ -28,7 +28,7 @@ __all__ = [
     "ToolInfoLike",
     "ToolKey",
     "ToolNameMap",
-    "device_slug",
+    "device_prefix",
     "safe_tool_name",
     "serve_http",
     "serve_stdio",

@@ -17,6 +17,8 @@ import shlex
 import sys
 from typing import Any
 
+from mcpgen.mqtt_topics import DEFAULT_PREFIX
+
 from .core import Bridge
 from .http import default_allowed_hosts, serve_http
 from .stdio import protect_stdout, serve_stdio
@@ -117,7 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST[:PORT]",
         help="accept devices through this MQTT broker (docs/mqtt.md; port default 1883)",
     )
-    d.add_argument("--mqtt-prefix", default="mcpgen", help="MQTT topic prefix (default: mcpgen)")
+    d.add_argument(
+        "--mqtt-prefix", default=DEFAULT_PREFIX, help=f"MQTT topic prefix (default: {DEFAULT_PREFIX})"
+    )
     d.add_argument("--mqtt-username", metavar="NAME", help="the bridge's own broker user name")
     d.add_argument(
         "--mqtt-password-env",

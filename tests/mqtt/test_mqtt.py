@@ -383,7 +383,10 @@ async def test_oversized_message_is_answered_not_truncated(
 
 
 async def test_bad_device_options_are_refused(built: Built, tmp_path: Path) -> None:
-    for extra in (("--device-id", "a/b"), ("--device-id", "x", "--password", "p")):
+    # A prefix with an empty level at either end would make "a//x/up" (the shared
+    # mqtt_conventions.h rule; the host port used to accept it).
+    bad_prefixes = [("--device-id", "x", "--topic-prefix", p) for p in ("a/", "/a", "a/+")]
+    for extra in (("--device-id", "a/b"), ("--device-id", "x", "--password", "p"), *bad_prefixes):
         proc = await asyncio.create_subprocess_exec(
             str(built.exe),
             "--mqtt",

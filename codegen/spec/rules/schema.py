@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcpgen.codegen.spec.consumer_names import MAX_LLM_FUNCTION_NAME
 from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
@@ -50,13 +49,14 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_KEYS,
     TOP_REQUIRED,
 )
+from mcpgen.llm_names import MAX_LLM_NAME
 
 Schema = dict[str, Any]
 
 NONEMPTY = "\\S"  # the checker refuses blank strings where this pattern is used
 # The tool name pattern: the MCP characters, no `__` (an LLM function name uses `__` for
-# `.`), at most MAX_LLM_FUNCTION_NAME characters (the checker also counts each `.` twice).
-TOOL_NAME_PATTERN = f"^(?!.*__)[A-Za-z0-9_.-]{{1,{MAX_LLM_FUNCTION_NAME}}}$"
+# `.`), at most MAX_LLM_NAME characters (the checker also counts each `.` twice).
+TOOL_NAME_PATTERN = f"^(?!.*__)[A-Za-z0-9_.-]{{1,{MAX_LLM_NAME}}}$"
 
 
 def _ref(name: str) -> Schema:
@@ -100,7 +100,7 @@ DEVICE: dict[str, Schema] = {
 TOOL: dict[str, Schema] = {
     "name": {"type": "string", "pattern": TOOL_NAME_PATTERN,
              "description": "MCP tool name, unique in the spec, e.g. self.light.set_rgb: letters, digits, "
-             f"_ - and ., no `__`, at most {MAX_LLM_FUNCTION_NAME} characters with each `.` counted twice "
+             f"_ - and ., no `__`, at most {MAX_LLM_NAME} characters with each `.` counted twice "
              "(LLM function names turn it into `__`). No two tools may become the same name with `.` -> "
              "`__` or `.` -> `_` (the stock xiaozhi-esp32-server); codegen checks that. Dotted segments "
              "become Python namespaces."},

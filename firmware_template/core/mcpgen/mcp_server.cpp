@@ -479,7 +479,7 @@ struct ServerImpl {
   // starts); clients treat the text as opaque. A cursor this device did not give out
   // for this tool set -- stale (another firmware or spec), forged, out of range -- fails
   // the comparison with the text the device would have written and gets -32602.
-  static constexpr size_t kCursorLen = 12;  // == CURSOR_LEN in codegen/mcp_json.py
+  static constexpr size_t kCursorLen = 12;  // == CURSOR_LEN in codegen/spec/mcp_json.py
 
   static void cursor_text(const SpecDesc& spec, uint32_t index, char* out) {
     // FNV-1a started from the index and count: for one spec, distinct indices give

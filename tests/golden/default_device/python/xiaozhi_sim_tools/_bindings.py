@@ -451,7 +451,7 @@ class AudioSpeakerTools:
         MCP tool ``self.audio_speaker.set_volume``.
 
         Args:
-            volume: Volume in percent. (integer; 0..100)
+            volume: Volume in percent. (integer; 0 to 100)
 
         Returns: boolean
         """
@@ -475,7 +475,7 @@ class ScreenTools:
         MCP tool ``self.screen.set_brightness``.
 
         Args:
-            brightness: (integer; 0..100)
+            brightness: (integer; 0 to 100)
 
         Returns: boolean
         """
@@ -518,7 +518,7 @@ class DisplayTools:
 
         Args:
             scroll: (boolean; default False)
-            seconds: (number; 0.5..30.0; default 3.0)
+            seconds: (number; 0.5 to 30; default 3.0)
             text: Message to show. (string; at most 64 characters)
 
         Returns: string
@@ -567,7 +567,7 @@ class CounterTools:
         MCP tool ``self.counter.add``.
 
         Args:
-            amount: (integer; -1000..1000; default 1)
+            amount: (integer; -1000 to 1000; default 1)
 
         Returns: integer
         """

@@ -378,9 +378,9 @@ class LightTools:
         MCP tool ``self.light.set_rgb``.
 
         Args:
-            b: (integer; 0..255)
-            g: (integer; 0..255)
-            r: (integer; 0..255)
+            b: (integer; 0 to 255)
+            g: (integer; 0 to 255)
+            r: (integer; 0 to 255)
 
         Returns: boolean
         """
@@ -426,7 +426,7 @@ class LightTools:
 
         Args:
             effect: (string; one of none, breathe, rainbow, candle)
-            speed: (number; 0.1..10.0; default 1.0)
+            speed: (number; 0.1 to 10; default 1.0)
 
         Returns: string
         """
@@ -450,7 +450,7 @@ class TimerTools:
         MCP tool ``self.timer.set``.
 
         Args:
-            minutes: (integer; 0..720)
+            minutes: (integer; 0 to 720)
 
         Returns: integer
         """
@@ -475,7 +475,7 @@ class ButtonTools:
         MCP tool ``self.button.press``.
 
         Args:
-            count: Presses in a row. (integer; 1..5; default 1)
+            count: Presses in a row. (integer; 1 to 5; default 1)
 
         Returns: boolean
         """
