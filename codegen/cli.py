@@ -211,6 +211,9 @@ def cmd_new(args: argparse.Namespace) -> int:
     if generate_all(spec_path, Path(args.output) if args.output else directory / "build", ui.info) is None:
         return 1
     ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
+    ui.info(f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
+            "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
+            f"echo secrets.yaml >> {directory / '.gitignore'}")
     return 0
 
 
