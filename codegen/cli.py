@@ -338,6 +338,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return asyncio.run(run_demo(Path(args.spec) if args.spec else None, Path(args.output)))
 
 
+def cmd_completion(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.completion import CompletionUnavailable, script
+
+    try:
+        ui.result(script(args.shell))
+    except CompletionUnavailable as exc:
+        _err(str(exc))
+        return 1
+    return 0
+
+
 def cmd_bridge(args: argparse.Namespace) -> int:
     from mcpgen.runtime.bridge.cli import run
 
@@ -517,6 +528,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="build/demo", help="build directory (default: build/demo)")
     p.set_defaults(func=cmd_demo)
 
+    p = command("completion", "print the shell completion script of codegen (bash, zsh or fish)",
+                """
+                eval "$(codegen completion bash)"     # in ~/.bashrc
+                eval "$(codegen completion zsh)"      # in ~/.zshrc
+                codegen completion fish > ~/.config/fish/completions/codegen.fish
+                """)
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell, e.g. bash")
+    p.set_defaults(func=cmd_completion)
+
     p = command("bridge", "serve devices' tools to standard MCP clients",
                 """
                 codegen bridge --transport stdio \\
@@ -566,6 +586,10 @@ def _configure_logging(verbosity: int) -> None:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
+    if argv is None:  # a Tab in a shell with `codegen completion` loaded: answer, exit
+        from mcpgen.codegen.completion import complete
+
+        complete(parser)
     args = parser.parse_args(argv)
     verbosity = QUIET if args.quiet else (VERBOSE if args.verbose else NORMAL)
     ui.verbosity = verbosity
