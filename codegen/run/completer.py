@@ -71,5 +71,8 @@ class ConsoleCompleter:
         if state == 0:
             import readline
 
-            self._matches = self.candidates(readline.get_line_buffer()[: readline.get_endidx()])
+            # Python's readline appends nothing to a completion: a finished word gets its
+            # space here; `name=` is left open for the value.
+            found = self.candidates(readline.get_line_buffer()[: readline.get_endidx()])
+            self._matches = [c if c.endswith("=") else c + " " for c in found]
         return self._matches[state] if state < len(self._matches) else None

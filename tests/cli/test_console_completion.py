@@ -4,8 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import pytest
+from cli_testlib import codegen, copy_spec
 
 from mcpgen.codegen.run.completer import ConsoleCompleter
 from mcpgen.codegen.run.console import Console, LineReader
@@ -95,3 +101,28 @@ def test_the_line_reader_installs_the_completer_on_a_terminal() -> None:
     reader.use_completer(COMPLETER)
     assert reader.readline.get_completer() == COMPLETER.complete
     assert reader.readline.get_completer_delims() == " \t\n"
+
+
+def test_tab_completes_on_a_terminal(tmp_path: Path) -> None:
+    """A real readline session on a pseudo-terminal: Tab turns a prefix into the tool's
+    name (then the call runs), and after the name offers its parameters."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not installed")
+    pytest.importorskip("termios")
+    pytest.importorskip("readline")
+    from test_run_interactive import _env, _pty_session
+
+    spec = copy_spec(tmp_path)
+    out = str(tmp_path / "o")
+    assert codegen("build", str(spec), "-o", out, "--no-compile-bindings", "-q").returncode == 0
+    screen, rc = _pty_session(
+        [sys.executable, "-m", "mcpgen", "run", str(spec), "--target", "host", "-i", "-q", "-o", out],
+        tmp_path, _env(tmp_path),
+        [b"self.light.get_st\t\r", b"call self.light.set_po\ton=true\r", b"self.light.set_rgb r\t1 g=2 b=3\r",
+         b"\x04"],
+    )
+    assert rc == 0, screen
+    history = (tmp_path / "history").read_text().splitlines()
+    assert history[-3:] == ["self.light.get_state ", "call self.light.set_power on=true",
+                            "self.light.set_rgb r=1 g=2 b=3"]
+    assert '-> {"on"' in screen and "-> true" in screen
