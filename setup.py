@@ -20,6 +20,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "mcpgen.codegen": "codegen",
     "mcpgen.runtime": "runtime",
     "mcpgen.runtime.bridge": "runtime/bridge",
+    "mcpgen.runtime.console": "runtime/console",
     # Data shipped as packages so that a plain wheel install can build firmware.
     "mcpgen.firmware_template": "firmware_template",
     "mcpgen.toolspec": "toolspec",
@@ -35,6 +36,7 @@ PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen.codegen": ["py.typed"],
     "mcpgen.codegen.emit": ["templates/**/*"],
     "mcpgen.runtime": ["py.typed", "*.pxd"],
+    "mcpgen.runtime.console": ["static/*"],  # the page: plain HTML, CSS and JS, no build step
     "mcpgen.firmware_template": ["**/*"],
     "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],
 }

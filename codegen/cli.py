@@ -1,4 +1,4 @@
-"""The ``codegen`` command: check, generate, new, build, run, flash, monitor, demo, bridge.
+"""The ``codegen`` command: check, generate, new, build, run, flash, monitor, demo, bridge, console.
 
 Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
 Expected failures (a spec error, a missing file or compiler, a busy port, a denied
@@ -321,6 +321,19 @@ def cmd_bridge(args: argparse.Namespace) -> int:
     return asyncio.run(run(args))
 
 
+def cmd_console(args: argparse.Namespace) -> int:
+    try:
+        from mcpgen.runtime.console.cli import run
+    except ImportError as exc:
+        _err(f"the web console needs the `console` extra: pip install 'mcpgen[console]' ({exc})")
+        return 1
+    if ui.verbosity >= VERBOSE and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "DEBUG"
+    elif ui.verbosity == QUIET and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "WARNING"
+    return asyncio.run(run(args))
+
+
 # ------------------------------------------------------------------------------ parser
 
 
@@ -498,6 +511,19 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_arguments(p)
     p.set_defaults(func=cmd_bridge)
+
+    p = command("console", "a web console: devices, their tools as forms, live events, /metrics",
+                """
+                codegen console --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
+                codegen console --port 8780 --gateway-port 8765 --auth-token s3cret
+                """)
+    try:
+        from mcpgen.runtime.console.cli import add_arguments as add_console_arguments
+    except ImportError:  # the console is an extra; `cmd_console` says which
+        pass
+    else:
+        add_console_arguments(p)
+    p.set_defaults(func=cmd_console)
     return parser
 
 

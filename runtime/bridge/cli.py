@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import inspect
 import logging
-import os
-import shlex
 import sys
 from typing import Any
 
+from .attach import (
+    NO_SOURCES,
+    AttachError,
+    DeviceSources,
+    add_device_arguments,
+    broker_address,
+    has_sources,
+    many_can_connect,
+)
 from .core import Bridge
 from .http import default_allowed_hosts, serve_http
 from .stdio import protect_stdout, serve_stdio
@@ -78,62 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="require 'Authorization: Bearer TOKEN' from HTTP clients",
     )
 
-    d = parser.add_argument_group("devices")
-    d.add_argument(
-        "--device-cmd",
-        action="append",
-        default=[],
-        metavar="CMD",
-        help="launch a device (e.g. the simulator) and talk to it over its stdio (repeatable)",
-    )
-    d.add_argument(
-        "--gateway-port",
-        type=int,
-        metavar="PORT",
-        help="accept devices over WebSocket on this port (the xiaozhi protocol)",
-    )
-    d.add_argument(
-        "--gateway-host", default="127.0.0.1", help="gateway address (use 0.0.0.0 for devices on the LAN)"
-    )
-    d.add_argument(
-        "--serial",
-        action="append",
-        default=[],
-        metavar="PORT",
-        help="a device on a serial port or pyserial URL, e.g. /dev/ttyUSB0 (repeatable)",
-    )
-    d.add_argument("--baudrate", type=int, default=115200, help="serial speed (default: 115200)")
-    d.add_argument(
-        "--mqtt-broker",
-        metavar="HOST[:PORT]",
-        help="accept devices through this MQTT broker (docs/mqtt.md; port default 1883)",
-    )
-    d.add_argument("--mqtt-prefix", default="mcpgen", help="MQTT topic prefix (default: mcpgen)")
-    d.add_argument("--mqtt-username", metavar="NAME", help="the bridge's own broker user name")
-    d.add_argument(
-        "--mqtt-password-env",
-        metavar="VAR",
-        help="environment variable holding the broker password (not on the command line: "
-        "other local users can read it there)",
-    )
-    d.add_argument(
-        "--auth-token",
-        action="append",
-        default=[],
-        metavar="[DEVICE_ID=]TOKEN",
-        help="bearer token devices must present to the gateway (repeatable; DEVICE_ID= binds it to one)",
-    )
-    d.add_argument("--hmac-secret", metavar="SECRET", help="authenticate gateway devices with HMAC tokens")
-    d.add_argument(
-        "--device",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="serve only this device id (repeatable; default: every device)",
-    )
-    d.add_argument(
-        "--call-timeout", type=float, default=30.0, help="seconds a tool call may take (default: 30)"
-    )
+    add_device_arguments(parser)
 
     n = parser.add_argument_group("tools")
     n.add_argument(
@@ -160,48 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _prefix_default(args: argparse.Namespace) -> bool:
     if args.prefix_tools is not None:
         return bool(args.prefix_tools)
-    many_can_connect = args.gateway_port is not None or args.mqtt_broker is not None
-    if many_can_connect and len(args.device) != 1:
-        return True
-    sources = len(args.device_cmd) + len(args.serial) + (1 if many_can_connect else 0)
-    return sources > 1
-
-
-def _broker_address(value: str) -> tuple[str, int]:
-    """``HOST[:PORT]`` (``[v6]:PORT`` for IPv6) -> (host, port)."""
-    if value.startswith("["):
-        host, _, rest = value[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    else:
-        host, _, port = value.rpartition(":") if value.count(":") == 1 else (value, "", "")
-    if not port:
-        return host, 1883
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"--mqtt-broker {value!r}: the port must be a number from 1 to 65535")
-    return host, int(port)
-
-
-def _auth(args: argparse.Namespace) -> Any:
-    if not args.auth_token and not args.hmac_secret:
-        return None
-    from mcpgen import runtime
-    if args.hmac_secret:
-        return runtime.HmacAuth(args.hmac_secret)
-    tokens: dict[str, str] = {}  # device id -> token; "*" is the token for any device
-    for item in args.auth_token:
-        device_id, sep, token = item.partition("=")
-        if sep and device_id:
-            tokens[device_id] = token
-        else:
-            tokens["*"] = item
-    return runtime.TokenAuth(tokens)
-
-
-async def _call_maybe_async(fn: Any) -> None:
-    with contextlib.suppress(Exception):
-        result = fn()
-        if inspect.isawaitable(result):
-            await asyncio.wait_for(result, 5.0)
+    return many_can_connect(args)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -212,13 +121,12 @@ async def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     protocol_out = protect_stdout() if args.transport == "stdio" else None
-    if not (args.device_cmd or args.serial or args.gateway_port is not None or args.mqtt_broker):
-        log.error(
-            "no devices: give --device-cmd CMD, --serial PORT, --gateway-port PORT or --mqtt-broker HOST"
-        )
+    if not has_sources(args):
+        log.error("%s", NO_SOURCES)
         return 2
     try:
-        broker = _broker_address(args.mqtt_broker) if args.mqtt_broker else None
+        if args.mqtt_broker:
+            broker_address(args.mqtt_broker)  # a usage error (exit 2) before anything starts
     except ValueError as exc:
         log.error("%s", exc)
         return 2
@@ -232,71 +140,14 @@ async def run(args: argparse.Namespace) -> int:
         safe_names=not args.raw_tool_names,
         instructions="Tools of connected ESP32 devices (mcpgen bridge).",
     )
-    devices: list[Any] = []
+    sources = DeviceSources(args, lambda device, _transport: bridge.add_device(device))
     background: list[asyncio.Task[Any]] = []
-    gateways: list[Any] = []
     try:
         try:
-            from mcpgen import runtime
-        except ImportError as exc:  # pragma: no cover - the runtime ships with the bridge
-            log.error("the backend runtime is not importable: %s", exc)
+            await sources.start()
+        except AttachError as exc:
+            log.error("%s", exc)
             return 1
-        for command in args.device_cmd:
-            argv = shlex.split(command)
-            try:
-                device = await runtime.connect_process(argv, call_timeout=args.call_timeout)
-            except Exception as exc:
-                log.error("could not start device %r: %s", command, exc)
-                return 1
-            devices.append(device)
-            bridge.add_device(device)
-        for url in args.serial:
-            try:
-                device = await runtime.connect_serial(
-                    url, baudrate=args.baudrate, call_timeout=args.call_timeout
-                )
-            except Exception as exc:
-                log.error("could not open the device on serial port %s: %s", url, exc)
-                return 1
-            devices.append(device)
-            bridge.add_device(device)
-        if args.gateway_port is not None:
-            gateway = runtime.Gateway(
-                host=args.gateway_host,
-                port=args.gateway_port,
-                auth=_auth(args),
-                call_timeout=args.call_timeout,
-            )
-            await gateway.start()
-            gateways.append(gateway)
-            log.info("device gateway listening on %s:%s", args.gateway_host, gateway.port)
-        if broker is not None:
-            from mcpgen.runtime.mqtt import MqttGateway
-
-            password = os.environ.get(args.mqtt_password_env) if args.mqtt_password_env else None
-            mqtt = MqttGateway(
-                broker[0],
-                broker[1],
-                topic_prefix=args.mqtt_prefix,
-                username=args.mqtt_username,
-                password=password,
-                auth=_auth(args),
-                call_timeout=args.call_timeout,
-            )
-            try:
-                await mqtt.start()
-            except Exception as exc:
-                log.error("could not use the MQTT broker %s:%d: %s", broker[0], broker[1], exc)
-                return 1
-            gateways.append(mqtt)
-            log.info("MQTT device gateway on %s", mqtt.url)
-
-        async def accept(source: Any) -> None:
-            async for device in source.devices():
-                devices.append(device)
-                bridge.add_device(device)
-
-        background.extend(asyncio.ensure_future(accept(g)) for g in gateways)
         background.append(asyncio.ensure_future(bridge.watch()))
 
         if args.transport == "stdio":
@@ -324,10 +175,7 @@ async def run(args: argparse.Namespace) -> int:
         for task in background:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
-        for device in devices:
-            await _call_maybe_async(device.close)
-        for gateway in gateways:
-            await _call_maybe_async(gateway.close)
+        await sources.close()
 
 
 def main(argv: list[str] | None = None) -> int:
