@@ -47,7 +47,10 @@ async def browser_page(profile: Path) -> AsyncIterator[Any]:
 
     async with async_playwright() as p:
         context = await p.chromium.launch_persistent_context(
-            str(profile), executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS,
+            str(profile),
+            executable_path=chromium(),
+            headless=True,
+            args=CHROMIUM_FLAGS,
             viewport={"width": 1400, "height": 1000},
         )
         try:
@@ -112,8 +115,14 @@ class Fleet:
 
 
 @contextlib.asynccontextmanager
-async def fleet(tmp: Path, speaker_exe: Path, speaker_fingerprint: str, *, user_tools: bool = False,
-                gateway_fingerprint: str | None = None) -> AsyncIterator[Fleet]:
+async def fleet(
+    tmp: Path,
+    speaker_exe: Path,
+    speaker_fingerprint: str,
+    *,
+    user_tools: bool = False,
+    gateway_fingerprint: str | None = None,
+) -> AsyncIterator[Fleet]:
     console = Console(user_tools=user_tools, call_timeout=10.0)
     speaker, calls = await counted_process(
         speaker_exe, tmp / "speaker-calls", device_id="speaker-1", fingerprint=speaker_fingerprint

@@ -28,7 +28,9 @@ async def test_devices_tools_calls_validation_events_in_the_browser(
     spec = built_default.spec
     shots = screenshot_dir(tmp_path / "shots")
     async with (
-        fleet(tmp_path, built_default.exe, spec.fingerprint, gateway_fingerprint=built_lamp.spec.fingerprint) as f,
+        fleet(
+            tmp_path, built_default.exe, spec.fingerprint, gateway_fingerprint=built_lamp.spec.fingerprint
+        ) as f,
         browser_page(tmp_path / "profile") as page,
     ):
         await page.goto(f"{f.url}?token={f.token}")
@@ -48,7 +50,12 @@ async def test_devices_tools_calls_validation_events_in_the_browser(
         await expect(page.locator("#hidden-tools")).to_contain_text("1 user-only tool(s) hidden")
         volume_form = page.locator(f'form[data-tool="{VOLUME}"]')
         volume = volume_form.locator('input[name="volume"]')
-        assert [await volume.get_attribute(a) for a in ("type", "min", "max", "step")] == ["number", "0", "100", "1"]
+        assert [await volume.get_attribute(a) for a in ("type", "min", "max", "step")] == [
+            "number",
+            "0",
+            "100",
+            "1",
+        ]
         theme = page.locator('form[data-tool="self.screen.set_theme"] select[name="theme"]')
         assert await theme.locator("option").all_text_contents() == ["—", "light", "dark"]
         show_text = page.locator('form[data-tool="self.display.show_text"]')
@@ -107,7 +114,9 @@ async def test_devices_tools_calls_validation_events_in_the_browser(
             await lamp.call("self.button.press", {"count": 1})  # another client presses the button
             pressed = page.locator('#feed li[data-event="button_pressed"]')
             await expect(pressed).to_contain_text('lamp-1 button_pressed{"count":1}')
-            await expect(page.locator('#feed li[data-event="power_changed"]')).to_contain_text('"source":"button"')
+            await expect(page.locator('#feed li[data-event="power_changed"]')).to_contain_text(
+                '"source":"button"'
+            )
             assert await page.evaluate("window.__notReloaded") is True
             await lamp_row.click()
             await expect(page.locator("#device-events li")).to_have_count(2)
