@@ -69,11 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace) -> int:
     """Attach the devices and serve the console until interrupted; exit status."""
+    level = getattr(logging, str(args.log_level).upper(), logging.INFO)
     logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stderr, level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
+    # `codegen` configured the root logger already (basicConfig above is then a no-op):
+    # --log-level still applies to everything the runtime logs.
+    logging.getLogger("mcpgen").setLevel(level)
     if not has_sources(args):
         log.error("%s", NO_SOURCES)
         return 2
@@ -107,9 +109,12 @@ async def run(args: argparse.Namespace) -> int:
         def ready(port: int) -> None:
             shown = f"[{args.host}]" if ":" in args.host else args.host
             query = f"?token={token}" if token else ""
-            # the one line a person (and a test) looks for: print it whatever the log level
-            print(f"console: http://{shown}:{port}/{query}", file=sys.stderr, flush=True)
+            # printed whatever the log level: what a person (and a test) looks for; the page last
+            for hub, transport in sources.hubs:
+                where = f"ws://{args.gateway_host}:{hub.port}/" if transport == "websocket" else hub.url
+                print(f"devices ({transport}): {where}", file=sys.stderr, flush=True)
             print(f"metrics: http://{shown}:{port}/metrics", file=sys.stderr, flush=True)
+            print(f"console: http://{shown}:{port}/{query}", file=sys.stderr, flush=True)
 
         await serve_console(
             console,
