@@ -196,7 +196,7 @@ class FleetMetrics:
         self.watch_rejections(hub, name)
 
         async def follow() -> None:
-            async for device in _devices(hub):
+            async for device in hub.devices():
                 self.track(device, name)
 
         return self._spawn(follow())
@@ -288,11 +288,6 @@ class FleetMetrics:
         from prometheus_client import make_asgi_app
 
         return make_asgi_app(self.registry)
-
-
-async def _devices(hub: Any) -> AsyncIterator[Any]:
-    async for device in hub.devices():
-        yield device
 
 
 class _SourceCollector(Collector):
