@@ -66,7 +66,7 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
         help="accept devices through this MQTT broker (docs/mqtt.md; port default 1883)",
     )
     d.add_argument("--mqtt-prefix", default="mcpgen", help="MQTT topic prefix (default: mcpgen)")
-    d.add_argument("--mqtt-username", metavar="NAME", help="the bridge's own broker user name")
+    d.add_argument("--mqtt-username", metavar="NAME", help="this program's own broker user name")
     d.add_argument(
         "--mqtt-password-env",
         metavar="VAR",
