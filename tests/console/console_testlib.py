@@ -34,6 +34,13 @@ CHROMIUM_FLAGS = [
 ]
 
 
+def generous_expect() -> None:
+    """Playwright's ``expect`` waits 5 s by default; a loaded 2-core CI machine may need more."""
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=20_000)
+
+
 def chromium() -> str:
     """Debian's chromium (scripts/dev.sh installs it); Playwright's own download is never used.
 
@@ -62,6 +69,7 @@ async def browser_page(profile: Path) -> AsyncIterator[Any]:
         )
         try:
             page = context.pages[0] if context.pages else await context.new_page()
+            context.set_default_timeout(20_000)  # generous: CI machines are small and shared
             yield page
         finally:
             await context.close()

@@ -14,10 +14,12 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from console_testlib import browser_page, fleet, screenshot_dir
+from console_testlib import browser_page, fleet, generous_expect, screenshot_dir
 from e2e_testlib import Built, launch_ws
 from playwright.async_api import expect
 from prometheus_client.parser import text_string_to_metric_families
+
+generous_expect()
 
 VOLUME = "self.audio_speaker.set_volume"
 

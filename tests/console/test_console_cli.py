@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2 as httpx
-from console_testlib import browser_page
+from console_testlib import browser_page, generous_expect
 from e2e_testlib import REPO, Built, launch_ws
 from playwright.async_api import expect
 from prometheus_client.parser import text_string_to_metric_families
+
+generous_expect()
 
 
 def env() -> dict[str, str]:

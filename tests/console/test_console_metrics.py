@@ -38,7 +38,7 @@ async def scrape(client: httpx.AsyncClient) -> Samples:
 
 
 async def until(client: httpx.AsyncClient, name: str, want: float, **labels: str) -> Samples:
-    for _ in range(200):
+    for _ in range(400):
         samples = await scrape(client)
         if value(samples, name, **labels) == want:
             return samples
