@@ -312,7 +312,8 @@ async def _respond(
     content_type: bytes,
     extra: Optional[list[tuple[bytes, bytes]]] = None,
 ) -> None:
-    headers = [(b"content-type", content_type), *_SECURITY_HEADERS, *(extra or [])]
+    length = (b"content-length", str(len(body)).encode())
+    headers = [(b"content-type", content_type), length, *_SECURITY_HEADERS, *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

@@ -4,6 +4,7 @@ live feed, spec status, percentiles and bounded metric labels."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,7 @@ from mcpgen.runtime import DeviceTimeout
 from mcpgen.runtime.console import Console, FleetMetrics
 from mcpgen.runtime.console.metrics import MAX_LABEL_VALUES
 from mcpgen.runtime.console.registry import compatibility, percentile
+from mcpgen.runtime.console.server import tcp_listener
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,23 @@ def test_label_values_from_devices_are_bounded() -> None:
         if s.name == "mcpgen_calls_total"
     }
     assert len(tools) == MAX_LABEL_VALUES + 1 and tools["other"] == 44
+
+
+async def test_the_console_listener_turns_nagle_off_on_accepted_connections() -> None:
+    """Regression: a listener made with protocol 0 left Nagle on (asyncio sets TCP_NODELAY
+    only when the socket's protocol says TCP), and each response on a kept-alive
+    connection waited ~40 ms for the client's delayed ACK."""
+    sock = tcp_listener("127.0.0.1", 0)
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    class Accept(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            raw = transport.get_extra_info("socket")
+            accepted.set_result(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    server = await asyncio.get_running_loop().create_server(Accept, sock=sock)
+    async with server:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
+        assert await asyncio.wait_for(accepted, 5) != 0
+        writer.close()
