@@ -92,8 +92,33 @@ class SpecMismatch(McpDeviceError):
         self.actual = actual
 
 
+class NotSupported(McpDeviceError):
+    """The device's spec version lacks the tool (or the tool's parameter) that was called;
+    raised locally by the bindings of that version, before anything is sent."""
+
+    def __init__(self, tool: str, param: Optional[str], version: str) -> None:
+        what = f"parameter `{param}` of tool `{tool}`" if param else f"`{tool}`"
+        super().__init__(f"{what} is not supported by the device's spec version {version} "
+                         "(update its firmware, or ask bindings.supports() first)")
+        self.tool = tool
+        self.param = param
+        self.version = version
+
+
+#: Most characters of a peer's input quoted back in an error text.
+QUOTE_LIMIT = 64
+
+
+def quoted(text: object) -> str:
+    """``text`` for an error message: a bounded prefix, so a peer's 60 kB method name
+    does not come back 60 kB long (what a peer sends must not multiply what we queue)."""
+    s = str(text)
+    return s if len(s) <= QUOTE_LIMIT else f"{s[:QUOTE_LIMIT]}... ({len(s)} characters)"
+
+
 __all__ = [
     "McpDeviceError",
+    "NotSupported",
     "ToolError",
     "RpcError",
     "ProtocolError",

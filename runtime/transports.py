@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Optional
 
+from mcpgen.extras import missing_extra
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy, start_session
 from mcpgen.runtime.errors import DeviceDisconnected
 
@@ -163,7 +165,7 @@ class ProcessTransport:
 async def connect_process(
     argv: Sequence[str],
     *,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,
@@ -175,6 +177,11 @@ async def connect_process(
     vision: Optional[Mapping[str, str]] = None,
 ) -> Device:
     """Starts ``argv`` (e.g. ``["./sim", "--stdio"]``) and returns its ready :class:`Device`.
+
+    ``device_id`` defaults to ``process:<name>``, ``name`` being the ``serverInfo.name`` the
+    device reports (the spec's device name), or the program's file name if it reports
+    none: an id that stays the same when the process is restarted, so names derived from
+    it (the bridge's tool prefixes, its events resource URI) do too.
 
     ``stderr``: ``"inherit"`` passes the child's stderr through, ``"log"`` sends each line
     to the ``runtime.process.stderr`` logger, ``"devnull"`` drops it. Closing the device
@@ -192,11 +199,16 @@ async def connect_process(
         cwd=cwd,
     )
     transport = ProcessTransport(proc, max_frame)
-    device = Device(transport, device_id=device_id or f"process:{proc.pid}", call_timeout=call_timeout)
+    program = os.path.basename(str(argv[0])) if argv else "device"
+    device = Device(transport, device_id=device_id or f"process:{program}", call_timeout=call_timeout)
     transport.start(device)
-    return await start_session(
+    device = await start_session(
         device, fingerprint=fingerprint, policy=policy, timeout=setup_timeout, vision=vision
     )
+    reported = device.server_info.get("name")
+    if device_id is None and isinstance(reported, str) and reported.strip():
+        device.device_id = f"process:{reported.strip()[:64]}"
+    return device
 
 
 # -- serial (pyserial) -----------------------------------------------------------------------
@@ -308,7 +320,7 @@ async def connect_serial(
     url: str,
     *,
     baudrate: int = 115200,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,
@@ -324,7 +336,10 @@ async def connect_serial(
     device answers or ``setup_timeout`` (default ``call_timeout``) passes, because a
     device on a UART may still be booting when the port opens.
     """
-    import serial  # pyserial; imported here so the other transports work without it
+    try:
+        import serial  # pyserial; imported here so the other transports work without it
+    except ModuleNotFoundError as exc:
+        raise missing_extra(exc, "connect_serial") from None
 
     loop = asyncio.get_running_loop()
     port = await loop.run_in_executor(

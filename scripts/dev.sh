@@ -4,6 +4,7 @@
 #   scripts/dev.sh test     install what is missing, ruff, mypy, then the whole test suite
 #   scripts/dev.sh setup    only install
 #   scripts/dev.sh bench    install, then the benchmarks (writes docs/benchmarks.md)
+#   scripts/dev.sh dist     install, then the release sdists and wheels in dist/ (scripts/dist.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,11 +51,15 @@ case "${1:-}" in
     # package that setup just installed (a tree of links to this checkout's sources).
     log "mypy"
     $PY -m mypy
+    # The layering of docs/architecture.md, as contracts on the installed package (.importlinter).
+    log "import contracts"
+    "$($PY -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/lint-imports" --no-cache
     log "tests: compiled runtime"
     MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
     log "tests: the same runtime as pure Python"
     MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 $PY -m pytest -q tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
     ;;
   bench) setup; shift; exec $PY -m benchmarks "$@" ;;
-  *) echo "usage: scripts/dev.sh {demo|test|setup|bench} [args...]" >&2; exit 2 ;;
+  dist)  setup; shift; exec $PY scripts/dist.py "$@" ;;
+  *) echo "usage: scripts/dev.sh {demo|test|setup|bench|dist} [args...]" >&2; exit 2 ;;
 esac

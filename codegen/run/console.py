@@ -2,8 +2,8 @@
 once or (``--interactive``) keep it running behind a small console.
 
 Devices: ``host`` is the simulator speaking MCP on its stdin/stdout (its log lines are
-shown as ``[device] ...``); ``qemu`` is the Cortex-M3 image in QEMU, MCP on UART0 (its
-debug console, UART1, is shown by the console's ``log`` command).
+shown as ``[device] ...``, as progress: not with ``-q``); ``qemu`` is the Cortex-M3 image
+in QEMU, MCP on UART0 (its debug console, UART1, is shown by the console's ``log`` command).
 
 Console commands (``help`` lists them)::
 
@@ -32,12 +32,22 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.qemu_machines import MACHINES as QEMU_MACHINES
 
 Log = Callable[[str], None]
 ReadLine = Callable[[], Awaitable[Optional[str]]]
+
+
+class Runner(Protocol):
+    """Builds one target, boots it and talks to it; returns an exit code. ``log`` gets the
+    build and boot progress, ``out`` the tool calls and the console; ``reader`` reads the
+    console's lines when ``interactive``."""
+
+    def __call__(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+                 timeout: float, reader: Optional[ReadLine]) -> int: ...
 
 HISTORY_ENV = "MCPGEN_HISTORY"
 HISTORY_LENGTH = 1000
@@ -394,7 +404,7 @@ async def _host_session(exe: Path, spec: Any, *, interactive: bool, log: Log, ou
     from mcpgen.runtime import connect_process
 
     stderr_logger = logging.getLogger("mcpgen.runtime.process.stderr")
-    handler = _DeviceLogHandler(out if interactive else log)
+    handler = _DeviceLogHandler(log)  # progress, not a result: `codegen -q` leaves them out
     stderr_logger.addHandler(handler)
     old_level, old_propagate = stderr_logger.level, stderr_logger.propagate
     stderr_logger.setLevel(logging.INFO)
@@ -450,7 +460,8 @@ def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *,
     qemu = get_machine(machine)
     log(f"booting {elf.name} in {qemu.qemu} -M {qemu.machine}")
     try:
-        with _SigintBlocked(), run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
+        with run_qemu.exit_on_hangup(), _SigintBlocked(), \
+                run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
             assert reader is not None
             return asyncio.run(_qemu_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
                                              device_log=dev.log_text))
@@ -459,27 +470,51 @@ def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *,
         return 1
 
 
+def _qemu_runner(machine: str) -> Runner:
+    def run(spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+            timeout: float, reader: Optional[ReadLine]) -> int:
+        return run_qemu_machine(spec, spec_path, outdir, machine, interactive=interactive, log=log, out=out,
+                                timeout=timeout, reader=reader)
+
+    return run
+
+
+#: What ``codegen run`` boots, by target name: builds it (through ``targets/``), starts it
+#: and talks to it. Booting lives here, never in ``targets/`` (the generator runs one way).
+RUNNERS: dict[str, Runner] = {"host": run_host, **{name: _qemu_runner(name) for name in QEMU_MACHINES}}
+
+
+def runnable_targets() -> tuple[str, ...]:
+    """The ``--target`` names ``codegen run`` accepts."""
+    return tuple(RUNNERS)
+
+
 def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool = False, log: Log = print,
                out: Log = print, timeout: float = 10.0, reader: Optional[ReadLine] = None,
                spec: Optional[Spec] = None) -> int:
     """``codegen run``: builds ``target``, starts it, then calls every tool or opens the console.
 
-    ``log`` gets the build and boot progress, ``out`` the tool calls and the console;
+    ``log`` gets the build and boot progress and the simulator's own log lines
+    (``[device] ...``), ``out`` the tool calls and the console;
     ``spec`` is the model when the caller has loaded it. Returns an exit code. Build
     failures raise ``BuildError`` (the CLI prints them).
     """
+    from mcpgen.codegen.errors import BuildError
     from mcpgen.codegen.targets.base import load_for_build
-    from mcpgen.codegen.targets.registry import get_target
 
-    runner = get_target(target)
+    runner = RUNNERS.get(target)
+    if runner is None:
+        raise BuildError(
+            f"codegen run cannot start target {target!r}\n  fix: use one of {', '.join(runnable_targets())}"
+        )
     spec = load_for_build(spec_path, spec)
     line_reader = None
     if interactive and reader is None:
         line_reader = LineReader()
         reader = line_reader
     try:
-        return runner.run(spec, spec_path, outdir, interactive=interactive, log=log, out=out,
-                          timeout=timeout, reader=reader)
+        return runner(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
+                      reader=reader)
     finally:
         if line_reader is not None:
             line_reader.close()

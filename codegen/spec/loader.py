@@ -7,6 +7,7 @@ listing every problem of the file; ``check_spec(path)`` returns that list instea
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from mcpgen.codegen.spec.model import Spec
@@ -25,8 +26,15 @@ def _check(text: str, source: str) -> tuple[Spec | None, list[SpecError]]:
         return None, [SpecError(source, e.line, e.column, "", e.message, e.hint, shown)]
     checker = SpecChecker(source)
     spec = checker.check(root)
-    errors = sorted(checker.errors, key=lambda e: (e.line, e.column))
+    errors = sorted((_with_excerpt(e, text) for e in checker.errors), key=lambda e: (e.line, e.column))
     return (spec if not errors else None), errors
+
+
+def _with_excerpt(error: SpecError, text: str) -> SpecError:
+    """Every error with a position shows the source lines around it, a caret under the column."""
+    if error.excerpt or error.line <= 0:
+        return error
+    return replace(error, excerpt=excerpt(text, error.line, error.column))
 
 
 def _read(path: str | Path) -> tuple[str | None, list[SpecError]]:
@@ -38,11 +46,13 @@ def _read(path: str | Path) -> tuple[str | None, list[SpecError]]:
     try:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
         line = data.count(b"\n", 0, e.start) + 1
-        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        return None, [
-            SpecError(source, line, column, "", "the spec is not valid UTF-8", "save the file as UTF-8")
-        ]
+        # The bytes before the bad one decode; columns count characters, as editors do.
+        column = len(data[line_start:e.start].decode("utf-8", "replace")) + 1
+        shown = excerpt(data.decode("utf-8", "replace"), line, column)
+        return None, [SpecError(source, line, column, "", "the spec is not valid UTF-8",
+                                "save the file as UTF-8", shown)]
 
 
 def load_spec_text(text: str, source: str = "<memory>") -> Spec:

@@ -444,7 +444,8 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
     """``pio run -d PROJECT -e BOARD [extra]`` with live output and the offline guard."""
     pio = pio_command()
     if pio is None:
-        log("PlatformIO is not installed: pip install platformio (then `pio --version` should work).")
+        log("PlatformIO is not installed: pip install 'mcpgen[esp32]' (or: pip install platformio; "
+            "then `pio --version` should work).")
         log(next_steps(project, board))
         return 1
     installed = platform_installed()

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
@@ -229,7 +229,6 @@ class HostTarget(Target):
 
     name = "host"
     summary = "the simulator executable (system g++) and the compiled Python bindings"
-    runnable = True
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
         from mcpgen.codegen.targets.python import bindings_built, build_bindings
@@ -238,13 +237,6 @@ class HostTarget(Target):
         pydir = build_bindings(spec_path, outdir, compile=options.compile_bindings, log=options.log,
                                spec=spec)
         return [Built("simulator", exe), bindings_built(pydir)]
-
-    def run(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
-            timeout: float, reader: Any = None) -> int:
-        from mcpgen.codegen.run.console import run_host  # booting belongs to run/
-
-        return run_host(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
-                        reader=reader)
 
 
 def _counting(log: Log) -> Log:

@@ -62,8 +62,15 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
         log(f"wrote {path}")
     for name in emit_xiaozhi.stock_collisions(spec):
         log(
-            f"warning: {name}: the stock xiaozhi firmware registers a tool of this name too; "
-            "its own tool wins unless you remove it from main/mcp_server.cc"
+            f"warning: {name}: the stock xiaozhi firmware registers a tool of this name too; the "
+            "glue leaves the spec's out and the stock tool serves it (to serve the spec's: remove "
+            "the stock one from main/mcp_server.cc, build with MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES=1)"
+        )
+    if spec.events:
+        log(
+            f"note: the spec's events ({', '.join(e.name for e in spec.events)}) are sent through "
+            "mcpgen::xiaozhi::set_notification_sink (Application::SendMcpMessage): set it, see "
+            f"{outdir / out / 'README.md'}"
         )
     target = outdir / out
     log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}): {target}")

@@ -6,6 +6,10 @@
 and the WebSocket and MQTT gateways that hand over devices as their sessions become
 ready. Each ready device is passed to the ``on_device(device, transport)`` callback with
 the name of the transport it came through (:data:`TRANSPORTS`).
+
+A ``--device-cmd`` device's id is stable across restarts: ``--device-id`` in the same
+order, else ``process:<the name the device reports>``, with ``-2``, ``-3``... for the
+second and third of one name (:func:`unique_id`).
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ import argparse
 import asyncio
 import contextlib
 import inspect
+import ipaddress
 import logging
 import os
 import shlex
 from collections.abc import Callable
 from typing import Any
+
+from mcpgen.mqtt_topics import DEFAULT_PREFIX
 
 log = logging.getLogger("mcpgen.runtime.bridge")
 
@@ -44,6 +51,14 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
         help="launch a device (e.g. the simulator) and talk to it over its stdio (repeatable)",
     )
     d.add_argument(
+        "--device-id",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="the id of a --device-cmd device, in the same order (repeatable; default: "
+        "process:<the name the device reports>, the same at every restart)",
+    )
+    d.add_argument(
         "--gateway-port",
         type=int,
         metavar="PORT",
@@ -65,7 +80,9 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST[:PORT]",
         help="accept devices through this MQTT broker (docs/mqtt.md; port default 1883)",
     )
-    d.add_argument("--mqtt-prefix", default="mcpgen", help="MQTT topic prefix (default: mcpgen)")
+    d.add_argument(
+        "--mqtt-prefix", default=DEFAULT_PREFIX, help=f"MQTT topic prefix (default: {DEFAULT_PREFIX})"
+    )
     d.add_argument("--mqtt-username", metavar="NAME", help="this program's own broker user name")
     d.add_argument(
         "--mqtt-password-env",
@@ -101,6 +118,23 @@ def has_sources(args: argparse.Namespace) -> bool:
 NO_SOURCES = "no devices: give --device-cmd CMD, --serial PORT, --gateway-port PORT or --mqtt-broker HOST"
 
 
+def usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with the device options before anything starts (exit 2), or None."""
+    if not has_sources(args):
+        return NO_SOURCES
+    if len(args.device_id) > len(args.device_cmd):
+        return (
+            f"{len(args.device_id)} --device-id for {len(args.device_cmd)} --device-cmd: "
+            "give one id per command, in the same order"
+        )
+    if args.mqtt_broker:
+        try:
+            broker_address(args.mqtt_broker)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
 def many_can_connect(args: argparse.Namespace) -> bool:
     """Whether more than one device may show up (several sources, or a gateway)."""
     gateway = args.gateway_port is not None or args.mqtt_broker is not None
@@ -121,6 +155,33 @@ def broker_address(value: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--mqtt-broker {value!r}: the port must be a number from 1 to 65535")
     return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """Is ``host`` (a bind address) reachable from this machine only?"""
+    name = host.strip("[]").lower()
+    if name in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a name that may resolve anywhere, or a wildcard: assume reachable
+
+
+def url_host(host: str) -> str:
+    """A bind address as a URL's host part (IPv6 in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def unique_id(device_id: str, taken: set[str]) -> str:
+    """``device_id``, or ``<device_id>-2``, ``-3``... when an earlier --device-cmd device has
+    it (two simulators of one firmware report the same name): the command line's order
+    decides, so the ids stay the same across restarts."""
+    candidate, n = device_id, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{device_id}-{n}"
+    return candidate
 
 
 def device_authenticator(args: argparse.Namespace) -> Any:
@@ -158,9 +219,16 @@ class DeviceSources:
     for callers that observe them (metrics). :meth:`close` closes every device and gateway.
     """
 
-    def __init__(self, args: argparse.Namespace, on_device: OnDevice) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        on_device: OnDevice,
+        open_gateway_risk: str = "clients will call",
+    ) -> None:
         self.args = args
         self.on_device = on_device
+        #: completes the open-gateway warning: "... a device whose tools <this>"
+        self.open_gateway_risk = open_gateway_risk
         self.devices: list[Any] = []
         self.hubs: list[tuple[Any, str]] = []  # (gateway, transport name)
         self._accepting: list[asyncio.Task[None]] = []
@@ -182,11 +250,17 @@ class DeviceSources:
             from mcpgen import runtime
         except ImportError as exc:  # pragma: no cover - the runtime ships with the bridge
             raise AttachError(f"the backend runtime is not importable: {exc}") from exc
-        for command in args.device_cmd:
+        if len(args.device_id) > len(args.device_cmd):
+            raise AttachError(str(usage_error(args)))
+        for index, command in enumerate(args.device_cmd):
+            given = args.device_id[index] if index < len(args.device_id) else None
             try:
-                device = await runtime.connect_process(shlex.split(command), call_timeout=args.call_timeout)
+                device = await runtime.connect_process(
+                    shlex.split(command), call_timeout=args.call_timeout, device_id=given
+                )
             except Exception as exc:
                 raise AttachError(f"could not start device {command!r}: {exc}") from exc
+            device.device_id = unique_id(device.device_id, {d.device_id for d in self.devices})
             self._add(device, "stdio")
         for url in args.serial:
             try:
@@ -206,6 +280,15 @@ class DeviceSources:
             await gateway.start()
             self.hubs.append((gateway, "websocket"))
             log.info("device gateway listening on %s:%s", args.gateway_host, gateway.port)
+            if device_authenticator(args) is None and not is_loopback(args.gateway_host):
+                log.warning(
+                    "the device gateway on %s:%s accepts devices without authentication: anyone "
+                    "who can reach it can connect a device whose tools %s "
+                    "(give --auth-token or --hmac-secret, or bind it to 127.0.0.1)",
+                    args.gateway_host,
+                    gateway.port,
+                    self.open_gateway_risk,
+                )
         if broker is not None:
             from mcpgen.runtime.mqtt import MqttGateway
 
@@ -250,5 +333,9 @@ __all__ = [
     "broker_address",
     "device_authenticator",
     "has_sources",
+    "is_loopback",
     "many_can_connect",
+    "unique_id",
+    "url_host",
+    "usage_error",
 ]

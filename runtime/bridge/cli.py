@@ -12,15 +12,7 @@ import logging
 import sys
 from typing import Any
 
-from .attach import (
-    NO_SOURCES,
-    AttachError,
-    DeviceSources,
-    add_device_arguments,
-    broker_address,
-    has_sources,
-    many_can_connect,
-)
+from .attach import AttachError, DeviceSources, add_device_arguments, many_can_connect, url_host, usage_error
 from .core import Bridge
 from .http import default_allowed_hosts, serve_http
 from .stdio import protect_stdout, serve_stdio
@@ -115,20 +107,18 @@ def _prefix_default(args: argparse.Namespace) -> bool:
 
 async def run(args: argparse.Namespace) -> int:
     """Start the device connections and serve MCP until the client leaves; exit status."""
+    # force: ``codegen`` configures logging (WARNING) before it calls this, and without
+    # it --log-level and the endpoint/device lines below were silently dropped.
     logging.basicConfig(
         stream=sys.stderr,
         level=getattr(logging, str(args.log_level).upper(), logging.INFO),
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        force=True,
     )
     protocol_out = protect_stdout() if args.transport == "stdio" else None
-    if not has_sources(args):
-        log.error("%s", NO_SOURCES)
-        return 2
-    try:
-        if args.mqtt_broker:
-            broker_address(args.mqtt_broker)  # a usage error (exit 2) before anything starts
-    except ValueError as exc:
-        log.error("%s", exc)
+    problem = usage_error(args)  # a usage error (exit 2) before anything starts
+    if problem is not None:
+        log.error("%s", problem)
         return 2
 
     bridge = Bridge(
@@ -140,7 +130,9 @@ async def run(args: argparse.Namespace) -> int:
         safe_names=not args.raw_tool_names,
         instructions="Tools of connected ESP32 devices (mcpgen bridge).",
     )
-    sources = DeviceSources(args, lambda device, _transport: bridge.add_device(device))
+    sources = DeviceSources(
+        args, lambda device, _transport: bridge.add_device(device), open_gateway_risk="MCP clients will call"
+    )
     background: list[asyncio.Task[Any]] = []
     try:
         try:
@@ -150,6 +142,7 @@ async def run(args: argparse.Namespace) -> int:
             return 1
         background.append(asyncio.ensure_future(bridge.watch()))
 
+        log.debug("exported tools: %s", ", ".join(bridge.tool_names()) or "none yet")
         if args.transport == "stdio":
             log.info("serving %d tools over stdio", len(bridge.tool_names()))
             await serve_stdio(bridge, stdout=protocol_out)
@@ -167,7 +160,9 @@ async def run(args: argparse.Namespace) -> int:
                 body_timeout=args.body_timeout,
                 header_timeout=args.header_timeout,
                 session_idle_timeout=args.session_idle_timeout or None,
-                ready=lambda port: log.info("MCP endpoint: http://%s:%d%s", args.host, port, args.path),
+                ready=lambda port: log.info(
+                    "MCP endpoint: http://%s:%d%s", url_host(args.host), port, args.path
+                ),
             )
         return 0
     finally:

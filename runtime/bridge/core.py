@@ -20,10 +20,12 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgen import __version__
+from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
 from mcpgen.runtime.events import event_name
 
 from .device import DeviceLike, ToolInfoLike
-from .events import RESOURCE_NOT_FOUND, EventLog, device_of, events_uri
+from .events import EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
 from .protocol import (
     INVALID_PARAMS,
@@ -31,14 +33,15 @@ from .protocol import (
     META_DEVICE_TOOL,
     META_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
+    QUOTE_LIMIT,
     RpcFailure,
+    clip,
     notification,
+    quote,
     version_at_least,
 )
 
 log = logging.getLogger("mcpgen.runtime.bridge")
-
-__version__ = "0.1.0"
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one message to the client on the channel of the request being handled."""
@@ -407,7 +410,7 @@ class Bridge:
         """``resources/subscribe`` or ``resources/unsubscribe`` for one session."""
         uri = params.get("uri")
         if not isinstance(uri, str) or device_of(uri) is None:
-            raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {uri!r}")
+            raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {quote(uri)}")
         if method == "resources/subscribe":
             if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
@@ -437,9 +440,9 @@ class Bridge:
             uri = params.get("uri")
             device_id = device_of(uri) if isinstance(uri, str) else None
             if device_id is None or device_id not in self.devices:
-                raise RpcFailure(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+                raise RpcFailure(RESOURCE_NOT_FOUND, "Resource not found", {"uri": _bounded(uri)})
             return self.events.contents(device_id)
-        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {method}")
+        raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {quote(method)}")
 
     def _tools_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         if params.get("cursor") is not None:
@@ -460,7 +463,7 @@ class Bridge:
             gone = self._gone.get(name)
             if gone is not None:
                 return tool_error(f"device {gone} is not connected (tool {name} is unavailable)")
-            raise RpcFailure(INVALID_PARAMS, f"unknown tool: {name}")
+            raise RpcFailure(INVALID_PARAMS, f"unknown tool: {quote(name)}")
         device, tool = resolved
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -504,7 +507,8 @@ class Bridge:
         parts = []
         for err in errors[:5]:
             where = "/".join(str(p) for p in err.absolute_path)
-            parts.append(f"{where}: {err.message}" if where else err.message)
+            # jsonschema quotes the offending value in full: cut each part to size
+            parts.append(clip(f"{where}: {err.message}" if where else err.message, 2 * QUOTE_LIMIT))
         return "; ".join(parts)
 
     def _call_kwargs(self, device: DeviceLike, bridge_token: str | None) -> dict[str, Any]:
@@ -573,6 +577,11 @@ class Bridge:
         return list(self._sessions.values())
 
 
+def _bounded(value: Any) -> Any:
+    """A value echoed in an error's ``data``: a long text is cut (see ``protocol.quote``)."""
+    return clip(value, QUOTE_LIMIT) if isinstance(value, str) else value
+
+
 def tool_error(text: str) -> dict[str, Any]:
     """A ``tools/call`` result that reports a failure to the model (``isError: true``)."""
     return {"content": [{"type": "text", "text": text}], "isError": True}
@@ -583,8 +592,9 @@ def describe_device_error(device_id: str, tool_name: str, exc: BaseException) ->
     if isinstance(exc, TimeoutError) or "Timeout" in kind:
         return f"device {device_id} did not answer {tool_name} in time"
     if isinstance(exc, (ConnectionError, EOFError)) or "Disconnect" in kind:
-        return f"device {device_id} disconnected: {exc}" if str(exc) else f"device {device_id} disconnected"
-    message = getattr(exc, "message", None) or str(exc) or kind
+        detail = clip(str(exc))
+        return f"device {device_id} disconnected: {detail}" if detail else f"device {device_id} disconnected"
+    message = clip(str(getattr(exc, "message", None) or str(exc) or kind))
     code = getattr(exc, "code", None)
     if isinstance(code, int):
         return f"{tool_name} failed on device {device_id} (error {code}): {message}"

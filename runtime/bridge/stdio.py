@@ -5,6 +5,9 @@ The SDK (``mcp.server.stdio.stdio_server`` and the low-level ``Server`` built in
 in front of it (:class:`_StdioFilter`) adds what the SDK does not do and the bridge's
 tests pin:
 
+* a message that is not well-formed JSON-RPC 2.0 (``42``, ``"jsonrpc": "1.0"``, an id
+  that is null or fractional, ``"params": [1]``) is answered with ``-32600``
+  (``protocol.invalid_message``): the SDK drops such messages without an answer;
 * duplicate keys and nesting deeper than 64 levels are refused (``protocol.parse_message``,
   shared with HTTP): the SDK's parser lets the last duplicate win, and a checker and a
   device that read different tool names is the ambiguity the bridge closes;
@@ -32,7 +35,16 @@ from typing import Any, BinaryIO
 from mcp.server.stdio import stdio_server
 
 from .core import Bridge, _id_key
-from .protocol import BATCH_VERSIONS, INVALID_REQUEST, PARSE_ERROR, RpcFailure, error_response, parse_message
+from .protocol import (
+    BATCH_VERSIONS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    RpcFailure,
+    bounded_error,
+    error_response,
+    invalid_message,
+    parse_message,
+)
 from .sdk_server import SdkConnection, build_server, initialization_options
 
 log = logging.getLogger("mcpgen.runtime.bridge.stdio")
@@ -126,6 +138,10 @@ class _StdioFilter:
                 self._send(error_response(None, failure.code, failure.message))
                 continue
             if not isinstance(message, list):
+                refusal = invalid_message(message)
+                if refusal is not None:
+                    self._send(refusal)
+                    continue
                 yield self._admit(message)
                 if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
                     answered = self._initialize_ids.get(_id_key(message["id"]))
@@ -142,10 +158,14 @@ class _StdioFilter:
             if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
                 self._send(error_response(None, INVALID_REQUEST, "initialize must not be in a batch"))
                 continue
-            ids = {_id_key(m["id"]) for m in message if isinstance(m, dict) and "id" in m and "method" in m}
+            refusals = [r for r in map(invalid_message, message) if r is not None]
+            members = [m for m in message if invalid_message(m) is None]
+            ids = {_id_key(m["id"]) for m in members if "id" in m and "method" in m}
             if ids:
-                self._batches.append((ids, []))
-            for member in message:
+                self._batches.append((ids, refusals))  # the refusals join the batch's answer
+            elif refusals:
+                self._send(refusals)
+            for member in members:
                 yield self._admit(member)
         # End of input: let answers already under way go out, briefly.
         try:
@@ -168,7 +188,7 @@ class _StdioFilter:
             log.debug("client output closed; dropping a message")
 
     async def write(self, text: str) -> None:
-        message = json.loads(text)
+        message = bounded_error(json.loads(text))
         if isinstance(message, dict) and "method" not in message and "id" in message:
             key = _id_key(message["id"])
             answered = self._initialize_ids.pop(key, None)

@@ -12,10 +12,15 @@
 Needs the ``console`` extra (``pip install 'mcpgen[console]'``).
 """
 
-from .app import ConsoleApp
-from .console import Console, ConsoleError
-from .guard import Guard
-from .metrics import FleetMetrics, outcome_of
-from .server import serve_console
+from mcpgen.extras import missing_extra
+
+try:  # prometheus_client and the bridge's HTTP stack: the `console` extra
+    from .app import ConsoleApp
+    from .console import Console, ConsoleError
+    from .guard import Guard
+    from .metrics import FleetMetrics, outcome_of
+    from .server import serve_console
+except ModuleNotFoundError as exc:
+    raise missing_extra(exc, "the web console") from None
 
 __all__ = ["Console", "ConsoleApp", "ConsoleError", "FleetMetrics", "Guard", "outcome_of", "serve_console"]

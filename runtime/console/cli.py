@@ -14,12 +14,11 @@ import sys
 from typing import Any
 
 from mcpgen.runtime.bridge.attach import (
-    NO_SOURCES,
     AttachError,
     DeviceSources,
     add_device_arguments,
-    broker_address,
-    has_sources,
+    url_host,
+    usage_error,
 )
 from mcpgen.runtime.bridge.http import default_allowed_hosts
 
@@ -69,21 +68,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace) -> int:
     """Attach the devices and serve the console until interrupted; exit status."""
-    level = getattr(logging, str(args.log_level).upper(), logging.INFO)
+    # force: `codegen` configured the root logger already (WARNING); without it --log-level
+    # and the devices' "connected" lines were dropped (as the bridge does).
     logging.basicConfig(
-        stream=sys.stderr, level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+        stream=sys.stderr,
+        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        force=True,
     )
-    # `codegen` configured the root logger already (basicConfig above is then a no-op):
-    # --log-level still applies to everything the runtime logs.
-    logging.getLogger("mcpgen").setLevel(level)
-    if not has_sources(args):
-        log.error("%s", NO_SOURCES)
-        return 2
-    try:
-        if args.mqtt_broker:
-            broker_address(args.mqtt_broker)
-    except ValueError as exc:
-        log.error("%s", exc)
+    problem = usage_error(args)  # a usage error (exit 2) before anything starts
+    if problem is not None:
+        log.error("%s", problem)
         return 2
     token = None if args.no_token else (args.token or secrets.token_urlsafe(16))
     metrics = FleetMetrics()
@@ -93,7 +88,7 @@ async def run(args: argparse.Namespace) -> int:
         metrics=metrics,
         device_ids=set(args.device) or None,
     )
-    sources = DeviceSources(args, console.add_device)
+    sources = DeviceSources(args, console.add_device, open_gateway_risk="the console will show and call")
     background: list[asyncio.Task[Any]] = []
     try:
         try:
@@ -107,11 +102,12 @@ async def run(args: argparse.Namespace) -> int:
         background.append(asyncio.ensure_future(console.watch()))
 
         def ready(port: int) -> None:
-            shown = f"[{args.host}]" if ":" in args.host else args.host
+            shown = url_host(args.host)
             query = f"?token={token}" if token else ""
             # printed whatever the log level: what a person (and a test) looks for; the page last
             for hub, transport in sources.hubs:
-                where = f"ws://{args.gateway_host}:{hub.port}/" if transport == "websocket" else hub.url
+                gateway = f"ws://{url_host(args.gateway_host)}:{hub.port}/"
+                where = gateway if transport == "websocket" else hub.url
                 print(f"devices ({transport}): {where}", file=sys.stderr, flush=True)
             print(f"metrics: http://{shown}:{port}/metrics", file=sys.stderr, flush=True)
             print(f"console: http://{shown}:{port}/{query}", file=sys.stderr, flush=True)

@@ -4,33 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import Callable, Collection
 from typing import Optional
 
 from mcpgen.runtime.bridge.header_timeout import HEADER_TIMEOUT, header_timeout_protocol
-from mcpgen.runtime.bridge.http import default_allowed_hosts
+from mcpgen.runtime.bridge.http import default_allowed_hosts, tcp_listener
 
 from .app import BODY_TIMEOUT, ConsoleApp
 from .console import Console
 from .guard import Guard
-
-
-def tcp_listener(host: str, port: int) -> socket.socket:
-    """A listening TCP socket for uvicorn's ``sockets=``.
-
-    Created with ``IPPROTO_TCP`` as its protocol, not 0: asyncio turns Nagle's algorithm
-    off (``TCP_NODELAY``) only on accepted sockets whose protocol says TCP. Without it,
-    uvicorn's h11 protocol writes a response in two segments, the second waits for the
-    client's delayed ACK, and every request on a kept-alive connection took ~45 ms here
-    instead of ~1 ms (tests/console/test_console_core.py checks the option).
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    return sock
 
 
 async def serve_console(

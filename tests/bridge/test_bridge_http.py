@@ -143,11 +143,16 @@ async def test_protocol_version_header_checked(http_bridge: HttpBridge) -> None:
         # absent header: the spec says assume 2025-03-26-style clients, so it is served
         ok = await post(c, http_bridge.url, rpc("tools/list", {}), Mcp_Session_Id=sid)
         assert ok.status_code == 200
-        for bad in ["1999-01-01", "2025-11-25"]:
+        for bad in ["1999-01-01", "2025-11-26"]:
             r = await post(
                 c, http_bridge.url, rpc("tools/list", {}), Mcp_Session_Id=sid, MCP_Protocol_Version=bad
             )
             assert r.status_code == 400, bad
+        # another supported version is served, in the session's own version (issue 31 item 8)
+        ok = await post(
+            c, http_bridge.url, rpc("tools/list", {}), Mcp_Session_Id=sid, MCP_Protocol_Version="2025-11-25"
+        )
+        assert ok.status_code == 200 and len(ok.json()["result"]["tools"]) == 5
 
 
 async def test_delete_terminates_session(http_bridge: HttpBridge) -> None:

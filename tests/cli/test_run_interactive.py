@@ -52,7 +52,7 @@ def test_interactive_host_console(tmp_path: Path) -> None:
                    input=SCRIPT, env=_env(tmp_path), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _check_console(proc.stdout)
-    assert "[device]" in proc.stdout  # the simulator's log lines
+    assert "[device]" not in proc.stdout  # -q: results and errors only (docs/cli.md)
     history = (tmp_path / "history").read_text().splitlines()
     assert history[-3:] == ["frobnicate", "schema self.timer.set", "quit"]
     assert 'call self.light.set_rgb {"r": 255, "g": 10, "b": 0}' in history
@@ -71,6 +71,11 @@ def test_interactive_console_ends_at_end_of_input_and_reports_stubs(tmp_path: Pa
                    input="self.fan.set_speed rpm=10\n", env=_env(tmp_path), timeout=300)
     assert proc.returncode == 0, proc.stderr  # no `quit`: end of input ends the session
     assert "tool error: self.fan.set_speed is not implemented yet" in proc.stdout
+    assert "[device]" not in proc.stdout
+    proc = codegen("run", str(spec), "--target", "host", "-i", "-o", str(tmp_path / "o"),
+                   input="ping\n", env=_env(tmp_path), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "[device] [sim] " in proc.stdout  # without -q: the simulator's own log lines
 
 
 def test_run_host_calls_every_tool(tmp_path: Path) -> None:

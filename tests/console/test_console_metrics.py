@@ -93,6 +93,12 @@ async def test_metrics_move_with_calls_sessions_events_and_refusals(
         assert value(after, "mcpgen_call_duration_seconds_count", tool=VOLUME) == 2
         assert value(after, "mcpgen_call_duration_seconds_bucket", tool=VOLUME, le="+Inf") == 2
         assert value(after, "mcpgen_call_duration_seconds_sum", tool=VOLUME) > 0
+        # the monitor samples every 0.02 s; the calls above may all fit in less (Nagle is off)
+        for _ in range(250):
+            if value(after, "mcpgen_event_loop_lag_seconds_count") > 0:
+                break
+            await asyncio.sleep(0.02)
+            after = await scrape(client)
         assert value(after, "mcpgen_event_loop_lag_seconds_count") > 0
         assert value(after, "process_open_fds") > 0
 

@@ -14,6 +14,7 @@ from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, copy_spec
 
 from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit import literals
 from mcpgen.codegen.emit.header import generated_header
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.loader import load_spec
@@ -35,7 +36,7 @@ def test_emit_is_deterministic_and_has_banner_and_version_check() -> None:
     assert f"#if MCPGEN_CORE_VERSION != {emit_cpp.CORE_VERSION}\n" in header
     assert (
         f'#error "mcp_tools.h was generated for mcpgen core version {emit_cpp.CORE_VERSION}; '
-        'regenerate this file with codegen generate"' in header
+        'rebuild with codegen build SPEC --target TARGET"' in header
     )
     assert "struct AudioSpeakerSetVolumeArgs {\n  int64_t volume;" in header
     assert (
@@ -75,7 +76,7 @@ STRINGS = [
 
 def test_cpp_string_literals_round_trip_through_the_compiler(tmp_path: Path) -> None:
     body = "\n".join(
-        f"  {{ const char s[] = {emit_cpp.cpp_string(s)};\n"
+        f"  {{ const char s[] = {literals.cpp_string(s)};\n"
         "    fwrite(s, 1, sizeof s - 1, stdout); putchar(0); }"
         for s in STRINGS
     )
@@ -88,10 +89,10 @@ def test_cpp_string_literals_round_trip_through_the_compiler(tmp_path: Path) -> 
 
 
 def test_cpp_field_names() -> None:
-    assert emit_cpp.cpp_field_name("volume") == "volume"
-    assert emit_cpp.cpp_field_name("class") == "class_"
-    assert emit_cpp.cpp_field_name("max-speed") == "max_speed"
-    assert emit_cpp.cpp_field_name("2x") == "p_2x"
+    assert literals.cpp_field_name("volume") == "volume"
+    assert literals.cpp_field_name("class") == "class_"
+    assert literals.cpp_field_name("max-speed") == "max_speed"
+    assert literals.cpp_field_name("2x") == "p_2x"
 
 
 WEIRD_SPEC = r"""

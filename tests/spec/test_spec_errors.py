@@ -819,8 +819,45 @@ def test_error_names_the_file_as_given(write_spec, monkeypatch, tmp_path):
     [error] = check_spec("lamp.yaml")
     assert error.format() == (
         "lamp.yaml:6:44: tools[0].params.volume.max: expected max >= min (0), got -5\n"
+        "  5 |     params:\n"
+        "  6 |       volume: {type: integer, min: 0, max: -5}\n"
+        "    |                                            ^\n"
         "  hint: swap min and max"
     )
+
+
+def test_every_located_error_shows_its_source_line_with_a_caret(write_spec, monkeypatch, tmp_path):
+    """Not only YAML syntax errors: a validation error quotes its line too (docs/cli.md)."""
+    from mcpgen.codegen.spec.loader import check_spec
+
+    write_spec(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.a
+            descripton: d
+        """,
+        name="lamp.yaml",
+    )
+    monkeypatch.chdir(tmp_path)
+    errors = check_spec("lamp.yaml")
+    assert errors
+    for error in errors:
+        assert error.line > 0, error.format()
+        shown = error.format().splitlines()
+        numbered = f"  {error.line} | "
+        row = next(i for i, text in enumerate(shown) if text.startswith(numbered))
+        assert shown[row + 1].index("^") == len(numbered) + error.column - 1, error.format()
+
+
+def test_invalid_utf8_shows_the_line_with_a_caret_under_the_bad_byte(tmp_path):
+    from mcpgen.codegen.spec.loader import check_spec
+
+    spec = tmp_path / "lamp.yaml"
+    spec.write_bytes(b"device: {name: t, version: '1'}\n# caf\xc3\xa9 \xff\ntools: []\n")
+    [error] = check_spec(spec)
+    assert (error.line, error.column) == (2, 8)
+    assert "  2 | # caf\u00e9 \ufffd\n    |        ^" in error.format()
 
 
 def test_all_errors_of_a_file_are_reported(errors_of):

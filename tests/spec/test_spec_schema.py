@@ -147,7 +147,8 @@ def test_the_committed_schema_is_the_one_the_rule_tables_generate():
     from mcpgen.codegen.spec.rules.schema import schema_text
 
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
-        "toolspec.schema.json is stale: run `python -m mcpgen.codegen.spec.rules.schema`"
+        "toolspec.schema.json is stale: run "
+        "`python -m mcpgen.codegen.spec.rules.schema toolspec/toolspec.schema.json`"
     )
 
 
@@ -166,3 +167,28 @@ def test_the_schema_accepts_the_soft_keywords_the_loader_accepts(validator):
            "    params:\n      match: {type: string}\n      _: {type: integer}\n"
     assert load_spec_text(text).tools[0].params
     assert schema_errors(validator, text) == []
+
+
+def test_the_schema_command_has_a_real_command_line(tmp_path):
+    # Before: `--help` was taken for the output path (a file named "--help" was written),
+    # and without a path the packaged schema was rewritten (inside site-packages on a
+    # wheel install).
+    import subprocess
+    import sys
+
+    from mcpgen.codegen.resources import spec_schema
+    from mcpgen.codegen.spec.rules.schema import schema_text
+
+    packaged = spec_schema().read_bytes()
+    run = [sys.executable, "-m", "mcpgen.codegen.spec.rules.schema"]
+    helped = subprocess.run([*run, "--help"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert helped.stdout.startswith("usage: python -m mcpgen.codegen.spec.rules.schema")
+    assert list(tmp_path.iterdir()) == []
+    printed = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert printed.stdout == schema_text() and list(tmp_path.iterdir()) == []
+    written = subprocess.run([*run, "out.json"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert (tmp_path / "out.json").read_text(encoding="utf-8") == schema_text()
+    assert "wrote out.json" in written.stderr
+    assert spec_schema().read_bytes() == packaged
+    wrong = subprocess.run([*run, "a", "b"], cwd=tmp_path, capture_output=True, text=True)
+    assert wrong.returncode == 2 and "unrecognized arguments: b" in wrong.stderr

@@ -11,19 +11,20 @@ new key cannot reach the checker without reaching the schema.
 The schema is an approximation for editors: the checker's messages, positions and
 cross-tool rules (unique names, page sizes, consumer-name collisions) stay the authority.
 
-``python -m mcpgen.codegen.spec.rules.schema [PATH]`` writes it (default: the packaged
-``toolspec.schema.json``); a test asserts that the committed file equals the output.
+``python -m mcpgen.codegen.spec.rules.schema toolspec/toolspec.schema.json`` rewrites it in
+a checkout (without a path it goes to standard output); a test asserts that the committed
+file equals the output.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcpgen.codegen.spec.consumer_names import MAX_LLM_FUNCTION_NAME
 from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
@@ -48,13 +49,14 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_KEYS,
     TOP_REQUIRED,
 )
+from mcpgen.llm_names import MAX_LLM_NAME
 
 Schema = dict[str, Any]
 
 NONEMPTY = "\\S"  # the checker refuses blank strings where this pattern is used
 # The tool name pattern: the MCP characters, no `__` (an LLM function name uses `__` for
-# `.`), at most MAX_LLM_FUNCTION_NAME characters (the checker also counts each `.` twice).
-TOOL_NAME_PATTERN = f"^(?!.*__)[A-Za-z0-9_.-]{{1,{MAX_LLM_FUNCTION_NAME}}}$"
+# `.`), at most MAX_LLM_NAME characters (the checker also counts each `.` twice).
+TOOL_NAME_PATTERN = f"^(?!.*__)[A-Za-z0-9_.-]{{1,{MAX_LLM_NAME}}}$"
 
 
 def _ref(name: str) -> Schema:
@@ -98,7 +100,7 @@ DEVICE: dict[str, Schema] = {
 TOOL: dict[str, Schema] = {
     "name": {"type": "string", "pattern": TOOL_NAME_PATTERN,
              "description": "MCP tool name, unique in the spec, e.g. self.light.set_rgb: letters, digits, "
-             f"_ - and ., no `__`, at most {MAX_LLM_FUNCTION_NAME} characters with each `.` counted twice "
+             f"_ - and ., no `__`, at most {MAX_LLM_NAME} characters with each `.` counted twice "
              "(LLM function names turn it into `__`). No two tools may become the same name with `.` -> "
              "`__` or `.` -> `_` (the stock xiaozhi-esp32-server); codegen checks that. Dotted segments "
              "become Python namespaces."},
@@ -257,12 +259,23 @@ def schema_text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mcpgen.codegen.resources import spec_schema
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    path = Path(args[0]) if args else spec_schema().resolve()
-    path.write_text(schema_text(), encoding="utf-8")
-    print(f"wrote {path}")
+    # The output is named explicitly: a default of the packaged file would rewrite the
+    # schema inside site-packages on a wheel install (and "--help" was once taken for a path).
+    parser = argparse.ArgumentParser(
+        prog="python -m mcpgen.codegen.spec.rules.schema",
+        description="Write the editor JSON Schema of the spec format, made from the checker's rule tables.",
+        epilog="In a checkout: python -m mcpgen.codegen.spec.rules.schema toolspec/toolspec.schema.json",
+    )
+    parser.add_argument(
+        "path", nargs="?", type=Path, metavar="PATH", help="file to write (default: standard output)"
+    )
+    args = parser.parse_args(argv)
+    text = schema_text()
+    if args.path is None or str(args.path) == "-":
+        sys.stdout.write(text)
+        return 0
+    args.path.write_text(text, encoding="utf-8")
+    print(f"wrote {args.path}", file=sys.stderr)
     return 0
 
 

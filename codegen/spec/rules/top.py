@@ -33,7 +33,7 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_KEYS,
     TOP_REQUIRED,
 )
-from mcpgen.codegen.spec.rules.tools import ToolInfo, ToolRules
+from mcpgen.codegen.spec.rules.tools import ToolEntry, ToolRules
 from mcpgen.codegen.spec.yaml_source import (
     describe,
 )
@@ -59,7 +59,7 @@ class SpecChecker(ToolRules, CrossToolRules):
         if top is None:
             return None
         device = self.device(top["device"][1]) if "device" in top else None
-        infos: list[ToolInfo] = []
+        infos: list[ToolEntry] = []
         if "tools" in top:
             tools_node = top["tools"][1]
             items = self.sequence(tools_node, "tools", "a list of tools")
