@@ -371,6 +371,9 @@ def cmd_new(args: argparse.Namespace) -> int:
     if generate_all(spec_path, Path(args.output) if args.output else directory / "build", ui.info) is None:
         return 1
     ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
+    ui.info(f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
+            "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
+            f"echo secrets.yaml >> {directory / '.gitignore'}")
     return 0
 
 
@@ -423,10 +426,28 @@ def cmd_build(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------- run / flash / monitor
 
 
+def _port(args: argparse.Namespace) -> Optional[str]:
+    """``--port`` as given, or (``auto``) the board found on USB; None (said why) when none is."""
+    from mcpgen.codegen.run.ports import PortError, resolve_port
+
+    try:
+        return resolve_port(args.port, out=ui.info)
+    except PortError as exc:
+        _err(str(exc))
+        return None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     spec, spec_path, outdir = _spec_and_outdir(args, args.target)
     if spec is None:
         return 1
+    from mcpgen.codegen.targets.esp32 import BOARDS
+
+    if args.target in BOARDS:  # a real board: build, flash, monitor (run/board.py)
+        from mcpgen.codegen.run.board import run_board
+
+        return run_board(spec, spec_path, outdir, args.target, port=args.port, interactive=args.interactive,
+                         log=ui.info, error=_err)
     from mcpgen.codegen.run.console import run_device
 
     return run_device(spec_path, outdir, args.target, interactive=args.interactive, log=ui.info,
@@ -439,7 +460,10 @@ def cmd_flash(args: argparse.Namespace) -> int:
         return 1
     from mcpgen.codegen.run.flash import flash
 
-    return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool, log=ui.info,
+    port = _port(args)
+    if port is None:
+        return 1
+    return flash(spec_path, outdir, args.board, port, use_esptool=args.esptool, log=ui.info,
                  error=_err, spec=spec)
 
 
@@ -457,8 +481,11 @@ def cmd_monitor(args: argparse.Namespace) -> int:
             ui.warn(f"no firmware built at {elf}: panics will not be decoded "
                     f"(build first: codegen build {spec_path} --target {args.board})")
             elf = None
+    port = _port(args)
+    if port is None:
+        return 1
     try:
-        return monitor(args.port, baud=args.baud, board=args.board, elf=elf, no_reset=args.no_reset,
+        return monitor(port, baud=args.baud, board=args.board, elf=elf, no_reset=args.no_reset,
                        log=ui.info)
     except MonitorError as exc:
         _err(str(exc))
@@ -469,6 +496,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from mcpgen.codegen.run.demo import run_demo
 
     return asyncio.run(run_demo(Path(args.spec) if args.spec else None, Path(args.output)))
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.completion import CompletionUnavailable, script
+
+    try:
+        ui.result(script(args.shell))
+    except CompletionUnavailable as exc:
+        _err(str(exc))
+        return 1
+    return 0
 
 
 def cmd_bridge(args: argparse.Namespace) -> int:
@@ -517,6 +555,8 @@ def _verbosity_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 SPEC_HELP = "the tool spec YAML, e.g. toolspec/desk_lamp.yaml"
+PORT_HELP = ("esp32*: the board's serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port; "
+             "auto (the default) finds it by its USB id and asks when there are several")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -642,14 +682,16 @@ def build_parser() -> argparse.ArgumentParser:
                 """
                 codegen run toolspec/default_device.yaml --target host
                 codegen run toolspec/default_device.yaml --target qemu --interactive
+                codegen run toolspec/desk_lamp.yaml --target esp32c3 --port auto   # a real board
                 """,
                 "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: "
                 "the Cortex-M3 or RV32IMC image in QEMU), list its tools and call each with "
                 "example arguments. With --interactive, keep it running and open a console: "
                 "`tools`, `call NAME {json}` or `NAME key=value ...`, notifications as they come; "
-                "`help` lists the commands.")
+                "`help` lists the commands. esp32, esp32s3, esp32c3: build, flash the board on --port "
+                "(found on USB by default) and show its log.")
     p.add_argument("spec", help=SPEC_HELP)
-    run_targets = runnable_targets()
+    run_targets = runnable_targets() + esp32_boards  # esp32*: build, flash, monitor
     # The same default as `codegen build`: the simulator needs no cross toolchain or QEMU.
     p.add_argument("--target", choices=run_targets, default="host", metavar="TARGET",
                    help=f"one of {', '.join(run_targets)} (default: host, as for build), e.g. --target qemu")
@@ -658,6 +700,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for each tool call (default: 10), e.g. --timeout 30")
     p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<target>)")
+    p.add_argument("--port", default="auto", help=PORT_HELP)
     p.set_defaults(func=cmd_run)
 
     p = command("flash", "upload firmware to a board",
@@ -668,7 +711,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", help=SPEC_HELP)
     p.add_argument("--board", choices=esp32_boards, default="esp32",
                    help=f"one of {', '.join(esp32_boards)} (default: esp32), e.g. --board esp32s3")
-    p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port")
+    p.add_argument("--port", default="auto", help=PORT_HELP)
     p.add_argument("--esptool", action="store_true",
                    help="write the images already built with esptool write-flash (no PlatformIO run)")
     p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<board>)")
@@ -684,7 +727,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", nargs="?",
                    help="optional: the spec whose built firmware decodes panics, "
                    "e.g. toolspec/desk_lamp.yaml")
-    p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or rfc2217://host:port")
+    p.add_argument("--port", default="auto", help=PORT_HELP)
     p.add_argument("--board", choices=esp32_boards, default="esp32",
                    help="chip of the board, for decoding (default: esp32), e.g. --board esp32c3")
     p.add_argument("--baud", type=int, default=115200, help="baud rate (default: 115200), e.g. --baud 460800")
@@ -698,6 +741,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", help="spec to demo (default: toolspec/default_device.yaml)")
     p.add_argument("-o", "--output", default="build/demo", help="build directory (default: build/demo)")
     p.set_defaults(func=cmd_demo)
+
+    p = command("completion", "print the shell completion script of codegen (bash, zsh or fish)",
+                """
+                eval "$(codegen completion bash)"     # in ~/.bashrc
+                eval "$(codegen completion zsh)"      # in ~/.zshrc
+                codegen completion fish > ~/.config/fish/completions/codegen.fish
+                """)
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell, e.g. bash")
+    p.set_defaults(func=cmd_completion)
 
     p = command("bridge", "serve devices' tools to standard MCP clients",
                 """
@@ -761,6 +813,10 @@ def _configure_logging(verbosity: int) -> None:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
+    if argv is None:  # a Tab in a shell with `codegen completion` loaded: answer, exit
+        from mcpgen.codegen.completion import complete
+
+        complete(parser)
     args, unknown = parser.parse_known_args(argv)
     if unknown and not getattr(args, "any_options", False):
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")  # what parse_args says

@@ -109,11 +109,16 @@ class NotSupported(McpDeviceError):
 QUOTE_LIMIT = 64
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with its full length noted: the one way every
+    error text that may carry a peer's input is bounded (gateway, device, bridge)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def quoted(text: object) -> str:
     """``text`` for an error message: a bounded prefix, so a peer's 60 kB method name
     does not come back 60 kB long (what a peer sends must not multiply what we queue)."""
-    s = str(text)
-    return s if len(s) <= QUOTE_LIMIT else f"{s[:QUOTE_LIMIT]}... ({len(s)} characters)"
+    return clip(str(text), QUOTE_LIMIT)
 
 
 __all__ = [

@@ -38,6 +38,9 @@ setup() {
   # builds in isolation on a machine that has neither. The strict editable mode installs a
   # tree of links, so mypy and every tool see the real mcpgen.* packages.
   $PY -m pip install -q --disable-pip-version-check -e ".[test]" --config-settings editable_mode=strict
+  # The checkout's mcpgen holds the runtime too: record mcpgen-runtime as installed, so the
+  # bindings packages that codegen writes (which depend on it alone) install here as well.
+  $PY scripts/dev_runtime_record.py
 }
 
 case "${1:-}" in

@@ -14,6 +14,9 @@ Console commands (``help`` lists them)::
     NAME a=1                   the same, without `call`
     ping | log | help | quit   (Ctrl-D quits too)
 
+Tab completes commands, tool names and a tool's parameters (``run.completer``); an
+unknown tool or command is answered with the closest name ("did you mean").
+
 Notifications the device sends are printed as they arrive (``<- method {params}``). With
 a terminal, lines are edited with readline; history is kept in ``~/.mcpgen_history``
 (``MCPGEN_HISTORY`` overrides the file).
@@ -34,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
+from mcpgen.codegen.run.completer import COMMANDS, DELIMITERS, ConsoleCompleter, suggestion
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.targets.qemu_machines import MACHINES as QEMU_MACHINES
 
@@ -173,7 +177,7 @@ class Console:
         elif word == "schema":
             name = rest.strip()
             if name not in names:
-                self.out(f"no tool {name!r}; `tools` lists them")
+                self.out(f"no tool {name!r}{suggestion(name, names)} (`tools` lists them)")
             else:
                 self.out(json.dumps(self.device.tool(name).input_schema, indent=2))
         elif word == "ping":
@@ -184,13 +188,14 @@ class Console:
         elif word == "call":
             name, _, args = rest.strip().partition(" ")
             if name not in names:
-                self.out(f"no tool {name!r}; `tools` lists them")
+                self.out(f"no tool {name!r}{suggestion(name, names)} (`tools` lists them)")
             else:
                 await self.call(name, args)
         elif word in names:
             await self.call(word, rest)
         else:
-            self.out(f"unknown command {word!r}; `help` lists the commands")
+            self.out(f"unknown command {word!r}{suggestion(word, [*COMMANDS, *names])} "
+                     "(`help` lists the commands)")
         return True
 
     async def run(self, read_line: ReadLine) -> int:
@@ -221,6 +226,9 @@ class Console:
             name = f"{info.get('name', '?')} {info.get('version', '')}".strip()
             self.out(f"connected to {name}: {len(self.device.tools)} tools; "
                      "`help` lists the commands, `quit` or Ctrl-D leaves")
+            use_completer = getattr(read_line, "use_completer", None)
+            if use_completer is not None:  # Tab completes commands, tool names, parameters
+                use_completer(ConsoleCompleter.for_tools(self.device.tools))
             closed = asyncio.ensure_future(self.device.wait_closed())
             while True:
                 reading = asyncio.ensure_future(read_line())
@@ -313,6 +321,17 @@ class LineReader:
                 readline.read_history_file(history_file())
             except OSError:
                 pass
+
+    def use_completer(self, completer: ConsoleCompleter) -> None:
+        """Tab completes with ``completer`` (on a terminal with readline)."""
+        if self.readline is None or not self.tty:
+            return
+        self.readline.set_completer_delims(DELIMITERS)
+        self.readline.set_completer(completer.complete)
+        if "libedit" in (getattr(self.readline, "__doc__", "") or ""):  # macOS's readline
+            self.readline.parse_and_bind("bind ^I rl_complete")
+        else:
+            self.readline.parse_and_bind("tab: complete")
 
     def close(self) -> None:
         """Writes the history file."""

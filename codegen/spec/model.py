@@ -130,11 +130,28 @@ class DeviceSpec:
 
 
 @dataclass(frozen=True)
+class FirmwareSetting:
+    """One entry of the spec's ``firmware:`` section (Wi-Fi, backend, MQTT settings of the
+    ESP32 build). Not part of the tool surface: never in the fingerprint or generated
+    sources; the ESP32 targets put it in ``sdkconfig.defaults``. ``secret`` is the name of
+    the ``!secret`` it came from (None when written in the spec); the value is kept out of
+    ``repr`` so a logged model cannot show a password."""
+
+    key: str  # e.g. "wifi_password"
+    env: str  # the MCPGEN_* environment variable it stands for, e.g. "MCPGEN_WIFI_PASSWORD"
+    value: str = field(repr=False)
+    secret: Optional[str] = None
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Spec:
     device: DeviceSpec
     tools: tuple[Tool, ...]  # in declared order: the order of tools/list
     source: str = field(default="", compare=False)  # path as given to the loader
     events: tuple[Event, ...] = ()  # in declared order (codegen.spec.rules.events)
+    # `firmware:` settings; outside canonical() (so the fingerprint) and compare.
+    firmware: tuple[FirmwareSetting, ...] = field(default=(), compare=False, repr=False)
 
     def canonical(self) -> dict[str, Any]:
         """The normalized model as plain JSON data; the fingerprint hashes this.

@@ -110,6 +110,14 @@ def _kconfig_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def settings_environ(spec: Spec, environ: Optional[dict[str, str]] = None) -> dict[str, str]:
+    """The ``MCPGEN_*`` settings of a build: the spec's ``firmware:`` section (secrets
+    resolved), overridden by the environment (``environ``, default ``os.environ``)."""
+    env = {s.env: s.value for s in spec.firmware}
+    env.update(os.environ if environ is None else environ)
+    return env
+
+
 def _config_values(environ: Optional[dict[str, str]] = None) -> dict[str, Optional[str]]:
     env = os.environ if environ is None else environ
     return {name: env.get(name) for name in CONFIG_ENV}
@@ -162,6 +170,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         "default_env": "esp32",
         "handlers_rel": _relative(handlers, project),
     }
+    environ = settings_environ(spec, environ)
     values = _config_values(environ)
     config_lines = []
     for name, (symbol, _secret) in CONFIG_ENV.items():
@@ -202,6 +211,10 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
             log(f"set the transport in {existing} to {transport}")
     log(f"generated PlatformIO project {project} ({len(files)} files, {len(written)} changed, "
         f"fingerprint {spec.fingerprint}, transport {transport})")
+    secrets = sorted(s.secret for s in spec.firmware if s.secret is not None)
+    if secrets:
+        log(f"secrets {', '.join(secrets)} are written only to {project / 'sdkconfig.defaults'} (and the "
+            f"sdkconfig.<board> files PlatformIO makes from it): keep {project} out of version control")
     missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
     if missing:
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "

@@ -7,6 +7,7 @@ from typing import Any
 
 from mcpgen.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from mcpgen.protocol import SESSION_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSIONS
+from mcpgen.runtime import errors
 
 LEGACY_VERSIONS: tuple[str, ...] = SESSION_PROTOCOL_VERSIONS
 """Revisions that open with the ``initialize`` handshake, oldest first."""
@@ -90,12 +91,12 @@ def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    return errors.clip(text, limit)
 
 
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     """``text`` cut to ``limit`` characters (for messages that may quote input in full)."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters in all)"
+    return errors.clip(text, limit)
 
 
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

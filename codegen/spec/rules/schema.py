@@ -40,6 +40,7 @@ from mcpgen.codegen.spec.rules.tables import (
     DEVICE_KEYS,
     DEVICE_REQUIRED,
     FIELD_KEYS_BY_TYPE,
+    FIRMWARE_KEYS,
     PARAM_KEYS_BY_TYPE,
     PROTOCOL_VERSIONS,
     RETURNS_KEYS,
@@ -77,6 +78,13 @@ TOP: dict[str, Schema] = {
                "additionalProperties": _ref("event"),
                "description": "Device-initiated events: name -> event. The device sends each as the JSON-RPC "
                "notification notifications/events/<name> with every parameter in params."},
+    "firmware": {"type": ["object", "null"], "additionalProperties": False,
+                 "properties": {key: {"type": "string", "description": f"Sets {env} of the ESP32 build; "
+                                      "`!secret NAME` reads it from secrets.yaml beside the spec or "
+                                      "MCPGEN_SECRET_NAME."}
+                                for key, env in FIRMWARE_KEYS.items()},
+                 "description": "Settings of the ESP32 firmware build (Wi-Fi, backend, MQTT); they go to "
+                 "sdkconfig.defaults only, never into generated sources. Secrets: `!secret NAME`."},
 }
 
 DEVICE: dict[str, Schema] = {

@@ -23,6 +23,7 @@ from mcpgen.codegen.spec.rules.base import (
 )
 from mcpgen.codegen.spec.rules.cross import CrossToolRules
 from mcpgen.codegen.spec.rules.events import check_events
+from mcpgen.codegen.spec.rules.firmware import check_firmware
 from mcpgen.codegen.spec.rules.names import (
     device_name_problem,
 )
@@ -71,6 +72,7 @@ class SpecChecker(ToolRules, CrossToolRules):
         if self.page_size is not None:
             self.check_page_size(self.page_size, infos)
         events = check_events(self, top["events"][1], infos) if "events" in top else ()
+        firmware = check_firmware(self, top["firmware"][1]) if "firmware" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
             return None
         return Spec(
@@ -78,6 +80,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             tools=tuple(i.model for i in infos if i.model is not None),
             source=self.file,
             events=events,
+            firmware=firmware,
         )
 
     def device(self, node: yaml.Node) -> Optional[DeviceSpec]:
