@@ -53,10 +53,12 @@ PACKAGE_DATA: dict[str, list[str]] = {
 # Runtime modules compiled by Cython (pure-Python mode .py files with a .pxd beside each):
 # the runtime's own list (runtime/_purepy.py), read by path since mcpgen is not importable
 # yet, mapped to each module's source file.
+# The generator's release distribution has no runtime/ folder and compiles nothing.
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_PUREPY = os.path.join(_HERE, "runtime", "_purepy.py")
 COMPILED_MODULES: dict[str, str] = {
     name: f"runtime/{name.rpartition('.')[2]}.py"
-    for name in runpy.run_path(os.path.join(_HERE, "runtime", "_purepy.py"))["COMPILED_MODULES"]
+    for name in (runpy.run_path(_PUREPY)["COMPILED_MODULES"] if os.path.exists(_PUREPY) else ())
 }
 
 
