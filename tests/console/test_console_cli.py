@@ -127,3 +127,57 @@ async def test_codegen_console_usage_errors() -> None:
     )  # fmt: skip
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 1 and b"could not start device '/nonexistent/sim --stdio'" in err
+
+
+FAKE_DEVICE = shlex.join(
+    [sys.executable, str(Path(__file__).resolve().parents[1] / "bridge" / "fake_device_proc.py")]
+)
+
+
+async def console_lines(*argv: str) -> tuple[list[str], list[str]]:
+    """Run ``codegen console`` until it prints its URL: (its stderr lines, the device ids served)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mcpgen", "console", "--port", "0", "--token", "t", *argv,
+        stderr=asyncio.subprocess.PIPE, env=env(),
+    )  # fmt: skip
+    assert proc.stderr is not None
+    lines: list[str] = []
+    try:
+        while not (lines and lines[-1].startswith("console: ")):
+            line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+            assert line, "codegen console exited before serving:\n" + "".join(lines)
+            lines.append(line)
+        base = lines[-1].split()[1].partition("?")[0]
+        async with httpx.AsyncClient(base_url=base, headers={"Authorization": "Bearer t"}) as client:
+            devices = (await client.get("api/state")).json()["devices"]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        await asyncio.wait_for(proc.wait(), 15)
+    return lines, sorted(str(d["id"]) for d in devices)
+
+
+async def test_codegen_console_device_ids_are_those_of_the_bridge() -> None:
+    # the same --device-cmd ids as codegen bridge: process:<reported name>, -2 for a second
+    _, ids = await console_lines("--device-cmd", FAKE_DEVICE, "--device-cmd", FAKE_DEVICE)
+    assert ids == ["process:fake-device", "process:fake-device-2"]
+    lines, ids = await console_lines("--device-cmd", FAKE_DEVICE, "--device-id", "kitchen")
+    assert ids == ["kitchen"]
+    assert any("console: device kitchen (stdio) connected" in line for line in lines), lines  # INFO shown
+
+
+async def test_codegen_console_warns_about_an_open_gateway() -> None:
+    lines, _ = await console_lines("--gateway-port", "0", "--gateway-host", "0.0.0.0")
+    warning = [line for line in lines if "without authentication" in line]
+    assert len(warning) == 1 and "WARNING" in warning[0] and "the console will show and call" in warning[0]
+    lines, _ = await console_lines("--gateway-port", "0", "--gateway-host", "0.0.0.0", "--auth-token", "s")
+    assert not any("without authentication" in line for line in lines)
+
+
+async def test_more_device_ids_than_commands_is_refused() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mcpgen", "console", "--device-cmd", FAKE_DEVICE, "--device-id", "a",
+        "--device-id", "b", stderr=asyncio.subprocess.PIPE, env=env(),
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2 and b"2 --device-id for 1 --device-cmd" in err
