@@ -24,6 +24,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "mcpgen.codegen": "codegen",
     "mcpgen.runtime": "runtime",
     "mcpgen.runtime.bridge": "runtime/bridge",
+    "mcpgen.runtime.console": "runtime/console",
     "mcpgen.runtime.auth": "runtime/auth",  # a package for its __main__ (see runtime/auth/__main__.py)
     # Data shipped as packages so that a plain wheel install can build firmware.
     "mcpgen.firmware_template": "firmware_template",
@@ -44,6 +45,7 @@ PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen.codegen": ["py.typed"],
     "mcpgen.codegen.emit": ["templates/**/*"],
     "mcpgen.runtime": ["py.typed", "*.pxd"],
+    "mcpgen.runtime.console": ["static/*"],  # the page: plain HTML, CSS and JS, no build step
     "mcpgen.firmware_template": ["**/*"],
     "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],
 }
@@ -51,10 +53,12 @@ PACKAGE_DATA: dict[str, list[str]] = {
 # Runtime modules compiled by Cython (pure-Python mode .py files with a .pxd beside each):
 # the runtime's own list (runtime/_purepy.py), read by path since mcpgen is not importable
 # yet, mapped to each module's source file.
+# The generator's release distribution has no runtime/ folder and compiles nothing.
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_PUREPY = os.path.join(_HERE, "runtime", "_purepy.py")
 COMPILED_MODULES: dict[str, str] = {
     name: f"runtime/{name.rpartition('.')[2]}.py"
-    for name in runpy.run_path(os.path.join(_HERE, "runtime", "_purepy.py"))["COMPILED_MODULES"]
+    for name in (runpy.run_path(_PUREPY)["COMPILED_MODULES"] if os.path.exists(_PUREPY) else ())
 }
 
 

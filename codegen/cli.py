@@ -1,5 +1,5 @@
 """The ``codegen`` command: check, release, diff, generate, new, build, run, flash, monitor, demo,
-bridge.
+bridge, console.
 
 Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
 Expected failures (a spec error, a missing file or compiler, a busy port, a denied
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from mcpgen.codegen import __version__
-from mcpgen.extras import GENERATOR_DIST, missing_extra_line
+from mcpgen.extras import GENERATOR_DIST, OPTIONAL_MODULES, missing_extra_line
 
 if TYPE_CHECKING:  # for annotations only: the commands import the generator when they run
     from mcpgen.codegen.spec.model import Spec
@@ -519,6 +519,23 @@ def cmd_bridge(args: argparse.Namespace) -> int:
     return asyncio.run(run(args))
 
 
+def cmd_console(args: argparse.Namespace) -> int:
+    try:
+        from mcpgen.runtime.console.cli import run
+    except ModuleNotFoundError as exc:
+        package = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
+        if package is None:  # not an extra's module: a bug, reported as one
+            raise
+        # the console extra, whichever of its packages is missing (mcp is the bridge's too)
+        _err(f"{package[1]} is not installed (the web console): pip install '{GENERATOR_DIST}[console]'")
+        return 1
+    if ui.verbosity >= VERBOSE and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "DEBUG"
+    elif ui.verbosity == QUIET and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "WARNING"
+    return asyncio.run(run(args))
+
+
 # ------------------------------------------------------------------------------ parser
 
 
@@ -747,6 +764,19 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_arguments(p)
     p.set_defaults(func=cmd_bridge)
+
+    p = command("console", "a web console: devices, their tools as forms, live events, /metrics",
+                """
+                codegen console --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
+                codegen console --port 8780 --gateway-port 8765 --auth-token s3cret
+                """)
+    try:
+        from mcpgen.runtime.console.cli import add_arguments as add_console_arguments
+    except ImportError:  # without the console extra: take any options; cmd_console names the extra
+        p.set_defaults(any_options=True)
+    else:
+        add_console_arguments(p)
+    p.set_defaults(func=cmd_console)
     return parser
 
 

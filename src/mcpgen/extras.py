@@ -1,7 +1,7 @@
 """Which pip extra provides each optional module, and the one line that says so.
 
-The runtime's serial, MQTT and bridge parts and the generator's ESP32 tools need packages
-that a plain install leaves out. Where one of them is imported, a missing package becomes
+The runtime's serial, MQTT, bridge and console parts and the generator's ESP32 tools need
+packages that a plain install leaves out. Where one of them is imported, a missing package becomes
 :class:`MissingExtra` (a ``ModuleNotFoundError``) whose text names the extra to install;
 the ``codegen`` command prints that one line instead of a traceback.
 """
@@ -24,6 +24,7 @@ OPTIONAL_MODULES: dict[str, tuple[str, str]] = {
     "uvicorn": ("bridge", "uvicorn"),
     "h11": ("bridge", "h11"),
     "jsonschema": ("bridge", "jsonschema"),
+    "prometheus_client": ("console", "prometheus-client"),
     "platformio": ("esp32", "platformio"),
     "esptool": ("esp32", "esptool"),
     "esp_idf_monitor": ("esp32", "esp-idf-monitor"),

@@ -67,6 +67,15 @@ def test_codegen_bridge_without_the_sdk_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "unrecognized arguments: --no-such-option" in proc.stderr
 
 
+def test_codegen_console_without_its_extra_is_one_line(tmp_path: Path) -> None:
+    for hidden, package in (("prometheus_client", "prometheus-client"), ("mcp", "mcp")):
+        proc = _codegen_without(hidden, "console", "--port", "0", "--device-cmd", "true", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.strip().splitlines() == [
+            f"codegen: error: {package} is not installed (the web console): pip install 'mcpgen[console]'"
+        ], proc.stderr
+
+
 @pytest.mark.slow
 def test_codegen_run_qemu_without_pyserial_is_one_line(tmp_path: Path) -> None:
     spec = REPO / "toolspec" / "desk_lamp.yaml"

@@ -95,6 +95,12 @@ def _metadata(wheel: Path) -> tuple[dict[str, str], list[Requirement]]:
     return dict(msg.items()), [Requirement(r) for r in msg.get_all("Requires-Dist") or []]
 
 
+def _extra(reqs: list[Requirement], extra: str) -> list[Requirement]:
+    """The requirements that ``pip install 'NAME[extra]'`` adds."""
+    return [r for r in reqs if r.marker is not None and "extra" in str(r.marker)
+            and r.marker.evaluate({"extra": extra})]
+
+
 def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> None:
     version = mcpgen.__version__
     assert sorted(p.name for p in dist.glob("*.tar.gz")) == [f"mcpgen-{version}.tar.gz",
@@ -107,7 +113,9 @@ def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> Non
     names = set(zipfile.ZipFile(runtime).namelist())
     for needed in ("mcpgen/__init__.py", "mcpgen/_version.py", "mcpgen/protocol.py", "mcpgen/extras.py",
                    "mcpgen/py.typed", "mcpgen/runtime/py.typed", "mcpgen/runtime/codec.pxd",
-                   "mcpgen/runtime/bridge/core.py", "mcpgen/runtime/auth/__main__.py"):
+                   "mcpgen/runtime/bridge/core.py", "mcpgen/runtime/auth/__main__.py",
+                   # the web console's page is served from the package
+                   "mcpgen/runtime/console/static/index.html", "mcpgen/runtime/console/static/console.js"):
         assert needed in names, f"{needed} missing from {runtime.name}"
     assert {n.split("/")[-1].split(".")[0] for n in names if n.endswith(".so")} == {
         "codec", "validate", "wslink", "mqttwire"}
@@ -131,9 +139,13 @@ def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> Non
     assert meta["Name"] == "mcpgen-runtime" and meta["Version"] == version
     base = {canonicalize_name(r.name) for r in reqs if r.marker is None or "extra" not in str(r.marker)}
     assert base == {"orjson", "msgspec", "picows", "uvloop"}
+    console = {canonicalize_name(r.name) for r in _extra(reqs, "console")}
+    assert {"prometheus-client", "mcp", "uvicorn"} <= console, console
     meta, reqs = _metadata(generator)
     assert meta["Name"] == "mcpgen" and meta["Version"] == version
     assert f"mcpgen-runtime=={version}" in [str(r) for r in reqs]
+    assert any(r.name == "mcpgen-runtime" and r.extras == {"console"} and str(r.specifier) == f"=={version}"
+               for r in _extra(reqs, "console")), reqs  # `pip install 'mcpgen[console]'` works
     assert "Operating System :: MacOS" not in (meta.get("Classifier") or "")
 
 
