@@ -27,6 +27,7 @@ from pathlib import Path
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
+from mcpgen.codegen.spec.ota import is_builtin
 
 Log = Callable[[str], None]
 
@@ -92,7 +93,7 @@ def _defines(code: str, tool: Tool) -> bool:
 def missing_handlers(spec: Spec, path: Path) -> list[Tool]:
     """The tools of ``spec`` whose handler ``path`` (and its local includes) does not define."""
     code = _code_of(Path(path), set())
-    return [t for t in spec.tools if not _defines(code, t)]
+    return [t for t in spec.tools if not is_builtin(spec, t) and not _defines(code, t)]
 
 
 @dataclass(frozen=True)

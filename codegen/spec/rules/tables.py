@@ -20,7 +20,7 @@ INT64_MAX = 2**63 - 1
 
 TOP_KEYS = ("device", "tools", "events")
 TOP_REQUIRED = ("device", "tools")
-DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors")
+DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors", "ota")
 DEVICE_REQUIRED = ("name", "version")
 TOOL_KEYS = (
     "name",
