@@ -8,6 +8,7 @@ import collections
 import hashlib
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,23 @@ async def test_without_ota_dir_the_tool_says_how_to_enable_it(lamps: OtaLamps, t
         finally:
             proc.kill()
             proc.wait()
+
+
+def test_codegen_ota_command_rolls_devices_and_prints_each(lamps: OtaLamps, tmp_path: Path) -> None:
+    port = free_port()
+    cmd = [sys.executable, "-m", "mcpgen.codegen.cli", "ota", str(lamps.exe_v2), "--port", str(port),
+           "--devices", "3", "--batch", "2", "--wait", "60"]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as cli:
+        assert cli.stdout is not None
+        first = cli.stdout.readline()  # the gateway listens once this line is out
+        assert f"gateway ws://127.0.0.1:{port}/" in first, first
+        with fleet(lamps.exe_v1, f"ws://127.0.0.1:{port}/", ["c1", "c2", "c3"], tmp_path):
+            out, _ = cli.communicate(timeout=120)
+    assert cli.returncode == 0, out
+    lines = out.splitlines()
+    progress = [line for line in lines if line.startswith("[")]
+    assert len(progress) == 3 and [p[:5] for p in progress] == ["[1/3]", "[2/3]", "[3/3]"], out
+    for line in progress:
+        assert f" updated 0.3.1 ({lamps.fingerprint_v1}) -> 0.4.0 ({lamps.fingerprint_v2})" in \
+            line.replace("  ", " "), line
+    assert lines[-1].startswith("3 devices in ") and lines[-1].endswith(": 3 updated"), lines[-1]
