@@ -8,6 +8,7 @@ operator's decision, never a model's). Its handler is the port's (the host simul
 
 from __future__ import annotations
 
+from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Param, Returns, Spec, Tool
 
 OTA_TOOL_NAME = "self.upgrade_firmware"
@@ -41,3 +42,14 @@ def ota_tool() -> Tool:
 def is_builtin(spec: Spec, tool: Tool) -> bool:
     """True for the tool the port implements (not the user's handlers file)."""
     return spec.device.ota and tool.name == OTA_TOOL_NAME and tool.handler == OTA_HANDLER
+
+
+def require_host_only(spec: Spec, spec_path: object, target: str) -> None:
+    """Raises ``BuildError`` for ``ota: true`` on a target without an OTA port yet (all but
+    host): its build would otherwise end in an undefined reference to the update handler."""
+    if spec.device.ota:
+        raise BuildError(
+            f"{spec_path}: device.ota: true: over-the-air updates are implemented for --target host "
+            f"only; the {target} port has none yet (docs/ota.md). Build {target} from a copy of the "
+            "spec without `ota: true`."
+        )
