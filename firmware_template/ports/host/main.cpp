@@ -10,7 +10,7 @@
 //       [--device-id ID] [--client-id ID] [--username U] [--password P] [--token T]   docs/mqtt.md)
 //       [--topic-prefix P] [--keepalive S] [--cafile CA.pem] [--max-reconnects N]
 //       [--hello-timeout-ms MS]
-//   ... --ota-dir DIR [--ota-deadline-ms MS]   with --ws: over-the-air updates into two
+//   ... --ota-dir DIR [--ota-deadline-ms MS]   with --ws or --mqtt: over-the-air updates into two
 //       slots under DIR, supervised and rolled back (ota.h, docs/ota.md)
 //
 // All buffers are static (MCPGEN_REQUEST_BUFFER_SIZE / MCPGEN_RESPONSE_BUFFER_SIZE).
