@@ -89,6 +89,11 @@ class ImageServer:
         return self
 
     @property
+    def port(self) -> int:
+        """The port it listens on (the one chosen by the system when started with 0)."""
+        return self._port
+
+    @property
     def url(self) -> str:
         return f"http://{self.host}:{self._port}{self.path}"
 
