@@ -1,5 +1,5 @@
 """The ``codegen`` command: check, release, diff, generate, new, build, run, flash, monitor, demo,
-bridge, console.
+ota, bridge, console.
 
 Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
 Expected failures (a spec error, a missing file or compiler, a busy port, a denied
@@ -536,6 +536,12 @@ def cmd_console(args: argparse.Namespace) -> int:
     return asyncio.run(run(args))
 
 
+def cmd_ota(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.run.ota import main
+
+    return main(args)
+
+
 # ------------------------------------------------------------------------------ parser
 
 
@@ -750,6 +756,19 @@ def build_parser() -> argparse.ArgumentParser:
                 """)
     p.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell, e.g. bash")
     p.set_defaults(func=cmd_completion)
+    p = command("ota", "roll devices onto a new firmware image over the air",
+                """
+                codegen ota build/lamp-v2/firmware/build/desk_lamp-sim --port 8765 --devices 10 --batch 2
+                """,
+                "Start a gateway, serve IMAGE over HTTP, wait for the devices, update them in batches "
+                "(self.upgrade_firmware) and print one line per device: old -> new version and spec "
+                "fingerprint, time, outcome (updated, rolled_back, failed, offline, skipped). Halts once "
+                "more than --max-failures devices failed. Exit 0 when every device is on IMAGE. "
+                "docs/ota.md.")
+    from mcpgen.codegen.run.ota import add_arguments as ota_arguments
+
+    ota_arguments(p)
+    p.set_defaults(func=cmd_ota)
 
     p = command("bridge", "serve devices' tools to standard MCP clients",
                 """

@@ -23,6 +23,7 @@ from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
+from mcpgen.codegen.spec.ota import is_builtin
 from mcpgen.protocol import RETURN_KINDS
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
@@ -72,6 +73,7 @@ class _ToolDescView:
     entry_literal: str
     entry_len: int
     user_only: bool
+    builtin: bool  # implemented by the port (codegen.spec.ota), not in the user's handlers
     returns_enum: str
     returns: str
     placeholder: str  # starter handler body
@@ -151,7 +153,7 @@ def _placeholder(tool: Tool) -> str:
     return f"{ind}return mcpgen::Result::None();"
 
 
-def _tool_view(index: int, tool: Tool) -> _ToolDescView:
+def _tool_view(index: int, tool: Tool, spec: Spec) -> _ToolDescView:
     struct = cpp_args_struct(tool.handler)
     params: list[_ParamDescView] = []
     enums: list[tuple[str, str]] = []
@@ -189,6 +191,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolDescView:
         entry_literal=cpp_string(entry),
         entry_len=len(entry.encode("utf-8")),
         user_only=tool.user_only,
+        builtin=is_builtin(spec, tool),
         returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
         returns=tool.returns.kind,
         placeholder=_placeholder(tool),
@@ -196,7 +199,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolDescView:
 
 
 def _context(spec: Spec) -> dict[str, object]:
-    tools = [_tool_view(i, t) for i, t in enumerate(spec.tools)]
+    tools = [_tool_view(i, t, spec) for i, t in enumerate(spec.tools)]
     for t in tools:
         if t.entry_len > 0xFFFF:
             raise ValueError(f"tool {t.name}: tools/list entry of {t.entry_len} bytes exceeds 65535")
@@ -221,6 +224,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "cpp_string": cpp_string,
         "events": event_views(spec),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
+        "ota": spec.device.ota,
     }
 
 

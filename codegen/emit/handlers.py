@@ -32,6 +32,7 @@ from pathlib import Path
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
+from mcpgen.codegen.spec.ota import is_builtin
 
 Log = Callable[[str], None]
 
@@ -179,7 +180,7 @@ def orphaned_handlers(spec: Spec, path: Path) -> list[OrphanedHandler]:
 def missing_handlers(spec: Spec, path: Path) -> list[Tool]:
     """The tools of ``spec`` whose handler ``path`` (and its local includes) does not define."""
     code = _code_of(Path(path), set())
-    return [t for t in spec.tools if not _defines(code, t)]
+    return [t for t in spec.tools if not is_builtin(spec, t) and not _defines(code, t)]
 
 
 @dataclass(frozen=True)

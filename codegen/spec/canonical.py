@@ -91,6 +91,7 @@ def spec_from_canonical(data: Any, source: str = "") -> Spec:
             page_size=device.get("page_size", DeviceSpec.page_size),
             protocol_version=device.get("protocol_version", DeviceSpec.protocol_version),
             errors=device.get("errors", "mcp"),
+            ota=bool(device.get("ota", False)),
         )
         tools = tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(_req(data, "tools", "spec")))
         events = tuple(

@@ -127,6 +127,8 @@ class DeviceSpec:
     # How the device reports arguments that break the spec: "mcp" (a tool result with
     # isError: true, MCP-correct) or "jsonrpc" (error -32602, for stock xiaozhi backends).
     errors: ErrorStyle = "mcp"
+    # Over-the-air updates: adds the built-in tool self.upgrade_firmware (codegen.spec.ota).
+    ota: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,8 @@ class Spec:
         device = _plain(self.device)
         if device["errors"] == "mcp":  # the default: absent, so older fingerprints hold
             del device["errors"]
+        if not device["ota"]:  # likewise: specs without OTA keep their fingerprints
+            del device["ota"]
         out = {"device": device, "tools": [_plain(t) for t in self.tools]}
         if self.events:
             out["events"] = [_plain(e) for e in self.events]

@@ -534,6 +534,9 @@ class Esp32Target(Target):
         self.summary = summary
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        from mcpgen.codegen.spec.ota import require_host_only
+
+        require_host_only(spec, spec_path, self.name)
         rc = build_esp32(spec_path, outdir, self.name, log=options.log, run_pio=options.run_pio,
                          pio_args=("-v",) if options.verbose else (), spec=spec)
         if rc != 0:

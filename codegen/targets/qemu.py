@@ -255,6 +255,9 @@ class QemuTarget(Target):
         self.summary = summary
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        from mcpgen.codegen.spec.ota import require_host_only
+
+        require_host_only(spec, spec_path, self.name)
         elf = build_qemu(spec_path, outdir, target=self.machine, log=options.log, spec=spec)
         return [Built("firmware", elf)]
 

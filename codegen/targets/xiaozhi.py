@@ -85,6 +85,9 @@ class XiaozhiTarget(Target):
     summary = "glue that registers the spec's tools in a stock xiaozhi-esp32 firmware"
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        from mcpgen.codegen.spec.ota import require_host_only
+
+        require_host_only(spec, spec_path, self.name)
         return [Built("xiaozhi glue", build_xiaozhi(spec_path, outdir, log=options.log, spec=spec))]
 
 

@@ -263,7 +263,7 @@ def test_incremental_rebuilds(tmp_path: Path) -> None:
     logs.clear()
     build_host(spec_path, out, log=logs.append)
     compiled = sorted(line.split()[-1] for line in logs if line.startswith("compiled "))
-    assert compiled == ["default_device_handlers.cpp", "main.cpp", "mcp_tools.cpp"], logs
+    assert compiled == ["default_device_handlers.cpp", "main.cpp", "mcp_tools.cpp", "ota.cpp"], logs
     sim = StdioSim(exe, tmp_path)
     try:
         tools = sim.request("tools/list")["result"]["tools"]

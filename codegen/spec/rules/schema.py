@@ -103,6 +103,9 @@ DEVICE: dict[str, Schema] = {
                "description": "How the device reports arguments that break the spec: mcp (a tool result with "
                "isError: true, MCP-correct; the default) or jsonrpc (a JSON-RPC error -32602 with the same "
                "message, which stock xiaozhi-esp32-server backends show the model)."},
+    "ota": {"type": "boolean", "default": False,
+            "description": "Over-the-air updates: adds the built-in user-only tool self.upgrade_firmware "
+            "(url, sha256, size, version), implemented by the port (docs/ota.md)."},
 }
 
 TOOL: dict[str, Schema] = {

@@ -15,6 +15,7 @@
 #include "mcpgen/session.h"
 #include "event_outlet.h"
 #include "tcp.h"
+#include "ota.h"  // a new image is valid once the server hello arrives
 
 #if MCPGEN_HOST_MQTT
 #include <mosquitto.h>
@@ -238,6 +239,7 @@ void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosqui
       if (!c.hello_seen && c.server.peer_hello_received()) {
         c.hello_seen = true;
         c.log("mqtt: server hello, session_id=%s", c.server.session_id());
+        ota_mark_valid();  // a pending new image reached the backend (ota.h)
       }
       if (c.after_message != nullptr) c.after_message();
     }
