@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from .attach import AttachError, DeviceSources, add_device_arguments, many_can_connect, url_host, usage_error
@@ -99,6 +100,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="INFO", help="stderr log level (default: INFO)")
 
 
+def configure_logging(level: str) -> None:
+    """Log to stderr at ``level`` (a name such as INFO; unknown names mean INFO)."""
+    # force: ``codegen`` configures logging (WARNING) before it calls run(), and without
+    # it --log-level and the endpoint/device lines were silently dropped.
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, str(level).upper(), logging.INFO),
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        force=True,
+    )
+
+
+def run_main(
+    run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+    add_arguments: Callable[[argparse.ArgumentParser], None],
+    prog: str,
+    description: str | None,
+    argv: list[str] | None,
+) -> int:
+    """``python -m`` entry of the bridge and the console: parse ``argv``, run; exit status."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return asyncio.run(run(args))
+    except KeyboardInterrupt:
+        return 130
+
+
 def _prefix_default(args: argparse.Namespace) -> bool:
     if args.prefix_tools is not None:
         return bool(args.prefix_tools)
@@ -107,14 +137,7 @@ def _prefix_default(args: argparse.Namespace) -> bool:
 
 async def run(args: argparse.Namespace) -> int:
     """Start the device connections and serve MCP until the client leaves; exit status."""
-    # force: ``codegen`` configures logging (WARNING) before it calls this, and without
-    # it --log-level and the endpoint/device lines below were silently dropped.
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-        force=True,
-    )
+    configure_logging(args.log_level)
     protocol_out = protect_stdout() if args.transport == "stdio" else None
     problem = usage_error(args)  # a usage error (exit 2) before anything starts
     if problem is not None:
@@ -174,10 +197,4 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mcpgen.runtime.bridge", description=__doc__)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return asyncio.run(run(args))
-    except KeyboardInterrupt:
-        return 130
+    return run_main(run, add_arguments, "python -m mcpgen.runtime.bridge", __doc__, argv)

@@ -107,6 +107,40 @@ def _is_ip_literal(name: str) -> bool:
     return True
 
 
+def host_allowed(host: str | None, port: int | None, allowed_hosts: Collection[str]) -> bool:
+    """``host`` (a ``Host`` header) names a server on ``port`` known by ``allowed_hosts``.
+
+    Shared by the bridge and the console (their DNS-rebinding check is the same rule).
+    """
+    if "*" in allowed_hosts:
+        return True
+    if host is None:
+        return False
+    split = _split_host(host)
+    if split is None:
+        return False
+    name, host_port = split
+    if host_port is not None and port is not None and host_port != port:
+        return False
+    # An IP literal cannot be the product of DNS rebinding (that needs a name the
+    # attacker controls); names must be known.
+    return _is_ip_literal(name) or name in allowed_hosts
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed_origins: Collection[str]) -> bool:
+    """No Origin (not a browser), the server's own origin (``http://`` + ``host``), or one allowed."""
+    if origin is None:
+        return True
+    origin = origin.strip().rstrip("/").lower()
+    if "*" in allowed_origins or origin in allowed_origins:
+        return True
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return host is not None and parts.scheme == "http" and parts.netloc == host.strip().lower()
+
+
 def _bearer(authorization: str | None) -> str | None:
     """The token of ``Authorization: Bearer <token>``; the scheme is case-insensitive (RFC 9110)."""
     parts = (authorization or "").strip().split(None, 1)
@@ -276,32 +310,11 @@ class StreamableHttpApp:
 
     def host_allowed(self, host: str | None) -> bool:
         """The ``Host`` header names this bridge (see the class docstring)."""
-        if "*" in self.allowed_hosts:
-            return True
-        if host is None:
-            return False
-        split = _split_host(host)
-        if split is None:
-            return False
-        name, port = split
-        if port is not None and self.port is not None and port != self.port:
-            return False
-        # An IP literal cannot be the product of DNS rebinding (that needs a name the
-        # attacker controls); names must be known.
-        return _is_ip_literal(name) or name in self.allowed_hosts
+        return host_allowed(host, self.port, self.allowed_hosts)
 
     def origin_allowed(self, origin: str | None, host: str | None = None) -> bool:
         """No Origin (not a browser), the bridge's own origin, or one configured explicitly."""
-        if origin is None:
-            return True
-        origin = origin.strip().rstrip("/").lower()
-        if "*" in self.allowed_origins or origin in self.allowed_origins:
-            return True
-        try:
-            parts = urlsplit(origin)
-        except ValueError:
-            return False
-        return host is not None and parts.scheme == "http" and parts.netloc == host.strip().lower()
+        return origin_allowed(origin, host, self.allowed_origins)
 
     def client_authorized(self, authorization: str | None) -> bool:
         if self.client_token is None:
@@ -758,8 +771,6 @@ async def serve_http(
     request's line and headers (then 408 and the connection is closed; see
     ``header_timeout.py``), ``body_timeout`` the time for its body.
     """
-    import uvicorn
-
     sock = tcp_listener(host, port)
     app = StreamableHttpApp(
         bridge,
@@ -772,6 +783,31 @@ async def serve_http(
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
     )
+    await serve_uvicorn(
+        app, sock, close=app.close, header_timeout=header_timeout, ready=ready, stop=stop
+    )
+
+
+async def serve_uvicorn(
+    app: Any,
+    sock: socket.socket,
+    *,
+    close: Callable[[], Awaitable[None]],
+    header_timeout: float = HEADER_TIMEOUT,
+    ready: Callable[[int], None] | None = None,
+    stop: asyncio.Event | None = None,
+    close_on_stop: bool = False,
+) -> None:
+    """Serve the ASGI ``app`` with uvicorn on the listening ``sock`` until cancelled or ``stop``.
+
+    Shared by the bridge and the console. ``ready(port)`` once the server accepts
+    connections; ``close()`` ends the app's open streams so the graceful shutdown is quick
+    (called on cancellation and at the end, and also when ``stop`` is set if
+    ``close_on_stop``). ``sock`` is closed at the end.
+    """
+    import uvicorn
+
+    bound = sock.getsockname()[1]
     sock.setblocking(False)
     config = uvicorn.Config(
         app,
@@ -787,9 +823,11 @@ async def serve_http(
         while not server.started:
             await asyncio.sleep(0.01)
         if ready is not None:
-            ready(sock.getsockname()[1])
+            ready(bound)
         if stop is not None:
             await stop.wait()
+            if close_on_stop:
+                await close()
             server.should_exit = True
 
     helper = asyncio.ensure_future(stopper())
@@ -797,14 +835,14 @@ async def serve_http(
     try:
         await asyncio.shield(serving)
     except asyncio.CancelledError:
-        await app.close()  # end open streams so the graceful shutdown is quick
+        await close()  # end open streams so the graceful shutdown is quick
         server.should_exit = True
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await asyncio.wait_for(serving, 5.0)
         raise
     finally:
         helper.cancel()
-        await app.close()
+        await close()
         sock.close()
 
 
@@ -812,6 +850,9 @@ __all__ = [
     "LEGACY_VERSIONS",
     "StreamableHttpApp",
     "default_allowed_hosts",
+    "host_allowed",
+    "origin_allowed",
     "serve_http",
+    "serve_uvicorn",
     "tcp_listener",
 ]

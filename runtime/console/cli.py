@@ -20,6 +20,7 @@ from mcpgen.runtime.bridge.attach import (
     url_host,
     usage_error,
 )
+from mcpgen.runtime.bridge.cli import configure_logging, run_main
 from mcpgen.runtime.bridge.http import default_allowed_hosts
 
 from .console import Console
@@ -68,14 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace) -> int:
     """Attach the devices and serve the console until interrupted; exit status."""
-    # force: `codegen` configured the root logger already (WARNING); without it --log-level
-    # and the devices' "connected" lines were dropped (as the bridge does).
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-        force=True,
-    )
+    configure_logging(args.log_level)  # as the bridge does (see there why it forces)
     problem = usage_error(args)  # a usage error (exit 2) before anything starts
     if problem is not None:
         log.error("%s", problem)
@@ -132,10 +126,4 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mcpgen.runtime.console", description=__doc__)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return asyncio.run(run(args))
-    except KeyboardInterrupt:
-        return 130
+    return run_main(run, add_arguments, "python -m mcpgen.runtime.console", __doc__, argv)

@@ -21,9 +21,8 @@ import hashlib
 import hmac
 from collections.abc import Collection
 from typing import Optional
-from urllib.parse import urlsplit
 
-from mcpgen.runtime.bridge.http import LOCAL_NAMES, _bearer, _is_ip_literal, _split_host
+from mcpgen.runtime.bridge.http import LOCAL_NAMES, _bearer, host_allowed, origin_allowed
 
 _COOKIE_CONTEXT = b"mcpgen console login"
 
@@ -51,27 +50,10 @@ class Guard:
         self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins}
 
     def host_allowed(self, host: Optional[str]) -> bool:
-        if "*" in self.allowed_hosts:
-            return True
-        split = _split_host(host) if host is not None else None
-        if split is None:
-            return False
-        name, port = split
-        if port is not None and self.port is not None and port != self.port:
-            return False
-        return _is_ip_literal(name) or name in self.allowed_hosts
+        return host_allowed(host, self.port, self.allowed_hosts)  # the bridge's rule
 
     def origin_allowed(self, origin: Optional[str], host: Optional[str]) -> bool:
-        if origin is None:
-            return True
-        origin = origin.strip().rstrip("/").lower()
-        if "*" in self.allowed_origins or origin in self.allowed_origins:
-            return True
-        try:
-            parts = urlsplit(origin)
-        except ValueError:
-            return False
-        return host is not None and parts.scheme == "http" and parts.netloc == host.strip().lower()
+        return origin_allowed(origin, host, self.allowed_origins)
 
     def token_ok(self, candidate: Optional[str]) -> bool:
         """``candidate`` is the token (constant-time comparison)."""
