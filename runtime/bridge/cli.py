@@ -112,6 +112,23 @@ def configure_logging(level: str) -> None:
     )
 
 
+async def start_sources(sources: DeviceSources, log: logging.Logger) -> bool:
+    """Start the device connections; False (the reason logged on ``log``) if they cannot start."""
+    try:
+        await sources.start()
+    except AttachError as exc:
+        log.error("%s", exc)
+        return False
+    return True
+
+
+async def cancel_all(tasks: list[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait until they have ended (their errors dropped)."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 def run_main(
     run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
     add_arguments: Callable[[argparse.ArgumentParser], None],
@@ -158,10 +175,7 @@ async def run(args: argparse.Namespace) -> int:
     )
     background: list[asyncio.Task[Any]] = []
     try:
-        try:
-            await sources.start()
-        except AttachError as exc:
-            log.error("%s", exc)
+        if not await start_sources(sources, log):
             return 1
         background.append(asyncio.ensure_future(bridge.watch()))
 
@@ -190,9 +204,7 @@ async def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         await bridge.close()
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+        await cancel_all(background)
         await sources.close()
 
 

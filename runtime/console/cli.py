@@ -14,13 +14,12 @@ import sys
 from typing import Any
 
 from mcpgen.runtime.bridge.attach import (
-    AttachError,
     DeviceSources,
     add_device_arguments,
     url_host,
     usage_error,
 )
-from mcpgen.runtime.bridge.cli import configure_logging, run_main
+from mcpgen.runtime.bridge.cli import cancel_all, configure_logging, run_main, start_sources
 from mcpgen.runtime.bridge.http import default_allowed_hosts
 
 from .console import Console
@@ -85,10 +84,7 @@ async def run(args: argparse.Namespace) -> int:
     sources = DeviceSources(args, console.add_device, open_gateway_risk="the console will show and call")
     background: list[asyncio.Task[Any]] = []
     try:
-        try:
-            await sources.start()
-        except AttachError as exc:
-            log.error("%s", exc)
+        if not await start_sources(sources, log):
             return 1
         for hub, transport in sources.hubs:
             metrics.watch_rejections(hub, transport)
@@ -118,9 +114,7 @@ async def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         await console.close()
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+        await cancel_all(background)
         await metrics.close()
         await sources.close()
 
