@@ -26,6 +26,7 @@ from mcpgen.codegen.spec.rules.events import check_events
 from mcpgen.codegen.spec.rules.names import (
     device_name_problem,
 )
+from mcpgen.codegen.spec.rules.resources import check_resources
 from mcpgen.codegen.spec.rules.tables import (
     DEVICE_KEYS,
     DEVICE_REQUIRED,
@@ -71,6 +72,7 @@ class SpecChecker(ToolRules, CrossToolRules):
         if self.page_size is not None:
             self.check_page_size(self.page_size, infos)
         events = check_events(self, top["events"][1], infos) if "events" in top else ()
+        resources = check_resources(self, top["resources"][1], infos) if "resources" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
             return None
         return Spec(
@@ -78,6 +80,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             tools=tuple(i.model for i in infos if i.model is not None),
             source=self.file,
             events=events,
+            resources=resources,
         )
 
     def device(self, node: yaml.Node) -> Optional[DeviceSpec]:
