@@ -20,6 +20,7 @@ from typing import Optional
 
 from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.resources_cpp import resource_views
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
@@ -28,7 +29,7 @@ from mcpgen.protocol import RETURN_KINDS
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
 # the header and compares): the generated header refuses to compile against another core.
-CORE_VERSION = 4
+CORE_VERSION = 5
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
@@ -301,6 +302,8 @@ def _context(spec: Spec) -> dict[str, object]:
         "needs_png": any(t.returns == "image" for t in tools),
         "cpp_string": cpp_string,
         "events": event_views(spec),
+        "resources": resource_views(spec),
+        "any_subscribe": any(r.subscribe for r in spec.resources),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
     }
 

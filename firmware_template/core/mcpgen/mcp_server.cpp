@@ -7,6 +7,7 @@
 
 #include "mcpgen/json_reader.h"
 #include "mcpgen/mcp_core.h"
+#include "mcpgen/resources.h"
 #include "mcpgen/text_format.h"
 
 namespace mcpgen {
@@ -458,7 +459,9 @@ struct ServerImpl {
     begin(s, w, rq);
     lit(w, ",\"result\":{\"protocolVersion\":");
     str(w, version);
-    lit(w, ",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":");
+    lit(w, ",\"capabilities\":{\"tools\":{}");
+    if (s.spec_.resources != nullptr) resource_capability(w, *s.spec_.resources);
+    lit(w, "},\"serverInfo\":{\"name\":");
     str(w, s.spec_.device_name);
     lit(w, ",\"version\":");
     str(w, s.spec_.device_version);
@@ -832,6 +835,18 @@ struct ServerImpl {
     return finish(s, rq, w);
   }
 
+  // ------------------------------------------------------------ resources/* (resources.cpp)
+  static size_t resources(Server& s, Request& rq, const Value& method, const Value& params) {
+    JsonWriter w(rq.out, rq.cap);
+    begin(s, w, rq);
+    lit(w, ",\"result\":");
+    size_t mlen = 0;
+    char* msg = s.ctx_.scratch_;
+    int code = resource_request(s.spec_, method, params, w, s.ctx_, msg, sizeof s.ctx_.scratch_, &mlen);
+    if (code != 0) return error(s, rq, code, msg, mlen);
+    return finish(s, rq, w);
+  }
+
   // ------------------------------------------------------------ one message
   static size_t handle(Server& s, char* in, size_t len, char* out, size_t cap) {
     in[len] = '\0';
@@ -921,6 +936,8 @@ struct ServerImpl {
       n = tools_list(s, rq, rpc->p);
     } else if (eq(method, "initialize")) {
       n = initialize(s, rq, rpc->p);
+    } else if (s.spec_.resources != nullptr && is_resource_method(method)) {
+      n = resources(s, rq, method, params);
     } else if (eq(method, "ping")) {
       JsonWriter w(rq.out, rq.cap);
       begin(s, w, rq);
