@@ -27,6 +27,7 @@ from typing import Any, Optional
 import mcpgen
 from mcpgen.codegen.emit.events_py import add_event_context
 from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.emit.resources_py import add_resource_context
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
@@ -405,7 +406,10 @@ def context(spec: Spec) -> dict[str, Any]:
     cls = device_class(spec.device.name)
     dicts: list[TypedDictView] = []
     namespaces = _namespaces(spec, cls, dicts)
-    patterns = sorted({p.pattern for t in spec.tools for p in t.params if p.pattern is not None})
+    patterns = sorted(
+        {p.pattern for t in spec.tools for p in t.params if p.pattern is not None}
+        | {p.pattern for r in spec.resources for p in r.params if p.pattern is not None}
+    )
     for pat in patterns:
         re.compile(pat)
     views = {t.name: t for ns in namespaces for t in ns.tools}
@@ -440,6 +444,7 @@ def context(spec: Spec) -> dict[str, Any]:
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
     }
     add_event_context(ctx, spec)
+    add_resource_context(ctx, spec)
     return ctx
 
 

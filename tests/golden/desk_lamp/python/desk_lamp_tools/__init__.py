@@ -21,6 +21,7 @@ from desk_lamp_tools._bindings import (  # noqa: E402
     ButtonTools,
     DeskLamp,
     DeskLampEvents,
+    DeskLampResources,
     LightGetStateResult,
     LightTools,
     PowerChangedEvent,
@@ -44,4 +45,5 @@ __all__ = [
     "DeskLampEvents",
     "ButtonPressedEvent",
     "PowerChangedEvent",
+    "DeskLampResources",
 ]

@@ -31,6 +31,7 @@ cdef class DeskLamp:
     cdef readonly object _device
     cdef object _invoke
     cdef readonly object events
+    cdef readonly object resources
     cdef readonly LightTools light
     cdef readonly TimerTools timer
     cdef readonly ButtonTools button

@@ -15,6 +15,7 @@ from mcpgen.runtime import validate as _v
 from mcpgen.runtime.events import EventHub as _EventHub
 from mcpgen.runtime.events import EventStream
 from mcpgen.runtime.events import check_params as _check_event_params
+from mcpgen.runtime.resources import ResourceReader as _ResourceReader
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
 from mcpgen.runtime.codec import (
@@ -326,6 +327,85 @@ class DeskLampEvents:
         return self._hub.stream("power_changed", buffer)
 
 
+# -- resources: typed reads (template variables checked like tool arguments) --------------
+
+
+class DeskLampResourceStatus(_ResourceReader):
+    """The lamp's state as JSON (power, colour, timer, effect). ``lamp://status``, text."""
+
+    URI = "lamp://status"
+    BINARY = False
+
+    def read(self, *, timeout: Any = None) -> Awaitable[str]:
+        """The content, as str."""
+        return self._read({}, timeout)
+
+
+class DeskLampResourceIcon(_ResourceReader):
+    """The lamp's 8x8 PNG icon. ``lamp://icon.png``, bytes."""
+
+    URI = "lamp://icon.png"
+    BINARY = True
+
+    def read(self, *, timeout: Any = None) -> Awaitable[bytes]:
+        """The content, as bytes."""
+        return self._read({}, timeout)
+
+
+def args_resource_effect(name: Literal["none", "breathe", "rainbow", "candle"]) -> dict:
+    """Validated variables of resource ``effect`` (raises runtime.errors.ValidationError)."""
+    if type(name) is not str or name not in ("none", "breathe", "rainbow", "candle"):
+        name = _v.check_str("name", name, None, ("none", "breathe", "rainbow", "candle"), None)
+    return {"name": name}
+
+
+class DeskLampResourceEffect(_ResourceReader):
+    """What one light effect looks like, in words. ``lamp://effects/{name}``, text."""
+
+    URI = "lamp://effects/{name}"
+    BINARY = False
+
+    def read(self, *, name: Literal["none", "breathe", "rainbow", "candle"], timeout: Any = None) -> Awaitable[str]:
+        """The content, as str."""
+        try:
+            values = args_resource_effect(name)
+        except Exception as exc:
+            return _fail(exc)
+        return self._read(values, timeout)
+
+
+def args_resource_pattern(length: int) -> dict:
+    """Validated variables of resource ``pattern`` (raises runtime.errors.ValidationError)."""
+    if type(length) is not int or length < 0 or length > 65536:
+        length = _v.check_int("length", length, 0, 65536)
+    return {"length": length}
+
+
+class DeskLampResourcePattern(_ResourceReader):
+    """A test pattern of `length` bytes (0, 1, 2, ... 255, 0, ...), for transfer tests. ``lamp://pattern/{length}``, bytes."""
+
+    URI = "lamp://pattern/{length}"
+    BINARY = True
+
+    def read(self, *, length: int, timeout: Any = None) -> Awaitable[bytes]:
+        """The content, as bytes."""
+        try:
+            values = args_resource_pattern(length)
+        except Exception as exc:
+            return _fail(exc)
+        return self._read(values, timeout)
+
+
+class DeskLampResources:
+    """The device's resources: ``await device.resources.<name>.read(...)``."""
+
+    def __init__(self, device: Any) -> None:
+        self.status = DeskLampResourceStatus(device)
+        self.icon = DeskLampResourceIcon(device)
+        self.effect = DeskLampResourceEffect(device)
+        self.pattern = DeskLampResourcePattern(device)
+
+
 # -- the call path ------------------------------------------------------------------------
 # A tool method is a plain function returning the call's coroutine (one coroutine per call,
 # not two): it validates at once, but like an ``async def`` it raises nothing before it is
@@ -488,6 +568,7 @@ class DeskLamp:
         self.timer = TimerTools(device)
         self.button = ButtonTools(device)
         self.events = DeskLampEvents(device)
+        self.resources = DeskLampResources(device)
 
     @property
     def device(self) -> Any:

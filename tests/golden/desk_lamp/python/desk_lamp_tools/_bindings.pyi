@@ -70,6 +70,28 @@ class DeskLampEvents:
     def power_changed(self, *, buffer: int = ...) -> EventStream[PowerChangedEvent]:
         """The lamp was switched on or off."""
 
+class DeskLampResourceStatus:
+    async def read(self, *, timeout: float | None = ...) -> str:
+        """The lamp's state as JSON (power, colour, timer, effect)."""
+
+class DeskLampResourceIcon:
+    async def read(self, *, timeout: float | None = ...) -> bytes:
+        """The lamp's 8x8 PNG icon."""
+
+class DeskLampResourceEffect:
+    async def read(self, *, name: Literal["none", "breathe", "rainbow", "candle"], timeout: float | None = ...) -> str:
+        """What one light effect looks like, in words."""
+
+class DeskLampResourcePattern:
+    async def read(self, *, length: int, timeout: float | None = ...) -> bytes:
+        """A test pattern of `length` bytes (0, 1, 2, ... 255, 0, ...), for transfer tests."""
+
+class DeskLampResources:
+    status: DeskLampResourceStatus
+    icon: DeskLampResourceIcon
+    effect: DeskLampResourceEffect
+    pattern: DeskLampResourcePattern
+
 class DeskLamp:
     FINGERPRINT: str
     DEVICE_NAME: str
@@ -78,6 +100,7 @@ class DeskLamp:
     light: LightTools
     timer: TimerTools
     button: ButtonTools
+    resources: DeskLampResources
     events: DeskLampEvents
     def __init__(self, device: Device, *, policy: Policy = ...) -> None: ...
     @property

@@ -1,0 +1,85 @@
+"""Python bindings of the spec's resources: ``device.resources.<name>.read(...)``.
+
+Each resource gets a ``ResourceReader`` subclass (runtime.resources) with a typed
+``read``: no arguments for a fixed URI, the template's variables as keyword arguments
+(validated like tool arguments, by a generated ``args_resource_<name>``) for a template;
+it returns ``str`` for text content and ``bytes`` for binary. ``python.context`` adds
+``resources`` (views) and ``resources_class`` via ``add_resource_context``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcpgen.codegen.spec.model import Resource, Spec
+from mcpgen.codegen.spec.names import camel
+
+
+@dataclass
+class ResourceView:
+    name: str
+    attr: str
+    class_name: str
+    args_fn: str
+    params: list[Any]  # python.ParamView
+    uri: str
+    binary: bool
+    returns: str  # "str" or "bytes"
+    summary: str
+
+
+def _view(r: Resource, cls: str) -> ResourceView:
+    from mcpgen.codegen.emit.python import (
+        ParamView,
+        _doc_text,
+        _param_checks,
+        _param_doc,
+        param_annotation,
+        py_ident,
+    )
+
+    params = [
+        ParamView(
+            name=p.name,
+            ident=py_ident(p.name),
+            annotation=param_annotation(p),
+            default=None,
+            checks=_param_checks(p, py_ident(p.name)),
+            doc=_param_doc(p),
+        )
+        for p in r.params
+    ]
+    uri = r.uri if r.uri is not None else r.uri_template
+    assert uri is not None
+    first = " ".join(r.description.split()).rstrip(".")
+    return ResourceView(
+        name=r.name,
+        attr=py_ident(r.name),
+        class_name=f"{cls}Resource{camel(r.name)}",
+        args_fn=f"args_resource_{r.name}",
+        params=params,
+        uri=uri,
+        binary=r.content == "binary",
+        returns="bytes" if r.content == "binary" else "str",
+        summary=_doc_text(first + "."),
+    )
+
+
+def add_resource_context(ctx: dict[str, Any], spec: Spec) -> None:
+    """Adds ``resources`` (views) and ``resources_class`` to the template context."""
+    views = [_view(r, ctx["cls"]) for r in spec.resources]
+    ctx["resources"] = views
+    ctx["resources_class"] = ctx["cls"] + "Resources" if views else ""
+    if not views:
+        return
+    taken = set(ctx["exports"])
+    for name in [v.class_name for v in views] + [ctx["resources_class"]]:
+        if name in taken:
+            raise ValueError(
+                f"generated class {name} of a resource collides with another; rename the resource"
+            )
+        taken.add(name)
+    ctx["exports"] = list(ctx["exports"]) + [ctx["resources_class"]]
+    ctx["uses_literal"] = ctx["uses_literal"] or any(p.enum for r in spec.resources for p in r.params)
+    ctx["uses_patterns_in_resources"] = any(p.pattern for r in spec.resources for p in r.params)
