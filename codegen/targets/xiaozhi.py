@@ -65,6 +65,9 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
             f"warning: {name}: the stock xiaozhi firmware registers a tool of this name too; "
             "its own tool wins unless you remove it from main/mcp_server.cc"
         )
+    note = emit_xiaozhi.resources_note(spec)
+    if note is not None:
+        log(note)
     target = outdir / out
     log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}): {target}")
     log(f"next: follow {target / 'README.md'} to add it to a xiaozhi-esp32 firmware")

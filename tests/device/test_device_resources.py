@@ -233,3 +233,24 @@ def lamp_spec_resources() -> list[dict]:
     from device_testlib import LAMP_SPEC
 
     return [list_entry(r) for r in load_spec(LAMP_SPEC).resources]
+
+
+def test_starter_handlers_of_a_spec_with_resources_build_and_answer_not_found(tmp_path: Path) -> None:
+    """codegen writes a starter handlers file with a stub per resource; it compiles, and
+    each stub reports "not found" until it is written."""
+    from device_testlib import LAMP_SPEC
+
+    spec = tmp_path / "spec" / LAMP_SPEC.name
+    spec.parent.mkdir()
+    spec.write_text(LAMP_SPEC.read_text(encoding="utf-8"), encoding="utf-8")
+    exe = build_host(spec, tmp_path / "build", log=lambda _: None)
+    assert "mcpgen::ReadStatus read_pattern(" in (spec.parent / "desk_lamp_handlers.cpp").read_text()
+    sim = StdioSim(exe, tmp_path)
+    try:
+        reply = sim.request("resources/read", {"uri": "lamp://pattern/3"})
+        assert reply["error"] == {
+            "code": -32002,
+            "message": "Resource not found: pattern has nothing at this URI",
+        }
+    finally:
+        sim.close()

@@ -376,6 +376,7 @@ struct ResourceImpl {
         return d == nullptr ? kInternalError : kInvalidParams;
       }
     }
+    m.n = 0;  // decode() started a message that is not needed
     ResourceWriter out(w, r->binary, r->max_size);
     ReadStatus st = r->read(t.args_storage, out, ctx);
     out.finish();
