@@ -213,6 +213,19 @@ CASES = [
 ]
 
 
+CASES.append(
+    pytest.param(
+        HEAD.replace('version: "1"}', 'version: "1", page_size: 124}') + R + "    uri: lamp://s\n",
+        6,
+        3,
+        "resources.status",
+        "needs 126 bytes, more than device.page_size (124)",
+        "raise device.page_size",
+        id="entry-over-page-size",
+    )
+)
+
+
 @pytest.mark.parametrize(("text", "line", "column", "path", "message", "hint"), CASES)
 def test_resource_validation_error(one_error, text, line, column, path, message, hint):
     error = one_error(text)

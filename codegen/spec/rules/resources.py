@@ -33,6 +33,7 @@ import yaml
 
 from mcpgen.codegen.spec.model import RESOURCE_CONTENTS, Param, Resource
 from mcpgen.codegen.spec.names import python_path
+from mcpgen.codegen.spec.resource_json import worst_case_page_bytes
 from mcpgen.codegen.spec.rules.base import BAD
 from mcpgen.codegen.spec.rules.events import event_name_problem
 from mcpgen.codegen.spec.rules.tables import RESOURCE_KEYS, RESOURCE_REQUIRED
@@ -82,6 +83,15 @@ def check_resources(checker: SpecChecker, node: yaml.Node, tools: list[ToolInfo]
             )
             continue
         seen_uris[uri] = name
+        if checker.page_size is not None and worst_case_page_bytes(r) > checker.page_size:
+            checker.error(
+                key_node,
+                f"resources.{name}",
+                f"the list entry of resource `{name}` needs {worst_case_page_bytes(r)} bytes, more than "
+                f"device.page_size ({checker.page_size})",
+                "shorten its description or raise device.page_size",
+            )
+            continue
         out.append(r)
     _check_bindings_names(checker, m, tools)
     return tuple(out)
