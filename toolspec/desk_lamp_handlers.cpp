@@ -25,6 +25,8 @@ mcpgen::Result light_set_rgb(const LightSetRgbArgs& args, mcpgen::Context&) {
   g_lamp.rgb[0] = args.r;
   g_lamp.rgb[1] = args.g;
   g_lamp.rgb[2] = args.b;
+  // Clients that subscribed to the status resource hear that it changed (sent at once).
+  mcpgen::resource_updated("lamp://status");
   return mcpgen::Result::Bool(true);
 }
 

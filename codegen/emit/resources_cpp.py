@@ -39,6 +39,7 @@ class ResourceView:
     name_literal: str
     is_template: bool
     binary: bool
+    subscribe: bool
     content: str
     max_size: int
     params: tuple[ResourceParamView, ...]
@@ -90,6 +91,7 @@ def _view(index: int, r: Resource) -> ResourceView:
         name_literal=cpp_string(r.name),
         is_template=r.uri_template is not None,
         binary=r.content == "binary",
+        subscribe=r.subscribe,
         content=r.content,
         max_size=r.max_size or 0,
         params=tuple(params),

@@ -29,7 +29,7 @@ def test_initialize_announces_resources(lamp: StdioSim) -> None:
     caps = lamp.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["result"][
         "capabilities"
     ]
-    assert caps == {"tools": {}, "resources": {}}
+    assert caps == {"tools": {}, "resources": {"subscribe": True}}  # status has subscribe: true
 
 
 def test_lists_hold_the_spec_entries(lamp: StdioSim, lamp_spec_resources: list[dict]) -> None:
@@ -254,3 +254,44 @@ def test_starter_handlers_of_a_spec_with_resources_build_and_answer_not_found(tm
         }
     finally:
         sim.close()
+
+
+def test_subscribe_sends_updated_until_unsubscribed(lamp: StdioSim) -> None:
+    assert lamp.request("resources/subscribe", {"uri": "lamp://status"})["result"] == {}
+    lamp.send_line(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 900,
+                "method": "tools/call",
+                "params": {"name": "self.light.set_rgb", "arguments": {"r": 1, "g": 1, "b": 1}},
+            }
+        )
+    )
+    note = lamp.read_json()
+    assert note == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "lamp://status"},
+    }
+    assert lamp.read_json()["id"] == 900
+    assert lamp.request("resources/unsubscribe", {"uri": "lamp://status"})["result"] == {}
+    lamp.call("self.light.set_rgb", {"r": 2, "g": 2, "b": 2})  # the reply comes first: no notification
+    assert lamp.no_line()
+
+
+def test_subscribe_refusals(lamp: StdioSim) -> None:
+    reply = lamp.request("resources/subscribe", {"uri": "lamp://icon.png"})
+    assert reply["error"] == {
+        "code": -32602,
+        "message": "Invalid params: resource icon does not support subscribe",
+    }
+    reply = lamp.request("resources/subscribe", {"uri": "lamp://none"})
+    assert reply["error"]["code"] == -32002
+
+
+def test_no_subscribe_capability_without_subscribable_resources(pages: StdioSim) -> None:
+    caps = pages.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["result"][
+        "capabilities"
+    ]
+    assert caps == {"tools": {}, "resources": {}}

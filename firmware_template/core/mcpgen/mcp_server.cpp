@@ -1072,6 +1072,7 @@ void Server::reset_connection() {
   vision_.url[0] = '\0';
   vision_.token[0] = '\0';
   ctx_.notify_pending_ = false;
+  resource_subscriptions_reset();
 }
 
 void Server::set_user_data(void* p) { ctx_.user_data_ = p; }

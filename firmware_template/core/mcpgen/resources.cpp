@@ -87,6 +87,11 @@ struct Span {
   size_t n;
 };
 
+// Which resources (by index, the first 32) a client subscribed to on this connection, and
+// the table they index (set by the first resources/subscribe).
+uint32_t g_subscribed = 0;
+const ResourceTable* g_subscribed_table = nullptr;
+
 }  // namespace
 
 struct ResourceImpl {
@@ -183,6 +188,50 @@ struct ResourceImpl {
       ++*count;
     }
     return u == n;
+  }
+
+  // The resource whose URI (or template) matches uri[0, n), or nullptr.
+  static const ResourceDesc* find(const ResourceTable& t, char* uri, size_t n, Span* vars, uint8_t* count) {
+    for (uint16_t i = 0; i < t.count; ++i) {
+      const ResourceDesc& d = t.resources[i];
+      if (!d.is_template) {
+        if (strlen(d.uri) == n && memcmp(d.uri, uri, n) == 0) return &d;
+      } else if (match(d.uri, uri, n, vars, count)) {
+        return &d;
+      }
+    }
+    return nullptr;
+  }
+
+  // resources/subscribe and resources/unsubscribe: {} for a resource with `subscribe: true`.
+  static int subscribe(const SpecDesc& spec, const Value& params, JsonWriter& w, Text& m, bool on) {
+    const ResourceTable& t = *spec.resources;
+    Value uri_v = json::find(params, "uri");
+    if (!uri_v.is(Type::kString)) {
+      m.add("Invalid params: uri must be a string");
+      return kInvalidParams;
+    }
+    size_t n = 0;
+    char* uri = const_cast<char*>(text_of(uri_v, &n));
+    Span vars[kMaxVariables];
+    uint8_t count = 0;
+    const ResourceDesc* r = find(t, uri, n, vars, &count);
+    if (r == nullptr) {
+      m.add("Resource not found: ").quote(uri, n);
+      return kResourceNotFound;
+    }
+    if (!r->subscribe) {
+      m.add("Invalid params: resource ").add(r->name).add(" does not support subscribe");
+      return kInvalidParams;
+    }
+    size_t index = static_cast<size_t>(r - t.resources);
+    if (index < 32) {
+      uint32_t bit = uint32_t{1} << index;
+      g_subscribed = on ? (g_subscribed | bit) : (g_subscribed & ~bit);
+      g_subscribed_table = &t;
+    }
+    w.raw_fragment("{}", 2);
+    return 0;
   }
 
   // The name of the i-th variable of a template (into out, NUL-terminated).
@@ -341,15 +390,7 @@ struct ResourceImpl {
     char* uri = const_cast<char*>(text_of(uri_v, &n));
     Span vars[kMaxVariables];
     uint8_t var_count = 0;
-    const ResourceDesc* r = nullptr;
-    for (uint16_t i = 0; i < t.count && r == nullptr; ++i) {
-      const ResourceDesc& d = t.resources[i];
-      if (!d.is_template) {
-        if (strlen(d.uri) == n && memcmp(d.uri, uri, n) == 0) r = &d;
-      } else if (match(d.uri, uri, n, vars, &var_count)) {
-        r = &d;
-      }
-    }
+    const ResourceDesc* r = find(t, uri, n, vars, &var_count);
     if (r == nullptr) {
       m.add("Resource not found: ").quote(uri, n);
       return kResourceNotFound;
@@ -467,7 +508,37 @@ void ResourceWriter::finish() {
 
 bool is_resource_method(const json::Value& method) {
   return method_is(method, "resources/read") || method_is(method, "resources/list") ||
-         method_is(method, "resources/templates/list");
+         method_is(method, "resources/templates/list") || method_is(method, "resources/subscribe") ||
+         method_is(method, "resources/unsubscribe");
+}
+
+void resource_subscriptions_reset() { g_subscribed = 0; }
+
+namespace {
+void write_uri_params(JsonWriter& w, const void* args) {
+  w.begin_object();
+  w.key("uri");
+  w.string(static_cast<const char*>(args));
+  w.end_object();
+}
+}  // namespace
+
+EventStatus resource_updated(const char* uri) {
+  const ResourceTable* t = g_subscribed_table;
+  if (uri == nullptr) return EventStatus::kInvalidArgument;
+  if (t == nullptr || g_subscribed == 0) return EventStatus::kNoPeer;
+  // A copy to match in (the matcher reads spans of a writable buffer).
+  char copy[256];
+  size_t n = strlen(uri);
+  if (n >= sizeof copy) return EventStatus::kInvalidArgument;
+  memcpy(copy, uri, n + 1);
+  Span vars[kMaxVariables];
+  uint8_t count = 0;
+  const ResourceDesc* r = ResourceImpl::find(*t, copy, n, vars, &count);
+  if (r == nullptr) return EventStatus::kInvalidArgument;
+  size_t index = static_cast<size_t>(r - t->resources);
+  if (index >= 32 || (g_subscribed & (uint32_t{1} << index)) == 0) return EventStatus::kNoPeer;
+  return emit_event("notifications/resources/updated", &write_uri_params, uri);
 }
 
 void resource_capability(JsonWriter& w, const ResourceTable& table) {
@@ -488,6 +559,10 @@ int resource_request(const SpecDesc& spec, const json::Value& method, const json
     code = ResourceImpl::list(spec, false, params, w, m);
   } else if (method_is(method, "resources/templates/list")) {
     code = ResourceImpl::list(spec, true, params, w, m);
+  } else if (method_is(method, "resources/subscribe")) {
+    code = ResourceImpl::subscribe(spec, params, w, m, true);
+  } else if (method_is(method, "resources/unsubscribe")) {
+    code = ResourceImpl::subscribe(spec, params, w, m, false);
   } else {
     m.add("Method not found");
   }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mcpgen/events.h"
 #include "mcpgen/mcp_core.h"
 
 namespace mcpgen {
@@ -64,6 +65,7 @@ struct ResourceDesc {
   uint16_t list_entry_len;
   bool is_template;
   bool binary;
+  bool subscribe;  // the spec's `subscribe: true`: resources/subscribe accepted
   uint32_t max_size;  // bytes of content; 0: no bound
   const ParamDesc* params;  // the template's variables, sorted by name
   uint8_t param_count;
@@ -82,11 +84,19 @@ namespace json {
 struct Value;
 }
 
+// Tells a subscribed client that the resource at `uri` changed: sends
+// {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"<uri>"}}
+// through the port's event outlet (mcpgen/events.h: any task, under the port's lock).
+// Returns kNoPeer (nothing sent) when no client subscribed to a resource matching `uri`
+// on this connection, kInvalidArgument when `uri` is no resource of the spec.
+EventStatus resource_updated(const char* uri);
+
 // Called by the server (mcp_server.cpp) for the resources/* methods and initialize. They
 // write the `result` value into w; on failure they return the JSON-RPC error code and
 // leave its whole message (prefix included) in msg[0, *msg_len).
 bool is_resource_method(const json::Value& method);
 void resource_capability(JsonWriter& w, const ResourceTable& table);
+void resource_subscriptions_reset();  // per connection (Server::reset_connection)
 int resource_request(const SpecDesc& spec, const json::Value& method, const json::Value& params, JsonWriter& w,
                      Context& ctx, char* msg, size_t msg_cap, size_t* msg_len);
 
