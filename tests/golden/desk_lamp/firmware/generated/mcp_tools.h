@@ -20,6 +20,8 @@
 #define MCPGEN_SPEC_DEVICE_VERSION "0.3.1"
 // Events of the spec (mcpgen/events.h): ports skip their event outlet when there are none.
 #define MCPGEN_SPEC_EVENT_COUNT 2
+// Resources with `subscribe: true`: their updates leave through the same event outlet.
+#define MCPGEN_SPEC_RESOURCE_UPDATES 1
 
 namespace tools {
 inline constexpr char kSpecFingerprint[] = "7191c94c70c2f49c";
