@@ -9,15 +9,19 @@ tool arguments, expands the URI template and returns ``str`` (text) or ``bytes``
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Optional, Union
 
 from mcpgen.runtime.errors import ProtocolError
 
+log = logging.getLogger(__name__)
 Content = Union[str, bytes]
+UPDATED = "notifications/resources/updated"
 MAX_PAGES = 1000  # a device that never stops paging is broken, not big
 # RFC 3986 unreserved characters: the only ones a level 1 expansion leaves as they are.
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -91,6 +95,64 @@ async def read_resource(device: Any, uri: str, *, timeout: Optional[float] = Non
     return decode_contents(uri, result)
 
 
+class ResourceUpdates:
+    """``async for uri in updates:``: each ``notifications/resources/updated`` the device
+    sends for ``uri``. Subscribes (``resources/subscribe``) on the first ``__anext__``;
+    ``await updates.aclose()`` unsubscribes and ends the iteration, as does the device
+    closing. Updates beyond ``buffer`` not yet consumed are dropped (only "it changed"
+    matters: the next ``read()`` gets the current content)."""
+
+    def __init__(self, device: Any, uri: str, buffer: int = 16) -> None:
+        self._device = device
+        self._uri = uri
+        self._queue: asyncio.Queue[Optional[str]] = asyncio.Queue(max(1, buffer))
+        self._unsubscribe: Optional[Callable[[], None]] = None
+        self._ended = False
+
+    def __aiter__(self) -> ResourceUpdates:
+        return self
+
+    def _put(self, item: Optional[str]) -> None:
+        try:
+            self._queue.put_nowait(item)
+        except asyncio.QueueFull:
+            if item is None:  # the end must get through: drop an update instead
+                self._queue.get_nowait()
+                self._queue.put_nowait(None)
+
+    def _on_notification(self, method: str, params: dict) -> None:
+        if method == UPDATED and isinstance(params, dict) and params.get("uri") == self._uri:
+            self._put(self._uri)
+
+    async def _start(self) -> None:
+        self._unsubscribe = self._device.on_notification(self._on_notification)
+        self._device.on_close(lambda _device: self._put(None))
+        await self._device.request("resources/subscribe", {"uri": self._uri})
+
+    async def __anext__(self) -> str:
+        if self._ended:
+            raise StopAsyncIteration
+        if self._unsubscribe is None:
+            await self._start()
+        item = await self._queue.get()
+        if item is None:
+            self._ended = True
+            raise StopAsyncIteration
+        return item
+
+    async def aclose(self) -> None:
+        """Unsubscribes (when the device is still there) and ends the iteration."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            if not self._ended and not getattr(self._device, "closed", False):
+                try:
+                    await self._device.request("resources/unsubscribe", {"uri": self._uri})
+                except Exception as exc:  # closing must not fail on a device that went away
+                    log.debug("resources/unsubscribe %s failed: %s", self._uri, exc)
+        self._ended = True
+        self._put(None)
+
+
 class ResourceReader:
     """One resource of generated bindings; subclasses add a typed ``read``."""
 
@@ -109,3 +171,11 @@ class ResourceReader:
                 f"resources/read {uri}: the spec says {want}, the device sent {type(content).__name__}"
             )
         return content
+
+    def updates(self, *, buffer: int = 16) -> ResourceUpdates:
+        """Updates of this resource (a fixed URI with ``subscribe: true`` in the spec)."""
+        if "{" in self.URI:
+            raise TypeError(
+                f"{self.URI} is a template: subscribe with runtime.resources.ResourceUpdates(device, uri)"
+            )
+        return ResourceUpdates(self._device, self.URI, buffer)

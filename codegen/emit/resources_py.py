@@ -27,6 +27,7 @@ class ResourceView:
     binary: bool
     returns: str  # "str" or "bytes"
     summary: str
+    updates: bool  # a fixed URI with subscribe: true (``.updates()``)
 
 
 def _view(r: Resource, cls: str) -> ResourceView:
@@ -63,6 +64,7 @@ def _view(r: Resource, cls: str) -> ResourceView:
         binary=r.content == "binary",
         returns="bytes" if r.content == "binary" else "str",
         summary=_doc_text(first + "."),
+        updates=r.subscribe and r.uri is not None,
     )
 
 

@@ -3,6 +3,7 @@ typed bindings (compiled or pure) and through the runtime's dynamic mode."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -29,6 +30,26 @@ async def test_typed_resource_reads(built_lamp: Built) -> None:
             await lamp.resources.pattern.read(length=-1)
         with pytest.raises(ValidationError):
             await lamp.resources.effect.read(name="disco")  # type: ignore[arg-type]
+    finally:
+        await device.close()
+
+
+async def test_updates_iterate_until_closed(built_lamp: Built) -> None:
+    device = await connect_process([str(built_lamp.exe), "--stdio"])
+    lamp = built_lamp.bindings(device, policy="strict")
+    try:
+        updates = lamp.resources.status.updates()
+        first = asyncio.ensure_future(updates.__anext__())
+        for _ in range(100):  # until the subscription is in place
+            await asyncio.sleep(0.01)
+            await lamp.light.set_rgb(r=1, g=2, b=3)  # the lamp reports lamp://status changed
+            if first.done():
+                break
+        assert await first == "lamp://status"
+        await updates.aclose()
+        assert [u async for u in updates] == []
+        with pytest.raises(TypeError):
+            lamp.resources.pattern.updates()
     finally:
         await device.close()
 

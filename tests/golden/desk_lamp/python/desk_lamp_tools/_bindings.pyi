@@ -7,6 +7,7 @@ from typing import Any, Callable, Literal, NamedTuple, TypedDict
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.device import Device
 from mcpgen.runtime.events import EventStream
+from mcpgen.runtime.resources import ResourceUpdates
 
 DEVICE_NAME: str
 DEVICE_VERSION: str
@@ -73,6 +74,7 @@ class DeskLampEvents:
 class DeskLampResourceStatus:
     async def read(self, *, timeout: float | None = ...) -> str:
         """The lamp's state as JSON (power, colour, timer, effect)."""
+    def updates(self, *, buffer: int = ...) -> ResourceUpdates: ...
 
 class DeskLampResourceIcon:
     async def read(self, *, timeout: float | None = ...) -> bytes:
