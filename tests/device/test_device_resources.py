@@ -295,3 +295,17 @@ def test_no_subscribe_capability_without_subscribable_resources(pages: StdioSim)
         "capabilities"
     ]
     assert caps == {"tools": {}, "resources": {}}
+
+
+def test_other_resources_methods_are_not_found(lamp: StdioSim) -> None:
+    reply = lamp.request("resources/nothing", {})
+    assert reply["error"] == {"code": -32601, "message": "Method not found: resources/nothing"}
+
+
+def test_a_spec_without_resources_answers_resources_methods_not_found(sim: StdioSim) -> None:
+    caps = sim.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["result"][
+        "capabilities"
+    ]
+    assert caps == {"tools": {}}
+    reply = sim.request("resources/list", {})
+    assert reply["error"] == {"code": -32601, "message": "Method not found: resources/list"}

@@ -460,7 +460,13 @@ struct ServerImpl {
     lit(w, ",\"result\":{\"protocolVersion\":");
     str(w, version);
     lit(w, ",\"capabilities\":{\"tools\":{}");
-    if (s.spec_.resources != nullptr) resource_capability(w, *s.spec_.resources);
+    if (s.spec_.resources != nullptr) {
+      if (s.spec_.resources->any_subscribe) {
+        lit(w, ",\"resources\":{\"subscribe\":true}");
+      } else {
+        lit(w, ",\"resources\":{}");
+      }
+    }
     lit(w, "},\"serverInfo\":{\"name\":");
     str(w, s.spec_.device_name);
     lit(w, ",\"version\":");
@@ -842,7 +848,7 @@ struct ServerImpl {
     lit(w, ",\"result\":");
     size_t mlen = 0;
     char* msg = s.ctx_.scratch_;
-    int code = resource_request(s.spec_, method, params, w, s.ctx_, msg, sizeof s.ctx_.scratch_, &mlen);
+    int code = s.spec_.resources->request(s.spec_, method, params, w, s.ctx_, msg, sizeof s.ctx_.scratch_, &mlen);
     if (code != 0) return error(s, rq, code, msg, mlen);
     return finish(s, rq, w);
   }
@@ -936,7 +942,7 @@ struct ServerImpl {
       n = tools_list(s, rq, rpc->p);
     } else if (eq(method, "initialize")) {
       n = initialize(s, rq, rpc->p);
-    } else if (s.spec_.resources != nullptr && is_resource_method(method)) {
+    } else if (s.spec_.resources != nullptr && method.n > 12 && memcmp(method.p, "\"resources/", 11) == 0) {
       n = resources(s, rq, method, params);
     } else if (eq(method, "ping")) {
       JsonWriter w(rq.out, rq.cap);
@@ -1072,7 +1078,7 @@ void Server::reset_connection() {
   vision_.url[0] = '\0';
   vision_.token[0] = '\0';
   ctx_.notify_pending_ = false;
-  resource_subscriptions_reset();
+  if (spec_.resources != nullptr) spec_.resources->reset();
 }
 
 void Server::set_user_data(void* p) { ctx_.user_data_ = p; }

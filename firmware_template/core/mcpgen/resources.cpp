@@ -506,12 +506,6 @@ void ResourceWriter::finish() {
 
 // ---------------------------------------------------------------- entry points
 
-bool is_resource_method(const json::Value& method) {
-  return method_is(method, "resources/read") || method_is(method, "resources/list") ||
-         method_is(method, "resources/templates/list") || method_is(method, "resources/subscribe") ||
-         method_is(method, "resources/unsubscribe");
-}
-
 void resource_subscriptions_reset() { g_subscribed = 0; }
 
 namespace {
@@ -541,14 +535,6 @@ EventStatus resource_updated(const char* uri) {
   return emit_event("notifications/resources/updated", &write_uri_params, uri);
 }
 
-void resource_capability(JsonWriter& w, const ResourceTable& table) {
-  if (table.any_subscribe) {
-    w.raw_fragment(",\"resources\":{\"subscribe\":true}", 31);
-  } else {
-    w.raw_fragment(",\"resources\":{}", 15);
-  }
-}
-
 int resource_request(const SpecDesc& spec, const json::Value& method, const json::Value& params, JsonWriter& w,
                      Context& ctx, char* msg, size_t msg_cap, size_t* msg_len) {
   Text m(msg, msg_cap);
@@ -564,7 +550,9 @@ int resource_request(const SpecDesc& spec, const json::Value& method, const json
   } else if (method_is(method, "resources/unsubscribe")) {
     code = ResourceImpl::subscribe(spec, params, w, m, false);
   } else {
-    m.add("Method not found");
+    size_t n = 0;
+    const char* name = text_of(method, &n);
+    m.add("Method not found: ").add(name, n > kQuoteLimit ? kQuoteLimit : n);  // as the server writes it
   }
   *msg_len = m.n;
   return code;

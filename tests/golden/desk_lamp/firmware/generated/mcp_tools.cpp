@@ -278,6 +278,8 @@ const mcpgen::ResourceTable kResourceTable = {
     /*fixed_count=*/2u,
     /*any_subscribe=*/true,
     &g_resource_args,
+    &mcpgen::resource_request,
+    &mcpgen::resource_subscriptions_reset,
 };
 
 }  // namespace
