@@ -22,6 +22,7 @@ from typing import Any
 
 from mcpgen.runtime.events import event_name
 
+from . import device_resources
 from .device import DeviceLike, ToolInfoLike
 from .events import RESOURCE_NOT_FOUND, EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
@@ -427,6 +428,22 @@ class Bridge:
             raise RpcFailure(INVALID_PARAMS, f"logging/setLevel: level must be one of {allowed}")
         session.log_level = str(level)
         return {}
+
+    async def resources_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The resources/* requests: each device's events resource (``_resources``) and the
+        devices' own resources (``device_resources``)."""
+        if method in ("resources/list", "resources/templates/list"):
+            out = self._resources(method, params)
+            key = "resources" if method == "resources/list" else "resourceTemplates"
+            out[key] = out[key] + await device_resources.list_entries(self.devices, key != "resources")
+            return out
+        if method == "resources/read":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                read = await device_resources.read(self.devices, uri, RESOURCE_NOT_FOUND)
+                if read is not None:
+                    return read
+        return self._resources(method, params)
 
     def _resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Each served device's events as a resource (see ``events.py``)."""
