@@ -143,6 +143,13 @@ resources:
       a: {type: integer}
       b: {type: boolean}
     content: text
+  lengthy:
+    description: L
+    mime_type: t/p
+    uri_template: r:{v_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}
+    params:
+      v_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx: {type: string, max_length: 8}
+    content: text
 """
 )
 
@@ -157,6 +164,11 @@ namespace resources {
 R(0) R(1) R(2) R(3) R(4) R(5) R(6)
 mcpgen::ReadStatus read_big(mcpgen::ResourceWriter& out, mcpgen::Context&) {
   out.bytes("12345", 5);
+  return mcpgen::ReadStatus::kOk;
+}
+mcpgen::ReadStatus read_lengthy(const ResourceArgs_lengthy& args, mcpgen::ResourceWriter& out,
+                               mcpgen::Context&) {
+  out.text(args.v_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx);
   return mcpgen::ReadStatus::kOk;
 }
 mcpgen::ReadStatus read_twice(const ResourceArgs_twice& args, mcpgen::ResourceWriter& out, mcpgen::Context&) {
@@ -309,3 +321,11 @@ def test_a_spec_without_resources_answers_resources_methods_not_found(sim: Stdio
     assert caps == {"tools": {}}
     reply = sim.request("resources/list", {})
     assert reply["error"] == {"code": -32601, "message": "Method not found: resources/list"}
+
+
+def test_a_long_variable_name_is_matched(pages: StdioSim) -> None:
+    # Variable names have no length limit: the core compares them in place (a fixed-size
+    # copy of the name once cut a long one and answered -32603).
+    assert pages.request("resources/read", {"uri": "r:abc"})["result"]["contents"][0]["text"] == "abc"
+    reply = pages.request("resources/read", {"uri": "r:123456789"})
+    assert reply["error"]["code"] == -32602 and "at most 8 characters" in reply["error"]["message"]

@@ -226,6 +226,23 @@ CASES.append(
 )
 
 
+NINE = "-".join(f"{{v{i}}}" for i in range(9))
+NINE_PARAMS = ", ".join(f"v{i}: {{type: integer}}" for i in range(9))
+CASES.append(
+    pytest.param(
+        HEAD
+        + R
+        + f"    uri_template: a://{NINE}\n    params: {{{NINE_PARAMS}}}\n",
+        10,
+        19,
+        "resources.status.uri_template",
+        "has 9 variables",
+        "at most 8",
+        id="too-many-variables",
+    )
+)
+
+
 @pytest.mark.parametrize(("text", "line", "column", "path", "message", "hint"), CASES)
 def test_resource_validation_error(one_error, text, line, column, path, message, hint):
     error = one_error(text)

@@ -51,6 +51,7 @@ TEMPLATE_RE = re.compile(rf"^[A-Za-z][A-Za-z0-9+.\-]*:(?:[{URI_CHARS}]|\{{[A-Za-
 EXPRESSION_RE = re.compile(r"\{([^{}]*)\}")
 # Operators of RFC 6570 levels 2-4 (`{+path}`, `{#frag}`, `{?q}` ...): not supported.
 LEVEL2_OPERATORS = "+#./;?&=,!@|"
+MAX_TEMPLATE_VARIABLES = 8  # == kMaxVariables in the core's resources.cpp
 MAX_SIZE_LIMIT = 1 << 24  # far above what a device buffer holds; catches a unit slip
 
 
@@ -258,6 +259,14 @@ def _template(checker: SpecChecker, node: yaml.Node, path: str) -> Optional[str]
             path,
             f"`{template}` has two variables side by side",
             "put literal text between them (e.g. `{a}-{b}`) so the device can tell them apart",
+        )
+        return None
+    if len(template_variables(template)) > MAX_TEMPLATE_VARIABLES:
+        checker.error(
+            node,
+            path,
+            f"`{template}` has {len(template_variables(template))} variables",
+            f"the device matches at most {MAX_TEMPLATE_VARIABLES}; split the resource",
         )
         return None
     if not template_variables(template):

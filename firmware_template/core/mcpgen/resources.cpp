@@ -234,23 +234,21 @@ struct ResourceImpl {
     return 0;
   }
 
-  // The name of the i-th variable of a template (into out, NUL-terminated).
-  static void variable_name(const char* tpl, uint8_t index, char* out, size_t cap) {
+  // The name of the i-th variable of a template: its span in the template.
+  static const char* variable_name(const char* tpl, uint8_t index, size_t* len) {
     uint8_t k = 0;
     for (const char* p = tpl; *p != '\0'; ++p) {
       if (*p != '{') continue;
       const char* end = strchr(p, '}');
       if (end == nullptr) break;
       if (k++ == index) {
-        size_t len = static_cast<size_t>(end - p - 1);
-        if (len >= cap) len = cap - 1;
-        memcpy(out, p + 1, len);
-        out[len] = '\0';
-        return;
+        *len = static_cast<size_t>(end - p - 1);
+        return p + 1;
       }
       p = end;
     }
-    out[0] = '\0';
+    *len = 0;
+    return "";
   }
 
   // Percent-decodes a span in place and NUL-terminates it (the byte after it is a
@@ -406,11 +404,12 @@ struct ResourceImpl {
     }
     // Now the variables (in place: the URI was written above).
     for (uint8_t k = 0; k < var_count; ++k) {
-      char name[64];
-      variable_name(r->uri, k, name, sizeof name);
+      size_t name_len = 0;
+      const char* name = variable_name(r->uri, k, &name_len);
       const ParamDesc* d = nullptr;
       for (uint8_t j = 0; j < r->param_count && d == nullptr; ++j) {
-        if (strcmp(r->params[j].name, name) == 0) d = &r->params[j];
+        const char* pn = r->params[j].name;
+        if (strncmp(pn, name, name_len) == 0 && pn[name_len] == '\0') d = &r->params[j];
       }
       if (d == nullptr || !decode(*d, vars[k], t.args_storage, m)) {
         if (d == nullptr) m.add("Internal error: template variable without a parameter");
