@@ -284,8 +284,54 @@ class Bridge:
                 self._progress_sends.setdefault(str(params.get("progressToken")), set()).add(sending)
         elif method == "notifications/tools/list_changed":
             self._spawn(self._refresh(device))
+        elif method == "notifications/resources/updated" and self.devices.get(device.device_id) is device:
+            self._forward_resource_update(device.device_id, params)
         elif (event := event_name(method)) is not None and self.devices.get(device.device_id) is device:
             self._forward_event(device.device_id, event, params)
+
+    def _forward_resource_update(self, device_id: str, params: dict[str, Any]) -> None:
+        """A device's ``notifications/resources/updated`` to the sessions subscribed to
+        its bridge URI (``device_resources``)."""
+        uri = params.get("uri")
+        mapped = device_resources.bridge_uri(device_id, uri) if isinstance(uri, str) else None
+        if mapped is None:
+            return
+        updated = notification("notifications/resources/updated", {"uri": mapped})
+        for session in list(self._sessions.values()):
+            if session.push is None or session.protocol_version is None or session.closed:
+                continue
+            if mapped in session.subscriptions:
+                self._spawn(session.push(updated))
+
+    async def subscribe_request(
+        self, session: Session, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``resources/subscribe`` / ``unsubscribe``: the events resources are the bridge's
+        own; a device resource's subscription is also forwarded to the device (its
+        unsubscribe once no session holds it)."""
+        uri = params.get("uri")
+        target = device_resources.device_uri(uri) if isinstance(uri, str) else None
+        if target is None:
+            return self.subscribe(session, method, params)
+        device_id, inner = target
+        device = self.devices.get(device_id)
+        if device is None or not hasattr(device, "request"):
+            raise RpcFailure(RESOURCE_NOT_FOUND, "Resource not found", {"uri": _bounded(uri)})
+        subscribing = method == "resources/subscribe"
+        others = any(uri in s.subscriptions for s in self._sessions.values() if s is not session)
+        if subscribing or not others:
+            try:
+                await device.request(method, {"uri": inner})
+            except Exception as exc:
+                code = getattr(exc, "code", None)
+                raise RpcFailure(code if isinstance(code, int) else INVALID_PARAMS, str(exc)) from None
+        if subscribing:
+            if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
+            session.subscriptions.add(str(uri))
+        else:
+            session.subscriptions.discard(str(uri))
+        return {}
 
     def _forward_event(self, device_id: str, event: str, arguments: dict[str, Any]) -> None:
         """A device event to MCP clients, two ways (docs/bridge.md, "Device events").

@@ -171,7 +171,7 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
         return await bridge.resources_request(ctx.method, _raw(ctx))
 
     async def subscribe(ctx: Ctx) -> dict[str, Any]:
-        return bridge.subscribe(connection_of(ctx).session, ctx.method, _raw(ctx))
+        return await bridge.subscribe_request(connection_of(ctx).session, ctx.method, _raw(ctx))
 
     async def set_level(ctx: Ctx) -> dict[str, Any]:
         return bridge._set_level(connection_of(ctx).session, _raw(ctx))
