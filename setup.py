@@ -5,11 +5,15 @@
   installs them all under the one ``mcpgen`` import namespace.
 * The Cython extensions of the runtime hot path. ``MCPGEN_PURE_PYTHON=1`` skips them: the
   same modules then run as plain Python.
+* The release distributions (``scripts/dist.py``) are built with this same file from a copy
+  of the folders each one carries: a package whose folder is absent is left out, so the
+  ``mcpgen-runtime`` copy builds the runtime (compiled) and the ``mcpgen`` copy the rest.
 """
 
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 
 from setuptools import Extension, find_packages, setup
@@ -20,6 +24,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "mcpgen.codegen": "codegen",
     "mcpgen.runtime": "runtime",
     "mcpgen.runtime.bridge": "runtime/bridge",
+    "mcpgen.runtime.console": "runtime/console",
     "mcpgen.runtime.auth": "runtime/auth",  # a package for its __main__ (see runtime/auth/__main__.py)
     # Data shipped as packages so that a plain wheel install can build firmware.
     "mcpgen.firmware_template": "firmware_template",
@@ -31,23 +36,29 @@ PACKAGE_DIRS.update(
     {f"mcpgen.codegen.{sub}": "codegen/" + sub.replace(".", "/") for sub in find_packages("codegen")}
 )
 
+# A release distribution carries only its own folders (scripts/dist.py); the developer
+# install from the repository has them all.
+PACKAGE_DIRS = {name: folder for name, folder in PACKAGE_DIRS.items() if os.path.isdir(folder)}
+
 PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen": ["py.typed"],
     "mcpgen.codegen": ["py.typed"],
     "mcpgen.codegen.emit": ["templates/**/*"],
     "mcpgen.runtime": ["py.typed", "*.pxd"],
+    "mcpgen.runtime.console": ["static/*"],  # the page: plain HTML, CSS and JS, no build step
     "mcpgen.firmware_template": ["**/*"],
     "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],
 }
 
-# Runtime modules compiled by Cython (pure-Python mode .py files with a .pxd beside each).
+# Runtime modules compiled by Cython (pure-Python mode .py files with a .pxd beside each):
+# the runtime's own list (runtime/_purepy.py), read by path since mcpgen is not importable
+# yet, mapped to each module's source file.
+# The generator's release distribution has no runtime/ folder and compiles nothing.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PUREPY = os.path.join(_HERE, "runtime", "_purepy.py")
 COMPILED_MODULES: dict[str, str] = {
-    "mcpgen.runtime.codec": "runtime/codec.py",
-    "mcpgen.runtime.validate": "runtime/validate.py",
-    # The gateway's per-frame path; its .pxd cimports picows (a build requirement).
-    "mcpgen.runtime.wslink": "runtime/wslink.py",
-    # The MQTT link's QoS 0 PUBLISH framing (runtime/mqttfast.py uses it when compiled).
-    "mcpgen.runtime.mqttwire": "runtime/mqttwire.py",
+    name: f"runtime/{name.rpartition('.')[2]}.py"
+    for name in (runpy.run_path(_PUREPY)["COMPILED_MODULES"] if os.path.exists(_PUREPY) else ())
 }
 
 
@@ -78,7 +89,7 @@ def _pxd_tree() -> str:
 
 
 def _extensions() -> list[Extension]:
-    if os.environ.get("MCPGEN_PURE_PYTHON") == "1":
+    if os.environ.get("MCPGEN_PURE_PYTHON") == "1" or "mcpgen.runtime" not in PACKAGE_DIRS:
         return []
     try:
         from Cython.Build import cythonize

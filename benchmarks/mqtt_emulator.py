@@ -44,6 +44,7 @@ from benchmarks.procutil import raise_nofile_limit
 from mcpgen.codegen.resources import example_spec
 from mcpgen.codegen.spec import mcp_json
 from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.mqtt_topics import DEFAULT_PREFIX, DOWN, OFFLINE, ONLINE, STATE, UP, device_topic
 from mcpgen.runtime.mqttwire import decode_publish, packet_end, publish_packet
 
 MAX_DEVICES = 2000
@@ -243,7 +244,7 @@ class Device(asyncio.Protocol):
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         d = self.dev
-        transport.write(connect_packet(f"emu-{d.device_id}", d.state, b"offline"))
+        transport.write(connect_packet(f"emu-{d.device_id}", d.state, OFFLINE))
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
         if not self.up.done():
@@ -281,7 +282,7 @@ class Device(asyncio.Protocol):
                     return
                 d = self.dev
                 out.append(subscribe_packet(1, d.down, 1))
-                out.append(publish_qos1(2, d.state, b"online", retain=True))
+                out.append(publish_qos1(2, d.state, ONLINE, retain=True))
                 out.append(publish_qos1(3, d.up, d.hello))
             # SUBACK, PINGRESP and anything else: nothing to do.
             pos = end
@@ -337,7 +338,7 @@ class DeviceInfo:
 
     def __init__(self, prefix: str, device_id: str) -> None:
         self.device_id = device_id
-        self.up, self.down, self.state = (f"{prefix}/{device_id}/{t}" for t in ("up", "down", "state"))
+        self.up, self.down, self.state = (device_topic(prefix, device_id, leaf) for leaf in (UP, DOWN, STATE))
         self.hello = orjson.dumps(
             {
                 "type": "hello",
@@ -464,7 +465,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, required=True, help="broker port on 127.0.0.1")
     ap.add_argument("--count", type=int, default=100)
-    ap.add_argument("--prefix", default="mcpgen", help="topic prefix")
+    ap.add_argument("--prefix", default=DEFAULT_PREFIX, help="topic prefix")
     ap.add_argument("--id-prefix", default="emu", help="device ids are ID-PREFIX-<index>")
     ap.add_argument("--spec", default=str(example_spec("default_device")))
     ap.add_argument("--max-seconds", type=float, default=600.0)

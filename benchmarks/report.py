@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 FINDINGS = Path(__file__).resolve().parent / "findings.md"
+RELEASE_CALLS = Path(__file__).resolve().parent / "release_calls.md"
+OTA_ROLLOUT = Path(__file__).resolve().parent / "ota_rollout.md"
 
 
 def _ns(x: float) -> str:
@@ -542,6 +544,10 @@ def render(data: dict[str, Any]) -> str:
         out += _device(secs["device"])
     if "mqtt" in secs:
         out += _mqtt(secs["mqtt"])
+    if RELEASE_CALLS.exists() and not quick:  # measured on its own (benchmarks/release_calls.py)
+        out += ["## 5. Calls through an older release's bindings", "", RELEASE_CALLS.read_text().strip(), ""]
+    if OTA_ROLLOUT.exists() and not quick:  # measured on its own (benchmarks/ota_rollout.py)
+        out += ["## 6. Rolling over-the-air upgrade", "", OTA_ROLLOUT.read_text().strip(), ""]
     if FINDINGS.exists() and not quick:
         out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
     return "\n".join(out) + "\n"

@@ -1,4 +1,5 @@
-"""The ``codegen`` command: check, generate, new, build, run, flash, monitor, demo, bridge.
+"""The ``codegen`` command: check, release, diff, generate, new, build, run, flash, monitor, demo,
+ota, bridge, console.
 
 Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
 Expected failures (a spec error, a missing file or compiler, a busy port, a denied
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from mcpgen.codegen import __version__
+from mcpgen.extras import GENERATOR_DIST, OPTIONAL_MODULES, missing_extra_line
 
 if TYPE_CHECKING:  # for annotations only: the commands import the generator when they run
     from mcpgen.codegen.spec.model import Spec
@@ -132,8 +134,32 @@ def _check_one(spec_path: Path) -> dict[str, Any]:
     return entry
 
 
+def _check_history(entry: dict[str, Any], spec_path: Path) -> None:
+    """Adds the breaking changes since the spec's last release to a ``_check_one`` entry."""
+    spec = entry.get("_spec")
+    if spec is None:
+        return
+    from mcpgen.codegen.spec.history import HistoryErrors, load_history
+    from mcpgen.codegen.spec.release_check import breaking_errors
+
+    try:
+        releases = load_history(spec_path, spec.device.name)
+    except HistoryErrors as exc:
+        problems = exc.errors
+    else:
+        problems = breaking_errors(spec, spec_path, releases[-1]) if releases else []
+    if problems:
+        entry["ok"] = False
+        entry["_errors"] = problems
+        for e in problems:
+            code = "breaking" if e.file == str(spec_path) else "history"
+            entry["diagnostics"].append(dict(_diagnostic(e), code=code))
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     entries = [_check_one(Path(p)) for p in args.spec]
+    for entry, p in zip(entries, args.spec, strict=True):
+        _check_history(entry, Path(p))
     ok = all(e["ok"] for e in entries)
     if args.format == "json":
         files = [{k: v for k, v in e.items() if not k.startswith("_")} for e in entries]
@@ -153,6 +179,127 @@ def cmd_check(args: argparse.Namespace) -> int:
         for event in e["_spec"].events:
             ui.detail(f"  event {event.name}  -> mcpgen::events::emit_{event.name}")
     return 0 if ok else 1
+
+
+# ------------------------------------------------------------------- release / diff
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    """Records the spec as a released version in its history folder (docs/cli.md)."""
+    from mcpgen.codegen.spec.history import (
+        HistoryErrors,
+        history_dir,
+        load_history,
+        version_key,
+        write_release,
+    )
+    from mcpgen.codegen.spec.locate import SpecLocator, read_text
+    from mcpgen.codegen.spec.release_check import breaking_errors
+    from mcpgen.codegen.spec.spec_errors import SpecError, excerpt
+
+    spec_path = Path(args.spec)
+    spec = _load(spec_path)
+    if spec is None:
+        return 1
+    try:
+        releases = load_history(spec_path, spec.device.name)
+    except HistoryErrors as exc:
+        _print_spec_errors(history_dir(spec_path), exc.errors)
+        return 1
+    version = spec.device.version
+    text = read_text(str(spec_path))
+    line, column = SpecLocator(str(spec_path), text).locate(("device", "version"))
+
+    def refuse(message: str, hint: str) -> int:
+        shown = excerpt(text, line, column)
+        error = SpecError(str(spec_path), line, column, "device.version", message, hint, shown)
+        _print_spec_errors(spec_path, [error])
+        return 1
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", version):
+        return refuse(f"version {version!r} cannot name a release file",
+                      "use a version like 1.2.0 (letters, digits, `.`, `-`, `+`)")
+    for r in releases:
+        if r.fingerprint == spec.fingerprint:
+            ui.info(f"{spec_path}: already released as {r.version} (fingerprint {r.fingerprint}); "
+                    "nothing written")
+            return 0
+        if r.version == version:
+            return refuse(f"version {version} is already released with another spec "
+                          f"(fingerprint {r.fingerprint})",
+                          "raise device.version: a released version never changes")
+    if releases:
+        last = releases[-1]
+        if version_key(version) < version_key(last.version):
+            return refuse(f"version {version} is older than the last release {last.version}",
+                          f"a new release needs a version above {last.version}")
+        problems = breaking_errors(spec, spec_path, last)
+        if problems:
+            _print_spec_errors(spec_path, problems)
+            return 1
+    path = write_release(spec_path, spec)
+    ui.result(f"released {spec.device.name} {version} (fingerprint {spec.fingerprint}): {path}")
+    ui.info("commit it with the spec; `codegen generate` puts every release in the bindings")
+    return 0
+
+
+def _diff_side(arg: str, role: str) -> tuple[Optional[Spec], list[Any]]:
+    """A spec for ``codegen diff``: a YAML file, a release file (``.json``) or ``SPEC@VERSION``
+    (``SPEC@last`` for the newest release)."""
+    from mcpgen.codegen.spec.history import HistoryErrors, load_history, load_release
+    from mcpgen.codegen.spec.loader import check_and_load
+    from mcpgen.codegen.spec.spec_errors import SpecError
+
+    if arg.endswith(".json"):
+        try:
+            return load_release(arg).spec, []
+        except HistoryErrors as exc:
+            return None, exc.errors
+    if "@" in arg and not Path(arg).exists():
+        spec_file, _, version = arg.rpartition("@")
+        spec, errors = check_and_load(spec_file)
+        if spec is None:
+            return None, errors
+        try:
+            releases = load_history(spec_file, spec.device.name)
+        except HistoryErrors as exc:
+            return None, exc.errors
+        pick = releases[-1:] if version == "last" else [r for r in releases if r.version == version]
+        if not pick:
+            known = ", ".join(r.version for r in releases) or "none"
+            message = f"{role}: no release {version!r} (released: {known})"
+            return None, [SpecError(spec_file, 0, 0, "", message)]
+        return pick[0].spec, []
+    return check_and_load(arg)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Classifies every change from OLD to NEW; exit 0 compatible, 1 breaking, 2 bad input."""
+    from mcpgen.codegen.spec.evolution import diff_specs, locate_changes
+    from mcpgen.codegen.spec.locate import SpecLocator, read_text
+
+    old, old_errors = _diff_side(args.old, "OLD")
+    new, new_errors = _diff_side(args.new, "NEW")
+    errors = old_errors + new_errors
+    if old is None or new is None:
+        if args.format == "json":
+            print(json.dumps({"version": 1, "ok": False, "changes": [],
+                              "errors": [_diagnostic(e) for e in errors]}, indent=2))
+        else:
+            _print_spec_errors(args.old if old_errors else args.new, errors)
+        return 2
+    new_file = new.source or args.new
+    located = locate_changes(diff_specs(old, new), SpecLocator(new_file, read_text(new_file)))
+    broken = sum(1 for lc in located if lc.change.breaking)
+    if args.format == "json":
+        print(json.dumps({"version": 1, "ok": broken == 0, "old": old.fingerprint, "new": new.fingerprint,
+                          "changes": [lc.as_json() for lc in located], "errors": []}, indent=2))
+        return 1 if broken else 0
+    for lc in located:
+        ui.result(lc.format())
+    n = len(located)
+    ui.info(f"{n} change{'s' if n != 1 else ''}, {broken} breaking ({old.fingerprint} -> {new.fingerprint})")
+    return 1 if broken else 0
 
 
 # ---------------------------------------------------------------------- generate / new
@@ -184,21 +331,33 @@ def _warn_missing_handlers(spec: Spec, spec_path: Path, handlers_file: Path) -> 
 
     for m in handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, handlers_file)):
         ui.warn(m.format())
+    for o in handlers.orphaned_handlers(spec, handlers_file):
+        ui.warn(o.format())
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
     return 0 if generate_all(Path(args.spec), Path(args.output), ui.info) is not None else 1
 
 
+def cmd_examples(args: argparse.Namespace) -> int:
+    from mcpgen.codegen import example_specs
+
+    specs = example_specs.copy_examples(args.name, Path(args.output), ui.info)
+    ui.info(f"next: codegen build {specs[0]} --target host")
+    return 0
+
+
 def cmd_new(args: argparse.Namespace) -> int:
-    from mcpgen.codegen import resources
+    from mcpgen.codegen import example_specs
     from mcpgen.codegen.spec.names import device_slug
     from mcpgen.codegen.spec.starter import starter_spec
 
     directory = Path(args.directory)
     try:
         spec_path = directory / f"{device_slug(args.name)}.yaml"
-        text = starter_spec(args.name, schema_ref=resources.spec_schema().as_uri())
+        # The schema is copied beside the spec: a $schema line into site-packages would
+        # break with the next virtual environment.
+        text = starter_spec(args.name, schema_ref=f"./{example_specs.SCHEMA_NAME}")
     except ValueError as exc:
         _err(str(exc))
         return 1
@@ -206,11 +365,15 @@ def cmd_new(args: argparse.Namespace) -> int:
         _err(f"{spec_path} already exists; pick another name or directory")
         return 1
     directory.mkdir(parents=True, exist_ok=True)
+    example_specs.place_schema(directory)
     spec_path.write_text(text, encoding="utf-8")
     ui.info(f"wrote {spec_path}")
     if generate_all(spec_path, Path(args.output) if args.output else directory / "build", ui.info) is None:
         return 1
     ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
+    ui.info(f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
+            "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
+            f"echo secrets.yaml >> {directory / '.gitignore'}")
     return 0
 
 
@@ -263,10 +426,28 @@ def cmd_build(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------- run / flash / monitor
 
 
+def _port(args: argparse.Namespace) -> Optional[str]:
+    """``--port`` as given, or (``auto``) the board found on USB; None (said why) when none is."""
+    from mcpgen.codegen.run.ports import PortError, resolve_port
+
+    try:
+        return resolve_port(args.port, out=ui.info)
+    except PortError as exc:
+        _err(str(exc))
+        return None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     spec, spec_path, outdir = _spec_and_outdir(args, args.target)
     if spec is None:
         return 1
+    from mcpgen.codegen.targets.esp32 import BOARDS
+
+    if args.target in BOARDS:  # a real board: build, flash, monitor (run/board.py)
+        from mcpgen.codegen.run.board import run_board
+
+        return run_board(spec, spec_path, outdir, args.target, port=args.port, interactive=args.interactive,
+                         log=ui.info, error=_err)
     from mcpgen.codegen.run.console import run_device
 
     return run_device(spec_path, outdir, args.target, interactive=args.interactive, log=ui.info,
@@ -279,7 +460,10 @@ def cmd_flash(args: argparse.Namespace) -> int:
         return 1
     from mcpgen.codegen.run.flash import flash
 
-    return flash(spec_path, outdir, args.board, args.port, use_esptool=args.esptool, log=ui.info,
+    port = _port(args)
+    if port is None:
+        return 1
+    return flash(spec_path, outdir, args.board, port, use_esptool=args.esptool, log=ui.info,
                  error=_err, spec=spec)
 
 
@@ -297,8 +481,11 @@ def cmd_monitor(args: argparse.Namespace) -> int:
             ui.warn(f"no firmware built at {elf}: panics will not be decoded "
                     f"(build first: codegen build {spec_path} --target {args.board})")
             elf = None
+    port = _port(args)
+    if port is None:
+        return 1
     try:
-        return monitor(args.port, baud=args.baud, board=args.board, elf=elf, no_reset=args.no_reset,
+        return monitor(port, baud=args.baud, board=args.board, elf=elf, no_reset=args.no_reset,
                        log=ui.info)
     except MonitorError as exc:
         _err(str(exc))
@@ -311,6 +498,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return asyncio.run(run_demo(Path(args.spec) if args.spec else None, Path(args.output)))
 
 
+def cmd_completion(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.completion import CompletionUnavailable, script
+
+    try:
+        ui.result(script(args.shell))
+    except CompletionUnavailable as exc:
+        _err(str(exc))
+        return 1
+    return 0
+
+
 def cmd_bridge(args: argparse.Namespace) -> int:
     from mcpgen.runtime.bridge.cli import run
 
@@ -319,6 +517,29 @@ def cmd_bridge(args: argparse.Namespace) -> int:
     elif ui.verbosity == QUIET and getattr(args, "log_level", None) == "INFO":
         args.log_level = "WARNING"
     return asyncio.run(run(args))
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    try:
+        from mcpgen.runtime.console.cli import run
+    except ModuleNotFoundError as exc:
+        package = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
+        if package is None:  # not an extra's module: a bug, reported as one
+            raise
+        # the console extra, whichever of its packages is missing (mcp is the bridge's too)
+        _err(f"{package[1]} is not installed (the web console): pip install '{GENERATOR_DIST}[console]'")
+        return 1
+    if ui.verbosity >= VERBOSE and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "DEBUG"
+    elif ui.verbosity == QUIET and getattr(args, "log_level", None) == "INFO":
+        args.log_level = "WARNING"
+    return asyncio.run(run(args))
+
+
+def cmd_ota(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.run.ota import main
+
+    return main(args)
 
 
 # ------------------------------------------------------------------------------ parser
@@ -340,9 +561,12 @@ def _verbosity_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 SPEC_HELP = "the tool spec YAML, e.g. toolspec/desk_lamp.yaml"
+PORT_HELP = ("esp32*: the board's serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port; "
+             "auto (the default) finds it by its USB id and asks when there are several")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mcpgen.codegen.run.console import runnable_targets
     from mcpgen.codegen.targets import registry
     from mcpgen.codegen.targets.esp32 import BOARDS
 
@@ -387,6 +611,30 @@ def build_parser() -> argparse.ArgumentParser:
                    "(e.g. --format json)")
     p.set_defaults(func=cmd_check)
 
+    p = command("release", "record the spec as a released version beside it",
+                "codegen release toolspec/desk_lamp.yaml   # writes toolspec/desk_lamp.history/VERSION.json",
+                "Append the spec (normalized) and its fingerprint to SPEC's history folder "
+                "(SPEC.history/ beside it; commit it). Refused when device.version is already released "
+                "with another spec, or when a breaking change since the last release comes without a "
+                "major version bump. The bindings carry every release (policy=\"compatible\").")
+    p.add_argument("spec", help=SPEC_HELP)
+    p.set_defaults(func=cmd_release)
+
+    p = command("diff", "classify the changes between two versions of a spec",
+                """
+                codegen diff toolspec/desk_lamp.yaml@last toolspec/desk_lamp.yaml
+                codegen diff old/desk_lamp.yaml toolspec/desk_lamp.yaml --format json
+                """,
+                "Print one line per change from OLD to NEW: NEW's file:line:col, compatible or breaking, "
+                "the field path and why. OLD and NEW are spec files, release files (SPEC.history/V.json) "
+                "or SPEC@VERSION (SPEC@last: the newest release). Exit 0: every change is compatible; "
+                "1: a change is breaking; 2: bad input.")
+    p.add_argument("old", help="the older spec: FILE.yaml, SPEC.history/VERSION.json or SPEC@VERSION")
+    p.add_argument("new", help="the newer spec, e.g. toolspec/desk_lamp.yaml")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json (one document on stdout, for CI)")
+    p.set_defaults(func=cmd_diff)
+
     p = command("generate", "write device C++, Python bindings, tools.json and docs",
                 "codegen generate toolspec/desk_lamp.yaml -o build/lamp",
                 "Generate all sources for a spec. Unchanged files are not rewritten; "
@@ -401,6 +649,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--directory", default=".", help="where to write NAME.yaml (default: ., e.g. specs/)")
     p.add_argument("-o", "--output", help="generated output directory (default: DIRECTORY/build)")
     p.set_defaults(func=cmd_new)
+
+    p = command("examples", "copy the example specs and their handlers out of the package",
+                """
+                codegen examples -o examples       # every example
+                codegen examples desk_lamp         # one, into the current directory
+                """,
+                "Copy example specs (NAME.yaml), their handlers (NAME_handlers.cpp) and the "
+                "editor schema into a folder, ready for `codegen build`.")
+    p.add_argument("name", nargs="*", help="example names (default: all), e.g. desk_lamp default_device")
+    p.add_argument("-o", "--output", default=".", help="folder to copy into (default: ., e.g. -o examples)")
+    p.set_defaults(func=cmd_examples)
 
     p = command("build", "generate and compile firmware (and bindings for host)",
                 """
@@ -429,21 +688,25 @@ def build_parser() -> argparse.ArgumentParser:
                 """
                 codegen run toolspec/default_device.yaml --target host
                 codegen run toolspec/default_device.yaml --target qemu --interactive
+                codegen run toolspec/desk_lamp.yaml --target esp32c3 --port auto   # a real board
                 """,
                 "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: "
                 "the Cortex-M3 or RV32IMC image in QEMU), list its tools and call each with "
                 "example arguments. With --interactive, keep it running and open a console: "
                 "`tools`, `call NAME {json}` or `NAME key=value ...`, notifications as they come; "
-                "`help` lists the commands.")
+                "`help` lists the commands. esp32, esp32s3, esp32c3: build, flash the board on --port "
+                "(found on USB by default) and show its log.")
     p.add_argument("spec", help=SPEC_HELP)
-    run_targets = registry.names(runnable=True)
-    p.add_argument("--target", choices=run_targets, default="qemu", metavar="TARGET",
-                   help=f"one of {', '.join(run_targets)} (default: qemu), e.g. --target host")
+    run_targets = runnable_targets() + esp32_boards  # esp32*: build, flash, monitor
+    # The same default as `codegen build`: the simulator needs no cross toolchain or QEMU.
+    p.add_argument("--target", choices=run_targets, default="host", metavar="TARGET",
+                   help=f"one of {', '.join(run_targets)} (default: host, as for build), e.g. --target qemu")
     p.add_argument("-i", "--interactive", action="store_true",
                    help="keep the device running and open a console (history in ~/.mcpgen_history)")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for each tool call (default: 10), e.g. --timeout 30")
     p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<target>)")
+    p.add_argument("--port", default="auto", help=PORT_HELP)
     p.set_defaults(func=cmd_run)
 
     p = command("flash", "upload firmware to a board",
@@ -454,7 +717,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", help=SPEC_HELP)
     p.add_argument("--board", choices=esp32_boards, default="esp32",
                    help=f"one of {', '.join(esp32_boards)} (default: esp32), e.g. --board esp32s3")
-    p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port")
+    p.add_argument("--port", default="auto", help=PORT_HELP)
     p.add_argument("--esptool", action="store_true",
                    help="write the images already built with esptool write-flash (no PlatformIO run)")
     p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<board>)")
@@ -470,7 +733,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", nargs="?",
                    help="optional: the spec whose built firmware decodes panics, "
                    "e.g. toolspec/desk_lamp.yaml")
-    p.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, COM3 or rfc2217://host:port")
+    p.add_argument("--port", default="auto", help=PORT_HELP)
     p.add_argument("--board", choices=esp32_boards, default="esp32",
                    help="chip of the board, for decoding (default: esp32), e.g. --board esp32c3")
     p.add_argument("--baud", type=int, default=115200, help="baud rate (default: 115200), e.g. --baud 460800")
@@ -485,6 +748,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="build/demo", help="build directory (default: build/demo)")
     p.set_defaults(func=cmd_demo)
 
+    p = command("completion", "print the shell completion script of codegen (bash, zsh or fish)",
+                """
+                eval "$(codegen completion bash)"     # in ~/.bashrc
+                eval "$(codegen completion zsh)"      # in ~/.zshrc
+                codegen completion fish > ~/.config/fish/completions/codegen.fish
+                """)
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell, e.g. bash")
+    p.set_defaults(func=cmd_completion)
+    p = command("ota", "roll devices onto a new firmware image over the air",
+                """
+                codegen ota build/lamp-v2/firmware/build/desk_lamp-sim --port 8765 --devices 10 --batch 2
+                """,
+                "Start a gateway, serve IMAGE over HTTP, wait for the devices, update them in batches "
+                "(self.upgrade_firmware) and print one line per device: old -> new version and spec "
+                "fingerprint, time, outcome (updated, rolled_back, failed, offline, skipped). Halts once "
+                "more than --max-failures devices failed. Exit 0 when every device is on IMAGE. "
+                "docs/ota.md.")
+    from mcpgen.codegen.run.ota import add_arguments as ota_arguments
+
+    ota_arguments(p)
+    p.set_defaults(func=cmd_ota)
+
     p = command("bridge", "serve devices' tools to standard MCP clients",
                 """
                 codegen bridge --transport stdio \\
@@ -493,11 +778,24 @@ def build_parser() -> argparse.ArgumentParser:
                 """)
     try:
         from mcpgen.runtime.bridge.cli import add_arguments
-    except ImportError:  # the bridge is optional at import time; `run` reports it
-        pass
+    except ImportError:  # without the bridge extra: take any options; cmd_bridge names the extra
+        p.set_defaults(any_options=True)
     else:
         add_arguments(p)
     p.set_defaults(func=cmd_bridge)
+
+    p = command("console", "a web console: devices, their tools as forms, live events, /metrics",
+                """
+                codegen console --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
+                codegen console --port 8780 --gateway-port 8765 --auth-token s3cret
+                """)
+    try:
+        from mcpgen.runtime.console.cli import add_arguments as add_console_arguments
+    except ImportError:  # without the console extra: take any options; cmd_console names the extra
+        p.set_defaults(any_options=True)
+    else:
+        add_console_arguments(p)
+    p.set_defaults(func=cmd_console)
     return parser
 
 
@@ -534,7 +832,13 @@ def _configure_logging(verbosity: int) -> None:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if argv is None:  # a Tab in a shell with `codegen completion` loaded: answer, exit
+        from mcpgen.codegen.completion import complete
+
+        complete(parser)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "any_options", False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")  # what parse_args says
     verbosity = QUIET if args.quiet else (VERBOSE if args.verbose else NORMAL)
     ui.verbosity = verbosity
     _configure_logging(verbosity)
@@ -560,6 +864,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             _err(f"device: {type(exc).__name__}: {exc}")  # e.g. the simulator exited at start
         elif isinstance(exc, OSError):
             _err(describe_os_error(exc, args))
+        elif isinstance(exc, ModuleNotFoundError) and missing_extra_line(exc.name, dist=GENERATOR_DIST):
+            _err(str(missing_extra_line(exc.name, dist=GENERATOR_DIST)))  # e.g. pip install 'mcpgen[serial]'
         else:  # a bug: one line, and the traceback with -v
             _err(f"unexpected {type(exc).__name__}: {exc} "
                  "(run with -v for the traceback, and please report it)")

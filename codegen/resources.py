@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import mcpgen
-
-PACKAGE_ROOT = Path(mcpgen.__file__).parent
+# mcpgen.codegen and the data beside it come from the `mcpgen` distribution; the
+# `mcpgen` package itself may be found first on another sys.path entry (mcpgen-runtime).
+PACKAGE_ROOT = Path(__file__).parent.parent
 
 
 def firmware_template() -> Path:

@@ -2,19 +2,21 @@
 
 The hot path (``runtime.codec``: frame decoding, reply correlation, request encoding;
 ``runtime.validate``: argument validation; ``runtime.wslink``: the gateway's per-frame
-WebSocket listener) is compiled by Cython when installed normally
-and runs as plain Python when built or imported with ``MCPGEN_PURE_PYTHON=1``.
-``runtime.COMPILED`` tells which one is in use.
+WebSocket listener; ``runtime.mqttwire``: MQTT PUBLISH framing) is compiled by Cython
+when installed normally and runs as plain Python when built or imported with
+``MCPGEN_PURE_PYTHON=1``. ``runtime.COMPILED`` tells which one is in use.
 """
 
 from __future__ import annotations
 
-from mcpgen.runtime._purepy import is_compiled, prefer_source
+import importlib
 
-HOT_MODULES: tuple[str, ...] = ("mcpgen.runtime.codec", "mcpgen.runtime.validate", "mcpgen.runtime.wslink")
+from mcpgen.runtime._purepy import COMPILED_MODULES, is_compiled, prefer_source
+
+#: The compiled modules (``_purepy.COMPILED_MODULES``, the list setup.py compiles).
+HOT_MODULES: tuple[str, ...] = COMPILED_MODULES
 prefer_source(HOT_MODULES)
 
-from mcpgen.runtime import codec, validate, wslink  # noqa: E402
 from mcpgen.runtime.auth import Authenticator, Handshake, HmacAuth, TokenAuth  # noqa: E402
 from mcpgen.runtime.codec import Image  # noqa: E402
 from mcpgen.runtime.device import Device, ToolInfo  # noqa: E402
@@ -22,6 +24,7 @@ from mcpgen.runtime.errors import (  # noqa: E402
     DeviceDisconnected,
     DeviceTimeout,
     McpDeviceError,
+    NotSupported,
     ProtocolError,
     RpcError,
     SpecMismatch,
@@ -37,7 +40,7 @@ from mcpgen.runtime.transports import connect_process, connect_serial  # noqa: E
 from mcpgen.runtime.validate import SchemaValidator  # noqa: E402
 
 #: True when every hot-path module is a compiled extension module.
-COMPILED: bool = all(is_compiled(m) for m in (codec, validate, wslink))
+COMPILED: bool = all(is_compiled(importlib.import_module(name)) for name in COMPILED_MODULES)
 
 from mcpgen import __version__ as __version__  # noqa: E402
 
@@ -60,6 +63,7 @@ __all__ = [
     "ProtocolError",
     "RpcError",
     "SchemaValidator",
+    "NotSupported",
     "SpecMismatch",
     "TokenAuth",
     "ToolError",

@@ -16,6 +16,17 @@ from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Optional
 
+#: The runtime modules Cython compiles (each a pure-Python-mode ``.py`` with a ``.pxd``
+#: beside it), by import name: the one list. setup.py reads it from this file by path (it
+#: runs before mcpgen is importable, hence no import here but the standard library);
+#: ``mcpgen.runtime`` makes each loadable from source and ``COMPILED`` checks each.
+COMPILED_MODULES: tuple[str, ...] = (
+    "mcpgen.runtime.codec",
+    "mcpgen.runtime.validate",
+    "mcpgen.runtime.wslink",  # the gateway's per-frame path; its .pxd cimports picows
+    "mcpgen.runtime.mqttwire",  # the MQTT link's QoS 0 PUBLISH framing (mqttfast.py)
+)
+
 
 def pure_python_requested() -> bool:
     return os.environ.get("MCPGEN_PURE_PYTHON") == "1"

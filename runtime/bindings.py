@@ -4,30 +4,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any, Optional
 
-from mcpgen.runtime.device import Policy
+from mcpgen.runtime.compat import POLICIES, Policy, compatibility
 from mcpgen.runtime.errors import SpecMismatch
 
 log = logging.getLogger("mcpgen.runtime.bindings")
 
-# ``Policy`` (``Literal["strict", "warn", "off"]``) is re-exported for the generated
-# bindings, which type their ``policy`` argument with it.
-POLICIES: tuple[str, ...] = get_args(Policy)
+# ``Policy`` is re-exported for the generated bindings, which type their ``policy`` with it.
 
 
 def bind_device(
-    device: Any, *, fingerprint: str, kinds: Mapping[str, str], policy: Policy, cls_name: str
-) -> None:
+    device: Any, *, fingerprint: str, kinds: Mapping[str, str], policy: Policy, cls_name: str,
+    releases: Optional[Mapping[str, str]] = None,
+) -> Optional[str]:
     """Checks ``device`` against the bindings' spec and registers the return kinds.
 
     ``policy``: ``"strict"`` raises :class:`SpecMismatch` when the device reports another
     fingerprint, ``"warn"`` logs it (the bindings still validate locally with their own
-    rules), ``"off"`` skips the check.
+    rules), ``"off"`` skips the check. ``"compatible"``: a device on one of ``releases``
+    (fingerprint -> version, the bindings' ``RELEASES``) is served by that release's
+    bindings, whose fingerprint is returned (the caller switches to them); any other
+    fingerprint is handled as under ``"warn"``. Returns None when the bindings' own version
+    serves the device.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
     actual = getattr(device, "fingerprint", None)
+    if policy == "compatible" and actual != fingerprint and compatibility(releases or {}, actual).compatible:
+        return actual
     if policy != "off" and actual != fingerprint:
         if policy == "strict":
             raise SpecMismatch(fingerprint, actual)
@@ -41,6 +46,7 @@ def bind_device(
     setter = getattr(device, "set_return_kinds", None)
     if setter is not None:
         setter(kinds)
+    return None
 
 
 __all__ = ["POLICIES", "Policy", "bind_device"]

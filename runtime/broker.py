@@ -33,6 +33,8 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
+from mcpgen.extras import missing_extra
+from mcpgen.mqtt_topics import device_topic
 from mcpgen.runtime import mqttfast
 from mcpgen.runtime.errors import DeviceDisconnected
 
@@ -61,8 +63,8 @@ class TopicLayout:
         self._head = prefix + "/"
 
     def topic(self, device_id: str, leaf: str) -> str:
-        """``<prefix>/<device_id>/<leaf>`` (leaf: ``up``, ``down``, ``state``)."""
-        return f"{self.topic_prefix}/{device_id}/{leaf}"
+        """``<prefix>/<device_id>/<leaf>`` (leaf: ``mqtt_topics.UP``, ``DOWN``, ``STATE``)."""
+        return device_topic(self.topic_prefix, device_id, leaf)
 
     def device_filter(self, tail: str) -> str:
         """The filter matching ``tail`` (``/up``...) of every device: ``<prefix>/+<tail>``."""
@@ -119,7 +121,10 @@ class _RouteMatcher:
         self._min_len = len(head) + len(tail)
         self._paho_match: Optional[Callable[[str, str], bool]] = None
         if not self.simple:
-            import paho.mqtt.client as mqtt
+            try:
+                import paho.mqtt.client as mqtt
+            except ModuleNotFoundError as exc:
+                raise missing_extra(exc, "MQTT topic filters") from None
 
             self._paho_match = mqtt.topic_matches_sub
 
@@ -187,6 +192,11 @@ class BrokerLink:
         self._closing = False
         self.fast = mqttfast.enabled() if fast is None else fast
         self._fast: Optional[mqttfast.FastPath] = None  # while connected, when self.fast
+        # Messages that arrive while (re)connecting, before the link is ready: retained ones
+        # can come in the same read as the SUBACK, so paho hands them over while SUBSCRIBE
+        # is still being awaited. They are held and handled, in order, once the link is
+        # ready (after on_connected), so a handler can always publish (a gateway's goodbye).
+        self._held: Optional[list[tuple[Optional[MessageHandler], Any]]] = None
         self._matchers = [_RouteMatcher(f, h) for f, h in self.routes]
         # When every route is ``<head>+<tail>`` with one head (the fleet's and the
         # gateway's), a topic's handlers follow from what comes after its ``+`` level:
@@ -273,7 +283,10 @@ class BrokerLink:
     # -- the connection ---------------------------------------------------------------------
 
     async def _connect(self) -> None:
-        import aiomqtt
+        try:
+            import aiomqtt
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc, "the MQTT gateway and fleet") from None
 
         client = aiomqtt.Client(
             self.host,
@@ -297,12 +310,14 @@ class BrokerLink:
         paho.on_publish = None  # nothing awaits aiomqtt's publish (module docstring)
         for topic_filter, handler in self.routes:
             paho.message_callback_add(topic_filter, self._paho_callback(handler))
+        self._held = []
         await client.__aenter__()
         try:
             if self.fast:
                 self._fast = mqttfast.FastPath(paho, asyncio.get_running_loop(), self._dispatch, self.log)
             await client.subscribe(self.subscriptions)
         except BaseException:
+            self._held = None
             self._drop_fast(flush=False)
             await self._leave(client)
             raise
@@ -311,6 +326,22 @@ class BrokerLink:
         self.ready.set()
         if self._on_connected is not None:
             self._on_connected()
+        self._release_held()
+
+    def _release_held(self) -> None:
+        """Handles the messages held while connecting, in the order they arrived."""
+        held, self._held = self._held, None
+        for handler, message in held or ():
+            if handler is None:
+                self._dispatch(message)
+            else:
+                self._handle(handler, message)
+
+    def _handle(self, handler: MessageHandler, message: Any) -> None:
+        try:
+            handler(message)
+        except Exception:  # one bad message must not break paho's read loop
+            self.log.exception("handling an MQTT message on %s failed", message.topic)
 
     def _drop_fast(self, *, flush: bool) -> None:
         fast, self._fast = self._fast, None
@@ -321,6 +352,9 @@ class BrokerLink:
 
     def _dispatch(self, message: Any) -> None:
         """A message from the fast path: to every route it matches, as paho would."""
+        if self._held is not None:
+            self._held.append((None, message))
+            return
         topic = message.topic
         by_tail = self._by_tail
         if by_tail is None:
@@ -340,10 +374,10 @@ class BrokerLink:
 
     def _paho_callback(self, handler: MessageHandler) -> Callable[[Any, Any, Any], None]:
         def callback(_client: Any, _userdata: Any, message: Any) -> None:
-            try:
-                handler(message)
-            except Exception:  # one bad message must not break paho's read loop
-                self.log.exception("handling an MQTT message on %s failed", message.topic)
+            if self._held is not None:  # still connecting: handled once the link is ready
+                self._held.append((handler, message))
+            else:
+                self._handle(handler, message)
 
         return callback
 

@@ -26,6 +26,7 @@ from typing import Any, Optional, Union
 import cython
 import orjson
 
+from mcpgen import __version__ as _MCPGEN_VERSION
 from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
 from mcpgen.runtime.errors import McpDeviceError, ProtocolError, RpcError, ToolError
 from mcpgen.runtime.stock_replies import salvage_reply_id as _salvage_reply_id
@@ -728,7 +729,7 @@ class RpcSession:
     def initialize(
         self,
         client_name: str = "mcpgen-runtime",
-        client_version: str = "0.1.0",
+        client_version: str = _MCPGEN_VERSION,
         vision_url: Optional[str] = None,
         vision_token: Optional[str] = None,
         protocol_version: str = PROTOCOL_VERSION,

@@ -16,29 +16,32 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, Protocol, Union
+from typing import Any, Optional, Protocol, Union
 
+from mcpgen import __version__
+from mcpgen.jsonrpc import METHOD_NOT_FOUND
 from mcpgen.runtime import codec, resources
+from mcpgen.runtime.compat import Fingerprints, Policy, accepted, check_policy
 from mcpgen.runtime.errors import (
     DeviceDisconnected,
     DeviceTimeout,
     ProtocolError,
     SpecMismatch,
     ValidationError,
+    quoted,
 )
 from mcpgen.runtime.stock_replies import mcp_image_items
 from mcpgen.runtime.validate import SchemaValidator
 
 log = logging.getLogger("mcpgen.runtime.device")
 
-Policy = Literal["strict", "warn", "off"]
 NotificationCallback = Callable[[str, dict], Any]
 #: ``on_progress(progress, total, message)`` for ``notifications/progress`` of one call.
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
 ProgressToken = Union[str, int]
 FINGERPRINT_META_KEY = "mcpgen/fingerprint"
 CLIENT_NAME = "mcpgen-runtime"
-CLIENT_VERSION = "0.1.0"
+CLIENT_VERSION = __version__  # the package version (one source: pyproject.toml)
 _MAX_LIST_PAGES = 1000
 
 
@@ -612,7 +615,7 @@ class Device:
             reply = {
                 "jsonrpc": "2.0",
                 "id": frame.id,
-                "error": {"code": -32601, "message": f"Method not found: {frame.method}"},
+                "error": {"code": METHOD_NOT_FOUND, "message": f"Method not found: {quoted(frame.method)}"},
             }
         data = codec.encode_envelope(self._session.session_id, reply)
         if self._send_now is not None:
@@ -672,7 +675,7 @@ class Device:
     async def setup(
         self,
         *,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         timeout: Optional[float] = None,
         init_retry: Optional[float] = None,
@@ -685,8 +688,7 @@ class Device:
         ``init_retry`` re-sends ``initialize`` (with a new id) at that interval until the
         device answers: for serial links to devices that may still be booting.
         """
-        if policy not in ("strict", "warn", "off"):
-            raise ValueError(f"policy must be 'strict', 'warn' or 'off', not {policy!r}")
+        check_policy(policy)
         t = self.call_timeout if timeout is None else timeout
         info = dict(client_info or {})
         params: dict = {
@@ -715,7 +717,7 @@ class Device:
         self.fingerprint = _reported_fingerprint(result)
         await self.notify("notifications/initialized")
         await self.refresh_tools(timeout=t)
-        self.expected_fingerprint = fingerprint
+        self.expected_fingerprint = _expected(fingerprint, self.fingerprint)
         self._check_fingerprint(fingerprint, policy)
 
     async def _initialize(self, params: dict, timeout: float, retry: Optional[float]) -> Any:
@@ -730,24 +732,27 @@ class Device:
                 if self._loop.time() >= deadline:
                     raise
 
-    def _check_fingerprint(self, expected: Optional[str], policy: Policy) -> None:
+    def _check_fingerprint(self, expected: Fingerprints, policy: Policy) -> None:
+        """``expected`` may hold every released fingerprint (policy compatible): a device on
+        any of them is in spec mode; its bindings pick its own version (runtime.compat)."""
         if expected is None:
             self.dynamic = True
             return
         if policy == "off":
             self.dynamic = False
             return
-        if self.fingerprint == expected:
+        if self.fingerprint in accepted(expected):
             self.dynamic = False
             return
         if policy == "strict":
-            raise SpecMismatch(expected, self.fingerprint)
+            shown = expected if isinstance(expected, str) else ", ".join(sorted(accepted(expected)))
+            raise SpecMismatch(shown, self.fingerprint)
         log.warning(
             "device %s: spec fingerprint %r differs from the expected %r; using dynamic mode "
             "(arguments validated against the schemas the device reported)",
             self.device_id,
             self.fingerprint,
-            expected,
+            expected if isinstance(expected, str) else sorted(accepted(expected)),
         )
         self.dynamic = True
 
@@ -840,6 +845,16 @@ def _subscribe(callbacks: list, callback: Any) -> Callable[[], None]:
     return unsubscribe
 
 
+def _expected(expected: Fingerprints, reported: Optional[str]) -> Optional[str]:
+    """The one fingerprint the device is held to: the reported one when it is among several
+    accepted ones (released versions), else the last of them (``RELEASES`` ends with the newest)."""
+    if expected is None or isinstance(expected, str):
+        return expected
+    if reported in accepted(expected):
+        return reported
+    return list(expected)[-1] if expected else None
+
+
 def _reported_fingerprint(result: dict) -> Optional[str]:
     meta = result.get("_meta")
     if isinstance(meta, dict):
@@ -857,7 +872,7 @@ def _reported_fingerprint(result: dict) -> Optional[str]:
 async def start_session(
     device: Device,
     *,
-    fingerprint: Optional[str],
+    fingerprint: Fingerprints,
     policy: Policy,
     timeout: Optional[float] = None,
     init_retry: Optional[float] = None,

@@ -92,8 +92,38 @@ class SpecMismatch(McpDeviceError):
         self.actual = actual
 
 
+class NotSupported(McpDeviceError):
+    """The device's spec version lacks the tool (or the tool's parameter) that was called;
+    raised locally by the bindings of that version, before anything is sent."""
+
+    def __init__(self, tool: str, param: Optional[str], version: str) -> None:
+        what = f"parameter `{param}` of tool `{tool}`" if param else f"`{tool}`"
+        super().__init__(f"{what} is not supported by the device's spec version {version} "
+                         "(update its firmware, or ask bindings.supports() first)")
+        self.tool = tool
+        self.param = param
+        self.version = version
+
+
+#: Most characters of a peer's input quoted back in an error text.
+QUOTE_LIMIT = 64
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with its full length noted: the one way every
+    error text that may carry a peer's input is bounded (gateway, device, bridge)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def quoted(text: object) -> str:
+    """``text`` for an error message: a bounded prefix, so a peer's 60 kB method name
+    does not come back 60 kB long (what a peer sends must not multiply what we queue)."""
+    return clip(str(text), QUOTE_LIMIT)
+
+
 __all__ = [
     "McpDeviceError",
+    "NotSupported",
     "ToolError",
     "RpcError",
     "ProtocolError",

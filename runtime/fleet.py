@@ -41,9 +41,21 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional, Union
 
+from mcpgen.extras import missing_extra
+from mcpgen.mqtt_topics import (
+    DEFAULT_PREFIX,
+    DEFAULT_WORKER_GROUP,
+    DOWN,
+    OFFLINE,
+    ONLINE,
+    STATE,
+    UP,
+    is_topic_level,
+)
 from mcpgen.runtime import codec, memtrim
 from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
 from mcpgen.runtime.hub import hello_refusal
@@ -55,7 +67,7 @@ PresenceCallback = Callable[[str, bool], Union[None, Awaitable[None]]]
 
 
 def _topic_level(value: str, what: str) -> str:
-    if not value or any(c in value for c in "/+#"):
+    if not is_topic_level(value):
         raise ValueError(f"{what} {value!r} must be one non-empty MQTT topic level (no '/', '+' or '#')")
     return value
 
@@ -65,13 +77,16 @@ class FleetTransport:
     and Correlation Data set (the properties object is built once and reused)."""
 
     def __init__(self, fleet: MqttFleet, device_id: str, token: bytes) -> None:
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
+        try:
+            from paho.mqtt.packettypes import PacketTypes
+            from paho.mqtt.properties import Properties
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc, "the MQTT fleet") from None
 
         self.fleet = fleet
         self.device_id = device_id
         self.token = token
-        self.topic = fleet.topic(device_id, "down")
+        self.topic = fleet.topic(device_id, DOWN)
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = fleet.reply_topic(device_id)
         props.CorrelationData = token
@@ -114,14 +129,14 @@ class MqttFleet(TopicLayout):
         host: str = "127.0.0.1",
         port: int = 1883,
         *,
-        topic_prefix: str = "mcpgen",
-        group: str = "mcpgen-workers",
+        topic_prefix: str = DEFAULT_PREFIX,
+        group: str = DEFAULT_WORKER_GROUP,
         worker_id: Optional[str] = None,
         username: Optional[str] = None,
         password: Optional[str] = None,
         tls_context: Optional[ssl.SSLContext] = None,
         auth: Optional[Authenticator] = None,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         call_timeout: float = 10.0,
         setup_timeout: Optional[float] = None,
@@ -158,7 +173,7 @@ class MqttFleet(TopicLayout):
         self._presence_cbs: list[PresenceCallback] = []
         self._tasks: set[asyncio.Task] = set()
         self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions)
-        up, state = self.device_filter("/up"), self.device_filter("/state")
+        up, state = self.device_filter(f"/{UP}"), self.device_filter(f"/{STATE}")
         replies = self.device_filter(self._reply_tail)
         self._broker = BrokerLink(
             host,
@@ -310,7 +325,7 @@ class MqttFleet(TopicLayout):
             if self._presence.get(device_id):
                 return
             if left <= 0:
-                state = self.topic(device_id, "state")
+                state = self.topic(device_id, STATE)
                 if self._presence.get(device_id) is False:
                     raise DeviceDisconnected(f"device {device_id!r} is offline ({state} says so)")
                 raise DeviceTimeout(f"device {device_id!r}: no presence on {state} within {timeout:g}s")
@@ -344,12 +359,12 @@ class MqttFleet(TopicLayout):
             self._on_reply(device_id, message.payload, message.properties)
 
     def _on_up_message(self, message: Any) -> None:
-        device_id = self.device_of(message.topic, "/up")
+        device_id = self.device_of(message.topic, f"/{UP}")
         if device_id is not None:
             self._on_up(device_id, message.payload)
 
     def _on_state_message(self, message: Any) -> None:
-        device_id = self.device_of(message.topic, "/state")
+        device_id = self.device_of(message.topic, f"/{STATE}")
         if device_id is not None:
             self._on_state(device_id, message.payload)
 
@@ -373,7 +388,7 @@ class MqttFleet(TopicLayout):
 
     def _on_state(self, device_id: str, payload: bytes) -> None:
         state = payload.strip().lower()
-        if state == b"online":
+        if state == ONLINE:
             was = self._presence.get(device_id)
             self._presence[device_id] = True
             event = self._online.pop(device_id, None)
@@ -381,7 +396,7 @@ class MqttFleet(TopicLayout):
                 event.set()
             if was is not True:
                 self._fire(self._presence_cbs, device_id, True)
-        elif state == b"offline":
+        elif state == OFFLINE:
             was = self._presence.get(device_id)
             self._presence[device_id] = False
             for device in [d for d in self._by_token.values() if d.device_id == device_id]:
@@ -435,7 +450,7 @@ class MqttFleet(TopicLayout):
         # No session is kept here: each worker opens its own over the response-topic path.
         hello_reply = codec.encode_hello("mqtt", str(uuid.uuid4()))
         try:
-            self._broker.publish_now(self.topic(device_id, "down"), hello_reply, self.qos)
+            self._broker.publish_now(self.topic(device_id, DOWN), hello_reply, self.qos)
         except Exception as exc:
             log.info("device %s: server hello not sent: %s", device_id, exc)
             return

@@ -29,15 +29,18 @@ from __future__ import annotations
 import asyncio
 import http
 import logging
+import time
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any, Optional
 
 from picows import WSAutoPingStrategy, WSCloseCode
 
-from mcpgen.runtime import codec, memtrim, wslink
+from mcpgen.runtime import codec, fdlimit, memtrim, wslink
 from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime.errors import DeviceDisconnected, quoted
 from mcpgen.runtime.hub import DeviceHub
 from mcpgen.runtime.wslink import DeviceLink
 
@@ -56,6 +59,15 @@ SWEEP_INTERVAL = 0.1
 #: Initial receive buffer of a connection (picows grows it for larger frames): small, so
 #: that 10,000 idle devices stay cheap.
 READ_BUFFER = 2048
+#: Most bytes read from one connection at a time (one read per connection and loop turn):
+#: the per-device budget of a loop turn, so one flooding device cannot starve the others.
+READ_CHUNK = 16384
+#: Send-buffer watermarks of a connection: over the high one the device is not reading
+#: what we send, and we stop reading from it until it drains below the low one.
+WRITE_HIGH = 65536
+WRITE_LOW = 16384
+#: Least time between two log lines about refused connections (the rest are counted).
+REFUSAL_LOG_INTERVAL = 5.0
 
 
 class Gateway(DeviceHub):
@@ -70,7 +82,7 @@ class Gateway(DeviceHub):
         port: int = 0,
         *,
         auth: Optional[Authenticator] = None,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         max_frame: int = 65536,
         call_timeout: float = 10.0,
@@ -84,6 +96,10 @@ class Gateway(DeviceHub):
         reuse_port: bool = False,
         backlog: int = 1024,
         gc_freeze: Optional[bool] = None,
+        drain_timeout: float = 30.0,
+        max_backlog: int = 1 << 20,
+        max_handshakes: int = 1024,
+        max_handshakes_per_source: int = 256,
     ) -> None:
         super().__init__(
             auth=auth,
@@ -104,6 +120,21 @@ class Gateway(DeviceHub):
         self.handshake_timeout = handshake_timeout
         self.reuse_port = reuse_port
         self.backlog = backlog
+        # A device that does not read what we send: how long it may stay stalled and how
+        # many bytes may wait for it before its connection is closed (``stalled_closed``).
+        self.drain_timeout = drain_timeout
+        self.max_backlog = max(max_backlog, max_frame + WRITE_HIGH)
+        self.stalled_closed = 0
+        self._stalled: set[DeviceLink] = set()
+        # Connections still in the HTTP upgrade, in all and per source address; over
+        # either cap new connections are refused at once (``handshakes_refused``).
+        self.max_handshakes = max_handshakes
+        self.max_handshakes_per_source = max_handshakes_per_source
+        self.handshakes_refused = 0
+        self._half_open = 0
+        self._half_open_by_source: dict[str, int] = {}
+        self._refusals_unlogged = 0
+        self._refusal_logged_at = -REFUSAL_LOG_INTERVAL
         self._server: Optional[asyncio.AbstractServer] = None
         self._links: set[DeviceLink] = set()  # every upgraded connection
         self._young: set[Any] = set()  # handshakes and links waiting for a hello
@@ -119,6 +150,17 @@ class Gateway(DeviceHub):
     async def start(self) -> Gateway:
         if self._server is not None:
             return self
+        # Every device holds a descriptor: ask for the most the hard limit allows, and
+        # keep the handshake cap well under what we got.
+        nofile = fdlimit.raise_nofile_limit()
+        if nofile is not None and self.max_handshakes > nofile // 2:
+            log.warning(
+                "max_handshakes=%d lowered to %d (half of the %d file descriptors this process may open)",
+                self.max_handshakes,
+                nofile // 2,
+                nofile,
+            )
+            self.max_handshakes = nofile // 2
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: _HttpUpgrade(self),
@@ -178,7 +220,7 @@ class Gateway(DeviceHub):
     def _check_request(self, target: str, headers: dict[str, str], remote: str) -> Any:
         """The :class:`Handshake` of an upgrade request, or ``(status, device_id, reason)``."""
         if self.path is not None and target.split("?", 1)[0] != self.path:
-            return (http.HTTPStatus.NOT_FOUND, "?", f"unknown path {target.split('?', 1)[0]!r}")
+            return (http.HTTPStatus.NOT_FOUND, "?", f"unknown path {quoted(repr(target.split('?', 1)[0]))}")
         query = _query(target)
         lower = {k.lower(): v for k, v in headers.items()}
 
@@ -196,7 +238,8 @@ class Gateway(DeviceHub):
             try:
                 pv = int(pv_text.strip())
             except ValueError:
-                return (http.HTTPStatus.BAD_REQUEST, device_id, f"bad Protocol-Version {pv_text!r}")
+                bad = quoted(repr(pv_text))
+                return (http.HTTPStatus.BAD_REQUEST, device_id, f"bad Protocol-Version {bad}")
         return Handshake(
             device_id=device_id,
             client_id=field("Client-Id"),
@@ -218,7 +261,8 @@ class Gateway(DeviceHub):
     def _upgrade(self, transport: asyncio.Transport, hs: Handshake, data: bytes) -> None:
         """Hands an accepted connection to picows with the bytes read so far."""
         link = DeviceLink(self, hs, self.max_frame)
-        proto = WSProtocol(
+        transport.set_write_buffer_limits(high=WRITE_HIGH, low=WRITE_LOW)
+        proto = _ChunkedWSProtocol(
             None,  # host:port (client side only)
             None,  # path (client side only)
             False,  # server side
@@ -247,6 +291,42 @@ class Gateway(DeviceHub):
             if transport.is_closing():
                 break
 
+    def _half_open_admit(self, source: str, remote: str) -> bool:
+        """Counts a new connection as half-open (no upgrade request read yet), or refuses
+        it when ``max_handshakes`` are, or ``max_handshakes_per_source`` from ``source``."""
+        mine = self._half_open_by_source.get(source, 0)
+        if self._half_open >= self.max_handshakes:
+            self._refused_connection(remote, f"{self._half_open} connections in the HTTP upgrade")
+            return False
+        if mine >= self.max_handshakes_per_source:
+            self._refused_connection(remote, f"{mine} connections from {source} in the HTTP upgrade")
+            return False
+        self._half_open += 1
+        self._half_open_by_source[source] = mine + 1
+        return True
+
+    def _half_open_release(self, source: str) -> None:
+        self._half_open -= 1
+        left = self._half_open_by_source.get(source, 1) - 1
+        if left > 0:
+            self._half_open_by_source[source] = left
+        else:
+            self._half_open_by_source.pop(source, None)
+
+    def _refused_connection(self, remote: str, why: str) -> None:
+        """Counts a refused connection; logs one line per REFUSAL_LOG_INTERVAL at most."""
+        self.handshakes_refused += 1
+        now = time.monotonic()
+        if now - self._refusal_logged_at < REFUSAL_LOG_INTERVAL:
+            self._refusals_unlogged += 1
+            return
+        more = ""
+        if self._refusals_unlogged:
+            more = f" ({self._refusals_unlogged} more refused since the last line)"
+        log.warning("refused connection from %s: %s%s", remote, why, more)
+        self._refusal_logged_at = now
+        self._refusals_unlogged = 0
+
     # -- connections: the session (called by DeviceLink) ------------------------------------
 
     def _link_open(self, link: DeviceLink) -> None:
@@ -261,6 +341,9 @@ class Gateway(DeviceHub):
         self._young.discard(link)
         hs: Handshake = link.handshake
         hello = codec.decode_hello(data)
+        if hello is None and not wslink._is_utf8(data):
+            link.refuse_invalid_text()
+            return
         refusal = self._hello_refusal(hs.device_id, hello)
         if refusal is not None:
             link.shutdown(WSCloseCode.POLICY_VIOLATION, refusal)
@@ -282,7 +365,40 @@ class Gateway(DeviceHub):
         link.deadline = asyncio.get_running_loop().time() + self.close_timeout
         self._closing_links.add(link)
 
+    def _link_stalled(self, link: DeviceLink) -> None:
+        """The device stopped reading (DeviceLink paused reading from it): it has
+        ``drain_timeout`` to drain its send buffer."""
+        link.stall_deadline = asyncio.get_running_loop().time() + self.drain_timeout
+        self._stalled.add(link)
+
+    def _link_drained(self, link: DeviceLink) -> None:
+        self._stalled.discard(link)
+
+    def _check_backlog(self, link: DeviceLink, more: int) -> None:
+        """Called before a send to a stalled device: refuses the send, and closes the
+        connection, when the bytes waiting for it would pass ``max_backlog``."""
+        t = link.transport
+        queued = t.underlying_transport.get_write_buffer_size()
+        if queued + more > self.max_backlog:
+            self._close_stalled(link, f"{queued} bytes unsent, over max_backlog={self.max_backlog}")
+            raise DeviceDisconnected("the device does not read its connection (send buffer full)")
+
+    def _close_stalled(self, link: DeviceLink, why: str) -> None:
+        self._stalled.discard(link)
+        self.stalled_closed += 1
+        log.warning(
+            "device %s (%s) does not read its connection: %s; closing it",
+            link.handshake.device_id,
+            link.handshake.remote,
+            why,
+        )
+        link.close_reason = "the device did not read its connection"
+        link.state = wslink.CLOSING
+        if link.transport is not None and not link.transport.is_disconnected:
+            link.transport.disconnect(False)  # a close frame would wait behind the backlog
+
     def _link_lost(self, link: DeviceLink) -> None:
+        self._stalled.discard(link)
         self._links.discard(link)
         self._young.discard(link)
         self._closing_links.discard(link)
@@ -303,6 +419,11 @@ class Gateway(DeviceHub):
         loop = asyncio.get_running_loop()
         now = loop.time()
         try:
+            for link in list(self._stalled):
+                if link.state == wslink.CLOSING:  # the closing handshake's deadline applies
+                    self._stalled.discard(link)
+                elif now >= link.stall_deadline:
+                    self._close_stalled(link, f"nothing drained for {self.drain_timeout:g}s")
             for item in list(self._young):
                 if now < item.deadline:
                     continue
@@ -352,6 +473,20 @@ class Gateway(DeviceHub):
                 link.transport.send_ping()
             link.frames_seen = link.frames
 
+class _ChunkedWSProtocol(WSProtocol):
+    """picows' protocol, reading at most :data:`READ_CHUNK` bytes at a time.
+
+    picows offers its whole free read buffer and doubles the buffer whenever a read fills
+    it, so a device that floods grows its buffer to what the kernel holds (megabytes) and
+    has all of it parsed in one loop turn while the other devices wait. One read per
+    connection and turn is the event loop's fairness; this bounds what that read is.
+    """
+
+    def get_buffer(self, size_hint: int) -> memoryview:
+        buf: memoryview = WSProtocol.get_buffer(self, size_hint)
+        return buf[:READ_CHUNK] if len(buf) > READ_CHUNK else buf
+
+
 class _HttpUpgrade(asyncio.Protocol):
     """A new connection until its HTTP upgrade request is read and authenticated.
 
@@ -367,11 +502,14 @@ class _HttpUpgrade(asyncio.Protocol):
         self.remote = "?"
         self.deadline = 0.0
         self.done = False
+        self.source: Optional[str] = None  # the peer's address while counted as half-open
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
+        host = "?"
         try:
             peer = transport.get_extra_info("peername")
+            host = str(peer[0])
             self.remote = f"{peer[0]}:{peer[1]}"
         except Exception:
             pass
@@ -379,8 +517,20 @@ class _HttpUpgrade(asyncio.Protocol):
         if gw._closing:
             transport.abort()
             return
+        if not gw._half_open_admit(host, self.remote):
+            self.done = True
+            transport.abort()
+            return
+        self.source = host
         self.deadline = asyncio.get_running_loop().time() + gw.handshake_timeout
         gw._young.add(self)
+
+    def _settled(self) -> None:
+        """The connection leaves the half-open count (upgraded, refused or gone)."""
+        self.gateway._young.discard(self)
+        if self.source is not None:
+            self.gateway._half_open_release(self.source)
+            self.source = None
 
     def data_received(self, data: bytes) -> None:
         if self.done:
@@ -388,7 +538,7 @@ class _HttpUpgrade(asyncio.Protocol):
             return
         self.buf += data
         end = self.buf.find(b"\r\n\r\n")
-        if end < 0:
+        if end < 0 or end > MAX_REQUEST:  # (a whole oversize head can come in one read)
             if len(self.buf) > MAX_REQUEST:
                 self._respond(
                     self.gateway._rejected(
@@ -400,7 +550,7 @@ class _HttpUpgrade(asyncio.Protocol):
                 )
             return
         self.done = True
-        self.gateway._young.discard(self)
+        self._settled()
         parsed = _parse_request(bytes(self.buf[:end]))
         if parsed is None:
             self._respond(
@@ -447,19 +597,19 @@ class _HttpUpgrade(asyncio.Protocol):
 
     def _respond(self, response: bytes) -> None:
         self.done = True
-        self.gateway._young.discard(self)
+        self._settled()
         if self.transport is not None:
             self.transport.write(response)
             self.transport.close()
 
     def abort(self) -> None:
         self.done = True
-        self.gateway._young.discard(self)
+        self._settled()
         if self.transport is not None:
             self.transport.abort()
 
     def connection_lost(self, exc: Optional[BaseException]) -> None:
-        self.gateway._young.discard(self)
+        self._settled()
         self.transport = None
 
 

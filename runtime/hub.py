@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 from mcpgen.runtime import codec
 from mcpgen.runtime.auth import Authenticator, Handshake, authenticate
+from mcpgen.runtime.compat import Fingerprints, check_policy
 from mcpgen.runtime.device import Device, Policy, Transport
 from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
 
@@ -72,7 +73,7 @@ class DeviceHub:
         self,
         *,
         auth: Optional[Authenticator] = None,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         max_frame: int = 65536,
         call_timeout: float = 10.0,
@@ -80,8 +81,7 @@ class DeviceHub:
         vision: Optional[Mapping[str, str]] = None,
         gc_freeze: Optional[bool] = None,
     ) -> None:
-        if policy not in ("strict", "warn", "off"):
-            raise ValueError(f"policy must be 'strict', 'warn' or 'off', not {policy!r}")
+        check_policy(policy)
         self.auth = auth
         self.fingerprint = fingerprint
         self.policy: Policy = policy

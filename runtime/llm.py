@@ -4,35 +4,27 @@ MCP tool names like ``self.audio_speaker.set_volume`` are not valid function nam
 LLM APIs (``^[a-zA-Z0-9_-]{1,64}$``). :class:`NameMap` maps them with the scheme of
 :func:`llm_function_name` (``.`` -> ``__``) when that is valid and reversible,
 and otherwise with a sanitized, truncated name plus a deterministic hash suffix
-(``_`` + 8 hex digits of SHA-256 of the MCP name). It maps both ways.
+(``_`` + 8 hex digits of SHA-256 of the MCP name). It maps both ways. The rule itself
+lives in :mod:`mcpgen.llm_names` (the bridge and the spec checker read it too).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal, Optional, Union
+from typing import Any, Optional, Union
 
 import orjson
 
-LLM_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-MAX_LLM_NAME = 64
-_HASH_HEX = 8
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def llm_function_name(tool_name: str) -> str:
-    """A name valid for LLM function calling (``^[a-zA-Z0-9_-]{1,64}$``), reversible.
-
-    ``.`` becomes ``__`` and a literal ``_`` run next to a dot cannot be confused because
-    MCP names from specs never contain ``__`` (checked by validation for spec tools; the
-    runtime keeps an explicit map for foreign devices).
-    """
-    return tool_name.replace(".", "__")
+from mcpgen.llm_names import (
+    HASH_DIGITS,
+    LLM_NAME_RE,
+    MAX_LLM_NAME,
+    hashed_llm_name,
+    llm_function_name,
+    plain_llm_name,
+)
 
 ToolLike = Any  # ToolInfo, a tools/list entry dict, or a bindings SPEC entry
-Flavor = Literal["openai", "anthropic"]
 
 
 def _tool_fields(tool: ToolLike) -> tuple[str, str, dict, bool]:
@@ -51,19 +43,6 @@ def _tool_fields(tool: ToolLike) -> tuple[str, str, dict, bool]:
     return tool.name, tool.description or "", dict(tool.input_schema or {}), bool(tool.user_only)
 
 
-def _plain_name(name: str) -> Optional[str]:
-    base = llm_function_name(name)
-    if LLM_NAME_RE.match(base) and base.replace("__", ".") == name:
-        return base
-    return None
-
-
-def _hashed_name(name: str, digits: int = _HASH_HEX) -> str:
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:digits]
-    stem = _UNSAFE.sub("_", llm_function_name(name)) or "tool"
-    return f"{stem[: MAX_LLM_NAME - digits - 1]}_{digest}"
-
-
 class NameMap:
     """Bidirectional MCP name <-> LLM function name map for a set of tools."""
 
@@ -77,17 +56,17 @@ class NameMap:
                 ordered.append(mcp)
         hashed = []
         for mcp in ordered:
-            plain = _plain_name(mcp)
+            plain = plain_llm_name(mcp)
             if plain is None:
                 hashed.append(mcp)
             else:
                 self._add(mcp, plain)
         for mcp in sorted(hashed):
-            digits = _HASH_HEX
-            llm = _hashed_name(mcp, digits)
+            digits = HASH_DIGITS
+            llm = hashed_llm_name(mcp, digits)
             while llm in self._to_mcp:
                 digits += 4
-                llm = _hashed_name(mcp, digits)
+                llm = hashed_llm_name(mcp, digits)
             self._add(mcp, llm)
 
     def _add(self, mcp: str, llm: str) -> None:
@@ -190,4 +169,6 @@ __all__ = [
     "export_tools",
     "parse_tool_call",
     "LLM_NAME_RE",
+    "MAX_LLM_NAME",
+    "llm_function_name",
 ]

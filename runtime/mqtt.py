@@ -45,9 +45,11 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from mcpgen.mqtt_topics import DEFAULT_PREFIX, DOWN, OFFLINE, ONLINE, STATE, UP
 from mcpgen.runtime import codec
 from mcpgen.runtime.auth import Authenticator, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected
 from mcpgen.runtime.hub import DeviceHub
@@ -112,12 +114,12 @@ class MqttGateway(DeviceHub, TopicLayout):
         host: str = "127.0.0.1",
         port: int = 1883,
         *,
-        topic_prefix: str = "mcpgen",
+        topic_prefix: str = DEFAULT_PREFIX,
         username: Optional[str] = None,
         password: Optional[str] = None,
         client_id: Optional[str] = None,
         auth: Optional[Authenticator] = None,
-        fingerprint: Optional[str] = None,
+        fingerprint: Fingerprints = None,
         policy: Policy = "warn",
         call_timeout: float = 10.0,
         setup_timeout: Optional[float] = None,
@@ -141,7 +143,7 @@ class MqttGateway(DeviceHub, TopicLayout):
         self.client_id = client_id or f"mcpgen-gateway-{uuid.uuid4().hex[:12]}"
         self._nudged: dict[str, float] = {}
         self._transports: weakref.WeakKeyDictionary[Device, MqttTransport] = weakref.WeakKeyDictionary()
-        up, state = self.device_filter("/up"), self.device_filter("/state")
+        up, state = self.device_filter(f"/{UP}"), self.device_filter(f"/{STATE}")
         self._broker = BrokerLink(
             host,
             port,
@@ -195,12 +197,12 @@ class MqttGateway(DeviceHub, TopicLayout):
     # -- incoming -------------------------------------------------------------------------
 
     def _on_up_message(self, message: Any) -> None:
-        device_id = self.device_of(message.topic, "/up")
+        device_id = self.device_of(message.topic, f"/{UP}")
         if device_id is not None:
             self._on_up(device_id, message.payload)
 
     def _on_state_message(self, message: Any) -> None:
-        device_id = self.device_of(message.topic, "/state")
+        device_id = self.device_of(message.topic, f"/{STATE}")
         if device_id is not None:
             self._on_state(device_id, message.payload, bool(message.retain))
 
@@ -231,7 +233,7 @@ class MqttGateway(DeviceHub, TopicLayout):
 
     def _on_state(self, device_id: str, payload: bytes, retained: bool) -> None:
         state = payload.strip().lower()
-        if state == b"offline":
+        if state == OFFLINE:
             device = self._live.get(device_id)
             if device is not None:
                 transport = self._transports.get(device)
@@ -239,7 +241,7 @@ class MqttGateway(DeviceHub, TopicLayout):
                     transport.offline = True
                 device.connection_lost("device went offline (MQTT last will)")
             self._nudged.pop(device_id, None)
-        elif state == b"online" and retained and device_id not in self._live:
+        elif state == ONLINE and retained and device_id not in self._live:
             # Connected before we subscribed: it may be waiting in a session with a
             # gateway that is gone.
             self._nudge(device_id)
@@ -250,7 +252,7 @@ class MqttGateway(DeviceHub, TopicLayout):
             return
         self._nudged[device_id] = now
         log.info("device %s: no session; asking it for a new hello", device_id)
-        self._publish_quietly(self.topic(device_id, "down"), codec.encode_goodbye())
+        self._publish_quietly(self.topic(device_id, DOWN), codec.encode_goodbye())
 
     def _on_hello(self, device_id: str, hello: dict) -> None:
         if self._hello_refusal(device_id, hello) is not None or self._closing:
@@ -258,7 +260,7 @@ class MqttGateway(DeviceHub, TopicLayout):
         self._background(self._start_session(device_id, hello))
 
     async def _start_session(self, device_id: str, hello: dict) -> None:
-        up = self.topic(device_id, "up")
+        up = self.topic(device_id, UP)
         hs = hello_handshake(device_id, hello, f"mqtt:{up}")
         if not await self._authenticate(hs):
             self.rejected += 1
@@ -268,7 +270,7 @@ class MqttGateway(DeviceHub, TopicLayout):
         if self._closing:
             return
         self._nudged.pop(device_id, None)
-        transport = MqttTransport(self, self.topic(device_id, "down"), "")
+        transport = MqttTransport(self, self.topic(device_id, DOWN), "")
         device = self._open_session(transport, hs, hello)
         assert device.session_id is not None
         transport.session_id = device.session_id

@@ -33,11 +33,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Optional
 
-from mcpgen.runtime._purepy import is_compiled, prefer_source
-
-prefer_source(("mcpgen.runtime.mqttwire",))
-
-from mcpgen.runtime import mqttwire  # noqa: E402
+from mcpgen.runtime import mqttwire  # loadable from source: mcpgen.runtime's prefer_source
+from mcpgen.runtime._purepy import is_compiled
 
 _CHUNK = 65536  # a read of many replies (about 200 bytes each); the buffer stays resident
 _WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)

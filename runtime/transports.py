@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Optional
 
+from mcpgen.extras import missing_extra
+from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy, start_session
 from mcpgen.runtime.errors import DeviceDisconnected
 
@@ -163,7 +165,7 @@ class ProcessTransport:
 async def connect_process(
     argv: Sequence[str],
     *,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,
@@ -318,7 +320,7 @@ async def connect_serial(
     url: str,
     *,
     baudrate: int = 115200,
-    fingerprint: Optional[str] = None,
+    fingerprint: Fingerprints = None,
     policy: Policy = "warn",
     call_timeout: float = 10.0,
     setup_timeout: Optional[float] = None,
@@ -334,7 +336,10 @@ async def connect_serial(
     device answers or ``setup_timeout`` (default ``call_timeout``) passes, because a
     device on a UART may still be booting when the port opens.
     """
-    import serial  # pyserial; imported here so the other transports work without it
+    try:
+        import serial  # pyserial; imported here so the other transports work without it
+    except ModuleNotFoundError as exc:
+        raise missing_extra(exc, "connect_serial") from None
 
     loop = asyncio.get_running_loop()
     port = await loop.run_in_executor(

@@ -6,7 +6,8 @@ from mcpgen.runtime.codec cimport RpcSession
 
 cdef int _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PONG
 cdef _CMsgType _MT_TEXT
-cdef object _CC_OK, _CC_TOO_BIG
+cdef object _CC_OK, _CC_TOO_BIG, _CC_INVALID_TEXT
+cdef int _F_INVALID
 cdef Py_ssize_t WRITE_BUFFER
 
 
@@ -26,6 +27,8 @@ cdef class DeviceLink(WSListener):
     cdef public double ping_sent
     cdef public str close_reason
     cdef public bint oversize
+    cdef public bint write_paused
+    cdef public double stall_deadline
     cdef object _parts
     cdef int _part_type
 
@@ -35,5 +38,8 @@ cdef class DeviceLink(WSListener):
     cdef _other_frame(self, WSFrame frame, int mt)
     @cython.locals(session=RpcSession)
     cdef _message(self, bytes data)
+    cdef _not_a_reply(self, object f, bytes data)
+    cpdef pause_writing(self)
+    cpdef resume_writing(self)
     cpdef on_ws_disconnected(self, WSTransport transport)
     cpdef send_now(self, bytes data)

@@ -27,6 +27,7 @@ if not cython.compiled:  # the compiled build gets these from wslink.pxd (cimpor
 
 from picows import WSCloseCode, WSMsgType
 
+from mcpgen.runtime.codec import FRAME_INVALID
 from mcpgen.runtime.errors import DeviceDisconnected
 
 # .value: picows' stubs declare WSMsgType a plain Enum (it is an IntEnum: the same ints).
@@ -38,6 +39,8 @@ _PONG = WSMsgType.PONG.value
 _MT_TEXT = WSMsgType.TEXT
 _CC_OK = WSCloseCode.OK
 _CC_TOO_BIG = WSCloseCode.MESSAGE_TOO_BIG
+_CC_INVALID_TEXT = WSCloseCode.INVALID_TEXT
+_F_INVALID = FRAME_INVALID
 
 #: Initial send buffer of a connection (picows grows it for larger messages).
 WRITE_BUFFER = 256
@@ -46,6 +49,14 @@ WRITE_BUFFER = 256
 AWAIT_HELLO = 0  # handshake done, waiting for the device's hello
 RUNNING = 1  # session frames go to RpcSession.feed
 CLOSING = 2  # we sent a close frame; waiting for the device's or for close_timeout
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class DeviceLink(WSListener):
@@ -72,6 +83,10 @@ class DeviceLink(WSListener):
         self.ping_sent = 0.0
         self.close_reason = ""
         self.oversize = False
+        # Set while the device does not drain what we send (transport over its high
+        # watermark): reading from it is paused meanwhile, so it cannot make us queue more.
+        self.write_paused = False
+        self.stall_deadline = 0.0
         self._parts: Optional[bytearray] = None
         self._part_type = 0
 
@@ -109,7 +124,7 @@ class DeviceLink(WSListener):
                 data = frame.get_payload_as_bytes()
                 f = session.feed(data)
                 if f is not None:
-                    self.device.handle_frame(f, data)
+                    self._not_a_reply(f, data)
             elif self.state == AWAIT_HELLO:
                 self.gateway._link_hello(self, frame.get_payload_as_bytes())
             return
@@ -154,9 +169,41 @@ class DeviceLink(WSListener):
         if session is not None:
             f = session.feed(data)
             if f is not None:
-                self.device.handle_frame(f, data)
+                self._not_a_reply(f, data)
         elif self.state == AWAIT_HELLO:
             self.gateway._link_hello(self, data)
+
+    # -- back-pressure: a device that does not read what we send -------------------------
+
+    def pause_writing(self) -> None:
+        """The transport's send buffer went over its high watermark: the device is not
+        reading. Its frames are answered (pongs, errors), so stop reading them until it
+        drains; the gateway closes it if it stays stalled (``drain_timeout``)."""
+        self.write_paused = True
+        t = self.transport
+        if t is not None and not t.is_disconnected:
+            t.underlying_transport.pause_reading()
+            self.gateway._link_stalled(self)
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        t = self.transport
+        if t is not None and not t.is_disconnected and not self.gateway._closing:
+            t.underlying_transport.resume_reading()
+            self.gateway._link_drained(self)
+
+    def _not_a_reply(self, f: Any, data: bytes) -> None:
+        """A frame the codec did not consume as a reply: the Device's, unless it is not
+        even UTF-8. The codec's parsers check UTF-8 as they read, so only a frame they
+        refused is looked at again: RFC 6455 8.1 fails such a connection with 1007."""
+        if f.kind == _F_INVALID and not _is_utf8(data):
+            self.refuse_invalid_text()
+            return
+        self.device.handle_frame(f, data)
+
+    def refuse_invalid_text(self) -> None:
+        self.close_reason = "text frame that is not UTF-8 (closed with 1007)"
+        self.shutdown(_CC_INVALID_TEXT, "invalid UTF-8")
 
     def on_ws_disconnected(self, transport: Any) -> None:
         if not self.close_reason:
@@ -185,6 +232,8 @@ class DeviceLink(WSListener):
         """Queues one text frame (picows writes at once or buffers; it never blocks)."""
         if self.state == CLOSING or self.transport.is_disconnected:
             raise DeviceDisconnected("the WebSocket connection is closed")
+        if self.write_paused:  # the one per-send check: a flag
+            self.gateway._check_backlog(self, len(data))
         self.transport.send(_MT_TEXT, data)
 
     async def send(self, data: bytes) -> None:

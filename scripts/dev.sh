@@ -4,12 +4,14 @@
 #   scripts/dev.sh test     install what is missing, ruff, mypy, then the whole test suite
 #   scripts/dev.sh setup    only install
 #   scripts/dev.sh bench    install, then the benchmarks (writes docs/benchmarks.md)
+#   scripts/dev.sh dist     install, then the release sdists and wheels in dist/ (scripts/dist.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(g++ gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc clang
-  valgrind binutils libcjson-dev libmbedtls-dev mosquitto libmosquitto-dev libwebsockets-dev cmake)
+  valgrind binutils libcjson-dev libmbedtls-dev mosquitto libmosquitto-dev libwebsockets-dev cmake
+  chromium)  # chromium: the web console's browser tests (tests/console)
 PY=${PYTHON:-python3}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -36,6 +38,9 @@ setup() {
   # builds in isolation on a machine that has neither. The strict editable mode installs a
   # tree of links, so mypy and every tool see the real mcpgen.* packages.
   $PY -m pip install -q --disable-pip-version-check -e ".[test]" --config-settings editable_mode=strict
+  # The checkout's mcpgen holds the runtime too: record mcpgen-runtime as installed, so the
+  # bindings packages that codegen writes (which depend on it alone) install here as well.
+  $PY scripts/dev_runtime_record.py
 }
 
 case "${1:-}" in
@@ -49,11 +54,15 @@ case "${1:-}" in
     # package that setup just installed (a tree of links to this checkout's sources).
     log "mypy"
     $PY -m mypy
+    # The layering of docs/architecture.md, as contracts on the installed package (.importlinter).
+    log "import contracts"
+    "$($PY -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/lint-imports" --no-cache
     log "tests: compiled runtime"
     MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
     log "tests: the same runtime as pure Python"
     MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 $PY -m pytest -q tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
     ;;
   bench) setup; shift; exec $PY -m benchmarks "$@" ;;
-  *) echo "usage: scripts/dev.sh {demo|test|setup|bench} [args...]" >&2; exit 2 ;;
+  dist)  setup; shift; exec $PY scripts/dist.py "$@" ;;
+  *) echo "usage: scripts/dev.sh {demo|test|setup|bench|dist} [args...]" >&2; exit 2 ;;
 esac

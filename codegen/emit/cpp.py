@@ -10,9 +10,6 @@ the tool indices sorted by name (the core's binary search) and the SpecDesc.
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +17,14 @@ from typing import Optional
 
 from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.literals import cpp_comment, cpp_double, cpp_field_name, cpp_int, cpp_string
+from mcpgen.codegen.emit.param_text import cpp_param_comment as _param_comment
 from mcpgen.codegen.emit.resources_cpp import resource_views
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
-from mcpgen.codegen.spec.names import CPP_KEYWORDS, cpp_args_struct
+from mcpgen.codegen.spec.names import cpp_args_struct
+from mcpgen.codegen.spec.ota import is_builtin
 from mcpgen.protocol import RETURN_KINDS
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
@@ -34,8 +34,6 @@ HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
 
-_LITERAL_CHUNK = 88  # escaped characters per source line of a long string literal
-_INT64_MIN = -(2**63)
 
 # A 1x1 transparent PNG: the placeholder image of starter handlers.
 PLACEHOLDER_PNG_BASE64 = (
@@ -53,66 +51,10 @@ _PARAM_TYPE_ENUM = {
 RETURN_KIND_ENUM = {kind: f"mcpgen::ReturnKind::k{kind.capitalize()}" for kind in RETURN_KINDS}
 
 
-def cpp_string(text: str, indent: str = "    ") -> str:
-    """A C++ string literal with exactly the UTF-8 bytes of ``text``.
-
-    Printable ASCII stays readable; every other byte is a 3-digit octal escape (so the
-    literal's bytes never depend on the compiler's source or execution charset, and an
-    escape can never swallow the next character). Long literals are split into adjacent
-    literals on separate lines.
-    """
-    units: list[str] = []
-    for b in text.encode("utf-8"):
-        c = chr(b)
-        if c in '"\\?':
-            units.append("\\" + c)
-        elif 0x20 <= b < 0x7F:
-            units.append(c)
-        else:
-            units.append(f"\\{b:03o}")
-    chunks: list[str] = []
-    cur = ""
-    for u in units:
-        if len(cur) + len(u) > _LITERAL_CHUNK and cur:
-            chunks.append(cur)
-            cur = ""
-        cur += u
-    chunks.append(cur)
-    return ("\n" + indent).join(f'"{c}"' for c in chunks)
-
-
-def cpp_comment(text: str) -> str:
-    """Text safe inside a ``//`` comment: one line, no line splice, printable."""
-    out = "".join(ch if (ch.isprintable() and ch != "\\") else " " for ch in text.replace("\\", "/"))
-    return re.sub(r"\s+", " ", out).strip()
-
-
-def cpp_field_name(param_name: str) -> str:
-    """The args struct member of a parameter: its name, made a valid C++ identifier."""
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", param_name)
-    if not ident or ident[0].isdigit():
-        ident = "p_" + ident
-    if ident in CPP_KEYWORDS or ident.startswith("__") or re.match(r"^_[A-Z]", ident):
-        ident = ident + "_"
-    return ident
-
-
-def cpp_int(v: int) -> str:
-    if v == _INT64_MIN:
-        return "(-9223372036854775807LL - 1)"
-    return f"{v}LL"
-
-
-def cpp_double(v: float) -> str:
-    v = float(v)
-    if not math.isfinite(v):
-        raise ValueError(f"non-finite number {v!r} cannot be emitted")
-    text = repr(v)
-    return text if any(c in text for c in ".e") else text + ".0"
-
-
+# What the templates need of one tool and its params for the generated ToolDesc / ParamDesc
+# tables (emit/xiaozhi.py has views of its own for the stock McpServer registrations).
 @dataclass(frozen=True)
-class _ParamView:
+class _ParamDescView:
     name: str
     field: str
     cpp_type: str
@@ -121,42 +63,21 @@ class _ParamView:
 
 
 @dataclass(frozen=True)
-class _ToolView:
+class _ToolDescView:
     index: int
     name: str
     name_comment: str
     handler: str
     struct: str
-    params: tuple[_ParamView, ...]
+    params: tuple[_ParamDescView, ...]
     enum_arrays: tuple[tuple[str, str], ...]  # (array name, initializer list)
     entry_literal: str
     entry_len: int
     user_only: bool
+    builtin: bool  # implemented by the port (codegen.spec.ota), not in the user's handlers
     returns_enum: str
     returns: str
     placeholder: str  # starter handler body
-
-
-def _param_comment(p: Param) -> str:
-    bits: list[str] = [p.type]
-    if p.minimum is not None or p.maximum is not None:
-        lo = "" if p.minimum is None else str(p.minimum)
-        hi = "" if p.maximum is None else str(p.maximum)
-        bits.append(f"range [{lo}, {hi}]")
-    if p.enum:
-        bits.append("one of " + ", ".join(p.enum))
-    if p.max_length is not None:
-        bits.append(f"at most {p.max_length} characters")
-    if p.pattern is not None:
-        bits.append(f"pattern {p.pattern} (not checked on the device)")
-    if p.default is not None:
-        bits.append(f"default {json.dumps(p.default)}")
-    else:
-        bits.append("required")
-    text = "; ".join(bits)
-    if p.description:
-        text += ". " + p.description
-    return cpp_comment(text)
 
 
 def _param_initializer(p: Param, struct: str, field: str, enum_array: Optional[str]) -> str:
@@ -233,9 +154,9 @@ def _placeholder(tool: Tool) -> str:
     return f"{ind}return mcpgen::Result::None();"
 
 
-def _tool_view(index: int, tool: Tool) -> _ToolView:
+def _tool_view(index: int, tool: Tool, spec: Spec) -> _ToolDescView:
     struct = cpp_args_struct(tool.handler)
-    params: list[_ParamView] = []
+    params: list[_ParamDescView] = []
     enums: list[tuple[str, str]] = []
     fields_seen: dict[str, str] = {}
     for p in tool.params:
@@ -251,7 +172,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolView:
             enum_array = f"kEnum_{tool.handler}_{field}"
             enums.append((enum_array, ", ".join(cpp_string(v, " " * 4) for v in p.enum)))
         params.append(
-            _ParamView(
+            _ParamDescView(
                 name=p.name,
                 field=field,
                 cpp_type=_CPP_PARAM_TYPE[p.type],
@@ -260,7 +181,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolView:
             )
         )
     entry = list_entry_json(tool)
-    return _ToolView(
+    return _ToolDescView(
         index=index,
         name=tool.name,
         name_comment=cpp_comment(tool.name),
@@ -271,6 +192,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolView:
         entry_literal=cpp_string(entry),
         entry_len=len(entry.encode("utf-8")),
         user_only=tool.user_only,
+        builtin=is_builtin(spec, tool),
         returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
         returns=tool.returns.kind,
         placeholder=_placeholder(tool),
@@ -278,7 +200,7 @@ def _tool_view(index: int, tool: Tool) -> _ToolView:
 
 
 def _context(spec: Spec) -> dict[str, object]:
-    tools = [_tool_view(i, t) for i, t in enumerate(spec.tools)]
+    tools = [_tool_view(i, t, spec) for i, t in enumerate(spec.tools)]
     for t in tools:
         if t.entry_len > 0xFFFF:
             raise ValueError(f"tool {t.name}: tools/list entry of {t.entry_len} bytes exceeds 65535")
@@ -302,9 +224,10 @@ def _context(spec: Spec) -> dict[str, object]:
         "needs_png": any(t.returns == "image" for t in tools),
         "cpp_string": cpp_string,
         "events": event_views(spec),
-        "resources": resource_views(spec),
+        "resources": resource_views(spec, _param_initializer),
         "any_subscribe": any(r.subscribe for r in spec.resources),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
+        "ota": spec.device.ota,
     }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from mcpgen.codegen.emit.header import generated_header
-from mcpgen.codegen.spec.mcp_json import param_schema, tools_list
+from mcpgen.codegen.emit.param_text import constraint_phrases
+from mcpgen.codegen.spec.mcp_json import tools_list
 from mcpgen.codegen.spec.model import Param, Spec, Tool
 
 
@@ -26,17 +27,7 @@ def tools_json(spec: Spec) -> str:
 
 
 def _rule(p: Param) -> str:
-    s = param_schema(p)
-    parts: list[str] = []
-    if "minimum" in s or "maximum" in s:
-        parts.append(f"{s.get('minimum', '-inf')} .. {s.get('maximum', 'inf')}")
-    if p.enum:
-        parts.append(" \\| ".join(f"`{e}`" for e in p.enum))
-    if p.max_length is not None:
-        parts.append(f"≤ {p.max_length} chars")
-    if p.pattern:
-        parts.append(f"pattern `{p.pattern}`")
-    return ", ".join(parts) or "—"
+    return "; ".join(constraint_phrases(p)) or "—"
 
 
 def _cell(text: str) -> str:

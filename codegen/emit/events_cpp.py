@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mcpgen.codegen.emit.literals import cpp_comment, cpp_double, cpp_field_name, cpp_int, cpp_string
+from mcpgen.codegen.emit.param_text import cpp_param_comment
 from mcpgen.codegen.spec.model import Event, Param, Spec
 
 _CPP_TYPE = {"boolean": "bool", "integer": "int64_t", "number": "double", "string": "const char*"}
@@ -40,8 +42,6 @@ class EventView:
 
 
 def _checks(p: Param, field: str) -> list[str]:
-    from mcpgen.codegen.emit.cpp import cpp_double, cpp_int, cpp_string
-
     bad = "return mcpgen::EventStatus::kInvalidArgument;"
     out: list[str] = []
     if p.type == "integer":
@@ -65,8 +65,6 @@ def _checks(p: Param, field: str) -> list[str]:
 
 
 def _view(event: Event) -> EventView:
-    from mcpgen.codegen.emit.cpp import _param_comment, cpp_comment, cpp_field_name, cpp_string
-
     params = []
     checks: list[str] = []
     for p in event.params:
@@ -76,7 +74,7 @@ def _view(event: Event) -> EventView:
                 name=cpp_string(p.name),
                 field=field,
                 cpp_type=_CPP_TYPE[p.type],
-                comment=_param_comment(p).replace("; required", ""),
+                comment=cpp_param_comment(p).replace("; required", ""),
                 write=_WRITE[p.type],
             )
         )

@@ -2,7 +2,7 @@
 
 Per event: a ``NamedTuple`` payload class (``ButtonPressedEvent``, fields typed like
 tool arguments, ``Literal`` for enums), a decoder that checks a notification's params
-with the same generated checks as tool arguments (``emit_python._param_checks``) and
+with the same generated checks as tool arguments (``python_checks.param_checks``) and
 returns the payload, ``device.events.<name>()`` (an ``EventStream``) and
 ``device.on_<name>(callback)``. The runtime side is ``mcpgen.runtime.events``.
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mcpgen.codegen.emit.literals import py_doc_text, py_ident, py_literal
+from mcpgen.codegen.emit.python_checks import param_annotation, param_checks
 from mcpgen.codegen.spec.model import Event, Spec
 from mcpgen.codegen.spec.names import camel
 
@@ -37,8 +39,6 @@ class EventPyView:
 
 
 def _view(event: Event) -> EventPyView:
-    from mcpgen.codegen.emit.python import _doc_text, _param_checks, param_annotation, py_ident, py_literal
-
     fields = []
     for p in event.params:
         ident = py_ident(p.name)
@@ -47,7 +47,7 @@ def _view(event: Event) -> EventPyView:
                 name=p.name,
                 ident=ident,
                 annotation=param_annotation(p),
-                checks=tuple(_param_checks(p, ident)),
+                checks=tuple(param_checks(p, ident)),
             )
         )
     desc = " ".join(event.description.split())
@@ -59,8 +59,8 @@ def _view(event: Event) -> EventPyView:
         keys_const=f"_EVENT_KEYS_{event.name}",
         keys_literal="frozenset(" + py_literal(tuple(p.name for p in event.params)) + ")",
         fields=tuple(fields),
-        summary=_doc_text(first[:97] + "..." if len(first) > 100 else first + "."),
-        doc=_doc_text(desc),
+        summary=py_doc_text(first[:97] + "..." if len(first) > 100 else first + "."),
+        doc=py_doc_text(desc),
     )
 
 

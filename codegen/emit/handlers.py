@@ -6,6 +6,11 @@ Before anything is compiled, ``check_handlers`` looks for a definition of every 
 handler so a tool added to the YAML is reported with its spec line and the exact C++
 signature to write, instead of surfacing as an ``undefined reference`` from the linker.
 
+The same check reports the other direction, before compiling too: a handler whose tool
+is gone from the spec (removed or renamed) still names the args struct the generated
+header no longer declares, which g++ would report as ``'GetStatusArgs' does not name a
+type``; instead the error names the handler, its file:line and the tool it served.
+
 The check reads C++ with a regular expression, not a compiler: a handler counts as
 defined when its name is followed by a parameter list whose first parameter is the
 tool's args struct (``light_set(const LightSetArgs& args, ...``), in the handlers file or
@@ -27,6 +32,7 @@ from pathlib import Path
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
+from mcpgen.codegen.spec.ota import is_builtin
 
 Log = Callable[[str], None]
 
@@ -89,10 +95,92 @@ def _defines(code: str, tool: Tool) -> bool:
     return re.search(pattern, code) is not None
 
 
+def _blank(text: str) -> str:
+    """``text`` with comments and literals blanked but every newline kept (for line numbers)."""
+
+    def keep_lines(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        filler = " " if tok[0] == "/" else '""'
+        return filler + "\n" * tok.count("\n")
+
+    return _CPP_TOKENS.sub(keep_lines, text)
+
+
+def _local_files(path: Path, seen: set[Path], depth: int = 0) -> list[tuple[Path, str]]:
+    """``path`` and the local files it quote-includes (as ``_code_of``), with their text."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    seen.add(path.resolve())
+    out = [(path, text)]
+    if depth < _MAX_INCLUDE_DEPTH:
+        for name in _LOCAL_INCLUDE.findall(text):
+            inc = path.parent / name
+            if inc.name != "mcp_tools.h" and inc.is_file() and inc.resolve() not in seen:
+                out += _local_files(inc, seen, depth + 1)
+    return out
+
+
+# A definition shaped like a handler: `name(const NameArgs& ...`, optionally `tools::`-qualified.
+_HANDLER_DEF = re.compile(
+    r"\b([A-Za-z_]\w*)\s*\(\s*(?:\[\[[^\]]*\]\]\s*)?(?:const\s+)?(?:(?:::)?tools::|::)?([A-Za-z_]\w*Args)\s*&"
+)
+_TYPE_DEF = re.compile(r"\b(?:struct|class|using|typedef)\s+(?:[\w:<>,\s]*?\s)?([A-Za-z_]\w*Args)\b")
+_TOOL_COMMENT = re.compile(r"^\s*//\s*(\S+\.\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class OrphanedHandler:
+    """A handler in the handlers file whose tool the spec no longer has."""
+
+    handler: str
+    struct: str
+    file: str
+    line: int
+    tool: str  # the tool it served, from the `// <tool>` comment above it ("" if none)
+
+    def format(self) -> str:
+        served = f"tool `{self.tool}`" if self.tool else f"the tool whose handler is `{self.handler}`"
+        return (
+            f"{self.file}:{self.line}: handler `{self.handler}` has no tool in the spec: {served} was "
+            f"removed or renamed, so the generated mcp_tools.h no longer declares `{self.struct}`;\n"
+            f"    delete the handler (or rename it with its tool), or put the tool back in the spec"
+        )
+
+
+def _tool_comment(lines: list[str], index: int) -> str:
+    """The ``// self.x.y`` comment right above line ``index`` (blank lines skipped), or ""."""
+    i = index - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    m = _TOOL_COMMENT.match(lines[i]) if i >= 0 else None
+    return m.group(1) if m else ""
+
+
+def orphaned_handlers(spec: Spec, path: Path) -> list[OrphanedHandler]:
+    """Handlers (``name(const NameArgs& ...)``, the shape the starter and the stubs write) in
+    ``path`` and its local includes whose args struct belongs to no tool of ``spec``."""
+    files = _local_files(Path(path), set())
+    wanted = {cpp_args_struct(t.handler) for t in spec.tools}
+    own_types = {m.group(1) for _, text in files for m in _TYPE_DEF.finditer(_blank(text))}
+    out: list[OrphanedHandler] = []
+    for file, text in files:
+        code = _blank(text)
+        lines = text.splitlines()
+        for m in _HANDLER_DEF.finditer(code):
+            handler, struct = m.group(1), m.group(2)
+            if struct in wanted or struct in own_types or cpp_args_struct(handler) != struct:
+                continue
+            line = code.count("\n", 0, m.start()) + 1
+            out.append(OrphanedHandler(handler, struct, str(file), line, _tool_comment(lines, line - 1)))
+    return out
+
+
 def missing_handlers(spec: Spec, path: Path) -> list[Tool]:
     """The tools of ``spec`` whose handler ``path`` (and its local includes) does not define."""
     code = _code_of(Path(path), set())
-    return [t for t in spec.tools if not _defines(code, t)]
+    return [t for t in spec.tools if not is_builtin(spec, t) and not _defines(code, t)]
 
 
 @dataclass(frozen=True)
@@ -114,15 +202,34 @@ class MissingHandler:
 class MissingHandlersError(BuildError):
     """Raised before compiling when the handlers file lacks handlers; ``missing`` lists them."""
 
-    def __init__(self, handlers: Path, spec_path: Path, missing: Iterable[MissingHandler]) -> None:
+    def __init__(self, handlers: Path, spec_path: Path, missing: Iterable[MissingHandler],
+                 orphans: Iterable[OrphanedHandler] = ()) -> None:
         self.handlers = handlers
         self.missing = list(missing)
+        self.orphans = list(orphans)
         n = len(self.missing)
         lines = [
             f"{handlers}: {n} handler{'s' if n != 1 else ''} missing (nothing was compiled)",
             *(m.format() for m in self.missing),
             "  inside `namespace tools { ... }` of that file, or append starter stubs with:",
             f"    codegen build {spec_path} --add-missing-handlers",
+            *(o.format() for o in self.orphans),
+        ]
+        super().__init__("\n".join(lines))
+
+
+class OrphanedHandlersError(BuildError):
+    """Raised before compiling when the handlers file still has handlers of tools the spec
+    no longer declares; ``orphans`` lists them."""
+
+    def __init__(self, handlers: Path, orphans: Iterable[OrphanedHandler]) -> None:
+        self.handlers = handlers
+        self.orphans = list(orphans)
+        n = len(self.orphans)
+        lines = [
+            f"{handlers}: {n} handler{'s' if n != 1 else ''} of tools the spec no longer has "
+            "(nothing was compiled)",
+            *(o.format() for o in self.orphans),
         ]
         super().__init__("\n".join(lines))
 
@@ -145,11 +252,16 @@ def describe_missing(spec: Spec, spec_path: Path, tools: Iterable[Tool]) -> list
 
 
 def check_handlers(spec: Spec, spec_path: Path, path: Path | None = None) -> None:
-    """Raises ``MissingHandlersError`` when a tool of ``spec`` has no handler in its file."""
+    """Raises ``MissingHandlersError`` when a tool of ``spec`` has no handler in its file
+    (listing orphaned handlers too: a renamed tool shows as both), else
+    ``OrphanedHandlersError`` when the file has handlers of tools the spec lacks."""
     path = handlers_path(spec_path) if path is None else Path(path)
     missing = missing_handlers(spec, path)
+    orphans = orphaned_handlers(spec, path)
     if missing:
-        raise MissingHandlersError(path, Path(spec_path), describe_missing(spec, spec_path, missing))
+        raise MissingHandlersError(path, Path(spec_path), describe_missing(spec, spec_path, missing), orphans)
+    if orphans:
+        raise OrphanedHandlersError(path, orphans)
 
 
 def append_missing(spec: Spec, spec_path: Path, log: Log = print) -> list[Tool]:

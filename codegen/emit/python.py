@@ -18,17 +18,27 @@ function of the spec.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import mcpgen
 from mcpgen.codegen.emit.events_py import add_event_context
 from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.emit.literals import py_doc_text as _doc_text
+from mcpgen.codegen.emit.literals import py_ident, py_literal
+from mcpgen.codegen.emit.literals import py_str_literal as _str_literal
+from mcpgen.codegen.emit.param_text import constraint_phrases
+from mcpgen.codegen.emit.python_checks import SCALAR_TYPES as _SCALAR_TYPES
+from mcpgen.codegen.emit.python_checks import param_annotation
+from mcpgen.codegen.emit.python_checks import param_checks as _param_checks
 from mcpgen.codegen.emit.resources_py import add_resource_context
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.history import HistoryErrors, Release, load_history
 from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
@@ -36,84 +46,11 @@ from mcpgen.protocol import RETURN_KINDS
 
 TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
-
 # The codec's C-level constant of each return kind (runtime/codec.pxd).
 _KIND_CONST = {kind: f"_K_{kind.upper()}" for kind in RETURN_KINDS}
-_SCALAR_TYPES = {"boolean": "bool", "integer": "int", "number": "float", "string": "str"}
 # Attributes of the generated classes that tools must not shadow.
 _CLASS_RESERVED = frozenset({"FINGERPRINT", "SPEC", "DEVICE_NAME", "DEVICE_VERSION", "device"})
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
-
-
-# -- Python literals and identifiers ---------------------------------------------------------
-
-
-def py_literal(value: Any, indent: int = 0) -> str:
-    """Deterministic Python source for JSON-like data (dict order kept)."""
-    pad = " " * (indent + 4)
-    if value is None or isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, int):
-        return repr(value)
-    if isinstance(value, float):
-        if math.isinf(value) or math.isnan(value):
-            raise ValueError(f"non-finite number {value!r} in spec")
-        return repr(value)
-    if isinstance(value, str):
-        return _str_literal(value)
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return "()" if isinstance(value, tuple) else "[]"
-        items = [py_literal(v, indent + 4) for v in value]
-        if isinstance(value, tuple):
-            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        return "[" + ", ".join(items) + "]"
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        inner = ",\n".join(
-            f"{pad}{_str_literal(str(k))}: {py_literal(v, indent + 4)}" for k, v in value.items()
-        )
-        return "{\n" + inner + ",\n" + " " * indent + "}"
-    raise TypeError(f"cannot write {type(value).__name__} as a Python literal")
-
-
-def _str_literal(s: str) -> str:
-    """A double-quoted string literal (repr, but stable in quote choice)."""
-    body = s.replace("\\", "\\\\").replace('"', '\\"')
-    out = []
-    for ch in body:
-        code = ord(ch)
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def py_ident(name: str) -> str:
-    """A Python identifier for a spec name (keywords get a trailing ``_``)."""
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    if not ident:
-        ident = "_"
-    if ident[0].isdigit():
-        ident = "n" + ident
-    if ident in PYTHON_RESERVED:
-        ident += "_"
-    return ident
-
-
-def _doc_text(text: str) -> str:
-    """Text safe inside a triple-quoted docstring."""
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip()
 
 
 def _wrap(text: str, width: int, indent: str) -> list[str]:
@@ -166,6 +103,10 @@ class ToolView:
     doc: list[str]  # docstring lines (without quotes), indented for a method body
     summary: str  # one line for the stubs
     user_only: bool
+    # Bindings of an older release: a tool only the newest version has (the method raises
+    # NotSupported), and the newest version's parameters this release lacks (the same).
+    unsupported: bool = False
+    absent_params: list[ParamView] = field(default_factory=list)
 
 
 @dataclass
@@ -176,80 +117,19 @@ class NamespaceView:
     children: list[tuple[str, str]] = field(default_factory=list)  # (attribute, class name)
 
 
-def _num(v: Any) -> str:
-    return repr(v)
-
-
-def _param_checks(p: Param, ident: str) -> list[str]:
-    n = _str_literal(p.name)
-    if p.type == "boolean":
-        return [
-            f"if {ident} is not True and {ident} is not False:",
-            f"    {ident} = _v.check_bool({n}, {ident})",
-        ]
-    if p.type == "integer":
-        lo = p.minimum if p.minimum is not None else INT64_MIN
-        hi = p.maximum if p.maximum is not None else INT64_MAX
-        if isinstance(lo, float):
-            lo = math.ceil(lo)
-        if isinstance(hi, float):
-            hi = math.floor(hi)
-        return [
-            f"if type({ident}) is not int or {ident} < {_num(lo)} or {ident} > {_num(hi)}:",
-            f"    {ident} = _v.check_int({n}, {ident}, {_num(lo)}, {_num(hi)})",
-        ]
-    if p.type == "number":
-        lo_c = f"{_num(p.minimum)} <= {ident}" if p.minimum is not None else f"-_INF < {ident}"
-        hi_c = f"{ident} <= {_num(p.maximum)}" if p.maximum is not None else f"{ident} < _INF"
-        lo_a = _num(p.minimum) if p.minimum is not None else "None"
-        hi_a = _num(p.maximum) if p.maximum is not None else "None"
-        return [
-            f"if (type({ident}) is not float and type({ident}) is not int) or not ({lo_c} and {hi_c}):",
-            f"    {ident} = _v.check_number({n}, {ident}, {lo_a}, {hi_a})",
-        ]
-    # string
-    conds = [f"type({ident}) is not str"]
-    ml = "None"
-    en = "None"
-    pat = "None"
-    if p.max_length is not None:
-        conds.append(f"len({ident}) > {p.max_length}")
-        ml = str(p.max_length)
-    if p.enum:
-        en = py_literal(tuple(p.enum))
-        conds.append(f"{ident} not in {en}")
-    if p.pattern is not None:
-        pat = f"_PATTERNS[{_str_literal(p.pattern)}]"
-        conds.append(f"{pat}.search({ident}) is None")
-    return [
-        f"if {' or '.join(conds)}:",
-        f"    {ident} = _v.check_str({n}, {ident}, {ml}, {en}, {pat})",
-    ]
-
-
-def param_annotation(p: Param) -> str:
-    """The Python type of an argument: ``Literal["a", "b"]`` for an enum, so mypy catches typos."""
-    if p.enum:
-        return "Literal[" + ", ".join(_str_literal(v) for v in p.enum) + "]"
-    return _SCALAR_TYPES[p.type]
-
-
 def _param_doc(p: Param) -> str:
-    bits: list[str] = [p.type]
-    if p.minimum is not None or p.maximum is not None:
-        lo = "" if p.minimum is None else _num(p.minimum)
-        hi = "" if p.maximum is None else _num(p.maximum)
-        bits.append(f"{lo}..{hi}")
-    if p.max_length is not None:
-        bits.append(f"at most {p.max_length} characters")
-    if p.enum:
-        bits.append("one of " + ", ".join(p.enum))
-    if p.pattern is not None:
-        bits.append(f"matching {p.pattern}")
+    bits: list[str] = [p.type, *constraint_phrases(p)]
     if p.default is not None:
         bits.append(f"default {p.default!r}")
     desc = p.description.strip()
     return (desc + " " if desc else "") + "(" + "; ".join(bits) + ")"
+
+
+def _required_param_view(p: Param) -> ParamView:
+    """A parameter without default (a resource template's variable)."""
+    ident = py_ident(p.name)
+    return ParamView(name=p.name, ident=ident, annotation=param_annotation(p), default=None,
+                     checks=_param_checks(p, ident), doc=_param_doc(p))
 
 
 def _field_annotation(f: Field, owner: str, dicts: list[TypedDictView]) -> str:
@@ -339,14 +219,21 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
     )
 
 
-def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView]) -> list[NamespaceView]:
-    """Namespace classes, parents before children; the first is the device class."""
+def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView],
+                newest: Optional[Spec] = None) -> list[NamespaceView]:
+    """Namespace classes, parents before children; the first is the device class.
+
+    With ``newest`` (the bindings of an older release) the classes have the newest version's
+    shape: its tools and parameters this release lacks are there too, and raise NotSupported.
+    """
     root = NamespaceView(root_class, ())
     by_path: dict[tuple[str, ...], NamespaceView] = {(): root}
     order = [root]
     leaves: dict[tuple[str, ...], str] = {}
     args_fns: dict[str, str] = {}
-    for tool in spec.tools:
+    own = {t.name for t in spec.tools}
+    extra = [t for t in newest.tools if t.name not in own] if newest is not None else []
+    for tool in list(spec.tools) + extra:
         path = tuple(py_ident(part) for part in python_path(tool.name))
         if not path:
             raise ValueError(f"tool {tool.name}: no Python name")
@@ -365,7 +252,15 @@ def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView]) -> list
                 order.append(ns)
                 by_path[prefix[:-1]].children.append((prefix[-1], ns.class_name))
         parent = by_path[path[:-1]]
-        view = _tool_view(tool, path[-1], dicts)
+        view = _tool_view(tool, path[-1], [] if tool.name not in own else dicts)
+        if tool.name not in own:
+            view.unsupported = True
+            parent.tools.append(view)
+            continue
+        if newest is not None and tool.name in {t.name for t in newest.tools}:
+            mine = {p.name for p in tool.params}
+            later = [p for p in newest.tool(tool.name).params if p.name not in mine and p.default is not None]
+            view.absent_params = _tool_view(dataclasses.replace(tool, params=tuple(later)), "_", []).params
         if view.args_fn in args_fns:
             raise ValueError(f"tools {args_fns[view.args_fn]} and {tool.name} have the same handler name")
         args_fns[view.args_fn] = tool.name
@@ -400,12 +295,13 @@ def _spec_table(spec: Spec) -> dict[str, Any]:
     return table
 
 
-def context(spec: Spec) -> dict[str, Any]:
-    """The template context (exposed for tests and other emitters)."""
+def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
+    """The template context (exposed for tests and other emitters); with ``newest``, of the
+    bindings module of an older release (``spec``) inside the newest version's package."""
     slug = device_slug(spec.device.name)
     cls = device_class(spec.device.name)
     dicts: list[TypedDictView] = []
-    namespaces = _namespaces(spec, cls, dicts)
+    namespaces = _namespaces(spec, cls, dicts, newest)
     patterns = sorted(
         {p.pattern for t in spec.tools for p in t.params if p.pattern is not None}
         | {p.pattern for r in spec.resources for p in r.params if p.pattern is not None}
@@ -444,8 +340,32 @@ def context(spec: Spec) -> dict[str, Any]:
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
     }
     add_event_context(ctx, spec)
-    add_resource_context(ctx, spec)
+    own_events = {e.name for e in spec.events}
+    ctx["absent_events"] = [e.name for e in newest.events if e.name not in own_events] if newest else []
+    if ctx["absent_events"] and not ctx["events_class"]:
+        ctx["events_class"] = cls + "Events"
+    ctx["supported"] = py_literal({t.name: tuple(p.name for p in t.params) for t in spec.tools})
+    ctx["releases"] = {}
+    ctx["older"] = []
+    ctx["release_of"] = newest.fingerprint if newest is not None else ""
+    add_resource_context(ctx, spec, _required_param_view)
     return ctx
+
+
+def release_module(version: str) -> str:
+    """The module of an older release's bindings: ``_release_0_3_1`` for 0.3.1."""
+    return "_release_" + re.sub(r"[^A-Za-z0-9]", "_", version)
+
+
+def releases_of(spec: Spec) -> list[Release]:
+    """The releases recorded beside the spec (``codegen release``); [] without a history.
+    Raises BuildError with the located problems when the history is damaged."""
+    if not spec.source:
+        return []
+    try:
+        return load_history(spec.source, spec.device.name)
+    except HistoryErrors as exc:
+        raise BuildError(f"the spec's release history is damaged:\n{exc}") from None
 
 
 def _release(version: str) -> str:
@@ -465,11 +385,26 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def emit(spec: Spec) -> dict[str, str]:
-    """Relative path -> content of every bindings file."""
+def emit(spec: Spec, releases: Optional[Sequence[Release]] = None) -> dict[str, str]:
+    """Relative path -> content of every bindings file.
+
+    ``releases`` (default: the history beside the spec) become one module each, so the
+    bindings serve a device of any released version typed by its own version.
+    """
     env = environment(TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal, "tomlstr": _toml_string})
     ctx = context(spec)
     pkg = f"python/{ctx['package']}"
+    known = releases_of(spec) if releases is None else releases
+    older = [r for r in known if r.fingerprint != spec.fingerprint]
+    ctx["releases"] = {r.fingerprint: r.version for r in older} | {spec.fingerprint: spec.device.version}
+    ctx["older"] = [(release_module(r.version), r.fingerprint) for r in older]
+    out: dict[str, str] = {}
+    for r in older:
+        octx = context(r.spec, newest=spec)
+        octx["header"] = ctx["header"] + f"# Released version {r.version} (fingerprint {r.fingerprint}).\n"
+        name = release_module(r.version)
+        out[f"{pkg}/{name}.py"] = env.get_template("bindings.py.j2").render(**octx)
+        out[f"{pkg}/{name}.pxd"] = env.get_template("bindings.pxd.j2").render(**octx)
     files = {
         f"{pkg}/_bindings.py": "bindings.py.j2",
         f"{pkg}/_bindings.pxd": "bindings.pxd.j2",
@@ -479,7 +414,8 @@ def emit(spec: Spec) -> dict[str, str]:
         "python/setup.py": "setup.py.j2",
         "python/pyproject.toml": "pyproject.toml.j2",
     }
-    return {path: env.get_template(tpl).render(**ctx) for path, tpl in files.items()}
+    out.update({path: env.get_template(tpl).render(**ctx) for path, tpl in files.items()})
+    return out
 
 
 __all__ = ["emit", "context", "param_annotation", "py_literal", "py_ident", "TEMPLATE_DIR"]

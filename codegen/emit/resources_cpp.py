@@ -10,9 +10,13 @@ to its template context.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Optional
 
-from mcpgen.codegen.spec.model import Resource, Spec
+from mcpgen.codegen.emit.literals import cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.emit.param_text import cpp_param_comment
+from mcpgen.codegen.spec.model import Param, Resource, Spec
 from mcpgen.codegen.spec.resource_json import list_entry_json
 
 _CPP_TYPE = {"boolean": "bool", "integer": "int64_t", "number": "double", "string": "const char*"}
@@ -49,15 +53,12 @@ class ResourceView:
     signature: str
 
 
-def _view(index: int, r: Resource) -> ResourceView:
-    from mcpgen.codegen.emit.cpp import (
-        _param_comment,
-        _param_initializer,
-        cpp_comment,
-        cpp_field_name,
-        cpp_string,
-    )
+# Builds a ParamDesc initializer (param, struct, field, enum array): emit.cpp's, passed in
+# so this module stays below the emitter that uses it (.importlinter "emitters").
+ParamInitializer = Callable[[Param, str, str, Optional[str]], str]
 
+
+def _view(index: int, r: Resource, param_initializer: ParamInitializer) -> ResourceView:
     struct = f"ResourceArgs_{r.name}"
     params = []
     enums: list[tuple[str, str]] = []
@@ -71,8 +72,8 @@ def _view(index: int, r: Resource) -> ResourceView:
             ResourceParamView(
                 field=field,
                 cpp_type=_CPP_TYPE[p.type],
-                comment=_param_comment(p),
-                initializer=_param_initializer(p, struct, field, enum_array),
+                comment=cpp_param_comment(p),
+                initializer=param_initializer(p, struct, field, enum_array),
             )
         )
     entry = list_entry_json(r)
@@ -102,8 +103,8 @@ def _view(index: int, r: Resource) -> ResourceView:
     )
 
 
-def resource_views(spec: Spec) -> list[ResourceView]:
-    views = [_view(i, r) for i, r in enumerate(spec.resources)]
+def resource_views(spec: Spec, param_initializer: ParamInitializer) -> list[ResourceView]:
+    views = [_view(i, r, param_initializer) for i, r in enumerate(spec.resources)]
     for v in views:
         if v.entry_len > 0xFFFF:
             raise ValueError(f"resource {v.name}: list entry of {v.entry_len} bytes exceeds 65535")

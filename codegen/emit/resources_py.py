@@ -9,10 +9,12 @@ it returns ``str`` for text content and ``bytes`` for binary. ``python.context``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgen.codegen.spec.model import Resource, Spec
+from mcpgen.codegen.emit.literals import py_doc_text, py_ident
+from mcpgen.codegen.spec.model import Param, Resource, Spec
 from mcpgen.codegen.spec.names import camel
 
 
@@ -30,27 +32,13 @@ class ResourceView:
     updates: bool  # a fixed URI with subscribe: true (``.updates()``)
 
 
-def _view(r: Resource, cls: str) -> ResourceView:
-    from mcpgen.codegen.emit.python import (
-        ParamView,
-        _doc_text,
-        _param_checks,
-        _param_doc,
-        param_annotation,
-        py_ident,
-    )
+# Builds the template view of one required parameter: emit.python's, passed in so this
+# module stays below the emitter that uses it (.importlinter "emitters").
+ParamViewer = Callable[[Param], Any]
 
-    params = [
-        ParamView(
-            name=p.name,
-            ident=py_ident(p.name),
-            annotation=param_annotation(p),
-            default=None,
-            checks=_param_checks(p, py_ident(p.name)),
-            doc=_param_doc(p),
-        )
-        for p in r.params
-    ]
+
+def _view(r: Resource, cls: str, param_view: ParamViewer) -> ResourceView:
+    params = [param_view(p) for p in r.params]
     uri = r.uri if r.uri is not None else r.uri_template
     assert uri is not None
     first = " ".join(r.description.split()).rstrip(".")
@@ -63,14 +51,14 @@ def _view(r: Resource, cls: str) -> ResourceView:
         uri=uri,
         binary=r.content == "binary",
         returns="bytes" if r.content == "binary" else "str",
-        summary=_doc_text(first + "."),
+        summary=py_doc_text(first + "."),
         updates=r.subscribe and r.uri is not None,
     )
 
 
-def add_resource_context(ctx: dict[str, Any], spec: Spec) -> None:
+def add_resource_context(ctx: dict[str, Any], spec: Spec, param_view: ParamViewer) -> None:
     """Adds ``resources`` (views) and ``resources_class`` to the template context."""
-    views = [_view(r, ctx["cls"]) for r in spec.resources]
+    views = [_view(r, ctx["cls"], param_view) for r in spec.resources]
     ctx["resources"] = views
     ctx["resources_class"] = ctx["cls"] + "Resources" if views else ""
     if not views:

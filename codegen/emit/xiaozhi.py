@@ -36,8 +36,10 @@ from pathlib import Path
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
-from mcpgen.codegen.emit.cpp import RETURN_KIND_ENUM, cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.emit.cpp import RETURN_KIND_ENUM
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
+from mcpgen.codegen.emit.literals import cpp_comment, cpp_field_name, cpp_string
+from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.model import Param, Spec, Tool
 
@@ -79,8 +81,11 @@ def core_files() -> tuple[str, ...]:
 PORT_FILES: tuple[str, ...] = ("mcpgen_xiaozhi_port.h", "mcpgen_xiaozhi_port.cc", "mcpgen_xiaozhi_stock.h")
 
 # Tools the stock firmware registers itself (main/mcp_server.cc: AddCommonTools and
-# AddUserOnlyTools, some only on boards with that hardware). McpServer::AddTool keeps the
-# first tool of a name, so a spec tool with one of these names is shadowed by the stock one.
+# AddUserOnlyTools, some only on boards with that hardware). Registered from the board's
+# InitializeTools, a spec tool of such a name would be listed twice for the common tools
+# (AddCommonTools puts its own in front without checking) and would replace the stock
+# user-only one (AddTool drops the later duplicate): so the glue leaves these out unless
+# built with MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES=1, and the stock tool serves the name.
 STOCK_TOOL_NAMES: frozenset[str] = frozenset(
     {
         "self.get_device_status",
@@ -122,6 +127,7 @@ class _ToolView:
     returns: str
     returns_enum: str
     params: tuple[_ParamView, ...]
+    stock_name: bool  # the stock firmware registers this name: left out by default
 
 
 def resources_note(spec: Spec) -> str | None:
@@ -143,15 +149,8 @@ def handlers_file_name(spec: Spec) -> str:
 
 
 def stock_collisions(spec: Spec) -> list[str]:
-    """Spec tool names the stock firmware registers too (its own tool wins)."""
+    """Spec tool names the stock firmware registers too (left out by the glue: the stock tool serves them)."""
     return [t.name for t in spec.tools if t.name in STOCK_TOOL_NAMES]
-
-
-def _fmt_num(v: float) -> str:
-    f = float(v)
-    if f.is_integer() and abs(f) < 1e15:
-        return str(int(f))
-    return repr(f)
 
 
 def _int32(v: int) -> str:
@@ -174,19 +173,8 @@ def _hint(p: Param) -> str | None:
     bits: list[str] = []
     if p.type == "number":
         bits.append("a number sent as a string")
-    if p.type in ("number", "integer") and not (p.type == "integer" and _stock_int_range(p)):
-        if p.minimum is not None and p.maximum is not None:
-            bits.append(f"{_fmt_num(p.minimum)} to {_fmt_num(p.maximum)}")
-        elif p.minimum is not None:
-            bits.append(f">= {_fmt_num(p.minimum)}")
-        elif p.maximum is not None:
-            bits.append(f"<= {_fmt_num(p.maximum)}")
-    if p.enum:
-        bits.append("one of " + ", ".join(p.enum))
-    if p.max_length is not None:
-        bits.append(f"at most {p.max_length} characters")
-    if p.pattern is not None:
-        bits.append(f"matching {p.pattern}")
+    # An integer range the stock Property carries itself is not repeated in words.
+    bits += constraint_phrases(p, with_range=not (p.type == "integer" and _stock_int_range(p)))
     if not bits:
         return None
     return f"`{p.name}`: " + ", ".join(bits)
@@ -269,6 +257,7 @@ def _tool_view(tool: Tool) -> _ToolView:
         returns=tool.returns.kind,
         returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
         params=tuple(_param_view(tool, p) for p in tool.params),
+        stock_name=tool.name in STOCK_TOOL_NAMES,
     )
 
 
@@ -302,6 +291,7 @@ def _context(spec: Spec) -> dict[str, object]:
         "handlers": handlers,
         "sources": sources,
         "collisions": stock_collisions(spec),
+        "events": [e.name for e in spec.events],
         "number_params": [(t.name, p.name) for t in spec.tools for p in t.params if p.type == "number"],
     }
 

@@ -14,6 +14,9 @@ Console commands (``help`` lists them)::
     NAME a=1                   the same, without `call`
     ping | log | help | quit   (Ctrl-D quits too)
 
+Tab completes commands, tool names and a tool's parameters (``run.completer``); an
+unknown tool or command is answered with the closest name ("did you mean").
+
 Notifications the device sends are printed as they arrive (``<- method {params}``). With
 a terminal, lines are edited with readline; history is kept in ``~/.mcpgen_history``
 (``MCPGEN_HISTORY`` overrides the file).
@@ -32,12 +35,23 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
+from mcpgen.codegen.run.completer import COMMANDS, DELIMITERS, ConsoleCompleter, suggestion
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.qemu_machines import MACHINES as QEMU_MACHINES
 
 Log = Callable[[str], None]
 ReadLine = Callable[[], Awaitable[Optional[str]]]
+
+
+class Runner(Protocol):
+    """Builds one target, boots it and talks to it; returns an exit code. ``log`` gets the
+    build and boot progress, ``out`` the tool calls and the console; ``reader`` reads the
+    console's lines when ``interactive``."""
+
+    def __call__(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+                 timeout: float, reader: Optional[ReadLine]) -> int: ...
 
 HISTORY_ENV = "MCPGEN_HISTORY"
 HISTORY_LENGTH = 1000
@@ -163,7 +177,7 @@ class Console:
         elif word == "schema":
             name = rest.strip()
             if name not in names:
-                self.out(f"no tool {name!r}; `tools` lists them")
+                self.out(f"no tool {name!r}{suggestion(name, names)} (`tools` lists them)")
             else:
                 self.out(json.dumps(self.device.tool(name).input_schema, indent=2))
         elif word == "ping":
@@ -174,13 +188,14 @@ class Console:
         elif word == "call":
             name, _, args = rest.strip().partition(" ")
             if name not in names:
-                self.out(f"no tool {name!r}; `tools` lists them")
+                self.out(f"no tool {name!r}{suggestion(name, names)} (`tools` lists them)")
             else:
                 await self.call(name, args)
         elif word in names:
             await self.call(word, rest)
         else:
-            self.out(f"unknown command {word!r}; `help` lists the commands")
+            self.out(f"unknown command {word!r}{suggestion(word, [*COMMANDS, *names])} "
+                     "(`help` lists the commands)")
         return True
 
     async def run(self, read_line: ReadLine) -> int:
@@ -211,6 +226,9 @@ class Console:
             name = f"{info.get('name', '?')} {info.get('version', '')}".strip()
             self.out(f"connected to {name}: {len(self.device.tools)} tools; "
                      "`help` lists the commands, `quit` or Ctrl-D leaves")
+            use_completer = getattr(read_line, "use_completer", None)
+            if use_completer is not None:  # Tab completes commands, tool names, parameters
+                use_completer(ConsoleCompleter.for_tools(self.device.tools))
             closed = asyncio.ensure_future(self.device.wait_closed())
             while True:
                 reading = asyncio.ensure_future(read_line())
@@ -303,6 +321,17 @@ class LineReader:
                 readline.read_history_file(history_file())
             except OSError:
                 pass
+
+    def use_completer(self, completer: ConsoleCompleter) -> None:
+        """Tab completes with ``completer`` (on a terminal with readline)."""
+        if self.readline is None or not self.tty:
+            return
+        self.readline.set_completer_delims(DELIMITERS)
+        self.readline.set_completer(completer.complete)
+        if "libedit" in (getattr(self.readline, "__doc__", "") or ""):  # macOS's readline
+            self.readline.parse_and_bind("bind ^I rl_complete")
+        else:
+            self.readline.parse_and_bind("tab: complete")
 
     def close(self) -> None:
         """Writes the history file."""
@@ -450,13 +479,33 @@ def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *,
     qemu = get_machine(machine)
     log(f"booting {elf.name} in {qemu.qemu} -M {qemu.machine}")
     try:
-        with _SigintBlocked(), run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
+        with run_qemu.exit_on_hangup(), _SigintBlocked(), \
+                run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
             assert reader is not None
             return asyncio.run(_qemu_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
                                              device_log=dev.log_text))
     except run_qemu.QemuError as exc:
         out(f"error: {exc}")
         return 1
+
+
+def _qemu_runner(machine: str) -> Runner:
+    def run(spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
+            timeout: float, reader: Optional[ReadLine]) -> int:
+        return run_qemu_machine(spec, spec_path, outdir, machine, interactive=interactive, log=log, out=out,
+                                timeout=timeout, reader=reader)
+
+    return run
+
+
+#: What ``codegen run`` boots, by target name: builds it (through ``targets/``), starts it
+#: and talks to it. Booting lives here, never in ``targets/`` (the generator runs one way).
+RUNNERS: dict[str, Runner] = {"host": run_host, **{name: _qemu_runner(name) for name in QEMU_MACHINES}}
+
+
+def runnable_targets() -> tuple[str, ...]:
+    """The ``--target`` names ``codegen run`` accepts."""
+    return tuple(RUNNERS)
 
 
 def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool = False, log: Log = print,
@@ -469,18 +518,22 @@ def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool 
     ``spec`` is the model when the caller has loaded it. Returns an exit code. Build
     failures raise ``BuildError`` (the CLI prints them).
     """
+    from mcpgen.codegen.errors import BuildError
     from mcpgen.codegen.targets.base import load_for_build
-    from mcpgen.codegen.targets.registry import get_target
 
-    runner = get_target(target)
+    runner = RUNNERS.get(target)
+    if runner is None:
+        raise BuildError(
+            f"codegen run cannot start target {target!r}\n  fix: use one of {', '.join(runnable_targets())}"
+        )
     spec = load_for_build(spec_path, spec)
     line_reader = None
     if interactive and reader is None:
         line_reader = LineReader()
         reader = line_reader
     try:
-        return runner.run(spec, spec_path, outdir, interactive=interactive, log=log, out=out,
-                          timeout=timeout, reader=reader)
+        return runner(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
+                      reader=reader)
     finally:
         if line_reader is not None:
             line_reader.close()

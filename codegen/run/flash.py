@@ -55,7 +55,7 @@ def esptool_write_command(chip: str, port: str, images: Sequence[tuple[Path, int
     """The esptool command line writing ``images`` ((file, offset) pairs) in one session."""
     major = esptool_major()
     if major == 0:
-        raise BuildError("esptool is not installed: pip install esptool")
+        raise BuildError("esptool is not installed: pip install 'mcpgen[esp32]' (or: pip install esptool)")
     write = "write-flash" if major >= 5 else "write_flash"
     cmd = [sys.executable, "-m", "esptool", "--chip", chip, "--port", port, "--baud", str(baud), *extra]
     cmd.append(write)

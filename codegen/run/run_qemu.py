@@ -22,11 +22,16 @@ arguments, print the results and the stack figures.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -120,6 +125,57 @@ class QemuDevice:
                 self.process.wait()
 
 
+# prctl(2) option: the signal a child gets when the thread that started it exits.
+_PR_SET_PDEATHSIG = 1
+
+
+def _death_signal_setter() -> Optional[Callable[[], None]]:
+    """A ``preexec_fn`` that makes the child get SIGTERM when its parent dies (Linux), so an
+    emulator never outlives a ``codegen run`` or ``run_qemu`` that was killed, hung up or
+    crashed (QEMU shuts down cleanly on SIGTERM). None where prctl is not available.
+
+    Hand-written with ctypes: the stdlib has no prctl binding, and the one on PyPI
+    (python-prctl) needs libcap headers to build, for one call. libc's prctl is looked up
+    here, before fork, so the child only makes the call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    parent = os.getpid()
+
+    def set_death_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the call: nobody would stop us
+            os._exit(1)
+
+    return set_death_signal
+
+
+@contextmanager
+def exit_on_hangup() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a closed terminal) raise SystemExit in the main thread while
+    this is active, so ``with boot(...)`` blocks unwind and stop QEMU before the process
+    ends; elsewhere (another thread) it does nothing. The previous handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    sigs = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    previous = {sig: signal.signal(sig, leave) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def qemu_available(target: MachineLike = CORTEX_M3) -> bool:
     return shutil.which(get_machine(target).qemu) is not None
 
@@ -167,8 +223,11 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
     ]
     stderr_file: IO[bytes] = open(stderr_path, "wb")  # noqa: SIM115 - owned by the child
     try:
+        # The emulator dies with this process (or, strictly, with the thread starting it:
+        # boot() from the main thread, or from a thread that outlives the emulator).
         process = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=stderr_file, stderr=stderr_file, pass_fds=(sock.fileno(),)
+            cmd, stdin=subprocess.DEVNULL, stdout=stderr_file, stderr=stderr_file, pass_fds=(sock.fileno(),),
+            preexec_fn=_death_signal_setter(),  # noqa: PLW1509 - only a prctl call, see _death_signal_setter
         )
     finally:
         sock.close()
@@ -254,7 +313,7 @@ def run_qemu_session(
         return 1
     log(f"booting {elf.name} in {target.qemu} -M {target.machine}")
     try:
-        with boot(elf, workdir=elf.parent / "run") as dev:
+        with exit_on_hangup(), boot(elf, workdir=elf.parent / "run") as dev:
             log(f"MCP UART at {dev.url}; debug console in {dev.log_path}")
             failures = asyncio.run(_session(dev, spec, log))
             hwm, size = dev.stack_high_water(), dev.stack_size()
@@ -270,12 +329,10 @@ def run_qemu_session(
 
 
 def main() -> int:  # python -m mcpgen.codegen.run.run_qemu ELF: boot and print the UART URL until Ctrl-C
-    import sys
-
     if len(sys.argv) != 2:
         print("usage: python -m mcpgen.codegen.run.run_qemu FIRMWARE.elf", file=sys.stderr)
         return 2
-    with boot(Path(sys.argv[1])) as dev:
+    with exit_on_hangup(), boot(Path(sys.argv[1])) as dev:
         print(f"MCP UART: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)
         try:
             dev.process.wait()
@@ -288,4 +345,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["QemuDevice", "QemuError", "boot", "qemu_available", "run_qemu_session", "start"]
+__all__ = ["QemuDevice", "QemuError", "boot", "exit_on_hangup", "qemu_available", "run_qemu_session", "start"]

@@ -4,32 +4,25 @@ A tool name such as ``self.light.set_on`` is a valid MCP name, but LLM function-
 APIs accept only ``^[a-zA-Z0-9_-]{1,64}$``, so every consumer of a device renames its
 tools before the model sees them, each in its own way:
 
-* mcpgen itself (``mcpgen.runtime.llm.llm_function_name`` and the bridge's
-  ``safe_tool_name``) turns ``.`` into ``__``;
+* mcpgen itself (``mcpgen.llm_names.llm_function_name``, which the runtime's ``NameMap``
+  and the bridge's ``safe_tool_name`` apply) turns ``.`` into ``__``;
 * the stock xiaozhi-esp32-server turns every character outside ``A-Za-z0-9_-`` (in a
   spec name: only ``.``) into ``_`` and keys its tool table by the result, so of two
   tools that map to the same name the model only ever sees one.
 
 ``codegen check`` uses this module to refuse specs in which two tools collide under any
-of these mappings, or in which a mapped name breaks the LLM rule. The mappings are
-written out here rather than imported from the runtime so that checking a spec does
-not import the whole runtime; tests/spec/test_spec_consumer_names.py keeps them equal.
+of these mappings, or in which a mapped name breaks the LLM rule. mcpgen's mapping and
+the LLM rule come from ``mcpgen.llm_names``, the one home the runtime reads too (checking
+a spec does not import the runtime); tests/spec/test_spec_consumer_names.py compares the
+stock server's mapping with its documented rule.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-LLM_FUNCTION_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-MAX_LLM_FUNCTION_NAME = 64
-_NOT_LLM_SAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def llm_function_name(tool_name: str) -> str:
-    """mcpgen's mapping: ``self.light.set_on`` -> ``self__light__set_on``."""
-    return tool_name.replace(".", "__")
+from mcpgen.llm_names import LLM_NAME_RE, MAX_LLM_NAME, llm_function_name, llm_safe_chars
 
 
 def xiaozhi_server_name(tool_name: str) -> str:
@@ -37,7 +30,7 @@ def xiaozhi_server_name(tool_name: str) -> str:
 
     (It also keeps CJK characters, which spec tool names cannot contain.)
     """
-    return _NOT_LLM_SAFE.sub("_", tool_name)
+    return llm_safe_chars(tool_name)
 
 
 @dataclass(frozen=True)
@@ -71,14 +64,14 @@ def too_long_for(name: str) -> list[tuple[NameConsumer, str]]:
     out = []
     for consumer in CONSUMERS:
         mapped = consumer.convert(name)
-        if not LLM_FUNCTION_NAME_RE.match(mapped):
+        if not LLM_NAME_RE.match(mapped):
             out.append((consumer, mapped))
     return out
 
 
 def max_spec_name_length(name: str) -> int:
     """The longest ``name`` may be with the same number of dots (each dot costs two under mcpgen)."""
-    return MAX_LLM_FUNCTION_NAME - name.count(".")
+    return MAX_LLM_NAME - name.count(".")
 
 
 def suggest_rename(name: str, others: Collection[str]) -> str:

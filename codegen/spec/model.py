@@ -157,6 +157,23 @@ class DeviceSpec:
     # How the device reports arguments that break the spec: "mcp" (a tool result with
     # isError: true, MCP-correct) or "jsonrpc" (error -32602, for stock xiaozhi backends).
     errors: ErrorStyle = "mcp"
+    # Over-the-air updates: adds the built-in tool self.upgrade_firmware (codegen.spec.ota).
+    ota: bool = False
+
+
+@dataclass(frozen=True)
+class FirmwareSetting:
+    """One entry of the spec's ``firmware:`` section (Wi-Fi, backend, MQTT settings of the
+    ESP32 build). Not part of the tool surface: never in the fingerprint or generated
+    sources; the ESP32 targets put it in ``sdkconfig.defaults``. ``secret`` is the name of
+    the ``!secret`` it came from (None when written in the spec); the value is kept out of
+    ``repr`` so a logged model cannot show a password."""
+
+    key: str  # e.g. "wifi_password"
+    env: str  # the MCPGEN_* environment variable it stands for, e.g. "MCPGEN_WIFI_PASSWORD"
+    value: str = field(repr=False)
+    secret: Optional[str] = None
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -166,6 +183,8 @@ class Spec:
     source: str = field(default="", compare=False)  # path as given to the loader
     events: tuple[Event, ...] = ()  # in declared order (codegen.spec.rules.events)
     resources: tuple[Resource, ...] = ()  # in declared order (codegen.spec.rules.resources)
+    # `firmware:` settings; outside canonical() (so the fingerprint) and compare.
+    firmware: tuple[FirmwareSetting, ...] = field(default=(), compare=False, repr=False)
 
     def canonical(self) -> dict[str, Any]:
         """The normalized model as plain JSON data; the fingerprint hashes this.
@@ -176,6 +195,8 @@ class Spec:
         device = _plain(self.device)
         if device["errors"] == "mcp":  # the default: absent, so older fingerprints hold
             del device["errors"]
+        if not device["ota"]:  # likewise: specs without OTA keep their fingerprints
+            del device["ota"]
         out = {"device": device, "tools": [_plain(t) for t in self.tools]}
         if self.events:
             out["events"] = [_plain(e) for e in self.events]

@@ -23,6 +23,9 @@ TAG_FLOAT = "tag:yaml.org,2002:float"
 TAG_STR = "tag:yaml.org,2002:str"
 TAG_MAP = "tag:yaml.org,2002:map"
 TAG_SEQ = "tag:yaml.org,2002:seq"
+# `!secret NAME` (ESPHome's tag): composed like any local tag; only `firmware:` values take
+# it (codegen.spec.rules.firmware resolves it), anywhere else it is refused.
+TAG_SECRET = "!secret"
 
 # YAML 1.2.2, section 10.3.2 (core schema tag resolution).
 _NULL_RE = re.compile(r"^(?:~|null|Null|NULL|)$")
@@ -153,6 +156,8 @@ def scalar_value(node: yaml.ScalarNode) -> Scalar:
         if body == ".nan":
             return math.nan
         return float(text)
+    if tag == TAG_SECRET:
+        raise UnsupportedTag(f"`!secret {text}` is only allowed for the settings of the `firmware:` section")
     raise UnsupportedTag(f"unsupported YAML tag {tag} on {text!r}")
 
 

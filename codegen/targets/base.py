@@ -83,25 +83,15 @@ class Built:
 
 class Target:
     """One thing ``codegen build --target NAME`` makes. Subclasses set ``name`` and
-    ``summary`` and implement :meth:`build`; ``runnable`` targets also implement
-    :meth:`run` (``codegen run``).
+    ``summary`` and implement :meth:`build`. Booting a built target (``codegen run``) is
+    ``run/``'s job (``run.console.RUNNERS``): targets only build.
 
     Adding a target: one module with a subclass, one entry in ``targets.registry``.
     """
 
     name: str = ""
     summary: str = ""  # one line for ``codegen build --help``
-    runnable: bool = False
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
         """Generates and compiles; returns what was made. Raises BuildError on failure."""
         raise NotImplementedError
-
-    def run(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
-            timeout: float, reader: Any = None) -> int:
-        """Builds, boots and talks to the device (``codegen run``); returns an exit code.
-
-        ``log`` gets the build and boot progress, ``out`` the tool calls and the console;
-        ``reader`` reads the console's lines when ``interactive``.
-        """
-        raise BuildError(f"codegen run cannot start target {self.name!r}")

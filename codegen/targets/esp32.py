@@ -110,6 +110,14 @@ def _kconfig_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def settings_environ(spec: Spec, environ: Optional[dict[str, str]] = None) -> dict[str, str]:
+    """The ``MCPGEN_*`` settings of a build: the spec's ``firmware:`` section (secrets
+    resolved), overridden by the environment (``environ``, default ``os.environ``)."""
+    env = {s.env: s.value for s in spec.firmware}
+    env.update(os.environ if environ is None else environ)
+    return env
+
+
 def _config_values(environ: Optional[dict[str, str]] = None) -> dict[str, Optional[str]]:
     env = os.environ if environ is None else environ
     return {name: env.get(name) for name in CONFIG_ENV}
@@ -162,6 +170,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         "default_env": "esp32",
         "handlers_rel": _relative(handlers, project),
     }
+    environ = settings_environ(spec, environ)
     values = _config_values(environ)
     config_lines = []
     for name, (symbol, _secret) in CONFIG_ENV.items():
@@ -202,6 +211,10 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
             log(f"set the transport in {existing} to {transport}")
     log(f"generated PlatformIO project {project} ({len(files)} files, {len(written)} changed, "
         f"fingerprint {spec.fingerprint}, transport {transport})")
+    secrets = sorted(s.secret for s in spec.firmware if s.secret is not None)
+    if secrets:
+        log(f"secrets {', '.join(secrets)} are written only to {project / 'sdkconfig.defaults'} (and the "
+            f"sdkconfig.<board> files PlatformIO makes from it): keep {project} out of version control")
     missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
     if missing:
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
@@ -444,7 +457,8 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
     """``pio run -d PROJECT -e BOARD [extra]`` with live output and the offline guard."""
     pio = pio_command()
     if pio is None:
-        log("PlatformIO is not installed: pip install platformio (then `pio --version` should work).")
+        log("PlatformIO is not installed: pip install 'mcpgen[esp32]' (or: pip install platformio; "
+            "then `pio --version` should work).")
         log(next_steps(project, board))
         return 1
     installed = platform_installed()
@@ -520,6 +534,9 @@ class Esp32Target(Target):
         self.summary = summary
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        from mcpgen.codegen.spec.ota import require_host_only
+
+        require_host_only(spec, spec_path, self.name)
         rc = build_esp32(spec_path, outdir, self.name, log=options.log, run_pio=options.run_pio,
                          pio_args=("-v",) if options.verbose else (), spec=spec)
         if rc != 0:

@@ -470,8 +470,8 @@ def make_sdkconfig_header(sources: Sources, project: Path, chip: Chip, out_dir: 
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not header.is_file():
         if "No module named kconfgen" in proc.stderr:
-            raise CheckSetupError("esp-idf-kconfig is not installed: pip install esp-idf-kconfig "
-                                  "(or pip install -e '.[esp32]')")
+            raise CheckSetupError("esp-idf-kconfig is not installed: pip install 'mcpgen[esp32]' "
+                                  "(or: pip install esp-idf-kconfig)")
         raise CheckSetupError(f"kconfgen failed for {chip.name} (exit {proc.returncode}):\n"
                               f"{' '.join(cmd)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
     return header

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
@@ -214,6 +214,7 @@ def build_host(
     newest_obj = max(u.obj.stat().st_mtime_ns for u in units)
     if stale or not exe.exists() or exe.stat().st_mtime_ns < newest_obj:
         libs = (["-lmosquitto"] if with_mqtt else []) + (["-lwebsockets"] if with_ws else [])
+        libs += ["-lmbedcrypto"] if spec.device.ota else []  # SHA-256 of OTA images (ports/host/ota.cpp)
         cmd = [cxx, *CXXFLAGS, *extra_flags, *(str(u.obj) for u in units), "-o", str(exe), *libs]
         proc = subprocess.run(cmd, cwd=outdir, capture_output=True, text=True, errors="replace")
         if proc.returncode != 0:
@@ -229,7 +230,6 @@ class HostTarget(Target):
 
     name = "host"
     summary = "the simulator executable (system g++) and the compiled Python bindings"
-    runnable = True
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
         from mcpgen.codegen.targets.python import bindings_built, build_bindings
@@ -238,13 +238,6 @@ class HostTarget(Target):
         pydir = build_bindings(spec_path, outdir, compile=options.compile_bindings, log=options.log,
                                spec=spec)
         return [Built("simulator", exe), bindings_built(pydir)]
-
-    def run(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
-            timeout: float, reader: Any = None) -> int:
-        from mcpgen.codegen.run.console import run_host  # booting belongs to run/
-
-        return run_host(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
-                        reader=reader)
 
 
 def _counting(log: Log) -> Log:

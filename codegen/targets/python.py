@@ -32,7 +32,8 @@ from mcpgen.codegen.targets.base import BuildOptions, Built, Target, emit_and_wr
 
 
 def _extension_files(pkg_dir: Path) -> list[Path]:
-    return sorted(p for p in pkg_dir.glob("_bindings.*") if p.suffix in (".so", ".pyd"))
+    found = [*pkg_dir.glob("_bindings.*"), *pkg_dir.glob("_release_*.*")]  # older releases: one module each
+    return sorted(p for p in found if p.suffix in (".so", ".pyd"))
 
 
 def missing_compile_tools() -> str:
@@ -83,7 +84,7 @@ def build_bindings(
 
     source = pkg_dir / "_bindings.py"
     built = _extension_files(pkg_dir)
-    inputs = [source, pkg_dir / "_bindings.pxd"]
+    inputs = [source, pkg_dir / "_bindings.pxd", *pkg_dir.glob("_release_*.p*")]
     if built and all(b.stat().st_mtime >= max(i.stat().st_mtime for i in inputs) for b in built):
         log(f"bindings {package}: compiled module up to date")
         return pydir

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.errors import BuildError
@@ -249,23 +249,17 @@ def build_qemu(
 class QemuTarget(Target):
     """``--target qemu|qemu-riscv32``: an image for one emulated MCU (``qemu_machines``)."""
 
-    runnable = True
-
     def __init__(self, machine: QemuMachine, summary: str) -> None:
         self.machine = machine
         self.name = machine.name
         self.summary = summary
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        from mcpgen.codegen.spec.ota import require_host_only
+
+        require_host_only(spec, spec_path, self.name)
         elf = build_qemu(spec_path, outdir, target=self.machine, log=options.log, spec=spec)
         return [Built("firmware", elf)]
-
-    def run(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
-            timeout: float, reader: Any = None) -> int:
-        from mcpgen.codegen.run.console import run_qemu_machine  # booting belongs to run/
-
-        return run_qemu_machine(spec, spec_path, outdir, self.name, interactive=interactive, log=log, out=out,
-                                timeout=timeout, reader=reader)
 
 
 TARGETS: tuple[Target, ...] = (

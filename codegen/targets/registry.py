@@ -15,9 +15,9 @@ _MODULES = (host, qemu, esp32, xiaozhi, python)
 TARGETS: dict[str, Target] = {t.name: t for module in _MODULES for t in module.TARGETS}
 
 
-def names(*, runnable: bool = False) -> tuple[str, ...]:
-    """Every target name (``runnable``: only those ``codegen run`` can boot)."""
-    return tuple(name for name, t in TARGETS.items() if t.runnable or not runnable)
+def names() -> tuple[str, ...]:
+    """Every target name (``run.console.runnable_targets()``: those ``codegen run`` can boot)."""
+    return tuple(TARGETS)
 
 
 def get_target(name: str) -> Target:

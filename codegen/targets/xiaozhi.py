@@ -62,8 +62,15 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
         log(f"wrote {path}")
     for name in emit_xiaozhi.stock_collisions(spec):
         log(
-            f"warning: {name}: the stock xiaozhi firmware registers a tool of this name too; "
-            "its own tool wins unless you remove it from main/mcp_server.cc"
+            f"warning: {name}: the stock xiaozhi firmware registers a tool of this name too; the "
+            "glue leaves the spec's out and the stock tool serves it (to serve the spec's: remove "
+            "the stock one from main/mcp_server.cc, build with MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES=1)"
+        )
+    if spec.events:
+        log(
+            f"note: the spec's events ({', '.join(e.name for e in spec.events)}) are sent through "
+            "mcpgen::xiaozhi::set_notification_sink (Application::SendMcpMessage): set it, see "
+            f"{outdir / out / 'README.md'}"
         )
     note = emit_xiaozhi.resources_note(spec)
     if note is not None:
@@ -81,6 +88,9 @@ class XiaozhiTarget(Target):
     summary = "glue that registers the spec's tools in a stock xiaozhi-esp32 firmware"
 
     def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+        from mcpgen.codegen.spec.ota import require_host_only
+
+        require_host_only(spec, spec_path, self.name)
         return [Built("xiaozhi glue", build_xiaozhi(spec_path, outdir, log=options.log, spec=spec))]
 
 

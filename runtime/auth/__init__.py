@@ -49,6 +49,9 @@ TOKEN_PREFIX = "mcpgen1"
 _DOMAIN = b"mcpgen-token/1"
 _PERMANENT = "p"
 _EXPIRING = "e"
+#: Latest expiry a token may carry (the largest signed 64-bit Unix time): longer digit
+#: strings are refused as malformed before any arithmetic on them.
+MAX_EXPIRY = 2**63 - 1
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _OLD_EXPIRING = re.compile(r".*\.[0-9]+\.[0-9a-fA-F]{64}", re.DOTALL)
 _REISSUE = (
@@ -126,7 +129,8 @@ def hello_handshake(device_id: str, hello: Mapping[str, Any], remote: str) -> Ha
 
 
 def _same(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+    # surrogatepass: a presented token with a lone surrogate compares unequal, it does not raise.
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
 
 
 class TokenAuth:
@@ -148,7 +152,7 @@ class TokenAuth:
 
 def _signed_input(kind: str, device_id: str, expiry: str) -> bytes:
     """The bytes a version-1 token signs: domain, kind, length-prefixed id, expiry."""
-    dev = device_id.encode("utf-8")
+    dev = device_id.encode("utf-8", "surrogatepass")  # any str signs; lone surrogates do not raise
     return b"\0".join((_DOMAIN, kind.encode("ascii"), b"%d:%s" % (len(dev), dev), expiry.encode("ascii")))
 
 
@@ -189,15 +193,21 @@ class HmacAuth:
         """The permanent token of ``device_id``, or an expiring one valid until ``expiry``."""
         if expiry is None:
             return f"{TOKEN_PREFIX}.{_PERMANENT}.{self._sig(_PERMANENT, device_id, '')}"
-        when = str(int(expiry))
-        if int(when) < 0:
-            raise ValueError(f"HmacAuth.token_for: expiry must be a Unix time >= 0, got {expiry!r}")
+        when_int = int(expiry)
+        if not 0 <= when_int <= MAX_EXPIRY:
+            shown = repr(expiry) if when_int.bit_length() <= 64 else f"a {when_int.bit_length()}-bit number"
+            raise ValueError(
+                f"HmacAuth.token_for: expiry must be a Unix time from 0 to {MAX_EXPIRY}, got {shown}"
+            )
+        when = str(when_int)
         return f"{TOKEN_PREFIX}.{_EXPIRING}.{when}.{self._sig(_EXPIRING, device_id, when)}"
 
     def verify(self, device_id: str, token: Optional[str]) -> None:
         """Return if ``token`` is valid for ``device_id`` now, else raise :class:`TokenRejected`."""
         if not token:
             raise TokenRejected("no token")
+        if not token.isascii():
+            raise TokenRejected("the token has non-ASCII characters (HmacAuth tokens are ASCII)")
         parts = token.split(".")
         if parts[0] != TOKEN_PREFIX:
             if _HEX64.fullmatch(token) or _OLD_EXPIRING.fullmatch(token):
@@ -211,7 +221,12 @@ class HmacAuth:
             if not self.allow_permanent:
                 raise TokenRejected("permanent tokens are disabled here; use an expiring token")
             expiry, sig = "", parts[2]
-        elif len(parts) == 4 and parts[1] == _EXPIRING and parts[2].isascii() and parts[2].isdigit():
+        elif (
+            len(parts) == 4
+            and parts[1] == _EXPIRING
+            and parts[2].isdigit()
+            and len(parts[2]) <= len(str(MAX_EXPIRY))
+        ):
             expiry, sig = parts[2], parts[3]
         else:
             raise TokenRejected(f"malformed {TOKEN_PREFIX} token (expected '{TOKEN_PREFIX}.p.<sig>' or "

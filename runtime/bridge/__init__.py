@@ -4,12 +4,17 @@ Any MCP client (desktop assistants, IDEs, the official SDKs) can list and call t
 of one or many devices through it, over stdio or Streamable HTTP. See docs/bridge.md.
 """
 
-from .core import Bridge, Session, tool_error
-from .device import DeviceLike, ToolInfoLike
-from .http import StreamableHttpApp, serve_http
-from .names import ToolKey, ToolNameMap, device_slug, safe_tool_name
-from .protocol import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
-from .stdio import StdioServer, serve_stdio
+from mcpgen.extras import missing_extra
+
+try:  # the official MCP SDK, uvicorn, h11, jsonschema: the `bridge` extra
+    from .core import Bridge, Session, tool_error
+    from .device import DeviceLike, ToolInfoLike
+    from .http import StreamableHttpApp, serve_http
+    from .names import ToolKey, ToolNameMap, device_prefix, safe_tool_name
+    from .protocol import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+    from .stdio import StdioServer, serve_stdio
+except ModuleNotFoundError as exc:
+    raise missing_extra(exc, "the MCP bridge") from None
 
 __all__ = [
     "LEGACY_VERSIONS",
@@ -23,7 +28,7 @@ __all__ = [
     "ToolInfoLike",
     "ToolKey",
     "ToolNameMap",
-    "device_slug",
+    "device_prefix",
     "safe_tool_name",
     "serve_http",
     "serve_stdio",

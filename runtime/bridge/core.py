@@ -20,11 +20,13 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgen import __version__
+from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
 from mcpgen.runtime.events import event_name
 
 from . import device_resources
 from .device import DeviceLike, ToolInfoLike
-from .events import RESOURCE_NOT_FOUND, EventLog, device_of, events_uri
+from .events import EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
 from .protocol import (
     INVALID_PARAMS,
@@ -41,8 +43,6 @@ from .protocol import (
 )
 
 log = logging.getLogger("mcpgen.runtime.bridge")
-
-__version__ = "0.1.0"
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one message to the client on the channel of the request being handled."""

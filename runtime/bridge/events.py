@@ -25,8 +25,6 @@ URI_SUFFIX = "/events"
 KEPT_EVENTS = 32
 """Events kept per device for ``resources/read`` (oldest dropped first)."""
 MIME_TYPE = "application/json"
-RESOURCE_NOT_FOUND = -32002
-"""The MCP spec's error code for ``resources/read`` of an unknown URI."""
 
 
 def events_uri(device_id: str) -> str:

@@ -718,6 +718,23 @@ async def _never() -> Message:
     raise AssertionError("unreachable")
 
 
+def tcp_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket for uvicorn's ``sockets=`` (the bridge's and the console's).
+
+    Created with ``IPPROTO_TCP`` as its protocol, not 0: asyncio turns Nagle's algorithm
+    off (``TCP_NODELAY``) only on accepted sockets whose protocol says TCP. Without it,
+    uvicorn's h11 protocol writes a response in two segments, the second waits for the
+    client's delayed ACK, and every request on a kept-alive connection took ~40 ms
+    instead of ~1 ms.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
 async def serve_http(
     bridge: Bridge,
     *,
@@ -743,11 +760,7 @@ async def serve_http(
     """
     import uvicorn
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
+    sock = tcp_listener(host, port)
     app = StreamableHttpApp(
         bridge,
         path=path,
@@ -800,4 +813,5 @@ __all__ = [
     "StreamableHttpApp",
     "default_allowed_hosts",
     "serve_http",
+    "tcp_listener",
 ]

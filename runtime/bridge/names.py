@@ -4,10 +4,11 @@ Device tool names such as ``self.audio_speaker.set_volume`` are valid MCP names 
 valid function names for most LLM APIs, which accept only ``^[a-zA-Z0-9_-]{1,64}$``.
 The bridge therefore exports *safe* names by default:
 
-* ``.`` becomes ``__`` (the rule of ``mcpgen.runtime.llm.llm_function_name``); a name that
-  would not map back that way is sanitized and hashed (as ``runtime.llm.NameMap`` does);
-* with per-device prefixes the name is ``<device slug>__<tool>``, where the device slug
-  never contains ``__`` so the first ``__`` always ends the prefix;
+* ``.`` becomes ``__`` (the rule of ``mcpgen.llm_names``, which ``runtime.llm.NameMap``
+  and the spec checker follow too); a name that would not map back that way is sanitized
+  and hashed;
+* with per-device prefixes the name is ``<device prefix>__<tool>``, where the device
+  prefix never contains ``__`` so the first ``__`` always ends it;
 * a name longer than 64 characters is cut and given an 8-hex-digit hash of the original
   (device id, tool name), and a collision between two sanitized names is resolved the
   same way, so names are deterministic for a given set of devices and tools.
@@ -24,15 +25,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-MAX_NAME = 64
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+from mcpgen.llm_names import MAX_LLM_NAME as MAX_NAME
+from mcpgen.llm_names import safe_llm_name
 
 
-def device_slug(device_id: str) -> str:
+def device_prefix(device_id: str) -> str:
     """A device id as a name prefix: ``aa:bb:cc:dd:ee:ff`` -> ``aa_bb_cc_dd_ee_ff``.
 
-    Runs of anything but letters, digits and ``-`` collapse to one ``_`` so the slug never
+    Runs of anything but letters, digits and ``-`` collapse to one ``_`` so the prefix never
     contains ``__`` (the prefix separator).
     """
     slug = re.sub(r"[^A-Za-z0-9-]+", "_", device_id).strip("_")
@@ -44,14 +44,9 @@ def safe_tool_name(tool_name: str) -> str:
 
     When that simple form is not valid or would not map back (``__`` already in the
     name, other characters, too long), the name is sanitized, cut and given ``_`` and 8
-    hex digits of the SHA-256 of the original: the same scheme as ``runtime.llm.NameMap``.
+    hex digits of the SHA-256 of the original (:func:`mcpgen.llm_names.safe_llm_name`).
     """
-    plain = tool_name.replace(".", "__")
-    if SAFE_NAME_RE.match(plain) and plain.replace("__", ".") == tool_name:
-        return plain
-    digest = hashlib.sha256(tool_name.encode("utf-8")).hexdigest()[:8]
-    stem = _UNSAFE.sub("_", plain) or "tool"
-    return f"{stem[: MAX_NAME - 9]}_{digest}"
+    return safe_llm_name(tool_name)
 
 
 def _hash8(device_id: str, tool_name: str) -> str:
@@ -92,7 +87,7 @@ class ToolNameMap:
 
     def _candidate(self, key: ToolKey) -> str:
         base = safe_tool_name(key.tool_name) if self.safe else key.tool_name
-        name = f"{device_slug(key.device_id)}__{base}" if self.prefix else base
+        name = f"{device_prefix(key.device_id)}__{base}" if self.prefix else base
         if self.safe and len(name) > MAX_NAME:
             name = _shorten(name, key.device_id, key.tool_name)
         return name

@@ -5,33 +5,47 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcpgen.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from mcpgen.protocol import SESSION_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSIONS
+from mcpgen.runtime import errors
 
 LEGACY_VERSIONS: tuple[str, ...] = SESSION_PROTOCOL_VERSIONS
 """Revisions that open with the ``initialize`` handshake, oldest first."""
 MODERN_VERSIONS: tuple[str, ...] = STATELESS_PROTOCOL_VERSIONS
 """Stateless revisions: the version travels in every request's ``_meta``."""
 SUPPORTED_VERSIONS: tuple[str, ...] = LEGACY_VERSIONS + MODERN_VERSIONS
-LATEST_LEGACY = LEGACY_VERSIONS[-1]
 BATCH_VERSIONS: frozenset[str] = frozenset({"2025-03-26"})
 """JSON-RPC batching exists only in this revision (added in it, removed in the next)."""
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 META_DEVICE = "io.mcpgen/device"
 META_DEVICE_TOOL = "io.mcpgen/tool"
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+# The JSON-RPC codes (PARSE_ERROR ... INTERNAL_ERROR) are mcpgen.jsonrpc's, imported
+# above for the bridge's modules; the Streamable HTTP one is the bridge's own.
 HEADER_MISMATCH = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+__all__ = [
+    "BATCH_VERSIONS",
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "LEGACY_VERSIONS",
+    "MAX_JSON_DEPTH",
+    "META_DEVICE",
+    "META_DEVICE_TOOL",
+    "META_PROTOCOL_VERSION",
+    "METHOD_NOT_FOUND",
+    "MODERN_VERSIONS",
+    "PARSE_ERROR",
+    "RpcFailure",
+    "SUPPORTED_VERSIONS",
+    "error_response",
+    "notification",
+    "parse_message",
+    "version_at_least",
+]
 
 
 def version_at_least(version: str, minimum: str) -> bool:
@@ -77,12 +91,12 @@ def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    return errors.clip(text, limit)
 
 
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     """``text`` cut to ``limit`` characters (for messages that may quote input in full)."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters in all)"
+    return errors.clip(text, limit)
 
 
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

@@ -1,15 +1,17 @@
 """mcpgen: one YAML spec, both ends of MCP on ESP32 devices.
 
-``mcpgen.codegen`` is the generator and its ``codegen`` command; ``mcpgen.runtime`` is
-the backend runtime (it never imports the generator). The firmware sources and the spec
-format ship inside the package as data: see :mod:`mcpgen.codegen.resources`.
+Two distributions share this import package: ``mcpgen-runtime`` installs this file,
+``mcpgen.protocol`` and ``mcpgen.runtime`` (the backend runtime, which never imports the
+generator); ``mcpgen`` installs ``mcpgen.codegen`` (the generator and its ``codegen``
+command) with the firmware sources and example specs as data beside it (see
+:mod:`mcpgen.codegen.resources`). Both are usually in one site-packages; ``extend_path``
+also finds the parts when they are installed on different ``sys.path`` entries.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from pkgutil import extend_path
 
-try:
-    __version__: str = version("mcpgen")  # the one version number lives in pyproject.toml
-except PackageNotFoundError:  # pragma: no cover - imported from a tree that was never installed
-    __version__ = "0+unknown"
+from mcpgen._version import __version__ as __version__
+
+__path__ = extend_path(__path__, __name__)

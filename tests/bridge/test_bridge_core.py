@@ -14,8 +14,8 @@ from bridge_fakes import FakeDevice, FakeTool
 from bridge_testlib import HERE, subprocess_env
 from sdk_harness import RawClient
 
-from mcpgen.runtime.bridge import Bridge, ToolKey, ToolNameMap, device_slug, safe_tool_name
-from mcpgen.runtime.bridge.names import SAFE_NAME_RE
+from mcpgen.llm_names import LLM_NAME_RE as SAFE_NAME_RE
+from mcpgen.runtime.bridge import Bridge, ToolKey, ToolNameMap, device_prefix, safe_tool_name
 
 
 def req(method: str, params: dict[str, Any] | None = None, id: Any = 1) -> dict[str, Any]:
@@ -37,8 +37,8 @@ def test_safe_names_and_reverse_mapping() -> None:
     assert safe_tool_name("weird name/ü").startswith("weird_name___")
     assert SAFE_NAME_RE.match(safe_tool_name("weird name/ü"))
     assert safe_tool_name("self.a__b") != safe_tool_name("self.a.b") == "self__a__b"
-    assert device_slug("aa:bb:cc:dd:ee:ff") == "aa_bb_cc_dd_ee_ff"
-    assert "__" not in device_slug("a::__b")
+    assert device_prefix("aa:bb:cc:dd:ee:ff") == "aa_bb_cc_dd_ee_ff"
+    assert "__" not in device_prefix("a::__b")
     long_tool = "self." + "x" * 80
     keys = [
         ToolKey("aa:bb:cc:dd:ee:ff", "self.audio_speaker.set_volume"),

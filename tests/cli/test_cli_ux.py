@@ -17,7 +17,7 @@ from cli_testlib import NEW_TOOL, SPECS, codegen, copy_spec, line_of
 from mcpgen.codegen.cli import build_parser
 
 FAKE_DEVICE = Path(__file__).resolve().parents[1] / "bridge" / "fake_device_proc.py"
-COMMANDS = ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "bridge"]
+COMMANDS = ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "bridge", "console"]
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -36,7 +36,7 @@ def test_every_argument_has_help_and_every_command_takes_verbose_and_quiet(comma
             continue
         assert action.help and action.help != argparse.SUPPRESS, f"{command}: {action.dest} has no help"
     mine = [a for a in sub._actions if a.dest not in ("help",)]
-    if command != "bridge":  # the bridge's options are the bridge's (runtime/bridge/cli.py)
+    if command not in ("bridge", "console"):  # theirs are the runtime's (runtime/bridge, runtime/console)
         for action in mine:
             assert "e.g." in action.help or "default" in action.help or action.dest in (
                 "verbose", "quiet") or isinstance(action, argparse._StoreTrueAction), (
@@ -122,12 +122,13 @@ def test_missing_compiler_is_one_line(tmp_path: Path) -> None:
                     "no-such-g++ not found")
 
 
-def test_busy_port_is_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [("bridge", "--transport", "http"), ("console",)])
+def test_busy_port_is_one_line(tmp_path: Path, command: tuple[str, ...]) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        proc = codegen("bridge", "--transport", "http", "--port", str(port), "-q",
+        proc = codegen(*command, "--port", str(port), "-q",
                        "--device-cmd", shlex.join([sys.executable, str(FAKE_DEVICE)]), timeout=60)
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("codegen: error:")]
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr

@@ -111,3 +111,75 @@ def test_the_check_can_be_left_to_the_linker(tmp_path: Path) -> None:
     env = dict(os.environ, MCPGEN_NO_HANDLER_CHECK="1")
     proc = codegen("build", str(spec), "--target", "xiaozhi", "-o", out, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
+
+
+TIMER_TOOL = """  - name: self.timer.set
+    description: Switch the lamp off after a number of minutes (0 cancels the timer).
+    params:
+      minutes: {type: integer, min: 0, max: 720}
+    returns: integer
+
+"""
+
+
+def _without_timer_tool(tmp_path: Path) -> Path:
+    spec = copy_spec(tmp_path)
+    text = spec.read_text(encoding="utf-8")
+    assert TIMER_TOOL in text
+    spec.write_text(text.replace(TIMER_TOOL, ""), encoding="utf-8")
+    return spec
+
+
+@pytest.mark.parametrize(("target", "tool"), [("host", "g++"), ("xiaozhi", None)])
+def test_removed_tool_leaves_an_orphaned_handler_reported_before_compiling(
+    tmp_path: Path, target: str, tool: str | None
+) -> None:
+    # Issue 31, item 18: the handler of a removed tool failed as a raw g++ error
+    # ('TimerSetArgs' does not name a type).
+    if tool:
+        _needs(tool)
+    spec = _without_timer_tool(tmp_path)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    handler_line = line_of(handlers, "mcpgen::Result timer_set(")
+    out = tmp_path / "out"
+    proc = codegen("build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings",
+                   cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    where = f"desk_lamp_handlers.cpp:{handler_line}"
+    assert f"{where}: handler `timer_set` has no tool in the spec" in proc.stderr
+    assert "TimerSetArgs" in proc.stderr
+    assert "does not name a type" not in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert not list(out.rglob("*.o"))
+
+
+def test_orphaned_handler_names_its_tool_from_the_stub_comment(tmp_path: Path) -> None:
+    from mcpgen.codegen.emit import handlers as handlers_mod
+    from mcpgen.codegen.spec.loader import load_spec
+
+    spec_path = copy_spec(tmp_path)
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    with handlers.open("a", encoding="utf-8") as f:
+        f.write(
+            "\nnamespace tools {\n\n/* a block comment\n   over two lines */\n// self.get_status\n"
+            "mcpgen::Result get_status([[maybe_unused]] const GetStatusArgs& args, mcpgen::Context&) {\n"
+            "  return mcpgen::Result::None();\n}\n\n"
+            "struct HelperArgs { int x; };\nint helper(const HelperArgs& a) { return a.x; }\n"
+            "}  // namespace tools\n"
+        )
+    spec = load_spec(spec_path)
+    (orphan,) = handlers_mod.orphaned_handlers(spec, handlers)
+    assert (orphan.handler, orphan.struct, orphan.tool) == ("get_status", "GetStatusArgs", "self.get_status")
+    assert orphan.line == line_of(handlers, "mcpgen::Result get_status(")
+    removed = r"tool `self.get_status` was removed or renamed"
+    with pytest.raises(handlers_mod.OrphanedHandlersError, match=removed):
+        handlers_mod.check_handlers(spec, spec_path)
+    # A renamed tool is a missing handler and an orphan: one error names both.
+    (tmp_path / "renamed").mkdir()
+    renamed = _without_timer_tool(tmp_path / "renamed")
+    renamed.write_text(renamed.read_text(encoding="utf-8") + NEW_TOOL, encoding="utf-8")
+    with pytest.raises(handlers_mod.MissingHandlersError) as info:
+        handlers_mod.check_handlers(load_spec(renamed), renamed)
+    assert [m.tool for m in info.value.missing] == ["self.fan.set_speed"]
+    assert [o.handler for o in info.value.orphans] == ["timer_set"]
+    assert "handler `timer_set` has no tool in the spec" in str(info.value)

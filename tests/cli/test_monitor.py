@@ -16,9 +16,10 @@ import pytest
 from cli_testlib import REPO, codegen
 
 
-def test_monitor_needs_a_port() -> None:
-    proc = codegen("monitor")
-    assert proc.returncode == 2 and "--port" in proc.stderr
+def test_monitor_port_defaults_to_auto() -> None:
+    proc = codegen("monitor", "--help")
+    assert proc.returncode == 0
+    assert "auto (the default) finds it by its USB id" in " ".join(proc.stdout.split())
 
 
 def test_missing_port_is_one_line() -> None:

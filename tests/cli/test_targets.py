@@ -10,6 +10,7 @@ import pytest
 from cli_testlib import copy_spec
 
 from mcpgen.codegen import cli
+from mcpgen.codegen.run.console import runnable_targets
 from mcpgen.codegen.spec import loader
 from mcpgen.codegen.targets import registry
 from mcpgen.codegen.targets.base import Target
@@ -62,11 +63,22 @@ def test_the_cli_offers_exactly_the_registered_targets() -> None:
     assert {"host", "qemu", "qemu-riscv32", "esp32", "esp32s3", "esp32c3", "xiaozhi", "python"} == set(
         registry.names()
     )
-    assert set(registry.names(runnable=True)) == {"host", "qemu", "qemu-riscv32"}
+    assert set(runnable_targets()) == {"host", "qemu", "qemu-riscv32"}
     for name, target in registry.TARGETS.items():
         assert isinstance(target, Target) and target.name == name and target.summary
     with pytest.raises(ValueError, match="unknown target 'x'; expected one of host, "):
         registry.get_target("x")
+
+
+def test_run_and_build_default_to_the_same_target(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 31, item 15: `run` defaulted to qemu while `build` defaulted to host.
+    parser = cli.build_parser()
+    build_default = parser.parse_args(["build", "s.yaml"]).target
+    assert build_default == "host"
+    assert parser.parse_args(["run", "s.yaml"]).target == build_default
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--help"])
+    assert "(default: host" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize(

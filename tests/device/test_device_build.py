@@ -14,6 +14,7 @@ from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC, LAMP_SPEC, copy_spec
 
 from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit import literals
 from mcpgen.codegen.emit.header import generated_header
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.loader import load_spec
@@ -75,7 +76,7 @@ STRINGS = [
 
 def test_cpp_string_literals_round_trip_through_the_compiler(tmp_path: Path) -> None:
     body = "\n".join(
-        f"  {{ const char s[] = {emit_cpp.cpp_string(s)};\n"
+        f"  {{ const char s[] = {literals.cpp_string(s)};\n"
         "    fwrite(s, 1, sizeof s - 1, stdout); putchar(0); }"
         for s in STRINGS
     )
@@ -88,10 +89,10 @@ def test_cpp_string_literals_round_trip_through_the_compiler(tmp_path: Path) -> 
 
 
 def test_cpp_field_names() -> None:
-    assert emit_cpp.cpp_field_name("volume") == "volume"
-    assert emit_cpp.cpp_field_name("class") == "class_"
-    assert emit_cpp.cpp_field_name("max-speed") == "max_speed"
-    assert emit_cpp.cpp_field_name("2x") == "p_2x"
+    assert literals.cpp_field_name("volume") == "volume"
+    assert literals.cpp_field_name("class") == "class_"
+    assert literals.cpp_field_name("max-speed") == "max_speed"
+    assert literals.cpp_field_name("2x") == "p_2x"
 
 
 WEIRD_SPEC = r"""
@@ -262,7 +263,7 @@ def test_incremental_rebuilds(tmp_path: Path) -> None:
     logs.clear()
     build_host(spec_path, out, log=logs.append)
     compiled = sorted(line.split()[-1] for line in logs if line.startswith("compiled "))
-    assert compiled == ["default_device_handlers.cpp", "main.cpp", "mcp_tools.cpp"], logs
+    assert compiled == ["default_device_handlers.cpp", "main.cpp", "mcp_tools.cpp", "ota.cpp"], logs
     sim = StdioSim(exe, tmp_path)
     try:
         tools = sim.request("tools/list")["result"]["tools"]

@@ -90,12 +90,24 @@ def test_distinct_keys_sharing_a_filter_bit_are_not_duplicates(sim: StdioSim) ->
 
 
 def test_duplicate_keys_in_the_envelope(sim: StdioSim) -> None:
+    # A repeated "type": a hello or an mcp message? The core once read the first (and took
+    # its session_id) before refusing; now nothing of it is used: id null, no session.
     sim.send_line(
-        '{"session_id":"s1","type":"mcp","type":"mcp","payload":{"jsonrpc":"2.0","id":4,"method":"ping"}}'
+        '{"session_id":"s0","type":"mcp","type":"hello","payload":{"jsonrpc":"2.0","id":4,"method":"ping"}}'
+    )
+    reply = sim.read_json()
+    assert "session_id" not in reply and reply["id"] is None
+    assert error_of(reply) == (-32600, 'Invalid Request: duplicate key "type"')
+    sim.send_line('{"session_id":"s1","type":"mcp","payload":{"jsonrpc":"2.0","id":3,"method":"ping"}}')
+    pong = {"jsonrpc": "2.0", "id": 3, "result": {}}
+    assert sim.read_json() == {"session_id": "s1", "type": "mcp", "payload": pong}
+    # A repeated session_id is refused without switching to either session.
+    sim.send_line(
+        '{"session_id":"s2","session_id":"s3","type":"mcp","payload":{"jsonrpc":"2.0","id":4,"method":"ping"}}'
     )
     reply = sim.read_json()
     assert reply["session_id"] == "s1" and reply["payload"]["id"] == 4
-    assert error_of(reply["payload"]) == (-32600, 'Invalid Request: duplicate key "type"')
+    assert error_of(reply["payload"]) == (-32600, 'Invalid Request: duplicate key "session_id"')
     sim.send_line(
         '{"session_id":"s1","type":"mcp","payload":{"jsonrpc":"2.0","id":5,"method":"ping","params":{},'
         '"params":{}}}'
@@ -108,6 +120,46 @@ def test_duplicate_keys_in_the_envelope(sim: StdioSim) -> None:
         '"_meta":{"a":1,"a":2}}}'
     )
     assert sim.read_json()["payload"]["result"] == {}
+
+
+def test_duplicate_keys_in_the_capabilities_the_core_reads(sim: StdioSim) -> None:
+    """capabilities.vision.url/token are read by the core with a first-wins lookup, by a
+    Python peer last-wins: a repeated key at those levels is refused, nothing is taken."""
+    for caps in (
+        '{"vision":{"url":"http://a/","url":"http://b/"}}',
+        '{"vision":{"url":"http://a/"},"vision":{"url":"http://b/"}}',
+        '{"vision":{"url":"http://a/","token":"t","\\u0074oken":"u"}}',
+    ):
+        sim.send_line(
+            '{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2024-11-05",'
+            f'"capabilities":{caps}}}}}'
+        )
+        reply = sim.read_json()
+        code, message = error_of(reply)
+        assert code == -32602 and "duplicate key" in message, reply
+        assert reply["id"] == 9
+    sim.send_line(
+        '{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2024-11-05",'
+        '"capabilities":{"vision":{"url":"http://a/","token":"t"}}}}'
+    )
+    assert "result" in sim.read_json()
+
+
+def test_an_id_with_a_lone_surrogate_is_not_echoed(sim: StdioSim) -> None:
+    """JSON's grammar allows "\\ud800" but it is not Unicode: echoed raw, strict parsers
+    (orjson, serde_json) refuse the whole reply. Refused with id null instead."""
+    for raw_id in ('"\\ud800"', '"a\\udc00"', '"\\ud83dx"'):
+        sim.send_line(f'{{"jsonrpc":"2.0","id":{raw_id},"method":"ping"}}')
+        line = sim.read_line()
+        assert "\\ud8" not in line and "\\udc" not in line, line
+        reply = json.loads(line)
+        assert reply["id"] is None
+        assert error_of(reply) == (
+            -32600,
+            "Invalid Request: id must be valid Unicode (it has a lone surrogate escape)",
+        )
+    sim.send_line('{"jsonrpc":"2.0","id":"\\ud83d\\ude00","method":"ping"}')  # a pair: fine
+    assert sim.read_json() == {"jsonrpc": "2.0", "id": "\U0001f600", "result": {}}
 
 
 # ---------------------------------------------------------------- bounded error text

@@ -1,4 +1,4 @@
-// Host driver for firmware_template/ports/esp_idf/mqtt_conventions.h (the ESP-IDF MQTT
+// Host driver for firmware_template/core/mcpgen/mqtt_conventions.h (the MQTT
 // transport's topic names, Response Topic rule, goodbye and hello): each command line
 // on stdin gives one answer line on stdout, read by test_esp32_mqtt.py.
 //   topic PREFIX DEVICE LEAF     -> the topic, or "-" when it cannot be built
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mqtt_conventions.h"
+#include "mcpgen/mqtt_conventions.h"
 
 int main() {
   char line[4096];

@@ -1,6 +1,7 @@
 """The ESP32 MQTT transport: how a build selects it, what the generated project holds, and the
-topic / Response Topic / goodbye / hello rules of ``ports/esp_idf/mqtt_conventions.h``, compiled
-with the host g++ and checked against the runtime's own topic names (MqttGateway, MqttFleet).
+topic / Response Topic / goodbye / hello rules of ``core/mcpgen/mqtt_conventions.h`` (the one
+copy both MQTT ports include), compiled with the host g++ and checked against the runtime's own
+topic names (MqttGateway, MqttFleet).
 The compile check against ESP-IDF's headers is in test_esp_idf_headers.py."""
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def test_mqtt_project_configuration(tmp_path: Path) -> None:
         assert line in defaults.splitlines(), line
     src = project / "src"
     for rel in ("port/transport_mqtt.cpp", "port/transport_websocket.cpp", "port/esp_port.h",
-                "port/mqtt_conventions.h", "port/mqtt_ca_pem.h"):
+                "mcpgen/mqtt_conventions.h", "port/mqtt_ca_pem.h"):
         assert (src / rel).is_file(), rel
     assert "mqtt" in (src / "CMakeLists.txt").read_text().split("PRIV_REQUIRES", 1)[1].split(")")[0].split()
     kconfig = (src / "Kconfig.projbuild").read_text()

@@ -35,6 +35,7 @@ from paho.mqtt.properties import Properties
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo: benchmarks.*
 from benchmarks.mqtt_emulator import Model, _reply  # noqa: E402
+from mcpgen.mqtt_topics import DOWN, OFFLINE, ONLINE, STATE, UP, device_topic  # noqa: E402
 from mcpgen.runtime import HmacAuth  # noqa: E402
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
@@ -106,9 +107,9 @@ class Device:
         self.rng = random.Random(self.id)
         self.calls = 0
         self.token = HmacAuth(plan["secret"]).token_for(self.id) if self.kind != "badtoken" else "forged"
-        self.up = f"{self.prefix}/{self.id}/up"
-        self.state = f"{self.prefix}/{self.id}/state"
-        self.down = f"{self.prefix}/{self.id}/down"
+        self.up, self.down, self.state = (
+            device_topic(self.prefix, self.id, leaf) for leaf in (UP, DOWN, STATE)
+        )
         self.paho: Any = None
         self.conns = 0
         self.stale: Optional[aiomqtt.Client] = None  # taken over by the next connection
@@ -131,7 +132,7 @@ class Device:
             protocol=aiomqtt.ProtocolVersion.V5,
             clean_start=True,
             keepalive=60,
-            will=aiomqtt.Will(self.state, b"offline", qos=1, retain=True, properties=will_props),
+            will=aiomqtt.Will(self.state, OFFLINE, qos=1, retain=True, properties=will_props),
             properties=connect_props,
             socket_options=NODELAY,
             timeout=10,
@@ -144,7 +145,7 @@ class Device:
             client = self.client()
             try:
                 async with client:
-                    await client.publish(self.state, b"offline", qos=1, retain=True)
+                    await client.publish(self.state, OFFLINE, qos=1, retain=True)
                     self.rep.add("left.after_return")
             except aiomqtt.MqttError as exc:
                 self.rep.errors.append(f"{self.id} could not leave: {exc}")
@@ -173,7 +174,7 @@ class Device:
             try:
                 paho.message_callback_add(self.down, lambda _c, _u, m: self.on_down(m))
                 await client.subscribe(self.down, qos=1)
-                await client.publish(self.state, b"online", qos=1, retain=True)
+                await client.publish(self.state, ONLINE, qos=1, retain=True)
                 hello = {"type": "hello", "version": 3, "features": {"mcp": True}, "transport": "mqtt",
                          "client_id": self.id, "token": self.token}  # fmt: skip
                 await client.publish(self.up, orjson.dumps(hello), qos=1)
@@ -227,7 +228,7 @@ class Device:
             _drop(self.paho)  # the broker publishes the will
             self.rep.add("left.by_will")
         else:
-            await client.publish(self.state, b"offline", qos=1, retain=True)
+            await client.publish(self.state, OFFLINE, qos=1, retain=True)
             self.rep.add("left.by_offline")
 
     def on_down(self, message: Any) -> None:

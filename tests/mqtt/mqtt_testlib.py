@@ -22,10 +22,26 @@ from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.spec.names import device_class, device_slug
 from mcpgen.codegen.targets.host import build_host
 from mcpgen.codegen.targets.python import build_bindings, import_bindings
+from mcpgen.mqtt_topics import DEFAULT_PREFIX, DEFAULT_WORKER_GROUP, DOWN, STATE, UP
 
 REPO = Path(__file__).resolve().parents[2]
 PURE = os.environ.get("MCPGEN_PURE_PYTHON") == "1"
 HOST = "127.0.0.1"
+
+# docs/mqtt.md, "Topics and ACL", for the default prefix and worker group: the user
+# `worker` may use every device's topics (and the shared subscription); a device (user
+# name = device id) only its own subtree.
+_P = DEFAULT_PREFIX
+FLEET_ACL = f"""\
+user worker
+topic readwrite {_P}/#
+topic read $share/{DEFAULT_WORKER_GROUP}/{_P}/+/{UP}
+
+pattern write {_P}/%u/{UP}
+pattern write {_P}/%u/{STATE}
+pattern write {_P}/%u/reply/#
+pattern read {_P}/%u/{DOWN}
+"""
 
 
 @dataclass

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-from mqtt_testlib import REPO, Broker
+from mqtt_testlib import FLEET_ACL, REPO, Broker
 
 from mcpgen.codegen.resources import example_spec
 from mcpgen.runtime import Device, HmacAuth, McpDeviceError, MqttFleet
@@ -83,16 +83,6 @@ KINDS: dict[str, float] = {
 }
 PEER_KINDS = frozenset({"badtoken", "wrongpass", "impostor"})
 
-ACL = """\
-user worker
-topic readwrite mcpgen/#
-topic read $share/mcpgen-workers/mcpgen/+/up
-
-pattern write mcpgen/%u/up
-pattern write mcpgen/%u/state
-pattern write mcpgen/%u/reply/#
-pattern read mcpgen/%u/down
-"""
 WORKER = {"username": "worker", "password": "w-pass"}
 
 
@@ -341,7 +331,7 @@ async def test_fleet_under_every_fault(tmp_path: Path, quiet_logs: None) -> None
     broker = Broker(
         tmp_path,
         users={**users, WORKER["username"]: WORKER["password"]},
-        acl=ACL,
+        acl=FLEET_ACL,
         extra=("set_tcp_nodelay true", "max_packet_size 1048576"),
     ).start()
     figures: list[str] = []

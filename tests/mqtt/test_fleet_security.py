@@ -10,29 +10,17 @@ from pathlib import Path
 
 import orjson
 import pytest
-from mqtt_testlib import Broker, Built, Spy, launch
+from mqtt_testlib import FLEET_ACL, Broker, Built, Spy, launch
 
 from mcpgen.runtime import MqttFleet
 
 pytestmark = pytest.mark.asyncio
 
-# docs/mqtt.md, "Topics and ACL": workers may use every device's topics (and the
-# shared subscription); a device (user name = device id) only its own subtree.
-ACL = """\
-user worker
-topic readwrite mcpgen/#
-topic read $share/mcpgen-workers/mcpgen/+/up
-
-pattern write mcpgen/%u/up
-pattern write mcpgen/%u/state
-pattern write mcpgen/%u/reply/#
-pattern read mcpgen/%u/down
-"""
 USERS = {"worker": "w-pass", "dev-a": "a-pass", "dev-b": "b-pass"}
 
 
 async def test_acl_keeps_each_device_in_its_own_topics(tmp_path: Path, built: Built) -> None:
-    broker = Broker(tmp_path, users=USERS, acl=ACL, extra=("set_tcp_nodelay true",)).start()
+    broker = Broker(tmp_path, users=USERS, acl=FLEET_ACL, extra=("set_tcp_nodelay true",)).start()
     try:
         login = {"username": "worker", "password": "w-pass"}
         async with (
@@ -92,7 +80,7 @@ async def test_tls_and_passwords_end_to_end(tmp_path: Path, built: Built) -> Non
         capture_output=True,
     )  # fmt: skip
     tls = (f"cafile {cert}", f"certfile {cert}", f"keyfile {key}", "set_tcp_nodelay true")
-    broker = Broker(tmp_path, users=USERS, acl=ACL, extra=tls).start()
+    broker = Broker(tmp_path, users=USERS, acl=FLEET_ACL, extra=tls).start()
     try:
         ctx = ssl.create_default_context(cafile=str(cert))
         creds = ("--username", "dev-a", "--password", "a-pass", "--cafile", str(cert))

@@ -373,7 +373,8 @@ async def test_oversized_message_is_answered_not_truncated(
             },
         }
         await spy.publish("mcpgen/dev-o/down", orjson.dumps(big))
-        reply = _json(await spy.wait(reply_to(None)))
+        # Answered with its own id (read whole before the cut), as on the other ports.
+        reply = _json(await spy.wait(reply_to(9)))
         assert reply["session_id"] == "s-1" and reply["type"] == "mcp"
         assert reply["payload"]["error"]["code"] == -32600
         # The stream stays in sync: the next request is answered normally.
@@ -382,7 +383,10 @@ async def test_oversized_message_is_answered_not_truncated(
 
 
 async def test_bad_device_options_are_refused(built: Built, tmp_path: Path) -> None:
-    for extra in (("--device-id", "a/b"), ("--device-id", "x", "--password", "p")):
+    # A prefix with an empty level at either end would make "a//x/up" (the shared
+    # mqtt_conventions.h rule; the host port used to accept it).
+    bad_prefixes = [("--device-id", "x", "--topic-prefix", p) for p in ("a/", "/a", "a/+")]
+    for extra in (("--device-id", "a/b"), ("--device-id", "x", "--password", "p"), *bad_prefixes):
         proc = await asyncio.create_subprocess_exec(
             str(built.exe),
             "--mqtt",

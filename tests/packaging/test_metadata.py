@@ -21,6 +21,7 @@ PACKAGE = Path(mcpgen.__file__).parent
 # Module path prefix (inside the package) -> the extra its code may rely on.
 GROUP_EXTRAS: dict[str, str] = {
     "runtime/bridge/": "bridge",
+    "runtime/console/": "console",
     "runtime/mqtt.py": "mqtt",
     "runtime/fleet.py": "mqtt",
     "runtime/broker.py": "mqtt",

@@ -137,3 +137,25 @@ def test_command_line_mints_tokens_the_authenticator_accepts() -> None:
     env.pop("MCPGEN_HMAC_SECRET")
     bad = subprocess.run([*run, "dev-7"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "MCPGEN_HMAC_SECRET" in bad.stderr
+
+
+def test_hostile_tokens_and_expiries_get_typed_refusals() -> None:
+    """A token with a lone surrogate is a TokenRejected (it raised UnicodeEncodeError), an
+    expiry with thousands of digits too (ValueError from int()); minting with an expiry
+    past MAX_EXPIRY is a ValueError naming the range (not int's digit-limit error)."""
+    from mcpgen.runtime.auth import MAX_EXPIRY, Handshake, HmacAuth, TokenAuth, TokenRejected
+
+    auth = HmacAuth("s" * 32)
+    huge_expiry = "mcpgen1.e." + "9" * 5000 + "." + "0" * 64
+    for token in ("mcpgen1.p.\ud800", "\ud800", "mcpgen1.e.1.\udcff", huge_expiry):
+        with pytest.raises(TokenRejected):
+            auth.verify("dev", token)
+        assert auth.authenticate(Handshake("dev", None, token, None)) is False
+    assert TokenAuth({"*": "good"}).authenticate(Handshake("dev", None, "go\ud800od", None)) is False
+    with pytest.raises(ValueError, match="from 0 to"):
+        auth.token_for("dev", expiry=10**5000)
+    with pytest.raises(ValueError, match="from 0 to"):
+        auth.token_for("dev", expiry=MAX_EXPIRY + 1)
+    token = auth.token_for("dev", expiry=MAX_EXPIRY)
+    auth.verify("dev", token)
+    auth.verify("d\ud800", auth.token_for("d\ud800"))  # any str signs, as the docs say

@@ -1,18 +1,20 @@
-"""Constants written in two languages agree: ``mcpgen.protocol`` (Python) is the source;
-the device core's copies are read from its C++ sources and compared."""
+"""Constants written in two languages agree: ``mcpgen.protocol``, ``mcpgen.jsonrpc`` and
+``mcpgen.mqtt_topics`` (Python) are the source; the device core's copies are read from its
+C++ sources and compared."""
 
 from __future__ import annotations
 
 import re
 import typing
+from pathlib import Path
 
-from mcpgen import protocol
+from mcpgen import jsonrpc, mqtt_topics, protocol
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit import python as emit_python
 from mcpgen.codegen.spec import model
 from mcpgen.codegen.spec.rules import tables
-from mcpgen.runtime import codec
+from mcpgen.runtime import _purepy, codec
 from mcpgen.runtime.bridge import protocol as bridge_protocol
 
 CORE = resources.firmware_template() / "core" / "mcpgen"
@@ -49,3 +51,50 @@ def test_every_end_names_the_same_return_kinds() -> None:
     assert set(typing.get_args(model.ReturnKind)) == kinds
     assert set(emit_cpp.RETURN_KIND_ENUM) == set(emit_python._KIND_CONST) == kinds
     assert set(tables.SIMPLE_RETURN_KINDS) == kinds - {"object"}
+
+
+def _cpp_strings(text: str) -> dict[str, str]:
+    """``constexpr const char* kName = "value";`` of a header, by name."""
+    return dict(re.findall(r'constexpr const char\* (k\w+) = "([^"]*)";', text))
+
+
+def test_both_mqtt_ports_and_the_runtime_name_the_same_topics() -> None:
+    header = _core_text("mqtt_conventions.h")
+    names = _cpp_strings(header)
+    assert names["kDefaultPrefix"] == mqtt_topics.DEFAULT_PREFIX
+    leaves = (mqtt_topics.UP, mqtt_topics.DOWN, mqtt_topics.STATE)
+    assert (names["kUp"], names["kDown"], names["kState"]) == leaves
+    presence = (mqtt_topics.ONLINE, mqtt_topics.OFFLINE)
+    assert (names["kOnline"].encode(), names["kOffline"].encode()) == presence
+    # One copy: no port keeps its own (the host port used to, and it had drifted).
+    ports = resources.firmware_template() / "ports"
+    assert not list(ports.rglob("mqtt_conventions.h"))
+    for port in ("host/mqtt_device.cpp", "esp_idf/transport_mqtt.cpp"):
+        text = (ports / port).read_text(encoding="utf-8")
+        assert '#include "mcpgen/mqtt_conventions.h"' in text, port
+        code = re.sub(r"//[^\n]*", "", text)  # comments may name them
+        for literal in ('"%s/%s/up"', '"up"', '"online"', '"offline"', "memmem"):
+            assert literal not in code, f"{port} keeps its own copy of a rule: {literal}"
+
+
+def test_the_device_core_and_the_python_side_use_the_same_jsonrpc_codes() -> None:
+    m = re.search(r"enum ErrorCode : int \{([^}]*)\}", _core_text("mcp_server.cpp"))
+    assert m, "ErrorCode not found in mcp_server.cpp"
+    core = {name: int(value) for name, value in re.findall(r"(k\w+) = (-?\d+)", m.group(1))}
+    assert core == {
+        "kParseError": jsonrpc.PARSE_ERROR,
+        "kInvalidRequest": jsonrpc.INVALID_REQUEST,
+        "kMethodNotFound": jsonrpc.METHOD_NOT_FOUND,
+        "kInvalidParams": jsonrpc.INVALID_PARAMS,
+        "kInternalError": jsonrpc.INTERNAL_ERROR,
+    }
+    for name in ("PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR"):
+        assert getattr(bridge_protocol, name) == getattr(jsonrpc, name), name
+
+
+def test_every_compiled_module_has_its_source_and_declarations() -> None:
+    runtime_dir = Path(_purepy.__file__).parent
+    for name in _purepy.COMPILED_MODULES:
+        leaf = name.rpartition(".")[2]
+        assert (runtime_dir / f"{leaf}.py").is_file(), name
+        assert (runtime_dir / f"{leaf}.pxd").is_file(), name

@@ -313,3 +313,15 @@ def test_a_spec_without_resources_hashes_as_before(write_spec):
     assert spec.fingerprint == "2dcd26432bf6f9c2"
     empty = load_spec(write_spec(HEAD + "resources:\n", name="empty.yaml"))
     assert empty.fingerprint == spec.fingerprint
+
+
+def test_a_released_spec_keeps_its_resources(write_spec):
+    """The history stores a release as canonical JSON: read back, its resources (and so its
+    fingerprint) are the same, or `codegen release` calls its own file edited."""
+    from mcpgen.codegen.spec.canonical import spec_from_canonical
+    from mcpgen.codegen.spec.loader import load_spec
+
+    spec = load_spec(write_spec(SPEC))
+    back = spec_from_canonical(spec.canonical())
+    assert back.resources == spec.resources
+    assert back.fingerprint == spec.fingerprint

@@ -229,7 +229,7 @@ def test_build_writes_starter_handlers_when_missing(tmp_path: Path):
     assert emit_xiaozhi.stock_collisions(load_spec(spec_path)) == []
     assert not [line for line in logs if line.startswith("warning:")]
     # The lamp's resources cannot be served by the stock McpServer: one line says so.
-    [note] = [line for line in logs if line.startswith("note:")]
+    [note] = [line for line in logs if line.startswith("note: the stock xiaozhi McpServer has no resources")]
     assert note.startswith("note: the stock xiaozhi McpServer has no resources: status, icon, effect, ")
 
 

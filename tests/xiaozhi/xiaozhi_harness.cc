@@ -13,9 +13,18 @@
 //         "notifications":["<JSON-RPC notification>",...]}
 //   {"op":"register_again"}  (mcpgen_register_tools a second time: duplicates are dropped)
 //     -> {"count":<tools registered>}
+//
+// With the argument --stock-boot the harness starts like the stock firmware does: the
+// board's InitializeTools (mcpgen_register_tools) runs first, then Application's
+// McpServer::AddCommonTools() and AddUserOnlyTools(), defined below the way the stock
+// main/mcp_server.cc behaves: AddCommonTools puts its tools in FRONT of those already
+// registered (it sets them aside, adds its own, and appends them again; its AddTool
+// calls therefore do not see them), AddUserOnlyTools appends and skips a name already
+// registered. The stand-in stock tools answer "stock:<name>".
 #include <stdio.h>
 
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -46,7 +55,40 @@ void McpServer::AddTool(McpTool* tool) {
     }
   }
   tools_.push_back(tool);
-  g_tools.push_back(tool);
+  g_tools = tools_;
+}
+
+namespace {
+
+std::function<ReturnValue(const PropertyList&)> stock_tool(const std::string& name) {
+  return [name](const PropertyList&) -> ReturnValue { return std::string("stock:" + name); };
+}
+
+}  // namespace
+
+void McpServer::AddCommonTools() {
+  std::vector<McpTool*> registered = std::move(tools_);
+  tools_.clear();
+  AddTool("self.get_device_status", "stock", PropertyList(), stock_tool("self.get_device_status"));
+  AddTool("self.audio_speaker.set_volume", "stock",
+          PropertyList(std::vector<Property>{Property("volume", kPropertyTypeInteger, 0, 100)}),
+          stock_tool("self.audio_speaker.set_volume"));
+  AddTool("self.screen.set_brightness", "stock",
+          PropertyList(std::vector<Property>{Property("brightness", kPropertyTypeInteger, 0, 100)}),
+          stock_tool("self.screen.set_brightness"));
+  AddTool("self.screen.set_theme", "stock", PropertyList(std::vector<Property>{Property("theme", kPropertyTypeString)}),
+          stock_tool("self.screen.set_theme"));
+  AddTool("self.camera.take_photo", "stock",
+          PropertyList(std::vector<Property>{Property("question", kPropertyTypeString)}),
+          stock_tool("self.camera.take_photo"));
+  tools_.insert(tools_.end(), registered.begin(), registered.end());
+  g_tools = tools_;
+}
+
+void McpServer::AddUserOnlyTools() {
+  const char* names[] = {"self.get_system_info", "self.reboot", "self.upgrade_firmware", "self.screen.get_info",
+                         "self.screen.snapshot", "self.screen.preview_image", "self.assets.set_download_url"};
+  for (const char* name : names) AddUserOnlyTool(name, "stock", PropertyList(), stock_tool(name));
 }
 
 void McpServer::AddTool(const std::string& name, const std::string& description, const PropertyList& properties,
@@ -116,9 +158,13 @@ void print_and_free(cJSON* out) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   McpServer& server = McpServer::GetInstance();
   mcpgen_register_tools(server);
+  if (argc > 1 && std::string(argv[1]) == "--stock-boot") {
+    server.AddCommonTools();
+    server.AddUserOnlyTools();
+  }
   mcpgen::xiaozhi::set_notification_sink([](const std::string& m) { g_notifications.push_back(m); });
 
   std::string line;

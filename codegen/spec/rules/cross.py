@@ -21,18 +21,18 @@ from mcpgen.codegen.spec.names import (
 from mcpgen.codegen.spec.rules.base import (
     CheckerBase,
 )
-from mcpgen.codegen.spec.rules.tools import ToolInfo
+from mcpgen.codegen.spec.rules.tools import ToolEntry
 
 
 class CrossToolRules(CheckerBase):
     # -- across tools ----------------------------------------------------------------------
 
-    def cross_check(self, infos: list[ToolInfo]) -> None:
-        by_name: dict[str, ToolInfo] = {}
-        by_handler: dict[str, ToolInfo] = {}
-        by_struct: dict[str, ToolInfo] = {}
-        by_path: dict[tuple[str, ...], ToolInfo] = {}
-        by_consumer: list[dict[str, ToolInfo]] = [{} for _ in CONSUMERS]
+    def cross_check(self, infos: list[ToolEntry]) -> None:
+        by_name: dict[str, ToolEntry] = {}
+        by_handler: dict[str, ToolEntry] = {}
+        by_struct: dict[str, ToolEntry] = {}
+        by_path: dict[tuple[str, ...], ToolEntry] = {}
+        by_consumer: list[dict[str, ToolEntry]] = [{} for _ in CONSUMERS]
         clashed: set[int] = set()
         for info in infos:
             if info.name is None:
@@ -125,14 +125,14 @@ class CrossToolRules(CheckerBase):
                 )
 
     def consumer_name_clash(
-        self, info: ToolInfo, infos: list[ToolInfo], by_consumer: list[dict[str, ToolInfo]]
+        self, info: ToolEntry, infos: list[ToolEntry], by_consumer: list[dict[str, ToolEntry]]
     ) -> bool:
         """Report ``info`` if its name maps to an earlier tool's under some consumer's mapping.
 
         Registers the mapped names of ``info`` otherwise; returns True when it reported.
         """
         assert info.name is not None
-        clashes: list[tuple[NameConsumer, str, ToolInfo]] = []
+        clashes: list[tuple[NameConsumer, str, ToolEntry]] = []
         for consumer, seen in zip(CONSUMERS, by_consumer, strict=True):
             mapped = consumer.convert(info.name)
             first = seen.get(mapped)
@@ -161,7 +161,7 @@ class CrossToolRules(CheckerBase):
         )
         return True
 
-    def check_page_size(self, page_size: int, infos: list[ToolInfo]) -> None:
+    def check_page_size(self, page_size: int, infos: list[ToolEntry]) -> None:
         built = [(i, i.model) for i in infos if i.model is not None]
         if not built:
             return

@@ -25,10 +25,9 @@ import yaml
 
 from mcpgen.codegen.spec.model import Event, Param
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, PYTHON_RESERVED, python_path
-from mcpgen.protocol import EVENT_METHOD_PREFIX
 
 if TYPE_CHECKING:  # the checker imports this module
-    from mcpgen.codegen.spec.rules.tools import ToolInfo
+    from mcpgen.codegen.spec.rules.tools import ToolEntry
     from mcpgen.codegen.spec.rules.top import SpecChecker
 
 EVENT_KEYS = ("description", "params")
@@ -63,7 +62,7 @@ def event_name_problem(name: str) -> Optional[tuple[str, str]]:
     return None
 
 
-def check_events(checker: SpecChecker, node: yaml.Node, tools: list[ToolInfo]) -> tuple[Event, ...]:
+def check_events(checker: SpecChecker, node: yaml.Node, tools: list[ToolEntry]) -> tuple[Event, ...]:
     """Validates the ``events`` mapping; returns the events that validated (declared order)."""
     if isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null") and node.style is None:
         return ()  # `events:` with nothing after it
@@ -111,11 +110,11 @@ def _event(checker: SpecChecker, name: str, key_node: yaml.Node, node: yaml.Node
 
 
 def _check_bindings_names(
-    checker: SpecChecker, events: dict[str, tuple[yaml.Node, yaml.Node]], tools: list[ToolInfo]
+    checker: SpecChecker, events: dict[str, tuple[yaml.Node, yaml.Node]], tools: list[ToolEntry]
 ) -> None:
     """The Python bindings add ``events`` and ``on_<event>`` to the device class: no tool may
     take those attributes (tools at the top level become methods or namespaces there)."""
-    roots: dict[str, ToolInfo] = {}
+    roots: dict[str, ToolEntry] = {}
     for info in tools:
         if info.name is not None:
             path = python_path(info.name)
@@ -144,8 +143,3 @@ def _check_bindings_names(
             )
         if attr in BINDINGS_RESERVED:
             checker.error(key_node, f"events.{name}", f"`{attr}` is reserved in the bindings", "rename it")
-
-
-def event_method(name: str) -> str:
-    """The JSON-RPC method of event ``name``."""
-    return EVENT_METHOD_PREFIX + name

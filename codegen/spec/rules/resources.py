@@ -39,7 +39,7 @@ from mcpgen.codegen.spec.rules.events import event_name_problem
 from mcpgen.codegen.spec.rules.tables import RESOURCE_KEYS, RESOURCE_REQUIRED
 
 if TYPE_CHECKING:  # the checker imports this module
-    from mcpgen.codegen.spec.rules.tools import ToolInfo
+    from mcpgen.codegen.spec.rules.tools import ToolEntry
     from mcpgen.codegen.spec.rules.top import SpecChecker
 
 NO_DEFAULT = "template variables have no default: every one is part of the URI"
@@ -60,7 +60,7 @@ def template_variables(template: str) -> list[str]:
     return EXPRESSION_RE.findall(template)
 
 
-def check_resources(checker: SpecChecker, node: yaml.Node, tools: list[ToolInfo]) -> tuple[Resource, ...]:
+def check_resources(checker: SpecChecker, node: yaml.Node, tools: list[ToolEntry]) -> tuple[Resource, ...]:
     """Validates the ``resources`` mapping; returns the resources that validated (declared order)."""
     if isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null") and node.style is None:
         return ()  # `resources:` with nothing after it
@@ -318,7 +318,7 @@ def _match_variables(
 
 
 def _check_bindings_names(
-    checker: SpecChecker, resources: dict[str, tuple[yaml.Node, yaml.Node]], tools: list[ToolInfo]
+    checker: SpecChecker, resources: dict[str, tuple[yaml.Node, yaml.Node]], tools: list[ToolEntry]
 ) -> None:
     """The Python bindings put resources under ``device.resources``: no tool may take that name."""
     for info in tools:

@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcpgen.codegen.spec.consumer_names import MAX_LLM_FUNCTION_NAME
 from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
@@ -43,6 +42,7 @@ from mcpgen.codegen.spec.rules.tables import (
     DEVICE_KEYS,
     DEVICE_REQUIRED,
     FIELD_KEYS_BY_TYPE,
+    FIRMWARE_KEYS,
     PARAM_KEYS_BY_TYPE,
     PROTOCOL_VERSIONS,
     RESOURCE_KEYS,
@@ -54,13 +54,14 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_KEYS,
     TOP_REQUIRED,
 )
+from mcpgen.llm_names import MAX_LLM_NAME
 
 Schema = dict[str, Any]
 
 NONEMPTY = "\\S"  # the checker refuses blank strings where this pattern is used
 # The tool name pattern: the MCP characters, no `__` (an LLM function name uses `__` for
-# `.`), at most MAX_LLM_FUNCTION_NAME characters (the checker also counts each `.` twice).
-TOOL_NAME_PATTERN = f"^(?!.*__)[A-Za-z0-9_.-]{{1,{MAX_LLM_FUNCTION_NAME}}}$"
+# `.`), at most MAX_LLM_NAME characters (the checker also counts each `.` twice).
+TOOL_NAME_PATTERN = f"^(?!.*__)[A-Za-z0-9_.-]{{1,{MAX_LLM_NAME}}}$"
 
 
 def _ref(name: str) -> Schema:
@@ -85,6 +86,13 @@ TOP: dict[str, Schema] = {
                   "propertyNames": {"type": "string", "pattern": EVENT_NAME_RE.pattern},
                   "additionalProperties": _ref("resource"),
                   "description": "Documents the device serves with MCP resources/read: name -> resource."},
+    "firmware": {"type": ["object", "null"], "additionalProperties": False,
+                 "properties": {key: {"type": "string", "description": f"Sets {env} of the ESP32 build; "
+                                      "`!secret NAME` reads it from secrets.yaml beside the spec or "
+                                      "MCPGEN_SECRET_NAME."}
+                                for key, env in FIRMWARE_KEYS.items()},
+                 "description": "Settings of the ESP32 firmware build (Wi-Fi, backend, MQTT); they go to "
+                 "sdkconfig.defaults only, never into generated sources. Secrets: `!secret NAME`."},
 }
 
 DEVICE: dict[str, Schema] = {
@@ -103,12 +111,15 @@ DEVICE: dict[str, Schema] = {
                "description": "How the device reports arguments that break the spec: mcp (a tool result with "
                "isError: true, MCP-correct; the default) or jsonrpc (a JSON-RPC error -32602 with the same "
                "message, which stock xiaozhi-esp32-server backends show the model)."},
+    "ota": {"type": "boolean", "default": False,
+            "description": "Over-the-air updates: adds the built-in user-only tool self.upgrade_firmware "
+            "(url, sha256, size, version), implemented by the port (docs/ota.md)."},
 }
 
 TOOL: dict[str, Schema] = {
     "name": {"type": "string", "pattern": TOOL_NAME_PATTERN,
              "description": "MCP tool name, unique in the spec, e.g. self.light.set_rgb: letters, digits, "
-             f"_ - and ., no `__`, at most {MAX_LLM_FUNCTION_NAME} characters with each `.` counted twice "
+             f"_ - and ., no `__`, at most {MAX_LLM_NAME} characters with each `.` counted twice "
              "(LLM function names turn it into `__`). No two tools may become the same name with `.` -> "
              "`__` or `.` -> `_` (the stock xiaozhi-esp32-server); codegen checks that. Dotted segments "
              "become Python namespaces."},

@@ -18,10 +18,23 @@ MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-TOP_KEYS = ("device", "tools", "events", "resources")
+TOP_KEYS = ("device", "tools", "events", "resources", "firmware")
 TOP_REQUIRED = ("device", "tools")
-DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors")
+DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors", "ota")
 DEVICE_REQUIRED = ("name", "version")
+# `firmware:` key -> the MCPGEN_* environment variable of the ESP32 build it sets (docs/firmware.md).
+# Any of them may be `!secret NAME` (codegen.spec.secrets).
+FIRMWARE_KEYS: dict[str, str] = {
+    "wifi_ssid": "MCPGEN_WIFI_SSID",
+    "wifi_password": "MCPGEN_WIFI_PASSWORD",
+    "backend_url": "MCPGEN_BACKEND_URL",
+    "backend_token": "MCPGEN_BACKEND_TOKEN",
+    "transport": "MCPGEN_TRANSPORT",
+    "mqtt_username": "MCPGEN_MQTT_USERNAME",
+    "mqtt_password": "MCPGEN_MQTT_PASSWORD",
+    "mqtt_topic_prefix": "MCPGEN_MQTT_TOPIC_PREFIX",
+    "mqtt_device_id": "MCPGEN_MQTT_DEVICE_ID",
+}
 TOOL_KEYS = (
     "name",
     "description",

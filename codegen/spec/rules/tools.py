@@ -9,11 +9,7 @@ from typing import Any, Optional
 
 import yaml
 
-from mcpgen.codegen.spec.consumer_names import (
-    MAX_LLM_FUNCTION_NAME,
-    max_spec_name_length,
-    too_long_for,
-)
+from mcpgen.codegen.spec.consumer_names import max_spec_name_length, too_long_for
 from mcpgen.codegen.spec.model import (
     Param,
     Returns,
@@ -38,11 +34,13 @@ from mcpgen.codegen.spec.rules.tables import (
     TOOL_KEYS,
     TOOL_REQUIRED,
 )
+from mcpgen.llm_names import MAX_LLM_NAME
 
 
 @dataclass
-class ToolInfo:
-    """What the cross-tool checks need to know about one tool (whatever validated)."""
+class ToolEntry:
+    """One `tools[]` entry as the checker read it: what the cross-tool checks need to know
+    (whatever validated). The runtime's `mcpgen.runtime.ToolInfo` is a device's tool."""
 
     index: int
     node: yaml.Node
@@ -58,9 +56,9 @@ class ToolInfo:
 class ToolRules(ParamRules, ReturnRules):
     # -- tools -----------------------------------------------------------------------------
 
-    def tool(self, node: yaml.Node, index: int) -> ToolInfo:
+    def tool(self, node: yaml.Node, index: int) -> ToolEntry:
         path = f"tools[{index}]"
-        info = ToolInfo(index=index, node=node)
+        info = ToolEntry(index=index, node=node)
         m = self.mapping(
             node, path, allowed=TOOL_KEYS, required=TOOL_REQUIRED, what="a tool mapping"
         )
@@ -163,7 +161,7 @@ class ToolRules(ParamRules, ReturnRules):
                 path,
                 f"tool name `{name}` is too long for LLM function calling: it becomes `{mapped}`, "
                 f"{len(mapped)} characters for {consumer.who} ({consumer.mapping}){also}; "
-                f"LLM APIs accept at most {MAX_LLM_FUNCTION_NAME}",
+                f"LLM APIs accept at most {MAX_LLM_NAME}",
                 f"shorten it to at most {max_spec_name_length(name)} characters "
                 "(each `.` counts twice, as mcpgen turns it into `__`)",
             )

@@ -18,11 +18,13 @@ from mcpgen.codegen.spec.model import (
     ErrorStyle,
     Spec,
 )
+from mcpgen.codegen.spec.ota import OTA_TOOL_NAME, ota_tool
 from mcpgen.codegen.spec.rules.base import (
     BAD,
 )
 from mcpgen.codegen.spec.rules.cross import CrossToolRules
 from mcpgen.codegen.spec.rules.events import check_events
+from mcpgen.codegen.spec.rules.firmware import check_firmware
 from mcpgen.codegen.spec.rules.names import (
     device_name_problem,
 )
@@ -34,7 +36,7 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_KEYS,
     TOP_REQUIRED,
 )
-from mcpgen.codegen.spec.rules.tools import ToolInfo, ToolRules
+from mcpgen.codegen.spec.rules.tools import ToolEntry, ToolRules
 from mcpgen.codegen.spec.yaml_source import (
     describe,
 )
@@ -60,7 +62,7 @@ class SpecChecker(ToolRules, CrossToolRules):
         if top is None:
             return None
         device = self.device(top["device"][1]) if "device" in top else None
-        infos: list[ToolInfo] = []
+        infos: list[ToolEntry] = []
         if "tools" in top:
             tools_node = top["tools"][1]
             items = self.sequence(tools_node, "tools", "a list of tools")
@@ -68,20 +70,34 @@ class SpecChecker(ToolRules, CrossToolRules):
                 self.error(tools_node, "tools", "expected at least one tool")
             for i, item in enumerate(items or []):
                 infos.append(self.tool(item, i))
+        if device is not None and device.ota:
+            self.check_ota_name(infos)
         self.cross_check(infos)
         if self.page_size is not None:
             self.check_page_size(self.page_size, infos)
         events = check_events(self, top["events"][1], infos) if "events" in top else ()
         resources = check_resources(self, top["resources"][1], infos) if "resources" in top else ()
+        firmware = check_firmware(self, top["firmware"][1]) if "firmware" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
             return None
         return Spec(
             device=device,
-            tools=tuple(i.model for i in infos if i.model is not None),
+            # device.ota adds the port's update tool after the declared ones.
+            tools=tuple(i.model for i in infos if i.model is not None)
+            + ((ota_tool(),) if device.ota else ()),
             source=self.file,
             events=events,
             resources=resources,
+            firmware=firmware,
         )
+
+    def check_ota_name(self, infos: list[ToolEntry]) -> None:
+        """``device.ota`` adds ``self.upgrade_firmware``: a declared tool of that name clashes."""
+        for info in infos:
+            if info.name == OTA_TOOL_NAME:
+                self.error(info.name_node or info.node, f"tools[{info.index}].name",
+                           f"`{OTA_TOOL_NAME}` is the built-in OTA tool that `device.ota: true` adds",
+                           "rename this tool, or drop `ota: true` and implement updates yourself")
 
     def device(self, node: yaml.Node) -> Optional[DeviceSpec]:
         m = self.mapping(node, "device", allowed=DEVICE_KEYS, required=DEVICE_REQUIRED)
@@ -148,9 +164,15 @@ class SpecChecker(ToolRules, CrossToolRules):
             es = self.choice(m["errors"][1], "device.errors", ERROR_STYLES, "an error style")
             ok &= es is not BAD
             errors = es if es is not BAD else "mcp"
+        ota = False
+        if "ota" in m:
+            o = self.boolean(m["ota"][1], "device.ota")
+            ok &= o is not BAD
+            ota = o is True
         if not ok or name is BAD or version is BAD:
             return None
         return DeviceSpec(
+            ota=ota,
             name=name,
             version=version,
             description=description,

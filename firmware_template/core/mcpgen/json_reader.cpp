@@ -491,6 +491,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
     if (twice) {
       if (!dup.valid()) dup = key;
       if (level != kParamsLevel && which == kId) rpc->id_duplicated = true;
+      if (level == kRootLevel && which == kType) rpc->type_duplicated = true;
     }
     Value v;
     v.p = const_cast<char*>(q);
@@ -589,6 +590,41 @@ bool keys_equal(const Value& a, const Value& b) {
     if (na == 0 || nb == 0) return na == nb;
     if (ua[ia++] != ub[ib++]) return false;
   }
+}
+
+bool has_lone_surrogate(const Value& s) {
+  if (s.type != Type::kString || !s.esc) return false;
+  const char* p = s.p + 1;
+  const char* end = s.p + s.n - 1;
+  while (p < end) {  // validated text: every backslash starts a whole escape
+    if (*p != '\\') {
+      ++p;
+      continue;
+    }
+    if (p[1] != 'u') {
+      p += 2;
+      continue;
+    }
+    uint32_t cp = hex4(p + 2);
+    p += 6;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return true;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      uint32_t lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2) : 0;
+      if (lo < 0xDC00 || lo > 0xDFFF) return true;
+      p += 6;
+    }
+  }
+  return false;
+}
+
+Value first_duplicate(const Value& obj) {
+  if (obj.type != Type::kObject) return Value();
+  ObjectIter it(obj);
+  Value k, v;
+  while (it.next(&k, &v)) {
+    if (seen_before(obj.p + 1, k.p, k)) return k;
+  }
+  return Value();
 }
 
 Value find(const Value& obj, const char* key) {

@@ -57,6 +57,7 @@ struct Rpc {
   Value jsonrpc, id, method, params, result, error;
   Value session_id, type, payload;
   bool id_duplicated = false;
+  bool type_duplicated = false;  // the envelope's "type" given twice (root only)
   Value duplicate;  // the first key that appears twice in this object, if any
   Params p;  // of params, when params is an object
 
@@ -108,6 +109,15 @@ char* unescape(const Value& s, size_t* len);
 // Decodes a string value into dst (cap bytes incl. the NUL) without touching the
 // source. Returns false (dst = "") when it does not fit or is not a string.
 bool copy_string(const Value& s, char* dst, size_t cap);
+
+// True when a string value has a \uXXXX escape of a lone surrogate (valid JSON grammar,
+// but not Unicode): echoed raw, such text is refused by strict parsers at the other end.
+bool has_lone_surrogate(const Value& s);
+
+// The first key that appears twice in an object (invalid Value when none, or when `obj`
+// is not an object). For the objects the core reads below params, where a first-wins
+// find() and a last-wins Python reader would disagree.
+Value first_duplicate(const Value& obj);
 
 // Number of Unicode code points in well-formed UTF-8 text.
 size_t utf8_length(const char* s, size_t n);

@@ -442,6 +442,10 @@ struct ServerImpl {
     }
     // capabilities.vision {url, token}; find() gives nothing for what is not an object.
     Value vision = json::find(p.capabilities, "vision");
+    // find() reads the first of a repeated key, Python readers the last: refuse them.
+    Value dup = json::first_duplicate(p.capabilities);
+    if (!dup.valid()) dup = json::first_duplicate(vision);
+    if (dup.valid()) return quoted_error(s, rq, kInvalidParams, "duplicate key ", dup);
     Value url = json::find(vision, "url");
     if (url.is(Type::kString)) {
       VisionConfig& vc = s.vision_;
@@ -484,7 +488,7 @@ struct ServerImpl {
   // starts); clients treat the text as opaque. A cursor this device did not give out
   // for this tool set -- stale (another firmware or spec), forged, out of range -- fails
   // the comparison with the text the device would have written and gets -32602.
-  static constexpr size_t kCursorLen = 12;  // == CURSOR_LEN in codegen/mcp_json.py
+  static constexpr size_t kCursorLen = 12;  // == CURSOR_LEN in codegen/spec/mcp_json.py
 
   static void cursor_text(const SpecDesc& spec, uint32_t index, char* out) {
     // FNV-1a started from the index and count: for one spec, distinct indices give
@@ -873,6 +877,10 @@ struct ServerImpl {
     rq.enveloped = false;
     json::Rpc* rpc = &m.top;
     if (m.top.type.is(Type::kString) && !m.top.jsonrpc.valid()) {
+      if (m.top.type_duplicated) {  // a hello or an mcp message? Neither: change nothing.
+        rq.enveloped = s.enveloped_;
+        return error(s, rq, kInvalidRequest, "duplicate key \"type\"");
+      }
       if (eq(m.top.type, "hello")) {
         if (!m.top.duplicate.valid()) {
           s.session_id_[0] = '\0';
@@ -884,7 +892,8 @@ struct ServerImpl {
       if (!eq(m.top.type, "mcp")) return 0;  // other xiaozhi messages
       rq.enveloped = true;
       s.enveloped_ = true;
-      if (m.top.session_id.is(Type::kString)) {
+      // A duplicate envelope key is refused below: its session_id is not taken either.
+      if (m.top.session_id.is(Type::kString) && !m.top.duplicate.valid()) {
         rq.session = m.top.session_id;
         set_session(s, m.top.session_id);
       }
@@ -907,6 +916,9 @@ struct ServerImpl {
         return error(s, rq, kInvalidRequest, "id must be a string or a number");
       }
       notification = false;
+    } else if (json::has_lone_surrogate(id)) {  // echoed raw, strict parsers would refuse the reply
+      rq.id = Value();
+      return error(s, rq, kInvalidRequest, "id must be valid Unicode (it has a lone surrogate escape)");
     }
     rq.id = id;
     if (!rpc->method.valid() && rpc->response()) return 0;  // a response to the device: nothing to do
@@ -983,7 +995,7 @@ struct ServerImpl {
         rpc = m.inner.id.valid() ? &m.inner : &m.top;
         rq.enveloped = rpc == &m.inner || (rq.enveloped && !m.top.jsonrpc.valid());
       }
-      if (rpc != nullptr && whole(rpc->id) && !rpc->id_duplicated &&
+      if (rpc != nullptr && whole(rpc->id) && !rpc->id_duplicated && !json::has_lone_surrogate(rpc->id) &&
           (rpc->id.is(Type::kString) || rpc->id.is(Type::kNumber))) {
         rq.id = rpc->id;
       }

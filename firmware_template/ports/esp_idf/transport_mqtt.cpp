@@ -31,7 +31,7 @@
 #include "esp_log.h"
 #include "mqtt_ca_pem.h"
 #include "mqtt_client.h"
-#include "mqtt_conventions.h"
+#include "mcpgen/mqtt_conventions.h"
 
 #if ESP_IDF_VERSION >= ESP_IDF_VERSION_VAL(5, 5, 0)
 #include "esp_transport.h"
@@ -182,9 +182,9 @@ bool transport_start() {
     ESP_LOGE(kTag, "MCPGEN_MQTT_TOPIC_PREFIX \"%s\": no '+' or '#', no '/' at either end", prefix);
     return false;
   }
-  if (mcpgen_mqtt::build_topic(g_up, sizeof g_up, prefix, device_id(), "up") == 0 ||
-      mcpgen_mqtt::build_topic(g_down, sizeof g_down, prefix, device_id(), "down") == 0 ||
-      mcpgen_mqtt::build_topic(g_state, sizeof g_state, prefix, device_id(), "state") == 0) {
+  if (mcpgen_mqtt::build_topic(g_up, sizeof g_up, prefix, device_id(), mcpgen_mqtt::kUp) == 0 ||
+      mcpgen_mqtt::build_topic(g_down, sizeof g_down, prefix, device_id(), mcpgen_mqtt::kDown) == 0 ||
+      mcpgen_mqtt::build_topic(g_state, sizeof g_state, prefix, device_id(), mcpgen_mqtt::kState) == 0) {
     ESP_LOGE(kTag, "topic prefix and device id are too long");
     return false;
   }
@@ -207,7 +207,7 @@ bool transport_start() {
   cfg.session.keepalive = CONFIG_MCPGEN_MQTT_KEEPALIVE;
   cfg.session.disable_keepalive = CONFIG_MCPGEN_MQTT_KEEPALIVE == 0;
   cfg.session.last_will.topic = g_state;
-  cfg.session.last_will.msg = "offline";
+  cfg.session.last_will.msg = mcpgen_mqtt::kOffline;
   cfg.session.last_will.msg_len = 7;
   cfg.session.last_will.qos = 1;
   cfg.session.last_will.retain = 1;
@@ -240,7 +240,7 @@ bool transport_send(const char* data, size_t len) {
 
 void transport_connected() {
   // Presence, on every (re)connection: the retained state that the will overwrites.
-  publish(g_state, "online", 6, 1, true);
+  publish(g_state, mcpgen_mqtt::kOnline, strlen(mcpgen_mqtt::kOnline), 1, true);
 }
 
 size_t transport_hello(mcpgen::Server& server, char* out, size_t cap) {

@@ -10,6 +10,8 @@
 //       [--device-id ID] [--client-id ID] [--username U] [--password P] [--token T]   docs/mqtt.md)
 //       [--topic-prefix P] [--keepalive S] [--cafile CA.pem] [--max-reconnects N]
 //       [--hello-timeout-ms MS]
+//   ... --ota-dir DIR [--ota-deadline-ms MS]   with --ws or --mqtt: over-the-air updates into two
+//       slots under DIR, supervised and rolled back (ota.h, docs/ota.md)
 //
 // All buffers are static (MCPGEN_REQUEST_BUFFER_SIZE / MCPGEN_RESPONSE_BUFFER_SIZE).
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "mcpgen/session.h"
 #include "event_outlet.h"  // spec events from any thread
 #include "mqtt_device.h"  // --mqtt mode
+#include "ota.h"  // --ota-dir: over-the-air updates (docs/ota.md)
 #include "tcp.h"
 #include "ws_client.h"
 
@@ -185,6 +188,7 @@ class WsDevice : public hostport::WsEvents, public mcpgen::Link {
       hello_seen_ = true;
       ws_.set_timer(-1);
       log_line("websocket: server hello, session_id=%s", g_server.session_id());
+      hostport::ota_mark_valid();  // a pending new image reached the backend
     }
     log_vision_change();
   }
@@ -282,6 +286,7 @@ void usage(FILE* f) {
           "       %s-sim --mqtt HOST:PORT [--device-id ID] [--client-id ID] [--username U] [--password P]\n"
           "              [--token T] [--topic-prefix P] [--keepalive S] [--cafile CA.pem]\n"
           "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
+          "       ... [--ota-dir DIR] [--ota-deadline-ms MS]   over-the-air updates (docs/ota.md)\n"
           "       %s-sim --version\n",
           kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name);
 }
@@ -299,6 +304,7 @@ int main(int argc, char** argv) {
     const char* a = argv[i];
     bool has_value = i + 1 < argc;
     if (hostport::parse_mqtt_arg(argc, argv, &i, &mqtt)) {  // --mqtt mode options (observes --token)
+    } else if (hostport::parse_ota_arg(argc, argv, &i)) {  // --ota-dir DIR [--ota-deadline-ms MS]
     } else if (strcmp(a, "--stdio") == 0) {
       stdio = true;
     } else if (strcmp(a, "--ws") == 0 && has_value) {
@@ -331,6 +337,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (stdio) return run_stdio();
+  if (hostport::ota_supervisor_wanted()) return hostport::ota_supervise(argc, argv);
   if (ws.client_id == nullptr) {
     make_uuid(uuid);
     ws.client_id = uuid;

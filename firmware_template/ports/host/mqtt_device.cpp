@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcpgen/json_reader.h"
+#include "mcpgen/mqtt_conventions.h"
 #include "mcpgen/session.h"
 #include "event_outlet.h"
 #include "tcp.h"
+#include "ota.h"  // a new image is valid once the server hello arrives
 
 #if MCPGEN_HOST_MQTT
 #include <mosquitto.h>
@@ -108,8 +109,8 @@ namespace {
 
 const int kMinBackoffMs = 200, kMaxBackoffMs = 5000;  // the same as the WebSocket mode
 const int kConnectTimeoutMs = 5000;
-const size_t kMaxTopic = 512;
-const size_t kMaxCorrelation = 256;
+using mcpgen_mqtt::kMaxCorrelation;
+using mcpgen_mqtt::kMaxTopic;
 
 struct Topics {
   char up[kMaxTopic + 1];
@@ -177,19 +178,6 @@ class MqttEventLink : public mcpgen::Link {
   Ctx& c_;
 };
 
-// A {"type":"goodbye"} from the backend ends the session (xiaozhi semantics): one for
-// another session id is stale and ignored. Read-only: the message is left intact.
-bool is_goodbye(char* msg, size_t len, const char* our_session) {
-  if (memmem(msg, len, "goodbye", 7) == nullptr) return false;
-  mcpgen::json::Value root;
-  const char* perr = nullptr;
-  if (!mcpgen::json::validate(msg, len, &root, &perr) || !root.is(mcpgen::json::Type::kObject)) return false;
-  if (!mcpgen::json::string_equals(mcpgen::json::find(root, "type"), "goodbye")) return false;
-  mcpgen::json::Value sid = mcpgen::json::find(root, "session_id");
-  return !(sid.is(mcpgen::json::Type::kString) && our_session[0] != '\0' &&
-           !mcpgen::json::string_equals(sid, our_session));
-}
-
 // Reads the request's Response Topic and Correlation Data into c.reply_*; false when
 // it has none (or they are unusable: then the reply goes to the up topic).
 bool take_reply_target(Ctx& c, const mosquitto_property* props, char* topic_buf) {
@@ -198,7 +186,7 @@ bool take_reply_target(Ctx& c, const mosquitto_property* props, char* topic_buf)
     return false;
   }
   size_t n = strlen(rt);
-  bool ok = n > 0 && n <= kMaxTopic && strpbrk(rt, "+#") == nullptr;
+  bool ok = mcpgen_mqtt::usable_response_topic(rt, n);
   if (ok) memcpy(topic_buf, rt, n + 1);
   free(rt);
   if (!ok) {
@@ -233,12 +221,16 @@ void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosqui
   size_t len = m->payloadlen > 0 ? static_cast<size_t>(m->payloadlen) : 0;
   if (len + 1 > c.in_cap) {
     c.log("mqtt: dropped a message longer than %zu bytes", c.in_cap - 1);
+    // The part that fits tells the reply's id and session, as on the other ports.
+    size_t kept = c.in_cap - 1;
+    memcpy(c.in, m->payload, kept);
+    c.in[kept] = '\0';
     hostport::SendLock lock;
-    c.session->on_oversized();
+    c.session->on_oversized(c.in, kept);
   } else {
     memcpy(c.in, m->payload, len);
     c.in[len] = '\0';
-    if (c.reply_topic == nullptr && is_goodbye(c.in, len, c.server.session_id())) {
+    if (c.reply_topic == nullptr && mcpgen_mqtt::is_goodbye(c.in, len, c.server.session_id())) {
       c.log("mqtt: goodbye from the server (session %s)", c.server.session_id());
       c.goodbye = true;
     } else {
@@ -247,6 +239,7 @@ void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosqui
       if (!c.hello_seen && c.server.peer_hello_received()) {
         c.hello_seen = true;
         c.log("mqtt: server hello, session_id=%s", c.server.session_id());
+        ota_mark_valid();  // a pending new image reached the backend (ota.h)
       }
       if (c.after_message != nullptr) c.after_message();
     }
@@ -259,17 +252,7 @@ void on_message(mosquitto*, void* user, const mosquitto_message* m, const mosqui
 // "token" so a backend can authenticate the device beyond the broker's credentials.
 size_t build_hello(Ctx& c) {
   size_t n = c.server.hello("mqtt", c.out, c.out_cap);
-  if (n == 0 || c.out[n - 1] != '}') return 0;
-  mcpgen::JsonWriter w(c.out + n - 1, c.out_cap - (n - 1));
-  w.raw_fragment(",", 1);
-  w.key("client_id");
-  w.string(c.opt.client_id);
-  if (c.opt.token != nullptr) {
-    w.key("token");
-    w.string(c.opt.token);
-  }
-  w.raw_fragment("}", 1);
-  return w.overflowed() ? 0 : n - 1 + w.size();
+  return mcpgen_mqtt::extend_hello(c.out, n, c.out_cap, c.opt.client_id, c.opt.token);
 }
 
 // Runs the network loop until deadline_ms (or, with deadline_ms < 0, until `done`
@@ -316,7 +299,10 @@ bool run_connection(Ctx& c) {
     return false;
   }
   rc = mosquitto_subscribe_v5(c.mosq, nullptr, c.topics.down, 1, 0, nullptr);
-  if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_publish_v5(c.mosq, nullptr, c.topics.state, 6, "online", 1, true, nullptr);
+  if (rc == MOSQ_ERR_SUCCESS) {
+    rc = mosquitto_publish_v5(c.mosq, nullptr, c.topics.state, static_cast<int>(strlen(mcpgen_mqtt::kOnline)),
+                              mcpgen_mqtt::kOnline, 1, true, nullptr);
+  }
   if (rc != MOSQ_ERR_SUCCESS) {
     c.log("mqtt: subscribing to %s / publishing the online state failed: %s", c.topics.down, mosquitto_strerror(rc));
     return false;
@@ -365,14 +351,6 @@ bool run_connection(Ctx& c) {
   }
 }
 
-bool valid_topic_level(const char* s) {
-  if (s == nullptr || *s == '\0') return false;
-  for (; *s != '\0'; ++s) {
-    if (*s == '/' || *s == '+' || *s == '#') return false;
-  }
-  return true;
-}
-
 // Sets up the libmosquitto client: MQTT 5, TCP_NODELAY (replies are small and
 // latency-bound: Nagle would hold each one back for the broker's delayed ACK),
 // credentials, TLS and the Last Will.
@@ -386,7 +364,10 @@ bool configure(Ctx& c) {
   if (rc == MOSQ_ERR_SUCCESS && c.opt.cafile != nullptr) {
     rc = mosquitto_tls_set(m, c.opt.cafile, nullptr, nullptr, nullptr, nullptr);
   }
-  if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_will_set_v5(m, c.topics.state, 7, "offline", 1, true, nullptr);
+  if (rc == MOSQ_ERR_SUCCESS) {
+    rc = mosquitto_will_set_v5(m, c.topics.state, static_cast<int>(strlen(mcpgen_mqtt::kOffline)),
+                               mcpgen_mqtt::kOffline, 1, true, nullptr);
+  }
   if (rc != MOSQ_ERR_SUCCESS) {
     c.log("mqtt: setting up the client failed: %s", mosquitto_strerror(rc));
     return false;
@@ -400,13 +381,13 @@ bool configure(Ctx& c) {
 
 int run_mqtt_device(const MqttDeviceOptions& opt, mcpgen::Server& server, char* in, size_t in_cap, char* out,
                     size_t out_cap, LogFn log, void (*after_message)()) {
-  if (!valid_topic_level(opt.device_id)) {
+  if (!mcpgen_mqtt::valid_topic_level(opt.device_id)) {
     log("mqtt: the device id must be a non-empty MQTT topic level (no '/', '+' or '#'): %s",
         opt.device_id != nullptr ? opt.device_id : "");
     return 2;
   }
-  if (opt.topic_prefix == nullptr || *opt.topic_prefix == '\0' || strpbrk(opt.topic_prefix, "+#") != nullptr) {
-    log("mqtt: bad --topic-prefix (must be non-empty, without '+' or '#')");
+  if (!mcpgen_mqtt::valid_prefix(opt.topic_prefix)) {
+    log("mqtt: bad --topic-prefix (must be non-empty, without '+' or '#', and not begin or end with '/')");
     return 2;
   }
   if (opt.keepalive_s != 0 && (opt.keepalive_s < 5 || opt.keepalive_s > 65535)) {
@@ -418,11 +399,11 @@ int run_mqtt_device(const MqttDeviceOptions& opt, mcpgen::Server& server, char* 
     return 2;
   }
   Topics topics;
-  int a = snprintf(topics.up, sizeof topics.up, "%s/%s/up", opt.topic_prefix, opt.device_id);
-  int b = snprintf(topics.down, sizeof topics.down, "%s/%s/down", opt.topic_prefix, opt.device_id);
-  int s = snprintf(topics.state, sizeof topics.state, "%s/%s/state", opt.topic_prefix, opt.device_id);
-  if (a < 0 || b < 0 || s < 0 || static_cast<size_t>(s) >= sizeof topics.state ||
-      static_cast<size_t>(b) >= sizeof topics.down) {
+  if (mcpgen_mqtt::build_topic(topics.up, sizeof topics.up, opt.topic_prefix, opt.device_id, mcpgen_mqtt::kUp) == 0 ||
+      mcpgen_mqtt::build_topic(topics.down, sizeof topics.down, opt.topic_prefix, opt.device_id,
+                               mcpgen_mqtt::kDown) == 0 ||
+      mcpgen_mqtt::build_topic(topics.state, sizeof topics.state, opt.topic_prefix, opt.device_id,
+                               mcpgen_mqtt::kState) == 0) {
     log("mqtt: topic prefix and device id are too long");
     return 2;
   }

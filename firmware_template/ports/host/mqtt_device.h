@@ -8,7 +8,10 @@
 // Correlation Data (how fleet workers call any device, runtime/fleet.py); a request
 // without them is answered on the up topic (xiaozhi conventions, MqttGateway).
 //
-// Built only when the compiler finds <mosquitto.h> (codegen/build_host.py defines
+// The topic names and the Response Topic, goodbye and hello rules are the core's
+// mcpgen/mqtt_conventions.h, the same header the ESP-IDF port uses.
+//
+// Built only when the compiler finds <mosquitto.h> (codegen/targets/host.py defines
 // MCPGEN_HOST_MQTT=1 and links -lmosquitto); otherwise --mqtt says which package is
 // missing and exits 2.
 #pragma once
@@ -16,6 +19,7 @@
 #include <stddef.h>
 
 #include "mcpgen/mcp_core.h"
+#include "mcpgen/mqtt_conventions.h"
 
 namespace hostport {
 
@@ -26,7 +30,7 @@ struct MqttDeviceOptions {
   const char* username = nullptr;
   const char* password = nullptr;
   const char* token = nullptr;  // sent in the hello as "token" when given (--token)
-  const char* topic_prefix = "mcpgen";
+  const char* topic_prefix = mcpgen_mqtt::kDefaultPrefix;
   int keepalive_s = 60;
   long max_reconnects = -1;  // -1: forever
   int hello_timeout_ms = 10000;

@@ -14,7 +14,7 @@
 // 1-byte payload or an invalid code gets 1002; libwebsockets would echo them as they
 // came), and a queue of outgoing messages written when the socket is writable.
 //
-// Built only when the compiler finds <libwebsockets.h> (codegen/build_host.py defines
+// Built only when the compiler finds <libwebsockets.h> (codegen/targets/host.py defines
 // MCPGEN_HOST_WS=1 and links -lwebsockets); otherwise --ws says which package is
 // missing and exits 2.
 #pragma once

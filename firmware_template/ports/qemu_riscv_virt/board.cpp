@@ -36,8 +36,8 @@ void plic_enable_uart() {
   mmio32(kPlicThresholdCtx0) = 0;
 }
 
-// Acknowledges whatever woke us: claim + complete re-arms the PLIC gateway. The UART line
-// stays high while bytes are waiting, so no wake-up is lost.
+// Acknowledges whatever woke us: claim + complete re-arms the PLIC gateway (called with
+// the UART's interrupt disabled, so its line is low and nothing re-pends).
 void plic_acknowledge() {
   const uint32_t source = mmio32(kPlicClaimCtx0);
   if (source != 0) mmio32(kPlicClaimCtx0) = source;
@@ -82,8 +82,16 @@ extern "C" void mcpgen_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval) {
 namespace board {
 
 char mcp_read() {
+  // Sleep until a byte arrives. The UART's receive interrupt is enabled only around the
+  // `wfi`: left on, its line (and so the PLIC's pending bit and mip.MEIP) can stay raised
+  // after the wake-up, and every later `wfi` returns at once: the idle loop spins a host
+  // core. Disabled before the claim/complete, the line is low when the PLIC re-arms, so
+  // nothing stays pending. A byte arriving between readable() and `wfi` raises the line
+  // first, so `wfi` returns and the loop sees it.
   while (!kMcpUart.readable()) {
-    __asm__ volatile("wfi");
+    kMcpUart.enable_rx_interrupt(true);
+    if (!kMcpUart.readable()) __asm__ volatile("wfi");
+    kMcpUart.enable_rx_interrupt(false);
     plic_acknowledge();
   }
   return kMcpUart.take();

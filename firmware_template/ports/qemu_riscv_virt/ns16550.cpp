@@ -21,8 +21,10 @@ void Ns16550::init(uint16_t divisor) const {
   reg(kRbrThr) = static_cast<uint8_t>(divisor & 0xFFu);
   reg(kIer) = static_cast<uint8_t>(divisor >> 8);
   reg(kLcr) = kLcr8N1;
-  reg(kIer) = kIerRxAvailable;
+  reg(kIer) = 0;
 }
+
+void Ns16550::enable_rx_interrupt(bool on) const { reg(kIer) = on ? kIerRxAvailable : 0; }
 
 void Ns16550::put(char c) const {
   while ((reg(kLsr) & kLsrThrEmpty) == 0) {

@@ -12,10 +12,13 @@ class Ns16550 {
  public:
   explicit constexpr Ns16550(uintptr_t base) : base_(base) {}
 
-  // 8N1 at clock / (16 * divisor) baud, receive interrupt enabled. The FIFO control
-  // register is left alone on purpose: writing it flushes the receive FIFO, which on
-  // QEMU drops bytes a client already sent before the firmware booted.
+  // 8N1 at clock / (16 * divisor) baud, interrupts off. The FIFO control register is
+  // left alone on purpose: writing it flushes the receive FIFO, which on QEMU drops bytes
+  // a client already sent before the firmware booted.
   void init(uint16_t divisor) const;
+  // The receive interrupt: the line is high while it is enabled and a byte waits. The
+  // reader enables it only around `wfi`, so the line is low whenever nobody sleeps.
+  void enable_rx_interrupt(bool on) const;
   void put(char c) const;
   void write(const char* s, size_t n) const;
   // True when a received byte is waiting.

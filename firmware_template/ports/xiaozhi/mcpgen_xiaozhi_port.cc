@@ -21,8 +21,9 @@ namespace xiaozhi {
 
 namespace {
 
-std::mutex& call_mutex() {
-  static std::mutex m;
+// Recursive: a handler running under it may emit a spec event, which takes it again.
+std::recursive_mutex& call_mutex() {
+  static std::recursive_mutex m;
   return m;
 }
 
@@ -266,14 +267,18 @@ Server& core() {
 }
 
 void set_notification_sink(std::function<void(const std::string&)> sink) {
-  std::lock_guard<std::mutex> lock(call_mutex());
+  std::lock_guard<std::recursive_mutex> lock(call_mutex());
   sink_slot() = std::move(sink);
 }
 
 std::function<void(const std::string&)> notification_sink() {
-  std::lock_guard<std::mutex> lock(call_mutex());
+  std::lock_guard<std::recursive_mutex> lock(call_mutex());
   return sink_slot();
 }
+
+void lock_core() { call_mutex().lock(); }
+
+void unlock_core() { call_mutex().unlock(); }
 
 bool parse_number(const char* param, const std::string& text, double* out, std::string* error) {
   // JSON number characters only (no "inf", "nan", hex floats, or surrounding junk).
@@ -313,7 +318,7 @@ Outcome run_tool(const char* name, ReturnKind returns, const ArgsWriter& write_a
   size_t n = 0;
   {
     // The core (one Server, one Context scratch) serves one call at a time.
-    std::lock_guard<std::mutex> lock(call_mutex());
+    std::lock_guard<std::recursive_mutex> lock(call_mutex());
     Server& server = core();
     n = server.handle(request.get(), w.size(), reply.get(), reply.size() - 1);
     static char note[2 * MCPGEN_NOTIFY_SIZE + 64];

@@ -106,10 +106,13 @@ bool parse_number(const char* param, const std::string& text, double* out, std::
 // {"fingerprint":"<16 hex>","device":"<name>","version":"<version>"}.
 cJSON* spec_info_json();
 
-// Where notifications a handler queued with Context::notify go: called with the complete
-// JSON-RPC notification after the handler returned. Unset (the default): dropped. On the
-// stock firmware: [](const std::string& m) { Application::GetInstance().SendMcpMessage(m); }
-// (SendMcpMessage schedules the send, so it goes out after the tool's reply).
+// Where the device's own messages go: notifications a handler queued with
+// Context::notify (after the handler returned) and the spec's events
+// (mcpgen::events::emit_<name>, from any task), each as one complete JSON-RPC
+// notification. On the stock firmware:
+//   [](const std::string& m) { Application::GetInstance().SendMcpMessage(m); }
+// (SendMcpMessage queues the send on the main task under a mutex, safe from any task).
+// Unset (the default): notifications are dropped and every emitter returns kNoPeer.
 void set_notification_sink(std::function<void(const std::string&)> sink);
 
 // The sink set with set_notification_sink (a copy; empty when unset).
@@ -118,6 +121,11 @@ std::function<void(const std::string&)> notification_sink();
 // The mcpgen core instance the handlers run in (e.g. for core().set_user_data(p), which
 // handlers read with ctx.user_data()).
 Server& core();
+
+// The lock around every use of the core (tool calls, events). Recursive: a handler may
+// emit an event while its call holds it. Used by the event outlet of the stock layer.
+void lock_core();
+void unlock_core();
 
 // `message` made safe for the stock McpServer::ReplyError, which pastes it into a JSON
 // string without escaping: '"' -> '\'', '\\' -> '/', control characters -> ' '.

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "mcp_server.h"
+#include "mcpgen/events.h"
 #include "mcpgen_xiaozhi_port.h"
 
 #if !defined(__cpp_exceptions)
@@ -69,6 +70,32 @@ inline double parse_number(const char* param, const std::string& text) {
 
 // The result of the generated `self.mcpgen.spec` tool.
 inline ReturnValue spec_info() { return spec_info_json(); }
+
+// Sends the spec's events (mcpgen::events::emit_<name>) through the notification sink,
+// i.e. Application::SendMcpMessage on the stock firmware, which wraps them in the
+// session's envelope. Defined here, in the unit built with exceptions, so that a sink
+// that throws is caught before it could unwind through the core (built without them).
+class SinkEventOutlet final : public EventOutlet {
+ public:
+  void lock() override { lock_core(); }
+  void unlock() override { unlock_core(); }
+  EventStatus send_locked(const char* data, size_t len) override {
+    std::function<void(const std::string&)> sink = notification_sink();
+    if (!sink) return EventStatus::kNoPeer;  // set_notification_sink was never called
+    try {
+      sink(std::string(data, len));
+    } catch (const std::exception&) {
+      return EventStatus::kSendFailed;
+    }
+    return EventStatus::kSent;
+  }
+};
+
+// Installs the outlet above for the core the handlers run in (mcpgen_register_tools does).
+inline void install_event_outlet() {
+  static SinkEventOutlet outlet;
+  set_event_outlet(&core(), &outlet);
+}
 
 }  // namespace xiaozhi
 }  // namespace mcpgen

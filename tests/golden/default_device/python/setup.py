@@ -40,7 +40,10 @@ def _extensions() -> list:
     strip = sys.platform.startswith("linux") and os.environ.get("MCPGEN_DEBUG_BUILD") != "1"
     link_args = ["-Wl,--strip-debug"] if strip else []
     return cythonize(
-        [Extension("xiaozhi_sim_tools._bindings", ["xiaozhi_sim_tools/_bindings.py"], extra_link_args=link_args)],
+        [
+            Extension(f"xiaozhi_sim_tools.{name}", [f"xiaozhi_sim_tools/{name}.py"], extra_link_args=link_args)
+            for name in ["_bindings"]
+        ],
         compiler_directives={"language_level": "3", "annotation_typing": False},
         quiet=True,
     )

@@ -35,12 +35,12 @@ struct GetDeviceStatusArgs {
 
 // self.audio_speaker.set_volume (returns boolean)
 struct AudioSpeakerSetVolumeArgs {
-  int64_t volume;  // integer; range [0, 100]; required. Volume in percent.
+  int64_t volume;  // integer; 0 to 100; required. Volume in percent.
 };
 
 // self.screen.set_brightness (returns boolean)
 struct ScreenSetBrightnessArgs {
-  int64_t brightness;  // integer; range [0, 100]; required
+  int64_t brightness;  // integer; 0 to 100; required
 };
 
 // self.screen.set_theme (returns boolean)
@@ -55,7 +55,7 @@ struct RebootArgs {
 // self.display.show_text (returns string)
 struct DisplayShowTextArgs {
   bool scroll;  // boolean; default false
-  double seconds;  // number; range [0.5, 30.0]; default 3.0
+  double seconds;  // number; 0.5 to 30; default 3.0
   const char* text;  // string; at most 64 characters; required. Message to show.
 };
 
@@ -66,12 +66,12 @@ struct SensorReadTemperatureArgs {
 
 // self.counter.add (returns integer)
 struct CounterAddArgs {
-  int64_t amount;  // integer; range [-1000, 1000]; default 1
+  int64_t amount;  // integer; -1000 to 1000; default 1
 };
 
 // self.network.set_hostname (returns string)
 struct NetworkSetHostnameArgs {
-  const char* hostname;  // string; at most 32 characters; pattern ^[a-z0-9-]+$ (not checked on the device); required
+  const char* hostname;  // string; at most 32 characters; matching ^[a-z0-9-]+$; the pattern is not checked on the device; required
 };
 
 // self.camera.snapshot (returns image)

@@ -50,10 +50,13 @@ cdef class AudioSpeakerTools:
 cdef class XiaozhiSim:
     cdef readonly object _device
     cdef object _invoke
-    cdef readonly AudioSpeakerTools audio_speaker
-    cdef readonly ScreenTools screen
-    cdef readonly DisplayTools display
-    cdef readonly SensorTools sensor
-    cdef readonly CounterTools counter
-    cdef readonly NetworkTools network
-    cdef readonly CameraTools camera
+    cdef object _release
+    cdef object _supported
+    cdef readonly object version
+    cdef readonly object audio_speaker
+    cdef readonly object screen
+    cdef readonly object display
+    cdef readonly object sensor
+    cdef readonly object counter
+    cdef readonly object network
+    cdef readonly object camera

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypedDict
 from mcpgen.runtime import validate as _v
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
+from mcpgen.runtime.errors import NotSupported as _NotSupported
 from mcpgen.runtime.codec import (
     KIND_BOOLEAN,
     KIND_IMAGE,
@@ -30,6 +31,31 @@ DEVICE_NAME = "xiaozhi-sim"
 DEVICE_VERSION = "1.0.0"
 PROTOCOL_VERSION = "2024-11-05"
 FINGERPRINT = "13b669f458cc0dc5"
+
+#: The released versions these bindings serve, each typed by its own version (policy
+#: "compatible"): spec fingerprint -> device.version, oldest first, this version last.
+RELEASES: dict[str, str] = {
+    "13b669f458cc0dc5": "1.0.0",
+}
+
+#: The bindings module of each older release, by fingerprint (runtime.compat picks one).
+_OLDER: dict = {}
+
+#: Tool -> its parameters in this version: what ``supports()`` answers from.
+_SUPPORTED: dict[str, tuple] = {
+    "self.get_device_status": (),
+    "self.audio_speaker.set_volume": ("volume",),
+    "self.screen.set_brightness": ("brightness",),
+    "self.screen.set_theme": ("theme",),
+    "self.reboot": (),
+    "self.display.show_text": ("scroll", "seconds", "text"),
+    "self.sensor.read_temperature": ("unit",),
+    "self.counter.add": ("amount",),
+    "self.network.set_hostname": ("hostname",),
+    "self.camera.snapshot": (),
+}
+
+_ABSENT: Any = object()  # the default of a parameter this version lacks
 
 #: The tool table of the spec: MCP name -> name, python_path, description, title,
 #: returns (kind), user_only, input_schema and output_schema (as in tools/list).
@@ -425,7 +451,7 @@ class AudioSpeakerTools:
         MCP tool ``self.audio_speaker.set_volume``.
 
         Args:
-            volume: Volume in percent. (integer; 0..100)
+            volume: Volume in percent. (integer; 0 to 100)
 
         Returns: boolean
         """
@@ -449,7 +475,7 @@ class ScreenTools:
         MCP tool ``self.screen.set_brightness``.
 
         Args:
-            brightness: (integer; 0..100)
+            brightness: (integer; 0 to 100)
 
         Returns: boolean
         """
@@ -492,7 +518,7 @@ class DisplayTools:
 
         Args:
             scroll: (boolean; default False)
-            seconds: (number; 0.5..30.0; default 3.0)
+            seconds: (number; 0.5 to 30; default 3.0)
             text: Message to show. (string; at most 64 characters)
 
         Returns: string
@@ -541,7 +567,7 @@ class CounterTools:
         MCP tool ``self.counter.add``.
 
         Args:
-            amount: (integer; -1000..1000; default 1)
+            amount: (integer; -1000 to 1000; default 1)
 
         Returns: integer
         """
@@ -603,7 +629,10 @@ class XiaozhiSim:
     Typed bindings of device ``xiaozhi-sim`` 1.0.0: wrap a ready
     ``runtime.Device`` and call its tools as methods. ``policy`` decides what happens when
     the device reports another spec fingerprint: ``"strict"`` raises SpecMismatch,
-    ``"warn"`` logs it, ``"off"`` skips the check.
+    ``"warn"`` logs it, ``"off"`` skips the check. ``"compatible"`` (the default) serves a
+    device of any released version (``RELEASES``) typed by its own version: its ranges, its
+    results, its events; a tool or parameter that version lacks raises NotSupported, nothing
+    sent (``supports()`` asks first). Another fingerprint is handled as under ``"warn"``.
     """
 
     FINGERPRINT = FINGERPRINT
@@ -611,12 +640,30 @@ class XiaozhiSim:
     DEVICE_VERSION = DEVICE_VERSION
     SPEC = SPEC
 
-    def __init__(self, device: Any, *, policy: Policy = "warn") -> None:
-        _bind_device(
-            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="XiaozhiSim"
+    def __init__(self, device: Any, *, policy: Policy = "compatible") -> None:
+        chosen = _bind_device(
+            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="XiaozhiSim",
+            releases=RELEASES,
         )
         self._device = device
         self._invoke = _invoker(device)
+        older = _OLDER.get(chosen)
+        if older is not None:  # a device on an older release: that release's bindings
+            impl = older.XiaozhiSim(device, policy="off")
+            self._release = impl
+            self._supported = older._SUPPORTED
+            self.version = older.DEVICE_VERSION
+            self.audio_speaker = impl.audio_speaker
+            self.screen = impl.screen
+            self.display = impl.display
+            self.sensor = impl.sensor
+            self.counter = impl.counter
+            self.network = impl.network
+            self.camera = impl.camera
+            return
+        self._release = None
+        self._supported = _SUPPORTED
+        self.version = DEVICE_VERSION
         self.audio_speaker = AudioSpeakerTools(device)
         self.screen = ScreenTools(device)
         self.display = DisplayTools(device)
@@ -624,6 +671,11 @@ class XiaozhiSim:
         self.counter = CounterTools(device)
         self.network = NetworkTools(device)
         self.camera = CameraTools(device)
+
+    def supports(self, tool: str, param: Any = None) -> bool:
+        """Whether the device's version has ``tool`` (and its parameter ``param``)."""
+        params = self._supported.get(tool)
+        return params is not None and (param is None or param in params)
 
     @property
     def device(self) -> Any:
@@ -641,6 +693,8 @@ class XiaozhiSim:
 
         Returns: object
         """
+        if self._release is not None:
+            return self._release.get_device_status()
         try:
             args = args_get_device_status()
         except Exception as exc:
@@ -654,6 +708,8 @@ class XiaozhiSim:
 
         Returns: none
         """
+        if self._release is not None:
+            return self._release.reboot()
         try:
             args = args_reboot()
         except Exception as exc:

@@ -12,6 +12,7 @@ DEVICE_NAME: str
 DEVICE_VERSION: str
 PROTOCOL_VERSION: str
 FINGERPRINT: str
+RELEASES: dict[str, str]
 SPEC: dict[str, dict[str, Any]]
 
 class GetDeviceStatusResultAudioSpeaker(TypedDict, total=False):
@@ -99,6 +100,7 @@ class XiaozhiSim:
     DEVICE_NAME: str
     DEVICE_VERSION: str
     SPEC: dict[str, dict[str, Any]]
+    version: str
     audio_speaker: AudioSpeakerTools
     screen: ScreenTools
     display: DisplayTools
@@ -109,6 +111,7 @@ class XiaozhiSim:
     def __init__(self, device: Device, *, policy: Policy = ...) -> None: ...
     @property
     def device(self) -> Device: ...
+    def supports(self, tool: str, param: str | None = None) -> bool: ...
     async def get_device_status(self) -> GetDeviceStatusResult:
         """Provides the real-time information of the device, including the current status of the audio speak..."""
     async def reboot(self) -> None:

@@ -33,9 +33,9 @@ inline constexpr unsigned kToolCount = 6;
 
 // self.light.set_rgb (returns boolean)
 struct LightSetRgbArgs {
-  int64_t b;  // integer; range [0, 255]; required
-  int64_t g;  // integer; range [0, 255]; required
-  int64_t r;  // integer; range [0, 255]; required
+  int64_t b;  // integer; 0 to 255; required
+  int64_t g;  // integer; 0 to 255; required
+  int64_t r;  // integer; 0 to 255; required
 };
 
 // self.light.set_power (returns boolean)
@@ -49,18 +49,18 @@ struct LightGetStateArgs {
 
 // self.timer.set (returns integer)
 struct TimerSetArgs {
-  int64_t minutes;  // integer; range [0, 720]; required
+  int64_t minutes;  // integer; 0 to 720; required
 };
 
 // self.light.set_effect (returns string)
 struct LightSetEffectArgs {
   const char* effect;  // string; one of none, breathe, rainbow, candle; required
-  double speed;  // number; range [0.1, 10.0]; default 1.0
+  double speed;  // number; 0.1 to 10; default 1.0
 };
 
 // self.button.press (returns boolean)
 struct ButtonPressArgs {
-  int64_t count;  // integer; range [1, 5]; default 1. Presses in a row.
+  int64_t count;  // integer; 1 to 5; default 1. Presses in a row.
 };
 
 namespace tools {
@@ -82,7 +82,7 @@ namespace mcpgen {
 namespace events {
 
 // button_pressed: Someone pressed the lamp's button.
-//   count: integer; range [1, 5]. Presses in a row.
+//   count: integer; 1 to 5. Presses in a row.
 mcpgen::EventStatus emit_button_pressed(int64_t count);
 
 // power_changed: The lamp was switched on or off.
@@ -103,7 +103,7 @@ struct ResourceArgs_effect {
 
 // Variables of lamp://pattern/{length}
 struct ResourceArgs_pattern {
-  int64_t length;  // integer; range [0, 65536]; required
+  int64_t length;  // integer; 0 to 65536; required
 };
 
 namespace resources {

@@ -30,8 +30,11 @@ cdef class LightTools:
 cdef class DeskLamp:
     cdef readonly object _device
     cdef object _invoke
+    cdef object _release
+    cdef object _supported
+    cdef readonly object version
     cdef readonly object events
     cdef readonly object resources
-    cdef readonly LightTools light
-    cdef readonly TimerTools timer
-    cdef readonly ButtonTools button
+    cdef readonly object light
+    cdef readonly object timer
+    cdef readonly object button

@@ -18,6 +18,7 @@ from mcpgen.runtime.events import check_params as _check_event_params
 from mcpgen.runtime.resources import ResourceReader as _ResourceReader
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
+from mcpgen.runtime.errors import NotSupported as _NotSupported
 from mcpgen.runtime.codec import (
     KIND_BOOLEAN,
     KIND_IMAGE,
@@ -32,6 +33,27 @@ DEVICE_NAME = "desk-lamp"
 DEVICE_VERSION = "0.3.1"
 PROTOCOL_VERSION = "2024-11-05"
 FINGERPRINT = "7191c94c70c2f49c"
+
+#: The released versions these bindings serve, each typed by its own version (policy
+#: "compatible"): spec fingerprint -> device.version, oldest first, this version last.
+RELEASES: dict[str, str] = {
+    "7191c94c70c2f49c": "0.3.1",
+}
+
+#: The bindings module of each older release, by fingerprint (runtime.compat picks one).
+_OLDER: dict = {}
+
+#: Tool -> its parameters in this version: what ``supports()`` answers from.
+_SUPPORTED: dict[str, tuple] = {
+    "self.light.set_rgb": ("b", "g", "r"),
+    "self.light.set_power": ("on",),
+    "self.light.get_state": (),
+    "self.timer.set": ("minutes",),
+    "self.light.set_effect": ("effect", "speed"),
+    "self.button.press": ("count",),
+}
+
+_ABSENT: Any = object()  # the default of a parameter this version lacks
 
 #: The tool table of the spec: MCP name -> name, python_path, description, title,
 #: returns (kind), user_only, input_schema and output_schema (as in tools/list).
@@ -436,9 +458,9 @@ class LightTools:
         MCP tool ``self.light.set_rgb``.
 
         Args:
-            b: (integer; 0..255)
-            g: (integer; 0..255)
-            r: (integer; 0..255)
+            b: (integer; 0 to 255)
+            g: (integer; 0 to 255)
+            r: (integer; 0 to 255)
 
         Returns: boolean
         """
@@ -484,7 +506,7 @@ class LightTools:
 
         Args:
             effect: (string; one of none, breathe, rainbow, candle)
-            speed: (number; 0.1..10.0; default 1.0)
+            speed: (number; 0.1 to 10; default 1.0)
 
         Returns: string
         """
@@ -508,7 +530,7 @@ class TimerTools:
         MCP tool ``self.timer.set``.
 
         Args:
-            minutes: (integer; 0..720)
+            minutes: (integer; 0 to 720)
 
         Returns: integer
         """
@@ -533,7 +555,7 @@ class ButtonTools:
         MCP tool ``self.button.press``.
 
         Args:
-            count: Presses in a row. (integer; 1..5; default 1)
+            count: Presses in a row. (integer; 1 to 5; default 1)
 
         Returns: boolean
         """
@@ -550,7 +572,10 @@ class DeskLamp:
     Typed bindings of device ``desk-lamp`` 0.3.1: wrap a ready
     ``runtime.Device`` and call its tools as methods. ``policy`` decides what happens when
     the device reports another spec fingerprint: ``"strict"`` raises SpecMismatch,
-    ``"warn"`` logs it, ``"off"`` skips the check.
+    ``"warn"`` logs it, ``"off"`` skips the check. ``"compatible"`` (the default) serves a
+    device of any released version (``RELEASES``) typed by its own version: its ranges, its
+    results, its events; a tool or parameter that version lacks raises NotSupported, nothing
+    sent (``supports()`` asks first). Another fingerprint is handled as under ``"warn"``.
     """
 
     FINGERPRINT = FINGERPRINT
@@ -558,17 +583,37 @@ class DeskLamp:
     DEVICE_VERSION = DEVICE_VERSION
     SPEC = SPEC
 
-    def __init__(self, device: Any, *, policy: Policy = "warn") -> None:
-        _bind_device(
-            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="DeskLamp"
+    def __init__(self, device: Any, *, policy: Policy = "compatible") -> None:
+        chosen = _bind_device(
+            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="DeskLamp",
+            releases=RELEASES,
         )
         self._device = device
         self._invoke = _invoker(device)
+        older = _OLDER.get(chosen)
+        if older is not None:  # a device on an older release: that release's bindings
+            impl = older.DeskLamp(device, policy="off")
+            self._release = impl
+            self._supported = older._SUPPORTED
+            self.version = older.DEVICE_VERSION
+            self.light = impl.light
+            self.timer = impl.timer
+            self.button = impl.button
+            self.events = impl.events
+            return
+        self._release = None
+        self._supported = _SUPPORTED
+        self.version = DEVICE_VERSION
         self.light = LightTools(device)
         self.timer = TimerTools(device)
         self.button = ButtonTools(device)
         self.events = DeskLampEvents(device)
         self.resources = DeskLampResources(device)
+
+    def supports(self, tool: str, param: Any = None) -> bool:
+        """Whether the device's version has ``tool`` (and its parameter ``param``)."""
+        params = self._supported.get(tool)
+        return params is not None and (param is None or param in params)
 
     @property
     def device(self) -> Any:
@@ -581,9 +626,13 @@ class DeskLamp:
     def on_button_pressed(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` (plain or async) with every valid ``button_pressed``
         event (ButtonPressedEvent); returns the function that unsubscribes it."""
+        if self._release is not None:
+            return self._release.on_button_pressed(callback)
         return self.events._hub.subscribe("button_pressed", callback)
 
     def on_power_changed(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` (plain or async) with every valid ``power_changed``
         event (PowerChangedEvent); returns the function that unsubscribes it."""
+        if self._release is not None:
+            return self._release.on_power_changed(callback)
         return self.events._hub.subscribe("power_changed", callback)

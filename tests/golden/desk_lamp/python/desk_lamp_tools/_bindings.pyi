@@ -13,6 +13,7 @@ DEVICE_NAME: str
 DEVICE_VERSION: str
 PROTOCOL_VERSION: str
 FINGERPRINT: str
+RELEASES: dict[str, str]
 SPEC: dict[str, dict[str, Any]]
 
 class LightGetStateResult(TypedDict, total=False):
@@ -99,6 +100,7 @@ class DeskLamp:
     DEVICE_NAME: str
     DEVICE_VERSION: str
     SPEC: dict[str, dict[str, Any]]
+    version: str
     light: LightTools
     timer: TimerTools
     button: ButtonTools
@@ -107,6 +109,7 @@ class DeskLamp:
     def __init__(self, device: Device, *, policy: Policy = ...) -> None: ...
     @property
     def device(self) -> Device: ...
+    def supports(self, tool: str, param: str | None = None) -> bool: ...
     def on_button_pressed(self, callback: Callable[[ButtonPressedEvent], Any]) -> Callable[[], None]: ...
     def on_power_changed(self, callback: Callable[[PowerChangedEvent], Any]) -> Callable[[], None]: ...
 

@@ -1,11 +1,9 @@
-// The MQTT conventions of mcpgen devices (docs/mqtt.md), as the ESP-IDF MQTT transport
-// applies them: topic names, which Response Topics a device answers on, the xiaozhi
-// `goodbye`, and the extra fields of the MQTT hello. Header-only, plain C++17 on the
-// core's JSON reader and writer, no ESP-IDF: tests/esp32/test_mqtt_conventions.py
-// compiles it with the host g++ and checks it against the runtime's own topic names
-// (runtime/mqtt.py MqttGateway.topic, runtime/fleet.py reply topics).
-//
-// The host simulator (ports/host/mqtt_device.cpp) follows the same rules on libmosquitto.
+// The MQTT conventions of mcpgen devices (docs/mqtt.md), one copy for every port that
+// speaks MQTT (ports/esp_idf on esp-mqtt, ports/host on libmosquitto): topic names, which
+// Response Topics a device answers on, the xiaozhi `goodbye`, and the extra fields of the
+// MQTT hello. Header-only, plain C++17 on the core's JSON reader and writer and the C
+// library, so it sits in the core: tests/esp32/test_esp32_mqtt.py compiles it with the
+// host g++ and checks it against the runtime's own topic names (mcpgen.mqtt_topics).
 #pragma once
 
 #include <stddef.h>
@@ -20,6 +18,13 @@ namespace mcpgen_mqtt {
 constexpr size_t kMaxTopic = 512;        // longest topic the device keeps (its own or a Response Topic)
 constexpr size_t kMaxCorrelation = 256;  // longest Correlation Data copied into a reply
 constexpr const char* kDefaultPrefix = "mcpgen";
+// The topic leaves under <prefix>/<device_id>/ and the retained presence payloads of the
+// state topic (the runtime's names: mcpgen.mqtt_topics).
+constexpr const char* kUp = "up";        // device -> backend: hello, replies, notifications
+constexpr const char* kDown = "down";    // backend -> device: hello, requests, goodbye
+constexpr const char* kState = "state";  // retained presence
+constexpr const char* kOnline = "online";
+constexpr const char* kOffline = "offline";
 
 // A device id is exactly one topic level: non-empty, no '/', '+' or '#'.
 inline bool valid_topic_level(const char* s) {

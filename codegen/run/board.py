@@ -1,0 +1,79 @@
+"""``codegen run SPEC --target esp32|esp32s3|esp32c3``: build, flash, then watch a real board.
+
+One command for what is otherwise ``codegen build``, ``codegen flash`` and ``codegen monitor``
+(as ``esphome run`` or ``idf.py flash monitor`` do):
+
+1. the port is resolved first (``--port auto`` finds the board on USB, see ``ports``), so a
+   missing board is said before minutes of compiling, not after;
+2. PlatformIO builds the project (``targets.esp32.build_esp32``);
+3. esptool writes the images PlatformIO built (``flash.write_images``): the same write as
+   ``codegen flash --esptool``, in one esptool session;
+4. esp-idf-monitor shows the board's log and decodes panics with the firmware's ELF.
+
+``--interactive`` (the console) needs the firmware to speak MCP on the serial port; the
+ESP-IDF port's transports are WebSocket and MQTT today, so it is refused with the ways that
+do work rather than left to time out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Optional
+
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.run import flash as flash_mod
+from mcpgen.codegen.run import monitor as monitor_mod
+from mcpgen.codegen.run.ports import PortError, resolve_port
+from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets import esp32
+
+Log = Callable[[str], None]
+
+NO_SERIAL_CONSOLE = (
+    "the interactive console talks MCP over the serial port, and the ESP-IDF port speaks MCP only "
+    "over Wi-Fi (WebSocket or MQTT) so far\n"
+    "  fix: leave out -i to flash and watch the log, then reach the board's tools through "
+    "`codegen bridge` on its network; or try the console on the host or in QEMU: "
+    "codegen run SPEC --target host -i"
+)
+
+
+def firmware_elf(outdir: Path, board: str) -> Path:
+    """Where PlatformIO puts the ELF of ``board`` (what the monitor decodes panics with)."""
+    return esp32.project_dir(outdir) / ".pio" / "build" / esp32.board_info(board).env / "firmware.elf"
+
+
+def run_board(spec: Spec, spec_path: Path, outdir: Path, board: str, *, port: Optional[str],
+              interactive: bool = False, log: Log = print, error: Optional[Log] = None,
+              baud: int = 115200) -> int:
+    """Builds, flashes and monitors ``board`` on ``port`` (``auto``: detected). An exit code.
+
+    ``log`` gets the progress, ``error`` (default ``log``) the reason of a failure."""
+    error = error or log
+    if interactive:
+        error(NO_SERIAL_CONSOLE)
+        return 1
+    try:
+        device = resolve_port(port, out=log)
+    except PortError as exc:
+        error(str(exc))
+        return 1
+    info = esp32.board_info(board)
+    if esp32.build_esp32(spec_path, outdir, board, log=log, spec=spec) != 0:
+        raise BuildError(f"the {board} build failed (PlatformIO's output is above); nothing was flashed")
+    images = esp32.images_for(esp32.project_dir(outdir), info)
+    log(f"writing {board} images to {device} with esptool")
+    rc = flash_mod.write_images(info.chip, device, images, log=log)
+    if rc != 0:
+        error(f"flashing {device} failed (esptool exit {rc}); is another program (a monitor?) using it?")
+        return rc
+    log("flashed; starting the monitor")
+    elf: Optional[Path] = firmware_elf(outdir, board)
+    if elf is not None and not elf.is_file():
+        elf = None
+    try:
+        return monitor_mod.monitor(device, baud=baud, board=board, elf=elf, log=log)
+    except monitor_mod.MonitorError as exc:
+        error(str(exc))
+        return 1

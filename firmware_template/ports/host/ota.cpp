@@ -1,0 +1,533 @@
+// Over-the-air updates of the host simulator: see ota.h and docs/ota.md.
+//
+// The download is a plain HTTP/1.0 GET over a socket, written here: the host port links
+// no HTTP client library, and an image server on the backend side serves one file with
+// Content-Length. SHA-256 is mbedtls' (libmbedtls-dev, already a dependency).
+#include "ota.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mcp_tools.h"
+#include "tcp.h"
+
+namespace hostport {
+namespace {
+
+const char* g_dir = nullptr;
+long g_deadline_ms = 30000;
+bool g_child = false;
+const int kRebootExit = 75;  // the child asks the supervisor to boot the active slot
+
+void ota_log(const char* fmt, ...) {
+  char line[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "[sim] ota: %s\n", line);
+  fflush(stderr);
+}
+
+struct OtaState {
+  char active = 'a';
+  bool pending = false;  // the active slot was just installed and has not reached the backend
+  int attempts = 0;      // boots of the pending slot so far
+};
+
+void path_in_dir(char* out, size_t n, const char* name) { snprintf(out, n, "%s/%s", g_dir, name); }
+
+void slot_path(char* out, size_t n, char slot) {
+  char name[16];
+  snprintf(name, sizeof name, "slot-%c", slot);
+  path_in_dir(out, n, name);
+}
+
+bool load_state(OtaState* st) {
+  char path[512];
+  path_in_dir(path, sizeof path, "state");
+  FILE* f = fopen(path, "r");
+  if (f == nullptr) return false;
+  char active = 0;
+  int pending = 0, attempts = 0;
+  int got = fscanf(f, "active=%c pending=%d attempts=%d", &active, &pending, &attempts);
+  fclose(f);
+  if (got != 3 || (active != 'a' && active != 'b')) return false;
+  st->active = active;
+  st->pending = pending != 0;
+  st->attempts = attempts;
+  return true;
+}
+
+// Written to a temporary file and renamed: a crash leaves the old state or the new one.
+bool save_state(const OtaState& st) {
+  char path[512], tmp[520];
+  path_in_dir(path, sizeof path, "state");
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE* f = fopen(tmp, "w");
+  if (f == nullptr) return false;
+  fprintf(f, "active=%c\npending=%d\nattempts=%d\n", st.active, st.pending ? 1 : 0, st.attempts);
+  bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+  ok = fclose(f) == 0 && ok;
+  return ok && rename(tmp, path) == 0;
+}
+
+char other(char slot) { return slot == 'a' ? 'b' : 'a'; }
+
+bool copy_file(const char* from, const char* to) {
+  int in = open(from, O_RDONLY);
+  if (in < 0) return false;
+  int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+  bool ok = out >= 0;
+  char buf[65536];
+  while (ok) {
+    ssize_t r = read(in, buf, sizeof buf);
+    if (r == 0) break;
+    if (r < 0) {
+      ok = errno == EINTR;
+      continue;
+    }
+    ok = write(out, buf, static_cast<size_t>(r)) == r;
+  }
+  close(in);
+  if (out >= 0) ok = close(out) == 0 && ok;
+  return ok;
+}
+
+volatile sig_atomic_t g_stop = 0;
+void on_stop(int) { g_stop = 1; }
+
+}  // namespace
+
+bool parse_ota_arg(int argc, char** argv, int* i) {
+  const char* a = argv[*i];
+  bool has_value = *i + 1 < argc;
+  if (strcmp(a, "--ota-dir") == 0 && has_value) {
+    g_dir = argv[++*i];
+  } else if (strcmp(a, "--ota-deadline-ms") == 0 && has_value) {
+    g_deadline_ms = strtol(argv[++*i], nullptr, 10);
+  } else if (strcmp(a, "--ota-child") == 0) {
+    g_child = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ota_supervisor_wanted() { return g_dir != nullptr && !g_child; }
+
+int ota_supervise(int argc, char** argv) {
+  if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
+    ota_log("cannot create %s: %s", g_dir, strerror(errno));
+    return 2;
+  }
+  OtaState st;
+  if (!load_state(&st)) {  // first boot: this executable becomes slot a
+    char slot[512];
+    slot_path(slot, sizeof slot, 'a');
+    if (!copy_file("/proc/self/exe", slot) || !save_state(st)) {
+      ota_log("cannot install the first image into %s", slot);
+      return 2;
+    }
+    ota_log("installed this image into slot a");
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  // The child's argv: the slot's path, our arguments, --ota-child.
+  char** child_argv = static_cast<char**>(calloc(static_cast<size_t>(argc) + 2, sizeof(char*)));
+  if (child_argv == nullptr) return 2;
+  for (int k = 1; k < argc; ++k) child_argv[k] = argv[k];
+  child_argv[argc] = const_cast<char*>("--ota-child");
+  char exe[512];
+  for (;;) {
+    if (!load_state(&st)) {
+      ota_log("state file unreadable");
+      return 2;
+    }
+    if (st.pending && st.attempts >= 1) {  // the new image booted once and never became valid
+      ota_log("slot %c did not reach the backend: rolling back to slot %c", st.active, other(st.active));
+      st.active = other(st.active);
+      st.pending = false;
+      st.attempts = 0;
+      save_state(st);
+    } else if (st.pending) {
+      st.attempts = 1;
+      save_state(st);
+    }
+    slot_path(exe, sizeof exe, st.active);
+    child_argv[0] = exe;
+    ota_log("booting slot %c%s", st.active, st.pending ? " (pending verification)" : "");
+    pid_t pid = fork();
+    if (pid < 0) return 2;
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
+      execv(exe, child_argv);
+      _exit(127);
+    }
+    int64_t deadline = st.pending ? now_ms() + g_deadline_ms : -1;
+    int status = 0;
+    bool killed = false;
+    for (;;) {
+      pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) break;
+      if (g_stop) {
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+        return 0;
+      }
+      if (deadline >= 0) {
+        OtaState now;
+        if (load_state(&now) && !now.pending) {
+          deadline = -1;
+        } else if (now_ms() >= deadline && !killed) {
+          ota_log("slot %c: no session with the backend within %ld ms", st.active, g_deadline_ms);
+          kill(pid, SIGKILL);
+          killed = true;
+        }
+      }
+      sleep_ms(50);
+    }
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (code == kRebootExit) continue;
+    OtaState after;
+    if (load_state(&after) && after.pending) {
+      ota_log("slot %c exited (code %d) before reaching the backend", after.active, code);
+      continue;  // the top of the loop rolls back
+    }
+    return code;
+  }
+}
+
+void ota_mark_valid() {
+  if (g_dir == nullptr) return;
+  OtaState st;
+  if (load_state(&st) && st.pending) {
+    st.pending = false;
+    st.attempts = 0;
+    if (save_state(st)) ota_log("slot %c reached the backend: marked valid", st.active);
+  }
+}
+
+}  // namespace hostport
+
+#if defined(MCPGEN_SPEC_OTA)
+
+#include <mbedtls/sha256.h>
+#include <mbedtls/version.h>
+
+// mbedtls 2 deprecates the calls without _ret; mbedtls 3 only has those.
+#if MBEDTLS_VERSION_MAJOR < 3
+#define OTA_SHA256_STARTS mbedtls_sha256_starts_ret
+#define OTA_SHA256_UPDATE mbedtls_sha256_update_ret
+#define OTA_SHA256_FINISH mbedtls_sha256_finish_ret
+#else
+#define OTA_SHA256_STARTS mbedtls_sha256_starts
+#define OTA_SHA256_UPDATE mbedtls_sha256_update
+#define OTA_SHA256_FINISH mbedtls_sha256_finish
+#endif
+
+// What an image says about itself: the update handler finds it in a downloaded image
+// and refuses one of another device, or one that does not carry the announced version.
+extern "C" __attribute__((used)) const char mcpgen_ota_image_marker[] =
+    "MCPGEN-OTA-IMAGE|" MCPGEN_SPEC_DEVICE_NAME "|" MCPGEN_SPEC_DEVICE_VERSION "|" MCPGEN_SPEC_FINGERPRINT "|";
+
+namespace hostport {
+namespace {
+
+pthread_mutex_t g_busy_mu = PTHREAD_MUTEX_INITIALIZER;
+bool g_busy = false;  // an update runs, or one finished and the reboot is on its way
+
+struct Url {
+  char host[256];
+  char port[8];
+  char path[512];
+};
+
+bool parse_http_url(const char* url, Url* u) {
+  const char* p = url;
+  if (strncmp(p, "http://", 7) != 0) return false;
+  p += 7;
+  size_t hl = strcspn(p, ":/");
+  if (hl == 0 || hl >= sizeof u->host) return false;
+  memcpy(u->host, p, hl);
+  u->host[hl] = 0;
+  p += hl;
+  snprintf(u->port, sizeof u->port, "80");
+  if (*p == ':') {
+    ++p;
+    size_t pl = strspn(p, "0123456789");
+    if (pl == 0 || pl >= sizeof u->port) return false;
+    memcpy(u->port, p, pl);
+    u->port[pl] = 0;
+    p += pl;
+  }
+  if (*p != '/' && *p != 0) return false;
+  snprintf(u->path, sizeof u->path, "%s", *p ? p : "/");
+  return true;
+}
+
+int connect_to(const Url& u, char* err, size_t errn) {
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_STREAM;
+  struct addrinfo* res = nullptr;
+  int rc = getaddrinfo(u.host, u.port, &hints, &res);
+  if (rc != 0) {
+    snprintf(err, errn, "cannot resolve %s: %s", u.host, gai_strerror(rc));
+    return -1;
+  }
+  int fd = -1;
+  for (struct addrinfo* a = res; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    struct timeval tv = {10, 0};  // connect and every read: a stalled server is an error, not a hang
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      snprintf(err, errn, "cannot connect to %s:%s: %s", u.host, u.port, strerror(errno));
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  return fd;
+}
+
+// Downloads url into path, at most size + 1 bytes; fills sha (32 bytes) and *got.
+bool download(const char* url, const char* path, long long size, unsigned char sha[32], long long* got,
+              char* err, size_t errn) {
+  Url u;
+  if (!parse_http_url(url, &u)) {
+    snprintf(err, errn, "url %s: expected http://host[:port]/path (the simulator downloads plain HTTP)", url);
+    return false;
+  }
+  int fd = connect_to(u, err, errn);
+  if (fd < 0) return false;
+  char req[900];
+  int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n", u.path, u.host);
+  if (send(fd, req, static_cast<size_t>(n), MSG_NOSIGNAL) != n) {
+    snprintf(err, errn, "sending the request to %s failed: %s", url, strerror(errno));
+    close(fd);
+    return false;
+  }
+  int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+  if (out < 0) {
+    snprintf(err, errn, "cannot write %s: %s", path, strerror(errno));
+    close(fd);
+    return false;
+  }
+  mbedtls_sha256_context ctx;
+  mbedtls_sha256_init(&ctx);
+  OTA_SHA256_STARTS(&ctx, 0);
+  char head[4096];
+  size_t head_len = 0;
+  bool in_body = false, ok = true;
+  *got = 0;
+  char buf[16384];
+  for (;;) {
+    ssize_t r = recv(fd, buf, sizeof buf, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      snprintf(err, errn, "download from %s stalled or failed after %lld bytes: %s", url, *got, strerror(errno));
+      ok = false;
+      break;
+    }
+    if (r == 0) break;
+    const char* body = buf;
+    size_t body_len = static_cast<size_t>(r);
+    if (!in_body) {
+      size_t take = body_len < sizeof head - 1 - head_len ? body_len : sizeof head - 1 - head_len;
+      memcpy(head + head_len, buf, take);
+      head_len += take;
+      head[head_len] = 0;
+      char* end = strstr(head, "\r\n\r\n");
+      if (end == nullptr) {
+        if (head_len >= sizeof head - 1) {
+          snprintf(err, errn, "%s: response headers longer than %zu bytes", url, sizeof head - 1);
+          ok = false;
+          break;
+        }
+        continue;
+      }
+      int status = 0;
+      if (sscanf(head, "HTTP/%*d.%*d %d", &status) != 1 || status != 200) {
+        snprintf(err, errn, "%s: the server answered HTTP status %d, expected 200", url, status);
+        ok = false;
+        break;
+      }
+      in_body = true;
+      size_t header_bytes = static_cast<size_t>(end + 4 - head);
+      size_t before = head_len - take;  // head bytes from earlier chunks
+      body = buf + (header_bytes - before);
+      body_len -= header_bytes - before;
+    }
+    if (*got + static_cast<long long>(body_len) > size) {
+      snprintf(err, errn, "the image at %s is larger than the declared size %lld bytes", url, size);
+      ok = false;
+      break;
+    }
+    OTA_SHA256_UPDATE(&ctx, reinterpret_cast<const unsigned char*>(body), body_len);
+    if (write(out, body, body_len) != static_cast<ssize_t>(body_len)) {
+      snprintf(err, errn, "writing %s failed: %s", path, strerror(errno));
+      ok = false;
+      break;
+    }
+    *got += static_cast<long long>(body_len);
+  }
+  close(fd);
+  OTA_SHA256_FINISH(&ctx, sha);
+  mbedtls_sha256_free(&ctx);
+  ok = close(out) == 0 && ok;
+  if (ok && !in_body) {
+    snprintf(err, errn, "%s: the connection closed before the response headers ended", url);
+    ok = false;
+  }
+  if (ok && *got != size) {
+    snprintf(err, errn, "truncated download: got %lld of %lld bytes from %s", *got, size, url);
+    ok = false;
+  }
+  return ok;
+}
+
+struct Marker {
+  char name[128];
+  char version[72];
+  char fingerprint[24];
+};
+
+// Finds "MCPGEN-OTA-IMAGE|name|version|fingerprint|" (a 16-hex fingerprint) in the file.
+bool find_marker(const char* path, Marker* m) {
+  FILE* f = fopen(path, "rb");
+  if (f == nullptr) return false;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* data = static_cast<char*>(malloc(static_cast<size_t>(n) + 1));
+  bool found = false;
+  if (data != nullptr && fread(data, 1, static_cast<size_t>(n), f) == static_cast<size_t>(n)) {
+    data[n] = 0;
+    const char prefix[] = "MCPGEN-OTA-IMAGE|";
+    const size_t plen = sizeof prefix - 1;
+    for (long i = 0; i + static_cast<long>(plen) < n && !found; ++i) {
+      if (memcmp(data + i, prefix, plen) != 0) continue;
+      const char* p = data + i + plen;
+      const char* end = data + n;
+      const char* fields[3];
+      size_t lens[3];
+      bool ok = true;
+      for (int k = 0; k < 3 && ok; ++k) {
+        fields[k] = p;
+        while (p < end && *p != '|' && *p != 0 && *p != '\n') ++p;
+        lens[k] = static_cast<size_t>(p - fields[k]);
+        ok = p < end && *p == '|' && lens[k] > 0;
+        ++p;
+      }
+      if (!ok || lens[0] >= sizeof m->name || lens[1] >= sizeof m->version || lens[2] != 16) continue;
+      if (strspn(fields[2], "0123456789abcdef") < 16) continue;
+      memcpy(m->name, fields[0], lens[0]);
+      m->name[lens[0]] = 0;
+      memcpy(m->version, fields[1], lens[1]);
+      m->version[lens[1]] = 0;
+      memcpy(m->fingerprint, fields[2], 16);
+      m->fingerprint[16] = 0;
+      found = true;
+    }
+  }
+  free(data);
+  fclose(f);
+  return found;
+}
+
+void* reboot_later(void*) {
+  sleep_ms(500);  // let the reply reach the backend first
+  ota_log("rebooting into the new slot");
+  _exit(kRebootExit);
+  return nullptr;
+}
+
+mcpgen::Result fail(mcpgen::Context& ctx, const char* passive_path, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx.scratch(), ctx.scratch_size(), fmt, ap);
+  va_end(ap);
+  if (passive_path != nullptr) unlink(passive_path);
+  ota_log("update refused: %s", ctx.scratch());
+  pthread_mutex_lock(&g_busy_mu);
+  g_busy = false;
+  pthread_mutex_unlock(&g_busy_mu);
+  return mcpgen::Result::Error(ctx.scratch());
+}
+
+}  // namespace
+}  // namespace hostport
+
+namespace tools {
+
+mcpgen::Result mcpgen_builtin_upgrade_firmware(const McpgenBuiltinUpgradeFirmwareArgs& args, mcpgen::Context& ctx) {
+  using namespace hostport;
+  if (g_dir == nullptr) {
+    return mcpgen::Result::Error("OTA is off: start the simulator with --ota-dir DIR to enable updates");
+  }
+  pthread_mutex_lock(&g_busy_mu);
+  bool busy = g_busy;
+  g_busy = true;
+  pthread_mutex_unlock(&g_busy_mu);
+  if (busy) return mcpgen::Result::Error("an update is already in progress: wait for the device to reboot");
+  OtaState st;
+  if (!load_state(&st)) return fail(ctx, nullptr, "OTA state in %s is unreadable", g_dir);
+  char passive[512];
+  slot_path(passive, sizeof passive, other(st.active));
+  ota_log("downloading %s (%lld bytes, version %s) into slot %c", args.url, static_cast<long long>(args.size),
+          args.version, other(st.active));
+  unsigned char sha[32];
+  long long got = 0;
+  char err[640];
+  if (!download(args.url, passive, args.size, sha, &got, err, sizeof err)) return fail(ctx, passive, "%s", err);
+  char hex[65];
+  for (int k = 0; k < 32; ++k) snprintf(hex + 2 * k, 3, "%02x", sha[k]);
+  if (strcasecmp(hex, args.sha256) != 0) {
+    return fail(ctx, passive, "SHA-256 mismatch: the image hashes to %s, expected %s", hex, args.sha256);
+  }
+  Marker m;
+  if (!find_marker(passive, &m)) {
+    return fail(ctx, passive, "not an mcpgen image: no MCPGEN-OTA-IMAGE marker (build it with device.ota: true)");
+  }
+  if (strcmp(m.name, MCPGEN_SPEC_DEVICE_NAME) != 0) {
+    return fail(ctx, passive, "the image is for device '%s' (spec %s), this device is '%s'", m.name,
+                m.fingerprint, MCPGEN_SPEC_DEVICE_NAME);
+  }
+  if (strcmp(m.version, args.version) != 0) {
+    return fail(ctx, passive, "the image carries version %s, the request announced %s", m.version, args.version);
+  }
+  OtaState next;
+  next.active = other(st.active);
+  next.pending = true;
+  next.attempts = 0;
+  if (!save_state(next)) return fail(ctx, passive, "cannot write the OTA state in %s", g_dir);
+  snprintf(ctx.scratch(), ctx.scratch_size(), "installed %s %s (spec %s) into slot %c; rebooting", m.name,
+           m.version, m.fingerprint, next.active);
+  ota_log("%s", ctx.scratch());
+  pthread_t t;
+  if (pthread_create(&t, nullptr, reboot_later, nullptr) == 0) pthread_detach(t);
+  return mcpgen::Result::Text(ctx.scratch());
+}
+
+}  // namespace tools
+
+#endif  // MCPGEN_SPEC_OTA

@@ -1,0 +1,491 @@
+// The mcpgen web console's script (runtime/console/static). Plain JavaScript, no build step,
+// no library. Device-supplied text (names, descriptions, results, events) is only ever set
+// as textContent, never parsed as HTML. Arguments are checked by the server with the
+// runtime's own validator (POST api/check as you type, and again by api/call): one set of
+// rules, the bindings', so the page and the device cannot disagree.
+"use strict";
+
+const state = {
+  devices: new Map(),   // id -> summary row
+  selected: null,       // device id shown in the detail panel
+  detail: null,         // that device's detail (tools, history, events, latencies)
+  feed: [],             // recent events of every device, newest first
+};
+
+// ---------------------------------------------------------------- small helpers
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("data-")) node.setAttribute(key, value);
+    else if (key in node) node[key] = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+  return node;
+}
+
+function fmtMs(ms) {
+  if (ms === null || ms === undefined) return "–";
+  return ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0);
+}
+
+function fmtTime(epochMs) {
+  return new Date(epochMs).toLocaleTimeString([], { hour12: false });
+}
+
+function fmtSince(epochMs) {
+  const seconds = Math.max(0, Math.round((Date.now() - epochMs) / 1000));
+  const ago = seconds < 60 ? `${seconds} s` : seconds < 3600 ? `${Math.floor(seconds / 60)} min`
+    : `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+  return `${fmtTime(epochMs)} (${ago})`;
+}
+
+function compact(value) {
+  try { return JSON.stringify(value); } catch (e) { return String(value); }
+}
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  };
+  const response = await fetch(path, { credentials: "same-origin", ...init });
+  let data = null;
+  try { data = await response.json(); } catch (e) { data = null; }
+  return { status: response.status, data };
+}
+
+// ---------------------------------------------------------------- the device list
+
+function renderDevices() {
+  const body = document.querySelector("#devices tbody");
+  const rows = [];
+  for (const d of state.devices.values()) rows.push(deviceRow(d));
+  body.replaceChildren(...rows);
+  const connected = [...state.devices.values()].filter((d) => d.connected).length;
+  document.getElementById("device-count").textContent =
+    `${connected} connected` + (state.devices.size > connected ? `, ${state.devices.size - connected} gone` : "");
+  document.getElementById("no-devices").hidden = state.devices.size > 0;
+}
+
+function deviceRow(d) {
+  const compat = d.compatibility || { status: "unchecked", label: "?", detail: "" };
+  const since = d.connected
+    ? el("span", { class: "state-connected", text: fmtSince(d.connectedSince), "data-since": d.connectedSince })
+    : el("span", { class: "state-disconnected", text: `disconnected ${fmtTime(d.disconnectedAt || Date.now())}` });
+  const row = el("tr", { "data-device-id": d.id, class: (d.connected ? "" : "gone ") + (d.id === state.selected ? "selected" : "") },
+    el("td", { class: "mono", text: d.id }),
+    el("td", { text: d.name }),
+    el("td", { text: d.version }),
+    el("td", { class: "mono", text: d.fingerprint || "–" }),
+    el("td", {}, el("span", { class: `badge compat-${compat.status}`, title: compat.detail, text: compat.label })),
+    el("td", { text: d.transport }),
+    el("td", {}, since),
+    el("td", { class: "num calls", text: d.calls }),
+    el("td", { class: "num errors", text: d.errors }),
+    el("td", { class: "num", text: fmtMs(d.p50) }),
+    el("td", { class: "num", text: fmtMs(d.p99) }),
+  );
+  row.addEventListener("click", () => select(d.id));
+  return row;
+}
+
+// ---------------------------------------------------------------- one device
+
+async function select(id) {
+  state.selected = id;
+  history.replaceState(null, "", `#device=${encodeURIComponent(id)}`);
+  renderDevices();
+  const { status, data } = await api(`api/device?id=${encodeURIComponent(id)}`);
+  if (state.selected !== id) return;  // another device was picked meanwhile
+  if (status !== 200) {
+    state.detail = null;
+    document.getElementById("detail").hidden = true;
+    return;
+  }
+  state.detail = data;
+  renderDetail();
+}
+
+function renderDetail() {
+  const d = state.detail;
+  const section = document.getElementById("detail");
+  if (!d) { section.hidden = true; return; }
+  section.hidden = false;
+  section.dataset.deviceId = d.id;
+  document.getElementById("detail-title").textContent = `${d.id}` + (d.name ? ` · ${d.name} ${d.version}` : "");
+  renderMeta();
+  const hidden = document.getElementById("hidden-tools");
+  hidden.textContent = d.hiddenTools
+    ? `${d.hiddenTools} user-only tool(s) hidden: start the console with --user-tools to show them.` : "";
+  document.getElementById("tool-forms").replaceChildren(...d.toolList.map(toolForm));
+  renderHistory();
+  renderDeviceEvents();
+  renderPlot();
+}
+
+function renderMeta() {
+  const d = state.detail;
+  const summary = state.devices.get(d.id) || d;
+  const compat = summary.compatibility || {};
+  const items = [
+    ["status", summary.connected ? "connected" : "disconnected"],
+    ["transport", summary.transport],
+    ["fingerprint", summary.fingerprint || "–"],
+    ["spec", `${compat.label || "?"}${compat.detail ? ": " + compat.detail : ""}`],
+    ["protocol", d.protocolVersion || "–"],
+    ["sessions", summary.sessions],
+    ["calls", summary.calls],
+    ["errors", summary.errors],
+    ["p50", `${fmtMs(summary.p50)} ms`],
+    ["p99", `${fmtMs(summary.p99)} ms`],
+  ];
+  const meta = document.getElementById("detail-meta");
+  meta.replaceChildren(...items.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v, "data-meta": k })]));
+}
+
+// ---------------------------------------------------------------- tools as forms
+
+function constraintHint(schema, required) {
+  const parts = [];
+  if (schema.type) parts.push(Array.isArray(schema.type) ? schema.type.join(" | ") : schema.type);
+  const lo = schema.minimum ?? schema.exclusiveMinimum;
+  const hi = schema.maximum ?? schema.exclusiveMaximum;
+  if (lo !== undefined || hi !== undefined) parts.push(`${lo ?? "−∞"} … ${hi ?? "∞"}`);
+  if (schema.maxLength !== undefined) parts.push(`at most ${schema.maxLength} characters`);
+  if (schema.minLength !== undefined) parts.push(`at least ${schema.minLength} characters`);
+  if (schema.pattern) parts.push(`pattern ${schema.pattern}`);
+  if (schema.default !== undefined) parts.push(`default ${compact(schema.default)}`);
+  if (required) parts.push("required");
+  const text = parts.join(" · ");
+  return schema.description ? `${schema.description} (${text})` : text;
+}
+
+// One input per property: numbers with their range, enums as selects, booleans as a
+// checkbox (a select when "not given" must stay possible), text with its length,
+// anything else as JSON. Defaults are filled in.
+function fieldFor(name, schema, required) {
+  const id = `f-${Math.random().toString(36).slice(2)}`;
+  const type = Array.isArray(schema.type) ? null : schema.type;
+  let input;
+  let kind;
+  if (Array.isArray(schema.enum)) {
+    kind = "enum";
+    input = el("select", { id, name });
+    if (!required || schema.default === undefined) input.append(el("option", { value: "", text: "—" }));
+    for (const option of schema.enum) input.append(el("option", { value: JSON.stringify(option), text: String(option) }));
+    if (schema.default !== undefined) input.value = JSON.stringify(schema.default);
+  } else if (type === "integer" || type === "number") {
+    kind = "number";
+    input = el("input", { id, name, type: "number", step: type === "integer" ? "1" : "any" });
+    if (schema.minimum !== undefined) input.min = String(schema.minimum);
+    if (schema.maximum !== undefined) input.max = String(schema.maximum);
+    if (schema.default !== undefined) input.value = String(schema.default);
+  } else if (type === "boolean" && (required || schema.default !== undefined)) {
+    kind = "checkbox";
+    input = el("input", { id, name, type: "checkbox" });
+    input.checked = schema.default === true;
+  } else if (type === "boolean") {
+    kind = "enum";
+    input = el("select", { id, name },
+      el("option", { value: "", text: "—" }), el("option", { value: "true", text: "true" }),
+      el("option", { value: "false", text: "false" }));
+  } else if (type === "string") {
+    kind = "text";
+    input = el("input", { id, name, type: "text", autocomplete: "off" });
+    if (schema.maxLength !== undefined) input.maxLength = schema.maxLength;
+    if (schema.default !== undefined) input.value = String(schema.default);
+  } else {
+    kind = "json";
+    input = el("textarea", { id, name, rows: 2, placeholder: "JSON" });
+    if (schema.default !== undefined) input.value = JSON.stringify(schema.default);
+  }
+  input.dataset.kind = kind;
+  input.dataset.required = required ? "1" : "";
+  return el("div", { class: "field" },
+    el("label", { htmlFor: id, text: name + (required ? " *" : "") }),
+    input,
+    el("div", { class: "hint", text: constraintHint(schema, required) }),
+    el("div", { class: "field-error", "data-for": name }),
+  );
+}
+
+// The form's values as JSON arguments; a field left empty is not sent (so the schema's
+// default applies, or "is required" is reported). Problems the server cannot see (text
+// in a number field, JSON that does not parse) are reported here.
+function collect(form) {
+  const args = {};
+  const problems = {};
+  for (const input of form.querySelectorAll("[data-kind]")) {
+    const name = input.name;
+    const kind = input.dataset.kind;
+    if (kind === "checkbox") { args[name] = input.checked; continue; }
+    if (kind === "number") {
+      if (input.validity.badInput) { problems[name] = `${name}: must be a number`; continue; }
+      if (input.value !== "") args[name] = Number(input.value);
+      continue;
+    }
+    if (kind === "enum") { if (input.value !== "") args[name] = JSON.parse(input.value); continue; }
+    if (kind === "text") { if (input.value !== "" || input.dataset.required) args[name] = input.value; continue; }
+    if (input.value.trim() === "") continue;
+    try { args[name] = JSON.parse(input.value); } catch (e) { problems[name] = `${name}: not valid JSON (${e.message})`; }
+  }
+  return { args, problems };
+}
+
+function showProblems(form, problems) {
+  for (const box of form.querySelectorAll(".field-error")) box.textContent = problems[box.dataset.for] || "";
+  for (const input of form.querySelectorAll("[data-kind]")) input.classList.toggle("invalid", Boolean(problems[input.name]));
+}
+
+function problemsOf(error) {
+  // a ValidationError names its argument ("" for the arguments object itself)
+  return error && error.argument ? { [error.argument]: error.message } : {};
+}
+
+function toolForm(tool) {
+  const schema = tool.inputSchema || {};
+  const props = schema.properties || {};
+  const required = new Set(schema.required || []);
+  const form = el("form", { class: "tool", "data-tool": tool.name, noValidate: true },
+    el("h4", {}, el("code", { text: tool.name }), tool.title ? ` · ${tool.title}` : "",
+      tool.userOnly ? el("span", { class: "user-only small", text: "user-only" }) : null),
+    tool.description ? el("p", { class: "description", text: tool.description }) : null,
+    ...Object.entries(props).map(([name, sub]) => fieldFor(name, sub || {}, required.has(name))),
+    el("button", { type: "submit", text: "Call" }),
+    el("div", { class: "outcome", role: "status" }),
+  );
+  let timer = null;
+  form.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => check(form, tool.name), 250);
+  });
+  form.addEventListener("submit", (event) => { event.preventDefault(); call(form, tool.name); });
+  return form;
+}
+
+async function check(form, toolName) {
+  const { args, problems } = collect(form);
+  if (Object.keys(problems).length) { showProblems(form, problems); return; }
+  const { data } = await api("api/check", { device: state.selected, tool: toolName, arguments: args });
+  showProblems(form, data && !data.ok ? problemsOf(data.error) : {});
+}
+
+async function call(form, toolName) {
+  const outcome = form.querySelector(".outcome");
+  const { args, problems } = collect(form);
+  showProblems(form, problems);
+  if (Object.keys(problems).length) {
+    showOutcome(outcome, { outcome: "invalid", error: { type: "ValidationError", message: Object.values(problems)[0] } });
+    return;
+  }
+  const button = form.querySelector("button");
+  button.disabled = true;
+  outcome.className = "outcome";
+  outcome.replaceChildren(el("span", { class: "muted", text: "calling…" }));
+  try {
+    const { status, data } = await api("api/call", { device: state.selected, tool: toolName, arguments: args });
+    if (data && data.outcome) {
+      showProblems(form, data.outcome === "invalid" ? problemsOf(data.error) : {});
+      showOutcome(outcome, data);
+    } else {
+      const message = (data && data.error && data.error.message) || `HTTP ${status}`;
+      showOutcome(outcome, { outcome: "error", error: { type: "HttpError", message } });
+    }
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function showOutcome(box, record) {
+  const ok = record.outcome === "ok";
+  box.className = `outcome ${ok ? "ok" : "error"}`;
+  box.dataset.outcome = record.outcome;
+  const took = record.ms !== null && record.ms !== undefined ? ` in ${fmtMs(record.ms)} ms` : "";
+  let line;
+  if (ok) line = `✓ result${took}`;
+  else if (record.outcome === "invalid") line = `✗ ${record.error.type} (not sent): ${record.error.message}`;
+  else if (record.outcome === "tool_error") line = `✗ tool error${took}`;
+  else line = `✗ ${record.error ? `${record.error.type}: ${record.error.message}` : record.outcome}${took}`;
+  box.replaceChildren(el("div", { class: "line", text: line }), ...resultNodes(record.result));
+}
+
+function resultNodes(result) {
+  if (!result) return [];
+  const nodes = [];
+  const texts = new Set();  // JSON texts shown: structuredContent equal to one is not shown twice
+  for (const item of result.content || []) {
+    if (item && item.type === "text") {
+      let text = item.text;
+      try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { /* plain text */ }
+      texts.add(text);
+      nodes.push(el("pre", { class: "result", text }));
+    } else if (item && item.type === "image" && /^image\/[a-z0-9.+-]+$/i.test(item.mimeType || "")) {
+      nodes.push(el("img", { src: `data:${item.mimeType};base64,${item.data}`, alt: "image result" }));
+    } else {
+      nodes.push(el("pre", { class: "result", text: JSON.stringify(item, null, 2) }));
+    }
+  }
+  if (result.structuredContent !== undefined) {
+    const text = JSON.stringify(result.structuredContent, null, 2);
+    if (!texts.has(text)) nodes.push(el("pre", { class: "result structured", text }));
+  }
+  return nodes;
+}
+
+// ---------------------------------------------------------------- history, events, latency
+
+function renderHistory() {
+  const rows = [...state.detail.history].reverse().map((c) => el("tr", { "data-call": c.id },
+    el("td", { text: fmtTime(c.time) }),
+    el("td", { class: "mono", text: c.tool }),
+    el("td", { class: "mono args", text: compact(c.arguments), title: compact(c.arguments) }),
+    el("td", { class: `outcome-${c.outcome}`, text: c.outcome,
+      title: c.error ? `${c.error.type}: ${c.error.message}` : "" }),
+    el("td", { class: "num", text: fmtMs(c.ms) }),
+  ));
+  document.querySelector("#history tbody").replaceChildren(...rows);
+}
+
+function eventItem(e, withDevice) {
+  return el("li", { "data-event": e.event },
+    el("span", { class: "time", text: fmtTime(e.time) }),
+    withDevice ? el("span", { class: "mono", text: `${e.device} ` }) : null,
+    el("span", { class: "name", text: e.event }),
+    el("code", { text: compact(e.arguments) }));
+}
+
+function renderDeviceEvents() {
+  const items = [...state.detail.events].reverse().map((e) => eventItem(e, false));
+  document.getElementById("device-events").replaceChildren(...items);
+}
+
+function renderFeed() {
+  document.getElementById("feed").replaceChildren(...state.feed.map((e) => eventItem(e, true)));
+}
+
+function renderPlot() {
+  const plot = document.getElementById("latency-plot");
+  const values = state.detail.latencies.slice(-100);
+  const W = 480, H = 170, L = 44, R = 10, T = 10, B = 22;
+  const nodes = [svg("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }),
+    svg("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B })];
+  if (!values.length) {
+    const text = svg("text", { x: L + 10, y: H / 2 });
+    text.textContent = "no calls yet";
+    plot.replaceChildren(...nodes, text);
+    return;
+  }
+  const summary = state.devices.get(state.detail.id) || state.detail;
+  const top = Math.max(...values, summary.p99 || 0) * 1.15 || 1;
+  const x = (i) => L + (values.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (values.length - 1));
+  const y = (v) => H - B - (v / top) * (H - T - B);
+  const points = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  nodes.push(svg("polyline", { class: "series", points }));
+  values.forEach((v, i) => nodes.push(svg("circle", { class: "dot", cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 2 })));
+  for (const [name, value] of [["p50", summary.p50], ["p99", summary.p99]]) {
+    if (value === null || value === undefined) continue;
+    nodes.push(svg("line", { class: name, x1: L, x2: W - R, y1: y(value), y2: y(value) }));
+    const label = svg("text", { x: W - R - 70, y: name === "p50" ? y(value) + 11 : y(value) - 3 });
+    label.textContent = `${name} ${fmtMs(value)} ms`;
+    nodes.push(label);
+  }
+  for (const v of [0, top]) {
+    const label = svg("text", { x: 4, y: y(v) + 3 });
+    label.textContent = fmtMs(v);
+    nodes.push(label);
+  }
+  const caption = svg("text", { x: L, y: H - 6 });
+  caption.textContent = `last ${values.length} calls`;
+  nodes.push(caption);
+  plot.replaceChildren(...nodes);
+}
+
+// ---------------------------------------------------------------- the live stream
+
+function handle(message) {
+  switch (message.type) {
+    case "state": {
+      state.devices = new Map(message.state.devices.map((d) => [d.id, d]));
+      state.feed = [...message.state.feed].reverse();
+      renderDevices();
+      renderFeed();
+      const wanted = state.selected
+        || decodeURIComponent((location.hash.match(/^#device=(.*)$/) || [])[1] || "")
+        || (state.devices.size ? state.devices.keys().next().value : null);
+      if (wanted && state.devices.has(wanted)) select(wanted);
+      break;
+    }
+    case "device": case "tools": {
+      const d = message.device;
+      state.devices.set(d.id, d);
+      renderDevices();
+      if (d.id === state.selected) {
+        if (message.type === "tools" || (state.detail && d.connectedSince !== state.detail.connectedSince)) select(d.id);
+        else if (state.detail) renderMeta();
+      } else if (!state.selected) {
+        select(d.id);
+      }
+      break;
+    }
+    case "removed":
+      state.devices.delete(message.id);
+      if (state.selected === message.id) { state.selected = null; state.detail = null; renderDetail(); }
+      renderDevices();
+      break;
+    case "event": {
+      const e = message.event;
+      state.feed.unshift(e);
+      state.feed.length = Math.min(state.feed.length, 200);
+      renderFeed();
+      if (state.detail && e.device === state.detail.id) {
+        state.detail.events.push(e);
+        renderDeviceEvents();
+      }
+      break;
+    }
+    case "call": {
+      state.devices.set(message.device.id, message.device);
+      renderDevices();
+      if (state.detail && message.id === state.detail.id) {
+        state.detail.history.push(message.call);
+        if (message.call.ms !== null && message.call.outcome !== "invalid") state.detail.latencies.push(message.call.ms);
+        renderHistory();
+        renderMeta();
+        renderPlot();
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+function connect() {
+  const live = document.getElementById("live");
+  const stream = new EventSource("api/stream");
+  stream.onopen = () => { live.textContent = "live"; live.className = "live on"; };
+  stream.onmessage = (event) => handle(JSON.parse(event.data));
+  stream.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
+}
+
+setInterval(() => {  // keep "connected since (3 min)" current
+  for (const span of document.querySelectorAll("[data-since]")) span.textContent = fmtSince(Number(span.dataset.since));
+}, 10000);
+
+connect();

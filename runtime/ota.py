@@ -1,0 +1,275 @@
+"""Over-the-air rollouts: serve a firmware image and move a fleet onto it (docs/ota.md).
+
+* :func:`read_image` reads what an image says about itself (the ``MCPGEN-OTA-IMAGE``
+  marker a ``device.ota: true`` build embeds: device name, version, spec fingerprint) and
+  its size and SHA-256, the arguments of ``self.upgrade_firmware``.
+* :class:`ImageServer` serves one image over HTTP from inside the event loop.
+* :func:`rollout` calls ``self.upgrade_firmware`` on devices of a
+  :class:`~mcpgen.runtime.hub.DeviceHub` (the WebSocket gateway) in batches, waits for
+  each to come back, and reports per device what happened; it halts once more than
+  ``max_failures`` devices failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Optional
+
+from mcpgen.runtime.device import Device
+from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, McpDeviceError, ToolError
+from mcpgen.runtime.hub import DeviceHub
+
+#: The device's built-in update tool (the stock xiaozhi-esp32 name).
+OTA_TOOL = "self.upgrade_firmware"
+_MARKER = re.compile(rb"MCPGEN-OTA-IMAGE\|([^|\x00\n]+)\|([^|\x00\n]+)\|([0-9a-f]{16})\|")
+
+Outcome = Literal["updated", "rolled_back", "failed", "offline", "skipped"]
+#: Outcomes that count towards ``max_failures``.
+FAILURES: tuple[str, ...] = ("rolled_back", "failed", "offline")
+
+
+class ImageError(ValueError):
+    """The file is not an image built with ``device.ota: true``."""
+
+
+@dataclass(frozen=True)
+class FirmwareImage:
+    """An image file and what ``self.upgrade_firmware`` needs to know about it."""
+
+    path: Path
+    data: bytes = field(repr=False)
+    sha256: str
+    device_name: str
+    version: str
+    fingerprint: str
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+def read_image(path: Path) -> FirmwareImage:
+    """Reads ``path`` and its marker; raises :class:`ImageError` when it has none."""
+    data = Path(path).read_bytes()
+    m = _MARKER.search(data)
+    if m is None:
+        raise ImageError(
+            f"{path}: no MCPGEN-OTA-IMAGE marker; expected a simulator built from a spec with "
+            "`device.ota: true` (rebuild it with `codegen build SPEC --target host`)"
+        )
+    name, version, fingerprint = (g.decode("utf-8", "replace") for g in m.groups())
+    return FirmwareImage(Path(path), data, hashlib.sha256(data).hexdigest(), name, version, fingerprint)
+
+
+class ImageServer:
+    """Serves one image at ``http://HOST:PORT/<file name>`` (HTTP/1.0, GET only).
+
+    Written on asyncio streams rather than ``http.server`` so it runs in the backend's
+    event loop beside the gateway, without threads; it needs nothing but one GET.
+    """
+
+    def __init__(self, image: FirmwareImage, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.image = image
+        self.host = host
+        self._port = port
+        self.path = "/" + image.path.name
+        self.requests = 0
+        self.bytes_served = 0
+        self._server: Optional[asyncio.base_events.Server] = None
+
+    async def start(self) -> ImageServer:
+        self._server = await asyncio.start_server(self._serve, self.host, self._port)
+        self._port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (the one chosen by the system when started with 0)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self._port}{self.path}"
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> ImageServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            parts = head.split(b"\r\n", 1)[0].split()
+            self.requests += 1
+            if len(parts) >= 2 and parts[0] == b"GET" and parts[1].decode("latin-1") == self.path:
+                writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                             b"Content-Length: %d\r\nConnection: close\r\n\r\n" % self.image.size)
+                writer.write(self.image.data)
+                await writer.drain()
+                self.bytes_served += self.image.size
+            else:
+                writer.write(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                await writer.drain()
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
+            pass  # a client that went away or sent garbage only loses its own download
+        finally:
+            writer.close()
+
+
+@dataclass
+class DeviceResult:
+    """What happened to one device in a rollout."""
+
+    device_id: str
+    outcome: Outcome
+    old_version: str = ""
+    new_version: str = ""
+    old_fingerprint: str = ""
+    new_fingerprint: str = ""
+    duration: float = 0.0
+    detail: str = ""
+
+    def line(self) -> str:
+        """One progress line: ``lamp-3  updated  0.3.1 (b06a...) -> 0.4.0 (77c2...)  2.1s``."""
+        change = f"{self.old_version} ({self.old_fingerprint}) -> {self.new_version} ({self.new_fingerprint})"
+        text = f"{self.device_id}  {self.outcome}  {change}  {self.duration:.1f}s"
+        return text + (f"  {self.detail}" if self.detail else "")
+
+
+@dataclass
+class RolloutReport:
+    results: list[DeviceResult]
+    halted: bool  # more than max_failures devices failed; the rest were skipped
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for r in self.results if r.outcome == outcome)
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for r in self.results if r.outcome in FAILURES)
+
+
+async def update_device(hub: DeviceHub, device_id: str, image: FirmwareImage, url: str, *,
+                        deadline: float = 60.0) -> DeviceResult:
+    """Updates one device and waits (up to ``deadline`` seconds in all) for it to come back.
+
+    The device replies, reboots into the new slot and reconnects; its new session's
+    fingerprint says which image runs: the new one (``updated``) or, when the new image
+    did not reach the backend, the old one after the device's rollback (``rolled_back``).
+    """
+    t0 = time.monotonic()
+    old = hub.connected.get(device_id)
+    if old is None or old.closed:
+        return DeviceResult(device_id, "offline", detail="not connected")
+    res = DeviceResult(device_id, "failed", old_version=str(old.server_info.get("version", "")),
+                       old_fingerprint=old.fingerprint or "")
+    args = {"url": url, "sha256": image.sha256, "size": image.size, "version": image.version}
+    try:
+        await old.call(OTA_TOOL, args, timeout=deadline)
+    except ToolError as exc:
+        res.detail = exc.message
+        res.duration = time.monotonic() - t0
+        return res
+    except DeviceDisconnected:
+        pass  # the reboot may overtake the reply; the fingerprint of the next session tells
+    except McpDeviceError as exc:  # a timeout, a device without OTA, ...
+        res.detail = f"{type(exc).__name__}: {exc}"
+        res.duration = time.monotonic() - t0
+        return res
+    new = await _next_session(hub, old, t0 + deadline)
+    res.duration = time.monotonic() - t0
+    if new is None:
+        res.outcome, res.detail = "offline", f"did not reconnect within {deadline:g}s"
+        return res
+    res.new_version = str(new.server_info.get("version", ""))
+    res.new_fingerprint = new.fingerprint or ""
+    if res.new_fingerprint == image.fingerprint:
+        res.outcome = "updated"
+    elif res.new_fingerprint == res.old_fingerprint:
+        res.outcome = "rolled_back"
+        res.detail = "the new image did not come up; the device returned to its old one"
+    else:
+        res.detail = f"came back with spec {res.new_fingerprint}, expected {image.fingerprint}"
+    return res
+
+
+async def _next_session(hub: DeviceHub, old: Device, until: float) -> Optional[Device]:
+    """The device's first ready session after ``old`` closed; None when ``until`` passed."""
+    try:
+        await asyncio.wait_for(old.wait_closed(), max(0.0, until - time.monotonic()))
+        while True:
+            new = await hub.wait_for_device(old.device_id, timeout=max(0.0, until - time.monotonic()))
+            if new is not old:
+                return new
+            await asyncio.sleep(0.05)
+    except (TimeoutError, DeviceTimeout):
+        return None
+
+
+async def rollout(
+    hub: DeviceHub,
+    devices: Sequence[str],
+    image: FirmwareImage,
+    url: str,
+    *,
+    batch: int = 1,
+    max_failures: int = 0,
+    deadline: float = 60.0,
+    on_result: Optional[Callable[[DeviceResult], None]] = None,
+) -> RolloutReport:
+    """Updates ``devices`` (ids of ``hub``) to ``image`` served at ``url``, ``batch`` at a time.
+
+    After each batch, a rollout with more than ``max_failures`` failed devices (rolled
+    back, failed, offline) halts: the devices not tried yet are reported ``skipped``.
+    ``on_result`` sees each device's result as it is known (progress output).
+    """
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1, got {batch}")
+    results: list[DeviceResult] = []
+    pending = list(devices)
+    halted = False
+
+    async def one(device_id: str) -> DeviceResult:
+        r = await update_device(hub, device_id, image, url, deadline=deadline)
+        if on_result is not None:
+            on_result(r)
+        return r
+
+    while pending:
+        group, pending = pending[:batch], pending[batch:]
+        results.extend(await asyncio.gather(*(one(d) for d in group)))
+        if sum(1 for r in results if r.outcome in FAILURES) > max_failures:
+            halted = True
+            for d in pending:
+                r = DeviceResult(d, "skipped", detail=f"rollout halted: more than {max_failures} failures")
+                results.append(r)
+                if on_result is not None:
+                    on_result(r)
+            break
+    return RolloutReport(results, halted)
+
+
+__all__ = [
+    "OTA_TOOL",
+    "DeviceResult",
+    "FirmwareImage",
+    "ImageError",
+    "ImageServer",
+    "RolloutReport",
+    "read_image",
+    "rollout",
+    "update_device",
+]
