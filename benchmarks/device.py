@@ -238,6 +238,20 @@ def requests(spec: Spec) -> list[tuple[str, bytes]]:
                 ),
             )
         )
+    for i, r in enumerate(spec.resources):  # issue 30: a read of each resource
+        uri = r.uri if r.uri is not None else r.uri_template
+        assert uri is not None
+        for p in r.params:
+            value = _sample(p)
+            if p.type == "integer" and isinstance(value, int) and value > 64:
+                value = 64  # a small read (the lamp's pattern length): the figure is per request
+            uri = uri.replace("{" + p.name + "}", json.dumps(value) if not isinstance(value, str) else value)
+        out.append(
+            (
+                f"resources/read {uri}",
+                env({"jsonrpc": "2.0", "id": 100 + i, "method": "resources/read", "params": {"uri": uri}}),
+            )
+        )
     return out
 
 

@@ -20,7 +20,7 @@ from typing import Any, Optional, Protocol, Union
 
 from mcpgen import __version__
 from mcpgen.jsonrpc import METHOD_NOT_FOUND
-from mcpgen.runtime import codec
+from mcpgen.runtime import codec, resources
 from mcpgen.runtime.compat import Fingerprints, Policy, accepted, check_policy
 from mcpgen.runtime.errors import (
     DeviceDisconnected,
@@ -381,6 +381,20 @@ class Device:
         rid = self._session.last_id
         self._session.expect(rid, fut, codec.KIND_RAW)
         return await self._complete(rid, fut, data, timeout, method)
+
+    # -- resources (runtime.resources): for any device, its spec known or not --------------
+
+    async def list_resources(self, *, timeout: Optional[float] = None) -> list[dict]:
+        """Every ``resources/list`` entry of the device (all pages)."""
+        return await resources.list_resources(self, timeout=timeout)
+
+    async def list_resource_templates(self, *, timeout: Optional[float] = None) -> list[dict]:
+        """Every ``resources/templates/list`` entry of the device (all pages)."""
+        return await resources.list_resource_templates(self, timeout=timeout)
+
+    async def read_resource(self, uri: str, *, timeout: Optional[float] = None) -> Union[str, bytes]:
+        """The content at ``uri``: ``str`` (text) or ``bytes`` (blob)."""
+        return await resources.read_resource(self, uri, timeout=timeout)
 
     async def ping(self, *, timeout: Optional[float] = None) -> None:
         await self.request("ping", timeout=timeout)

@@ -25,6 +25,8 @@ mcpgen::Result light_set_rgb(const LightSetRgbArgs& args, mcpgen::Context&) {
   g_lamp.rgb[0] = args.r;
   g_lamp.rgb[1] = args.g;
   g_lamp.rgb[2] = args.b;
+  // Clients that subscribed to the status resource hear that it changed (sent at once).
+  mcpgen::resource_updated("lamp://status");
   return mcpgen::Result::Bool(true);
 }
 
@@ -76,3 +78,59 @@ mcpgen::Result button_press(const ButtonPressArgs& args, mcpgen::Context&) {
 }
 
 }  // namespace tools
+
+namespace resources {
+
+mcpgen::ReadStatus read_status(mcpgen::ResourceWriter& out, mcpgen::Context& ctx) {
+  char rgb[3][21];
+  for (int i = 0; i < 3; ++i) mcpgen::format_int64(g_lamp.rgb[i], rgb[i]);
+  char timer[21];
+  mcpgen::format_int64(g_lamp.timer_minutes, timer);
+  snprintf(ctx.scratch(), ctx.scratch_size(),
+           "{\"on\":%s,\"rgb\":[%s,%s,%s],\"timer_minutes\":%s,\"effect\":\"%s\"}", g_lamp.on ? "true" : "false",
+           rgb[0], rgb[1], rgb[2], timer, g_lamp.effect);
+  out.text(ctx.scratch());
+  return mcpgen::ReadStatus::kOk;
+}
+
+mcpgen::ReadStatus read_icon(mcpgen::ResourceWriter& out, mcpgen::Context&) {
+  // An 8x8 PNG: a warm yellow disc on dark grey.
+  static const uint8_t kIcon[] = {
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00,
+      0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x08, 0x02, 0x00, 0x00, 0x00, 0x4b, 0x6d, 0x29, 0xdc, 0x00, 0x00, 0x00,
+      0x1f, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x90, 0xc3, 0x01, 0x18, 0x20, 0xd4, 0xff, 0x13, 0x1a, 0x70,
+      0x84, 0x90, 0x40, 0x16, 0x85, 0xcb, 0x51, 0x59, 0x02, 0xa7, 0xe5, 0x58, 0x01, 0x00, 0xad, 0xcc, 0x49, 0x21,
+      0xf3, 0xef, 0xab, 0x21, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+  };
+  out.bytes(kIcon, sizeof kIcon);
+  return mcpgen::ReadStatus::kOk;
+}
+
+mcpgen::ReadStatus read_effect(const ResourceArgs_effect& args, mcpgen::ResourceWriter& out, mcpgen::Context&) {
+  static const char* const kWords[][2] = {{"none", "steady light"},
+                                          {"breathe", "slow fade in and out"},
+                                          {"rainbow", "colours cycling around the wheel"},
+                                          {"candle", "warm flicker"}};
+  for (const auto& w : kWords) {
+    if (strcmp(w[0], args.name) == 0) {
+      out.text(args.name);
+      out.text(": ");
+      out.text(w[1]);
+      return mcpgen::ReadStatus::kOk;
+    }
+  }
+  return mcpgen::ReadStatus::kNotFound;
+}
+
+mcpgen::ReadStatus read_pattern(const ResourceArgs_pattern& args, mcpgen::ResourceWriter& out, mcpgen::Context&) {
+  // Written in odd-sized chunks so base64 groups span calls.
+  uint8_t chunk[7];
+  for (int64_t i = 0; i < args.length;) {
+    size_t n = 0;
+    for (; n < sizeof chunk && i < args.length; ++n, ++i) chunk[n] = static_cast<uint8_t>(i & 0xFF);
+    out.bytes(chunk, n);
+  }
+  return mcpgen::ReadStatus::kOk;
+}
+
+}  // namespace resources

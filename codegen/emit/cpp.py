@@ -19,6 +19,7 @@ from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
 from mcpgen.codegen.emit.literals import cpp_comment, cpp_double, cpp_field_name, cpp_int, cpp_string
 from mcpgen.codegen.emit.param_text import cpp_param_comment as _param_comment
+from mcpgen.codegen.emit.resources_cpp import resource_views
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
@@ -28,7 +29,7 @@ from mcpgen.protocol import RETURN_KINDS
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
 # the header and compares): the generated header refuses to compile against another core.
-CORE_VERSION = 4
+CORE_VERSION = 5
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
@@ -223,6 +224,8 @@ def _context(spec: Spec) -> dict[str, object]:
         "needs_png": any(t.returns == "image" for t in tools),
         "cpp_string": cpp_string,
         "events": event_views(spec),
+        "resources": resource_views(spec, _param_initializer),
+        "any_subscribe": any(r.subscribe for r in spec.resources),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
         "ota": spec.device.ota,
     }

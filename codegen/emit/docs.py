@@ -88,7 +88,30 @@ def tools_markdown(spec: Spec) -> str:
     for t in spec.tools:
         lines += _tool_section(t)
     lines += _events_section(spec)
+    lines += _resources_section(spec)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _resources_section(spec: Spec) -> list[str]:
+    """Resources the device serves (``resources/read``)."""
+    if not spec.resources:
+        return []
+    out = ["## Resources", ""]
+    out += ["| resource | URI | content | MIME type | description |", "|---|---|---|---|---|"]
+    for r in spec.resources:
+        uri = r.uri if r.uri is not None else r.uri_template
+        content = r.content + (f", at most {r.max_size} bytes" if r.max_size else "")
+        content += ", subscribe" if r.subscribe else ""
+        out.append(f"| `{r.name}` | `{uri}` | {content} | `{r.mime_type}` | {_cell(r.description)} |")
+    out.append("")
+    for r in spec.resources:
+        if r.params:
+            out += [f"Variables of `{r.name}`:", ""]
+            out += ["| variable | type | allowed | description |", "|---|---|---|---|"]
+            for p in r.params:
+                out.append(f"| `{p.name}` | {p.type} | {_cell(_rule(p))} | {_cell(p.description)} |")
+            out.append("")
+    return out
 
 
 def _events_section(spec: Spec) -> list[str]:

@@ -35,6 +35,7 @@ from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.python_checks import SCALAR_TYPES as _SCALAR_TYPES
 from mcpgen.codegen.emit.python_checks import param_annotation
 from mcpgen.codegen.emit.python_checks import param_checks as _param_checks
+from mcpgen.codegen.emit.resources_py import add_resource_context
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.history import HistoryErrors, Release, load_history
@@ -122,6 +123,13 @@ def _param_doc(p: Param) -> str:
         bits.append(f"default {p.default!r}")
     desc = p.description.strip()
     return (desc + " " if desc else "") + "(" + "; ".join(bits) + ")"
+
+
+def _required_param_view(p: Param) -> ParamView:
+    """A parameter without default (a resource template's variable)."""
+    ident = py_ident(p.name)
+    return ParamView(name=p.name, ident=ident, annotation=param_annotation(p), default=None,
+                     checks=_param_checks(p, ident), doc=_param_doc(p))
 
 
 def _field_annotation(f: Field, owner: str, dicts: list[TypedDictView]) -> str:
@@ -294,7 +302,10 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
     cls = device_class(spec.device.name)
     dicts: list[TypedDictView] = []
     namespaces = _namespaces(spec, cls, dicts, newest)
-    patterns = sorted({p.pattern for t in spec.tools for p in t.params if p.pattern is not None})
+    patterns = sorted(
+        {p.pattern for t in spec.tools for p in t.params if p.pattern is not None}
+        | {p.pattern for r in spec.resources for p in r.params if p.pattern is not None}
+    )
     for pat in patterns:
         re.compile(pat)
     views = {t.name: t for ns in namespaces for t in ns.tools}
@@ -337,6 +348,7 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
     ctx["releases"] = {}
     ctx["older"] = []
     ctx["release_of"] = newest.fingerprint if newest is not None else ""
+    add_resource_context(ctx, spec, _required_param_view)
     return ctx
 
 

@@ -130,6 +130,17 @@ class _ToolView:
     stock_name: bool  # the stock firmware registers this name: left out by default
 
 
+def resources_note(spec: Spec) -> str | None:
+    """The build-time line saying the spec's resources are not served on this target."""
+    if not spec.resources:
+        return None
+    names = ", ".join(r.name for r in spec.resources)
+    return (
+        f"note: the stock xiaozhi McpServer has no resources: {names} are not served on the xiaozhi "
+        "target (the mcpgen ports and the bridge serve them)"
+    )
+
+
 def handlers_file_name(spec: Spec) -> str:
     """``<spec stem>_handlers.cpp`` (``handlers.cpp`` for a spec not loaded from a file)."""
     if not spec.source or spec.source.startswith("<"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from mcpgen.codegen.spec.model import DeviceSpec, Event, Field, Param, Returns, Spec, Tool
+from mcpgen.codegen.spec.model import DeviceSpec, Event, Field, Param, Resource, Returns, Spec, Tool
 
 
 class CanonicalError(ValueError):
@@ -79,6 +79,20 @@ def _tool(data: Any, where: str) -> Tool:
     )
 
 
+def _resource(data: Any, where: str) -> Resource:
+    return Resource(
+        name=_req(data, "name", where),
+        description=data.get("description", ""),
+        mime_type=_req(data, "mime_type", where),
+        content=_req(data, "content", where),
+        uri=data.get("uri"),
+        uri_template=data.get("uri_template"),
+        params=tuple(_param(p, f"{where}.params[{i}]") for i, p in enumerate(data.get("params") or ())),
+        max_size=data.get("max_size"),
+        subscribe=bool(data.get("subscribe", False)),
+    )
+
+
 def spec_from_canonical(data: Any, source: str = "") -> Spec:
     """The ``Spec`` whose ``canonical()`` is ``data``; raises ``CanonicalError`` when a key is
     missing or has the wrong shape."""
@@ -104,9 +118,10 @@ def spec_from_canonical(data: Any, source: str = "") -> Spec:
             )
             for i, e in enumerate(data.get("events") or ())
         )
+        resources = tuple(_resource(r, f"resources[{i}]") for i, r in enumerate(data.get("resources") or ()))
     except (AttributeError, TypeError) as exc:  # a list where an object belongs, and the like
         raise CanonicalError(f"not a canonical spec: {exc}") from None
-    return Spec(device=dev, tools=tools, source=source, events=events)
+    return Spec(device=dev, tools=tools, source=source, events=events, resources=resources)
 
 
 __all__ = ["CanonicalError", "spec_from_canonical"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal, Optional, Union
 
 from mcpgen.codegen.spec.locate import SpecLocator, Step, ToolStep
-from mcpgen.codegen.spec.model import Event, Field, Param, Spec, Tool
+from mcpgen.codegen.spec.model import Event, Field, Param, Resource, Spec, Tool
 
 Verdict = Literal["compatible", "breaking"]
 
@@ -85,6 +85,7 @@ def diff_specs(old: Spec, new: Spec) -> list[Change]:
     _device(old, new, out)
     _tools(old, new, out)
     _events(old, new, out)
+    _resources(old, new, out)
     return out
 
 
@@ -341,6 +342,56 @@ def _event(o: Event, n: Event, at: tuple[Step, ...], out: list[Change]) -> None:
         out.append(_c(f"events.{n.name}.description", "description changed", "documentation only",
                       at + ("description",)))
     _params(o.params, n.params, f"events.{n.name}", at, "event", out)
+
+
+# -- resources ---------------------------------------------------------------------------------
+# A backend reads a resource by its URI and decodes the content by its kind: a resource gone,
+# moved or re-encoded fails older backends. Template variables flow backend -> device (the
+# backend fills them in), so they follow the tool-parameter rules: narrowing breaks.
+
+
+def _resources(old: Spec, new: Spec, out: list[Change]) -> None:
+    olds = {r.name: r for r in old.resources}
+    news = {r.name: r for r in new.resources}
+    for r in old.resources:
+        if r.name not in news:
+            out.append(_b(f"resources.{r.name}", f"resource `{r.name}` removed",
+                          "older backends still read it", ("resources",)))
+    for r in new.resources:
+        at: tuple[Step, ...] = ("resources", r.name)
+        if r.name not in olds:
+            out.append(_c(f"resources.{r.name}", f"resource `{r.name}` added",
+                          "older backends do not read it", at))
+            continue
+        _resource(olds[r.name], r, at, out)
+
+
+def _resource(o: Resource, n: Resource, at: tuple[Step, ...], out: list[Change]) -> None:
+    base = f"resources.{n.name}"
+    for key in ("uri", "uri_template"):
+        was, now = getattr(o, key), getattr(n, key)
+        if was != now:
+            out.append(_b(f"{base}.{key}", f"{key} changed from {was!r} to {now!r}",
+                          "older backends read the old URI", at + ((key,) if now is not None else ())))
+    if o.content != n.content:
+        out.append(_b(f"{base}.content", f"content changed from {o.content} to {n.content}",
+                      "older backends decode it the old way", at + ("content",)))
+    if o.mime_type != n.mime_type:
+        out.append(_b(f"{base}.mime_type", f"mime_type changed from {o.mime_type!r} to {n.mime_type!r}",
+                      "older backends parse it the old way", at + ("mime_type",)))
+    if o.subscribe and not n.subscribe:
+        out.append(_b(f"{base}.subscribe", "subscriptions dropped",
+                      "older backends subscribe to its updates", at))
+    elif n.subscribe and not o.subscribe:
+        out.append(_c(f"{base}.subscribe", "subscriptions added", "older backends do not subscribe",
+                      at + ("subscribe",)))
+    if o.max_size != n.max_size:
+        out.append(_c(f"{base}.max_size", f"max_size changed from {_show(o.max_size)} to {_show(n.max_size)}",
+                      "the device's own bound on what it writes; backends read any length",
+                      at + (("max_size",) if n.max_size is not None else ())))
+    if o.description != n.description:
+        out.append(_doc(f"{base}.description", at + ("description",)))
+    _params(o.params, n.params, base, at, "tool", out)
 
 
 def breaking(changes: list[Change]) -> list[Change]:

@@ -115,6 +115,36 @@ class Event:
         return EVENT_METHOD_PREFIX + self.name
 
 
+ResourceContent = Literal["text", "binary"]
+RESOURCE_CONTENTS: tuple[str, ...] = ("text", "binary")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A device resource (the spec's ``resources:``): read with MCP ``resources/read``.
+
+    Exactly one of ``uri`` (a fixed URI) and ``uri_template`` (RFC 6570 level 1) is set;
+    each ``{var}`` of the template is one of ``params`` (typed like tool parameters, all
+    required). ``content`` says whether the handler writes text or bytes (sent base64).
+    """
+
+    name: str  # an identifier: resources::read_<name> in C++, resources.<name> in Python
+    description: str
+    mime_type: str
+    content: ResourceContent
+    uri: Optional[str] = None
+    uri_template: Optional[str] = None
+    params: tuple[Param, ...] = ()  # the template's variables, sorted by name
+    max_size: Optional[int] = None  # bytes of content (before base64)
+    subscribe: bool = False
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+
+    @property
+    def handler(self) -> str:
+        """The C++ handler in namespace ``resources``."""
+        return f"read_{self.name}"
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     """The spec's `device:` section: what the device says about itself as an MCP server."""
@@ -152,6 +182,7 @@ class Spec:
     tools: tuple[Tool, ...]  # in declared order: the order of tools/list
     source: str = field(default="", compare=False)  # path as given to the loader
     events: tuple[Event, ...] = ()  # in declared order (codegen.spec.rules.events)
+    resources: tuple[Resource, ...] = ()  # in declared order (codegen.spec.rules.resources)
     # `firmware:` settings; outside canonical() (so the fingerprint) and compare.
     firmware: tuple[FirmwareSetting, ...] = field(default=(), compare=False, repr=False)
 
@@ -169,6 +200,8 @@ class Spec:
         out = {"device": device, "tools": [_plain(t) for t in self.tools]}
         if self.events:
             out["events"] = [_plain(e) for e in self.events]
+        if self.resources:  # likewise: specs without resources keep their fingerprint
+            out["resources"] = [_plain(r) for r in self.resources]
         return out
 
     def canonical_json(self) -> str:

@@ -72,6 +72,9 @@ def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] =
             "mcpgen::xiaozhi::set_notification_sink (Application::SendMcpMessage): set it, see "
             f"{outdir / out / 'README.md'}"
         )
+    note = emit_xiaozhi.resources_note(spec)
+    if note is not None:
+        log(note)
     target = outdir / out
     log(f"xiaozhi glue for {spec.device.name} (fingerprint {spec.fingerprint}): {target}")
     log(f"next: follow {target / 'README.md'} to add it to a xiaozhi-esp32 firmware")

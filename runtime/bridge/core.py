@@ -24,6 +24,7 @@ from mcpgen import __version__
 from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
 from mcpgen.runtime.events import event_name
 
+from . import device_resources
 from .device import DeviceLike, ToolInfoLike
 from .events import EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
@@ -283,8 +284,54 @@ class Bridge:
                 self._progress_sends.setdefault(str(params.get("progressToken")), set()).add(sending)
         elif method == "notifications/tools/list_changed":
             self._spawn(self._refresh(device))
+        elif method == "notifications/resources/updated" and self.devices.get(device.device_id) is device:
+            self._forward_resource_update(device.device_id, params)
         elif (event := event_name(method)) is not None and self.devices.get(device.device_id) is device:
             self._forward_event(device.device_id, event, params)
+
+    def _forward_resource_update(self, device_id: str, params: dict[str, Any]) -> None:
+        """A device's ``notifications/resources/updated`` to the sessions subscribed to
+        its bridge URI (``device_resources``)."""
+        uri = params.get("uri")
+        mapped = device_resources.bridge_uri(device_id, uri) if isinstance(uri, str) else None
+        if mapped is None:
+            return
+        updated = notification("notifications/resources/updated", {"uri": mapped})
+        for session in list(self._sessions.values()):
+            if session.push is None or session.protocol_version is None or session.closed:
+                continue
+            if mapped in session.subscriptions:
+                self._spawn(session.push(updated))
+
+    async def subscribe_request(
+        self, session: Session, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``resources/subscribe`` / ``unsubscribe``: the events resources are the bridge's
+        own; a device resource's subscription is also forwarded to the device (its
+        unsubscribe once no session holds it)."""
+        uri = params.get("uri")
+        target = device_resources.device_uri(uri) if isinstance(uri, str) else None
+        if target is None:
+            return self.subscribe(session, method, params)
+        device_id, inner = target
+        device = self.devices.get(device_id)
+        if device is None or not hasattr(device, "request"):
+            raise RpcFailure(RESOURCE_NOT_FOUND, "Resource not found", {"uri": _bounded(uri)})
+        subscribing = method == "resources/subscribe"
+        others = any(uri in s.subscriptions for s in self._sessions.values() if s is not session)
+        if subscribing or not others:
+            try:
+                await device.request(method, {"uri": inner})
+            except Exception as exc:
+                code = getattr(exc, "code", None)
+                raise RpcFailure(code if isinstance(code, int) else INVALID_PARAMS, str(exc)) from None
+        if subscribing:
+            if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
+            session.subscriptions.add(str(uri))
+        else:
+            session.subscriptions.discard(str(uri))
+        return {}
 
     def _forward_event(self, device_id: str, event: str, arguments: dict[str, Any]) -> None:
         """A device event to MCP clients, two ways (docs/bridge.md, "Device events").
@@ -427,6 +474,22 @@ class Bridge:
             raise RpcFailure(INVALID_PARAMS, f"logging/setLevel: level must be one of {allowed}")
         session.log_level = str(level)
         return {}
+
+    async def resources_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The resources/* requests: each device's events resource (``_resources``) and the
+        devices' own resources (``device_resources``)."""
+        if method in ("resources/list", "resources/templates/list"):
+            out = self._resources(method, params)
+            key = "resources" if method == "resources/list" else "resourceTemplates"
+            out[key] = out[key] + await device_resources.list_entries(self.devices, key != "resources")
+            return out
+        if method == "resources/read":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                read = await device_resources.read(self.devices, uri, RESOURCE_NOT_FOUND)
+                if read is not None:
+                    return read
+        return self._resources(method, params)
 
     def _resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Each served device's events as a resource (see ``events.py``)."""

@@ -168,10 +168,10 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
         return await bridge._tools_call(_raw(ctx), emit, ctx.protocol_version)
 
     async def resources(ctx: Ctx) -> dict[str, Any]:
-        return bridge._resources(ctx.method, _raw(ctx))
+        return await bridge.resources_request(ctx.method, _raw(ctx))
 
     async def subscribe(ctx: Ctx) -> dict[str, Any]:
-        return bridge.subscribe(connection_of(ctx).session, ctx.method, _raw(ctx))
+        return await bridge.subscribe_request(connection_of(ctx).session, ctx.method, _raw(ctx))
 
     async def set_level(ctx: Ctx) -> dict[str, Any]:
         return bridge._set_level(connection_of(ctx).session, _raw(ctx))

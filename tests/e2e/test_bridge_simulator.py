@@ -49,3 +49,55 @@ async def test_user_only_tools_can_be_enabled(built_default: Built) -> None:
     ) as c:
         names = [t.name for t in (await c.list_tools()).tools]
         assert "self__reboot" in names
+
+
+async def test_sdk_client_lists_and_reads_device_resources_through_the_bridge(built_lamp: Built) -> None:
+    """Issue 30: the lamp's resources, prefixed with its device id, next to its events resource."""
+    import base64
+
+    async with Client(bridge_params(built_lamp), mode="legacy", read_timeout_seconds=30) as client:
+        uris = [str(r.uri) for r in (await client.list_resources()).resources]
+        [events] = [u for u in uris if u.endswith("/events")]
+        device_part = events[len("mcpgen://devices/") : -len("/events")]
+        prefix = f"mcpgen://devices/{device_part}/lamp:/"
+        assert [u for u in uris if u != events] == [prefix + "/status", prefix + "/icon.png"]
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        assert templates == [prefix + "/effects/{name}", prefix + "/pattern/{length}"]
+
+        status = await client.read_resource(prefix + "/status")
+        assert json.loads(status.contents[0].text)["effect"] == "none"
+        icon = await client.read_resource(prefix + "/icon.png")
+        blob = icon.contents[0].blob
+        assert base64.b64decode(blob).startswith(b"\x89PNG")
+        pattern = await client.read_resource(prefix + "/pattern/4")
+        assert base64.b64decode(pattern.contents[0].blob) == b"\x00\x01\x02\x03"
+        with pytest.raises(Exception, match="Resource not found"):
+            await client.read_resource(prefix + "/nothing")
+
+
+async def test_sdk_client_subscribes_to_a_device_resource_through_the_bridge(built_lamp: Built) -> None:
+    """resources/subscribe of a device resource reaches the device; its
+    notifications/resources/updated comes back with the bridge's URI."""
+    import asyncio
+
+    updated: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_message(message: object) -> None:
+        note = getattr(message, "root", message)
+        if getattr(note, "method", None) == "notifications/resources/updated":
+            await updated.put(str(note.params.uri))  # type: ignore[attr-defined]
+
+    async with Client(
+        bridge_params(built_lamp), mode="legacy", read_timeout_seconds=30, message_handler=on_message
+    ) as client:
+        uris = [str(r.uri) for r in (await client.list_resources()).resources]
+        [status] = [u for u in uris if u.endswith("lamp://status")]
+        await client.subscribe_resource(status)
+        await client.call_tool("self__light__set_rgb", {"r": 1, "g": 2, "b": 3})
+        assert await asyncio.wait_for(updated.get(), 10) == status
+        await client.unsubscribe_resource(status)
+        await client.call_tool("self__light__set_rgb", {"r": 3, "g": 2, "b": 1})
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(updated.get(), 0.5)
+        with pytest.raises(Exception, match="does not support subscribe"):
+            await client.subscribe_resource(status.replace("lamp://status", "lamp://icon.png"))

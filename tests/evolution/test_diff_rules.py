@@ -39,6 +39,19 @@ tools:
   - name: self.motor.stop
     description: Stop.
     returns: boolean
+resources:
+  status:
+    description: The state.
+    mime_type: application/json
+    uri: dev://status
+    content: text
+  log:
+    description: One day of the log.
+    mime_type: text/plain
+    uri_template: dev://log/{day}
+    params:
+      day: {type: integer, min: 0, max: 6}
+    content: text
 """
 
 # (case, old text -> new text replacements, verdict, path, text on NEW's reported line)
@@ -116,6 +129,20 @@ CASES = [
      "breaking", "device.name", "name: rule-device"),
     ("tool becomes user-only", [("    description: Stop.\n", "    description: Stop.\n    user_only: true\n")],  # noqa: E501
      "breaking", "tools.self.motor.stop.user_only", "user_only: true"),
+    ("new resource", [("resources:\n", "resources:\n  pic:\n    description: A picture.\n"
+                       "    mime_type: image/png\n    uri: dev://pic\n    content: binary\n")],
+     "compatible", "resources.pic", "pic:"),
+    ("removed resource", [("  status:\n    description: The state.\n    mime_type: application/json\n"
+                           "    uri: dev://status\n    content: text\n", "")],
+     "breaking", "resources.status", "resources:"),
+    ("changed resource uri", [("uri: dev://status", "uri: dev://state")],
+     "breaking", "resources.status.uri", "uri: dev://state"),
+    ("changed resource uri template", [("uri_template: dev://log/{day}", "uri_template: dev://logs/{day}")],
+     "breaking", "resources.log.uri_template", "uri_template: dev://logs/{day}"),
+    ("changed resource content", [("max: 6}\n    content: text", "max: 6}\n    content: binary")],
+     "breaking", "resources.log.content", "content: binary"),
+    ("narrowed template variable", [("min: 0, max: 6}", "min: 0, max: 5}")],
+     "breaking", "resources.log.params.day.max", "day:"),
 ]
 
 

@@ -210,6 +210,7 @@ def test_build_writes_a_self_contained_directory(tmp_path: Path):
     warned = [line for line in logs if line.startswith("warning:")]
     assert [w.split(":")[1].strip() for w in warned] == emit_xiaozhi.stock_collisions(load_spec(spec_path))
     assert "self.get_device_status" in emit_xiaozhi.stock_collisions(load_spec(spec_path))
+    assert not [line for line in logs if line.startswith("note:")]  # no resources, nothing to say
     # Idempotent: nothing rewritten the second time.
     again: list[str] = []
     build_xiaozhi(spec_path, tmp_path / "out", log=again.append)
@@ -227,6 +228,9 @@ def test_build_writes_starter_handlers_when_missing(tmp_path: Path):
     assert re.search(r"Result light_set_rgb\(.*const LightSetRgbArgs&", starter.read_text())
     assert emit_xiaozhi.stock_collisions(load_spec(spec_path)) == []
     assert not [line for line in logs if line.startswith("warning:")]
+    # The lamp's resources cannot be served by the stock McpServer: one line says so.
+    [note] = [line for line in logs if line.startswith("note: the stock xiaozhi McpServer has no resources")]
+    assert note.startswith("note: the stock xiaozhi McpServer has no resources: status, icon, effect, ")
 
 
 def test_cli_build_target_xiaozhi(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

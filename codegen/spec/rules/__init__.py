@@ -9,6 +9,7 @@
 | ``params`` | a tool's parameters |
 | ``returns`` | a tool's return value and its fields |
 | ``cross`` | across tools: duplicates, consumer-name collisions, page sizes |
+| ``events`` / ``resources`` | the ``events:`` and ``resources:`` sections |
 | ``firmware`` | the ``firmware:`` settings of the ESP32 build, resolving ``!secret`` |
 | ``names`` | which names are usable in C++ and Python |
 | ``schema`` | ``toolspec.schema.json`` for editors, generated from ``tables`` |

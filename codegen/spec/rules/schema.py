@@ -31,9 +31,11 @@ from mcpgen.codegen.spec.model import (
     ERROR_STYLES,
     FIELD_TYPES,
     PARAM_TYPES,
+    RESOURCE_CONTENTS,
 )
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, IDENTIFIER_RE, PYTHON_RESERVED
 from mcpgen.codegen.spec.rules.events import EVENT_KEYS, EVENT_NAME_RE
+from mcpgen.codegen.spec.rules.resources import MAX_SIZE_LIMIT, TEMPLATE_RE, URI_RE
 from mcpgen.codegen.spec.rules.tables import (
     ALL_FIELD_KEYS,
     ALL_PARAM_KEYS,
@@ -43,6 +45,8 @@ from mcpgen.codegen.spec.rules.tables import (
     FIRMWARE_KEYS,
     PARAM_KEYS_BY_TYPE,
     PROTOCOL_VERSIONS,
+    RESOURCE_KEYS,
+    RESOURCE_REQUIRED,
     RETURNS_KEYS,
     SIMPLE_RETURN_KINDS,
     TOOL_KEYS,
@@ -78,6 +82,10 @@ TOP: dict[str, Schema] = {
                "additionalProperties": _ref("event"),
                "description": "Device-initiated events: name -> event. The device sends each as the JSON-RPC "
                "notification notifications/events/<name> with every parameter in params."},
+    "resources": {"type": ["object", "null"],
+                  "propertyNames": {"type": "string", "pattern": EVENT_NAME_RE.pattern},
+                  "additionalProperties": _ref("resource"),
+                  "description": "Documents the device serves with MCP resources/read: name -> resource."},
     "firmware": {"type": ["object", "null"], "additionalProperties": False,
                  "properties": {key: {"type": "string", "description": f"Sets {env} of the ESP32 build; "
                                       "`!secret NAME` reads it from secrets.yaml beside the spec or "
@@ -175,6 +183,28 @@ EVENT: dict[str, Schema] = {
 }
 
 
+RESOURCE: dict[str, Schema] = {
+    "description": {"type": "string", "minLength": 1, "description": "What the resource holds."},
+    "mime_type": {"type": "string", "pattern": "^[^/]+/[^/]+$",
+                  "description": "MCP mimeType, e.g. application/json."},
+    "uri": {"type": "string", "pattern": URI_RE.pattern,
+            "description": "The fixed URI (or use uri_template)."},
+    "uri_template": {"type": "string", "pattern": TEMPLATE_RE.pattern,
+                     "description": "RFC 6570 level 1 template, e.g. lamp://log/{day}; each {var} is one of "
+                     "params."},
+    "params": {"type": ["object", "null"], "propertyNames": _ref("identifier"),
+               "additionalProperties": {"allOf": [_ref("param"), {"not": {"required": ["default"]}}]},
+               "description": "The template's variables: name -> parameter, like tool parameters but without "
+               "`default`."},
+    "content": {"type": "string", "enum": list(RESOURCE_CONTENTS),
+                "description": "text, or binary (bytes the device sends base64-encoded)."},
+    "max_size": {"type": "integer", "minimum": 1, "maximum": MAX_SIZE_LIMIT,
+                 "description": "Largest content in bytes (before base64); the device refuses more."},
+    "subscribe": {"type": "boolean", "default": False,
+                  "description": "The device sends notifications/resources/updated when it changes."},
+}
+
+
 def _keys_match(what: str, rule_keys: Sequence[str], schema_keys: Mapping[str, Schema]) -> None:
     """The rules and the schema list the same keys, in the same order."""
     if tuple(rule_keys) != tuple(schema_keys):
@@ -227,6 +257,7 @@ def editor_schema() -> Schema:
     _keys_match("an object return", RETURNS_KEYS, OBJECT_RETURN)
     _keys_match("a field", ALL_FIELD_KEYS, FIELD)
     _keys_match("an event", EVENT_KEYS, EVENT)
+    _keys_match("a resource", RESOURCE_KEYS, RESOURCE)
     identifier = {
         "type": "string",
         "pattern": IDENTIFIER_RE.pattern,
@@ -260,6 +291,9 @@ def editor_schema() -> Schema:
                                       "An object result with declared properties."),
             "field": field,
             "event": _mapping(EVENT, ("description",), "One device-initiated event."),
+            "resource": {**_mapping(RESOURCE, RESOURCE_REQUIRED,
+                                    "One resource: a fixed uri or a uri_template."),
+                         "oneOf": [{"required": ["uri"]}, {"required": ["uri_template"]}]},
         },
     }
 

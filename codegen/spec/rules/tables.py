@@ -18,7 +18,7 @@ MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-TOP_KEYS = ("device", "tools", "events", "firmware")
+TOP_KEYS = ("device", "tools", "events", "resources", "firmware")
 TOP_REQUIRED = ("device", "tools")
 DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors", "ota")
 DEVICE_REQUIRED = ("name", "version")
@@ -48,6 +48,11 @@ TOOL_KEYS = (
     "handler",
 )
 TOOL_REQUIRED = ("name", "description")
+# One entry of `resources:` (codegen.spec.rules.resources); `uri` or `uri_template`, not both.
+RESOURCE_KEYS = (
+    "description", "mime_type", "uri", "uri_template", "params", "content", "max_size", "subscribe"
+)
+RESOURCE_REQUIRED = ("description", "mime_type", "content")
 PARAM_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
     "boolean": ("type", "description", "default"),
     "integer": ("type", "description", "default", "min", "max"),

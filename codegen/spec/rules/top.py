@@ -28,6 +28,7 @@ from mcpgen.codegen.spec.rules.firmware import check_firmware
 from mcpgen.codegen.spec.rules.names import (
     device_name_problem,
 )
+from mcpgen.codegen.spec.rules.resources import check_resources
 from mcpgen.codegen.spec.rules.tables import (
     DEVICE_KEYS,
     DEVICE_REQUIRED,
@@ -75,6 +76,7 @@ class SpecChecker(ToolRules, CrossToolRules):
         if self.page_size is not None:
             self.check_page_size(self.page_size, infos)
         events = check_events(self, top["events"][1], infos) if "events" in top else ()
+        resources = check_resources(self, top["resources"][1], infos) if "resources" in top else ()
         firmware = check_firmware(self, top["firmware"][1]) if "firmware" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
             return None
@@ -85,6 +87,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             + ((ota_tool(),) if device.ota else ()),
             source=self.file,
             events=events,
+            resources=resources,
             firmware=firmware,
         )
 

@@ -8,7 +8,7 @@
 
 // Bumped whenever the layout of the descriptor structs below changes. Every generated
 // mcp_tools.h checks it and refuses to compile against a different core.
-#define MCPGEN_CORE_VERSION 4
+#define MCPGEN_CORE_VERSION 5
 
 // The xiaozhi protocol version a device announces, in the `Protocol-Version` handshake
 // header and in its hello (the reference firmware sends the same number in both).
@@ -80,6 +80,7 @@ struct ParamDesc {
 class Context;
 class Result;
 struct ServerImpl;
+struct ResourceTable;  // mcpgen/resources.h
 
 // Generated thunk: casts `args` to the tool's struct and calls the typed handler.
 typedef Result (*InvokeFn)(const void* args, Context& ctx);
@@ -113,6 +114,8 @@ struct SpecDesc {
   // a JSON-RPC error -32602 carrying the same message, instead of a tool result with
   // isError: true (what stock xiaozhi backends show the model; docs/xiaozhi.md).
   bool jsonrpc_argument_errors;
+  // The spec's `resources:` (mcpgen/resources.h); nullptr when it declares none.
+  const ResourceTable* resources;
 };
 
 // Minimal streaming JSON writer over a fixed buffer. Never writes past `cap`; once
@@ -144,6 +147,8 @@ class JsonWriter {
 
  private:
   friend struct ServerImpl;  // writes replies as raw fragments around escaped strings
+  friend class ResourceWriter;  // streams resource text (escaped) and base64 into the reply
+  friend struct ResourceImpl;  // resources/* replies, written like ServerImpl's
   void comma();
   void put(const char* s, size_t n);
   char* buf_;

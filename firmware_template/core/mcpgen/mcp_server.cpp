@@ -7,6 +7,7 @@
 
 #include "mcpgen/json_reader.h"
 #include "mcpgen/mcp_core.h"
+#include "mcpgen/resources.h"
 #include "mcpgen/text_format.h"
 
 namespace mcpgen {
@@ -462,7 +463,15 @@ struct ServerImpl {
     begin(s, w, rq);
     lit(w, ",\"result\":{\"protocolVersion\":");
     str(w, version);
-    lit(w, ",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":");
+    lit(w, ",\"capabilities\":{\"tools\":{}");
+    if (s.spec_.resources != nullptr) {
+      if (s.spec_.resources->any_subscribe) {
+        lit(w, ",\"resources\":{\"subscribe\":true}");
+      } else {
+        lit(w, ",\"resources\":{}");
+      }
+    }
+    lit(w, "},\"serverInfo\":{\"name\":");
     str(w, s.spec_.device_name);
     lit(w, ",\"version\":");
     str(w, s.spec_.device_version);
@@ -836,6 +845,18 @@ struct ServerImpl {
     return finish(s, rq, w);
   }
 
+  // ------------------------------------------------------------ resources/* (resources.cpp)
+  static size_t resources(Server& s, Request& rq, const Value& method, const Value& params) {
+    JsonWriter w(rq.out, rq.cap);
+    begin(s, w, rq);
+    lit(w, ",\"result\":");
+    size_t mlen = 0;
+    char* msg = s.ctx_.scratch_;
+    int code = s.spec_.resources->request(s.spec_, method, params, w, s.ctx_, msg, sizeof s.ctx_.scratch_, &mlen);
+    if (code != 0) return error(s, rq, code, msg, mlen);
+    return finish(s, rq, w);
+  }
+
   // ------------------------------------------------------------ one message
   static size_t handle(Server& s, char* in, size_t len, char* out, size_t cap) {
     in[len] = '\0';
@@ -933,6 +954,8 @@ struct ServerImpl {
       n = tools_list(s, rq, rpc->p);
     } else if (eq(method, "initialize")) {
       n = initialize(s, rq, rpc->p);
+    } else if (s.spec_.resources != nullptr && method.n > 12 && memcmp(method.p, "\"resources/", 11) == 0) {
+      n = resources(s, rq, method, params);
     } else if (eq(method, "ping")) {
       JsonWriter w(rq.out, rq.cap);
       begin(s, w, rq);
@@ -1067,6 +1090,7 @@ void Server::reset_connection() {
   vision_.url[0] = '\0';
   vision_.token[0] = '\0';
   ctx_.notify_pending_ = false;
+  if (spec_.resources != nullptr) spec_.resources->reset();
 }
 
 void Server::set_user_data(void* p) { ctx_.user_data_ = p; }

@@ -107,7 +107,8 @@ void banner() {
 int main() {
   UartLink link;
   mcpgen::Session session(g_server, link, g_response, sizeof g_response);
-#if MCPGEN_SPEC_EVENT_COUNT > 0  // else the core's event buffers (about 1 KB of RAM) are not linked
+// Else the core's event buffers (about 1 KB of RAM) are not linked.
+#if MCPGEN_SPEC_EVENT_COUNT > 0 || MCPGEN_SPEC_RESOURCE_UPDATES > 0
   UartEventOutlet events(link);
   mcpgen::set_event_outlet(&g_server, &events);
 #endif

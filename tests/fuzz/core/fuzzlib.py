@@ -153,6 +153,7 @@ def seed_inputs(spec: Path = DEFAULT_SPEC) -> dict[str, bytes]:
     for n, tool in enumerate(loaded.tools):
         call = {"name": tool.name, "arguments": example_arguments(tool)}
         messages[f"call_{tool.name}"] = _rpc("tools/call", call, id=100 + n)
+    messages.update(_resource_messages(loaded))
     seeds: dict[str, bytes] = {}
     for name, msg in messages.items():
         seeds[f"bare_{name}"] = json.dumps(msg).encode()
@@ -170,6 +171,32 @@ def seed_inputs(spec: Path = DEFAULT_SPEC) -> dict[str, bytes]:
     oversized = _rpc("ping", {"pad": "x" * 4200}, id=9)  # longer than the request buffer
     seeds["oversized_then_ping"] = b"\n".join(json.dumps(m).encode() for m in (oversized, messages["ping"]))
     return seeds
+
+
+def _resource_messages(loaded: Any) -> dict[str, dict[str, Any]]:
+    """resources/* requests of a spec with resources: both lists, a read of every resource
+    (templates with example values), an unknown URI and bad template values."""
+    from mcpgen.codegen.spec.examples import example_value
+
+    if not loaded.resources:
+        return {}
+    out: dict[str, dict[str, Any]] = {
+        "resources_list": _rpc("resources/list", {}),
+        "resources_templates": _rpc("resources/templates/list", {"cursor": "000100000000"}),
+        "resources_unknown": _rpc("resources/read", {"uri": "nope://x"}),
+    }
+    for n, r in enumerate(loaded.resources):
+        uri = r.uri
+        if uri is None:
+            uri = r.uri_template
+            for p in r.params:
+                value = example_value(p)
+                text = json.dumps(value) if not isinstance(value, str) else value
+                uri = uri.replace("{" + p.name + "}", text)
+            bad = re.sub(r"\{[^}]*\}", "%zz", r.uri_template)
+            out[f"read_bad_{r.name}"] = _rpc("resources/read", {"uri": bad}, id=300 + n)
+        out[f"read_{r.name}"] = _rpc("resources/read", {"uri": uri}, id=200 + n)
+    return out
 
 
 def write_seeds(directory: Path, spec: Path = DEFAULT_SPEC) -> list[Path]:

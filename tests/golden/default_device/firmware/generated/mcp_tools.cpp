@@ -272,4 +272,5 @@ const mcpgen::SpecDesc kMcpSpec = {
     &g_args_storage,
     static_cast<uint16_t>(sizeof(ArgsStorage)),
     /*jsonrpc_argument_errors=*/false,
+    /*resources=*/nullptr,
 };

@@ -9,8 +9,8 @@
 
 #include "mcpgen/mcp_core.h"
 
-#if MCPGEN_CORE_VERSION != 4
-#error "mcp_tools.h was generated for mcpgen core version 4; rebuild with codegen build SPEC --target TARGET"
+#if MCPGEN_CORE_VERSION != 5
+#error "mcp_tools.h was generated for mcpgen core version 5; rebuild with codegen build SPEC --target TARGET"
 #endif
 
 #define MCPGEN_SPEC_FINGERPRINT "13b669f458cc0dc5"
@@ -18,6 +18,8 @@
 #define MCPGEN_SPEC_DEVICE_VERSION "1.0.0"
 // Events of the spec (mcpgen/events.h): ports skip their event outlet when there are none.
 #define MCPGEN_SPEC_EVENT_COUNT 0
+// Resources with `subscribe: true`: their updates leave through the same event outlet.
+#define MCPGEN_SPEC_RESOURCE_UPDATES 0
 
 namespace tools {
 inline constexpr char kSpecFingerprint[] = "13b669f458cc0dc5";

@@ -1,0 +1,560 @@
+// resources/list, resources/templates/list and resources/read (see resources.h).
+#include "mcpgen/resources.h"
+
+#include <string.h>
+
+#include "mcpgen/json_reader.h"
+#include "mcpgen/text_format.h"
+
+namespace mcpgen {
+
+namespace {
+
+using json::Type;
+using json::Value;
+
+constexpr int kInvalidParams = -32602;
+constexpr int kMethodNotFound = -32601;
+constexpr int kInternalError = -32603;
+constexpr int kResourceNotFound = -32002;  // MCP: "Resource not found"
+constexpr size_t kCursorLen = 12;  // like tools/list: 4 hex digits of index + 8 of check
+constexpr size_t kQuoteLimit = 64;
+constexpr uint8_t kMaxVariables = 8;  // == MAX_TEMPLATE_VARIABLES in codegen's rules
+
+// An error message built in the caller's buffer, cut (never overrun) when it is full.
+struct Text {
+  char* p;
+  size_t cap;
+  size_t n = 0;
+  Text(char* buf, size_t c) : p(buf), cap(c) {}
+  Text& add(const char* s, size_t len) {
+    if (len > cap - 1 - n) len = cap - 1 - n;
+    memcpy(p + n, s, len);
+    n += len;
+    p[n] = '\0';
+    return *this;
+  }
+  Text& add(const char* s) { return add(s, strlen(s)); }
+  Text& quote(const char* s, size_t len) {
+    add("\"");
+    if (len > kQuoteLimit) {
+      add(s, kQuoteLimit).add("...");
+    } else {
+      add(s, len);
+    }
+    return add("\"");
+  }
+  Text& num(int64_t v) {
+    char tmp[21];
+    return add(tmp, format_int64(v, tmp));
+  }
+};
+
+template <size_t N>
+inline bool method_is(const Value& v, const char (&lit)[N]) {
+  return json::string_equals(v, lit, N - 1);
+}
+
+// The check part of a cursor: FNV-1a over the index, the count, the kind of list and the
+// spec fingerprint, so a tools/list cursor (or another spec's) is never accepted here.
+void cursor_text(const SpecDesc& spec, bool templates, uint32_t index, char* out) {
+  uint32_t h = (2166136261u ^ index) + (uint32_t{spec.resources->count} << 16) + (templates ? 0x7E000000u : 0x52000000u);
+  for (const char* p = spec.fingerprint; *p != '\0'; ++p) h = (h ^ static_cast<uint8_t>(*p)) * 16777619u;
+  for (int i = 11; i >= 0; --i) {
+    uint32_t& v = i >= 4 ? h : index;
+    out[i] = json::detail::kHexDigits[v & 15];
+    v >>= 4;
+  }
+}
+
+const char* text_of(const Value& v, size_t* len) {
+  if (!v.esc) {
+    *len = v.n - 2;
+    return v.p + 1;
+  }
+  return json::unescape(v, len);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+struct Span {
+  char* p;
+  size_t n;
+};
+
+// Which resources (by index, the first 32) a client subscribed to on this connection, and
+// the table they index (set by the first resources/subscribe).
+uint32_t g_subscribed = 0;
+const ResourceTable* g_subscribed_table = nullptr;
+
+}  // namespace
+
+struct ResourceImpl {
+  // An escaped string between raw fragments (no comma bookkeeping, like ServerImpl::str).
+  static void str(JsonWriter& w, const char* s, size_t n) {
+    w.need_comma_ = false;
+    w.string(s, n);
+  }
+
+  // ---------------------------------------------------------------- lists
+  static int list(const SpecDesc& spec, bool templates, const Value& params, JsonWriter& w, Text& m) {
+    const ResourceTable& t = *spec.resources;
+    Value cursor = json::find(params, "cursor");
+    if (cursor.valid() && !cursor.is(Type::kString) && !cursor.is(Type::kNull)) {
+      m.add("Invalid params: cursor must be a string");
+      return kInvalidParams;
+    }
+    uint32_t start = 0;
+    char text[kCursorLen];
+    if (cursor.is(Type::kString) && cursor.n > 2) {
+      size_t n = 0;
+      const char* c = text_of(cursor, &n);
+      start = n == kCursorLen ? json::detail::hex4(c) : 0x10000;
+      if (start < t.count) cursor_text(spec, templates, start, text);
+      if (start >= t.count || memcmp(text, c, kCursorLen) != 0) {
+        m.add("Invalid params: unknown cursor ").quote(c, n);
+        return kInvalidParams;
+      }
+    }
+    auto listed = [&](uint32_t i) { return t.resources[i].is_template == templates; };
+    // {"resources":[ or {"resourceTemplates":[, entries while they fit page_size, then
+    // ] or ],"nextCursor":"<cursor>"} (the same budget as tools/list).
+    const char* head = templates ? "{\"resourceTemplates\":[" : "{\"resources\":[";
+    size_t size = strlen(head);
+    constexpr size_t kMore = 15 + 1 + kCursorLen + 1 + 1;
+    w.raw_fragment(head, size);
+    uint32_t i = start;
+    while (i < t.count && !listed(i)) ++i;
+    uint32_t end_at = 0;
+    bool first = true;
+    while (i < t.count) {
+      uint32_t nxt = i + 1;
+      while (nxt < t.count && !listed(nxt)) ++nxt;
+      const ResourceDesc& r = t.resources[i];
+      size_t add = (first ? 0 : 1) + r.list_entry_len;
+      if (size + add + (nxt < t.count ? kMore : 2) > spec.page_size) {
+        if (first) {
+          m.add("Internal error: resource ").add(r.name).add(" does not fit in a list page of ").num(spec.page_size);
+          return kInternalError;
+        }
+        end_at = i;
+        break;
+      }
+      if (!first) w.raw_fragment(",", 1);
+      first = false;
+      w.raw_fragment(r.list_entry, r.list_entry_len);
+      size += add;
+      i = nxt;
+    }
+    w.raw_fragment("]", 1);
+    if (end_at != 0) {
+      w.raw_fragment(",\"nextCursor\":\"", 15);
+      cursor_text(spec, templates, end_at, text);
+      w.raw_fragment(text, kCursorLen);
+      w.raw_fragment("\"", 1);
+    }
+    w.raw_fragment("}", 1);
+    return 0;
+  }
+
+  // ---------------------------------------------------------------- matching
+  // Matches uri[0, n) against a level 1 template: literal bytes must be equal; a {var}
+  // takes the bytes up to the first occurrence of the literal byte that follows it in
+  // the template (or the rest of the URI when the template ends with it). Variable
+  // values are percent-encoded in a URI, so they hold no reserved character.
+  static bool match(const char* tpl, char* uri, size_t n, Span* vars, uint8_t* count) {
+    size_t u = 0;
+    *count = 0;
+    while (*tpl != '\0') {
+      if (*tpl != '{') {
+        if (u >= n || uri[u] != *tpl) return false;
+        ++u;
+        ++tpl;
+        continue;
+      }
+      while (*tpl != '}' && *tpl != '\0') ++tpl;
+      if (*tpl == '}') ++tpl;
+      char stop = *tpl;  // '\0': the variable runs to the end
+      size_t begin = u;
+      while (u < n && uri[u] != stop) ++u;
+      if (stop != '\0' && u >= n) return false;
+      if (*count >= kMaxVariables) return false;
+      vars[*count] = Span{uri + begin, u - begin};
+      ++*count;
+    }
+    return u == n;
+  }
+
+  // The resource whose URI (or template) matches uri[0, n), or nullptr.
+  static const ResourceDesc* find(const ResourceTable& t, char* uri, size_t n, Span* vars, uint8_t* count) {
+    for (uint16_t i = 0; i < t.count; ++i) {
+      const ResourceDesc& d = t.resources[i];
+      if (!d.is_template) {
+        if (strlen(d.uri) == n && memcmp(d.uri, uri, n) == 0) return &d;
+      } else if (match(d.uri, uri, n, vars, count)) {
+        return &d;
+      }
+    }
+    return nullptr;
+  }
+
+  // resources/subscribe and resources/unsubscribe: {} for a resource with `subscribe: true`.
+  static int subscribe(const SpecDesc& spec, const Value& params, JsonWriter& w, Text& m, bool on) {
+    const ResourceTable& t = *spec.resources;
+    Value uri_v = json::find(params, "uri");
+    if (!uri_v.is(Type::kString)) {
+      m.add("Invalid params: uri must be a string");
+      return kInvalidParams;
+    }
+    size_t n = 0;
+    char* uri = const_cast<char*>(text_of(uri_v, &n));
+    Span vars[kMaxVariables];
+    uint8_t count = 0;
+    const ResourceDesc* r = find(t, uri, n, vars, &count);
+    if (r == nullptr) {
+      m.add("Resource not found: ").quote(uri, n);
+      return kResourceNotFound;
+    }
+    if (!r->subscribe) {
+      m.add("Invalid params: resource ").add(r->name).add(" does not support subscribe");
+      return kInvalidParams;
+    }
+    size_t index = static_cast<size_t>(r - t.resources);
+    if (index < 32) {
+      uint32_t bit = uint32_t{1} << index;
+      g_subscribed = on ? (g_subscribed | bit) : (g_subscribed & ~bit);
+      g_subscribed_table = &t;
+    }
+    w.raw_fragment("{}", 2);
+    return 0;
+  }
+
+  // The name of the i-th variable of a template: its span in the template.
+  static const char* variable_name(const char* tpl, uint8_t index, size_t* len) {
+    uint8_t k = 0;
+    for (const char* p = tpl; *p != '\0'; ++p) {
+      if (*p != '{') continue;
+      const char* end = strchr(p, '}');
+      if (end == nullptr) break;
+      if (k++ == index) {
+        *len = static_cast<size_t>(end - p - 1);
+        return p + 1;
+      }
+      p = end;
+    }
+    *len = 0;
+    return "";
+  }
+
+  // Percent-decodes a span in place and NUL-terminates it (the byte after it is a
+  // template literal already matched, or the string's end). False on a bad %XX.
+  static bool percent_decode(Span& s) {
+    size_t o = 0;
+    for (size_t i = 0; i < s.n; ++i) {
+      char c = s.p[i];
+      if (c == '%') {
+        if (i + 2 >= s.n) return false;
+        int hi = hex_value(s.p[i + 1]);
+        int lo = hex_value(s.p[i + 2]);
+        if (hi < 0 || lo < 0) return false;
+        c = static_cast<char>(hi * 16 + lo);
+        i += 2;
+      }
+      s.p[o++] = c;
+    }
+    s.p[o] = '\0';
+    s.n = o;
+    return true;
+  }
+
+  static bool valid_utf8(const char* s, size_t n) {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(s);
+    const unsigned char* end = p + n;
+    while (p < end) {
+      if (*p < 0x80) {
+        if (*p == 0) return false;
+        ++p;
+        continue;
+      }
+      size_t k = json::detail::utf8_seq(p, end);
+      if (k == 0) return false;
+      p += k;
+    }
+    return true;
+  }
+
+  static bool parse_int(const char* p, size_t n, int64_t* out) {
+    bool neg = n > 0 && p[0] == '-';
+    size_t i = neg ? 1 : 0;
+    if (i >= n) return false;
+    uint64_t u = 0;
+    for (; i < n; ++i) {
+      if (p[i] < '0' || p[i] > '9') return false;
+      if (u > (UINT64_MAX - 9) / 10) return false;
+      u = u * 10 + static_cast<uint64_t>(p[i] - '0');
+    }
+    if (u > (neg ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1)) return false;
+    *out = neg ? static_cast<int64_t>(~u + 1) : static_cast<int64_t>(u);
+    return true;
+  }
+
+  // Decodes one variable into the args struct, checked like a tool argument.
+  static bool decode(const ParamDesc& d, Span& s, void* args, Text& m) {
+    char* base = static_cast<char*>(args) + d.offset;
+    m.n = 0;
+    m.add("Invalid params: ").add(d.name).add(" ");
+    if (!percent_decode(s)) {
+      m.add("has a bad percent-encoding");
+      return false;
+    }
+    switch (d.type) {
+      case ParamType::kBoolean: {
+        bool v = strcmp(s.p, "true") == 0;
+        if (!v && strcmp(s.p, "false") != 0) {
+          m.add("must be true or false, got ").quote(s.p, s.n);
+          return false;
+        }
+        memcpy(base, &v, sizeof v);
+        return true;
+      }
+      case ParamType::kInteger: {
+        int64_t v = 0;
+        if (!parse_int(s.p, s.n, &v)) {
+          m.add("must be an integer, got ").quote(s.p, s.n);
+          return false;
+        }
+        if ((d.has_min && v < d.int_min) || (d.has_max && v > d.int_max)) {
+          m.add("must be in range [").num(d.int_min).add(", ").num(d.int_max).add("], got ").num(v);
+          return false;
+        }
+        memcpy(base, &v, sizeof v);
+        return true;
+      }
+      case ParamType::kNumber: {
+        double v = 0;
+        if (!parse_double(s.p, s.n, &v) || v - v != 0.0) {
+          m.add("must be a number, got ").quote(s.p, s.n);
+          return false;
+        }
+        if ((d.has_min && v < d.num_min) || (d.has_max && v > d.num_max)) {
+          m.add("is out of range, got ").quote(s.p, s.n);
+          return false;
+        }
+        memcpy(base, &v, sizeof v);
+        return true;
+      }
+      case ParamType::kString: {
+        if (!valid_utf8(s.p, s.n)) {
+          m.add("must be UTF-8 text without NUL");
+          return false;
+        }
+        if (d.max_length != 0 && json::utf8_length(s.p, s.n) > d.max_length) {
+          m.add("must be at most ").num(d.max_length).add(" characters, got ").quote(s.p, s.n);
+          return false;
+        }
+        if (d.enum_values != nullptr) {
+          bool found = false;
+          for (uint16_t k = 0; k < d.enum_count && !found; ++k) found = strcmp(d.enum_values[k], s.p) == 0;
+          if (!found) {
+            m.add("must be one of");
+            for (uint16_t k = 0; k < d.enum_count; ++k) m.add(k == 0 ? " " : ", ").add(d.enum_values[k]);
+            m.add(", got ").quote(s.p, s.n);
+            return false;
+          }
+        }
+        const char* v = s.p;
+        memcpy(base, &v, sizeof v);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- read
+  static int read(const SpecDesc& spec, const Value& params, JsonWriter& w, Context& ctx, Text& m) {
+    const ResourceTable& t = *spec.resources;
+    Value uri_v = json::find(params, "uri");
+    if (!uri_v.is(Type::kString)) {
+      m.add("Invalid params: uri must be a string");
+      return kInvalidParams;
+    }
+    // Find the resource before decoding: the reply echoes the URI as it came.
+    size_t n = 0;
+    char* uri = const_cast<char*>(text_of(uri_v, &n));
+    Span vars[kMaxVariables];
+    uint8_t var_count = 0;
+    const ResourceDesc* r = find(t, uri, n, vars, &var_count);
+    if (r == nullptr) {
+      m.add("Resource not found: ").quote(uri, n);
+      return kResourceNotFound;
+    }
+    w.raw_fragment("{\"contents\":[{\"uri\":", 20);
+    str(w, uri, n);
+    w.raw_fragment(",\"mimeType\":", 12);
+    str(w, r->mime_type, strlen(r->mime_type));
+    if (r->binary) {
+      w.raw_fragment(",\"blob\":\"", 9);
+    } else {
+      w.raw_fragment(",\"text\":\"", 9);
+    }
+    // Now the variables (in place: the URI was written above).
+    for (uint8_t k = 0; k < var_count; ++k) {
+      size_t name_len = 0;
+      const char* name = variable_name(r->uri, k, &name_len);
+      const ParamDesc* d = nullptr;
+      for (uint8_t j = 0; j < r->param_count && d == nullptr; ++j) {
+        const char* pn = r->params[j].name;
+        if (strncmp(pn, name, name_len) == 0 && pn[name_len] == '\0') d = &r->params[j];
+      }
+      if (d == nullptr || !decode(*d, vars[k], t.args_storage, m)) {
+        if (d == nullptr) m.add("Internal error: template variable without a parameter");
+        return d == nullptr ? kInternalError : kInvalidParams;
+      }
+    }
+    m.n = 0;  // decode() started a message that is not needed
+    ResourceWriter out(w, r->binary, r->max_size);
+    ReadStatus st = r->read(t.args_storage, out, ctx);
+    out.finish();
+    if (st == ReadStatus::kNotFound) {
+      m.add("Resource not found: ").add(r->name).add(" has nothing at this URI");
+      return kResourceNotFound;
+    }
+    if (st != ReadStatus::kOk) {
+      m.add("Internal error: reading resource ").add(r->name).add(" failed");
+      return kInternalError;
+    }
+    if (out.wrong_kind_) {
+      m.add("Internal error: resource ").add(r->name).add(r->binary ? " is binary: write it with bytes()"
+                                                                      : " is text: write it with text()");
+      return kInternalError;
+    }
+    if (out.too_large_) {
+      m.add("Internal error: resource ").add(r->name).add(" is larger than its max_size (").num(r->max_size)
+          .add(" bytes)");
+      return kInternalError;
+    }
+    w.raw_fragment("\"}]}", 4);
+    return 0;  // an overflowed writer is reported by the server (buffer too small)
+  }
+};
+
+// ---------------------------------------------------------------- ResourceWriter
+
+ResourceWriter::ResourceWriter(JsonWriter& w, bool binary, uint32_t max_size)
+    : w_(w), max_size_(max_size), binary_(binary) {}
+
+bool ResourceWriter::admit(size_t n) {
+  if (max_size_ != 0 && n > max_size_ - size_) too_large_ = true;
+  if (too_large_ || wrong_kind_ || w_.overflowed()) return false;
+  size_ += n;
+  return true;
+}
+
+void ResourceWriter::text(const char* s) { text(s, s != nullptr ? strlen(s) : 0); }
+
+void ResourceWriter::text(const char* s, size_t n) {
+  if (binary_) wrong_kind_ = true;
+  if (n == 0 || !admit(n)) return;
+  // The writer's escaping, without its quotes: write "..." and move the text back over
+  // the opening quote (one memmove of this chunk; no second buffer).
+  size_t at = w_.len_;
+  w_.need_comma_ = false;
+  w_.string(s, n);
+  if (w_.overflowed()) return;
+  memmove(w_.buf_ + at, w_.buf_ + at + 1, w_.len_ - at - 2);
+  w_.len_ -= 2;
+}
+
+void ResourceWriter::bytes(const void* data, size_t n) {
+  if (!binary_) wrong_kind_ = true;
+  if (n == 0 || !admit(n)) return;
+  static const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  const uint8_t* end = p + n;
+  uint8_t g[3];
+  while (p < end) {
+    uint8_t k = pending_n_;
+    memcpy(g, pending_, k);
+    while (k < 3 && p < end) g[k++] = *p++;
+    if (k < 3) {  // keep the tail for the next call (or finish())
+      memcpy(pending_, g, k);
+      pending_n_ = k;
+      return;
+    }
+    pending_n_ = 0;
+    char q[4] = {kB64[g[0] >> 2], kB64[((g[0] & 3) << 4) | (g[1] >> 4)], kB64[((g[1] & 15) << 2) | (g[2] >> 6)],
+                 kB64[g[2] & 63]};
+    w_.put(q, 4);
+  }
+}
+
+void ResourceWriter::finish() {
+  if (pending_n_ == 0) return;
+  static const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  uint8_t a = pending_[0];
+  uint8_t b = pending_n_ > 1 ? pending_[1] : 0;
+  char q[4] = {kB64[a >> 2], kB64[((a & 3) << 4) | (b >> 4)], pending_n_ > 1 ? kB64[(b & 15) << 2] : '=', '='};
+  w_.put(q, 4);
+  pending_n_ = 0;
+}
+
+// ---------------------------------------------------------------- entry points
+
+void resource_subscriptions_reset() { g_subscribed = 0; }
+
+namespace {
+void write_uri_params(JsonWriter& w, const void* args) {
+  w.begin_object();
+  w.key("uri");
+  w.string(static_cast<const char*>(args));
+  w.end_object();
+}
+}  // namespace
+
+EventStatus resource_updated(const char* uri) {
+  const ResourceTable* t = g_subscribed_table;
+  if (uri == nullptr) return EventStatus::kInvalidArgument;
+  if (t == nullptr || g_subscribed == 0) return EventStatus::kNoPeer;
+  // A copy to match in (the matcher reads spans of a writable buffer).
+  char copy[256];
+  size_t n = strlen(uri);
+  if (n >= sizeof copy) return EventStatus::kInvalidArgument;
+  memcpy(copy, uri, n + 1);
+  Span vars[kMaxVariables];
+  uint8_t count = 0;
+  const ResourceDesc* r = ResourceImpl::find(*t, copy, n, vars, &count);
+  if (r == nullptr) return EventStatus::kInvalidArgument;
+  size_t index = static_cast<size_t>(r - t->resources);
+  if (index >= 32 || (g_subscribed & (uint32_t{1} << index)) == 0) return EventStatus::kNoPeer;
+  return emit_event("notifications/resources/updated", &write_uri_params, uri);
+}
+
+int resource_request(const SpecDesc& spec, const json::Value& method, const json::Value& params, JsonWriter& w,
+                     Context& ctx, char* msg, size_t msg_cap, size_t* msg_len) {
+  Text m(msg, msg_cap);
+  int code = kMethodNotFound;
+  if (method_is(method, "resources/read")) {
+    code = ResourceImpl::read(spec, params, w, ctx, m);
+  } else if (method_is(method, "resources/list")) {
+    code = ResourceImpl::list(spec, false, params, w, m);
+  } else if (method_is(method, "resources/templates/list")) {
+    code = ResourceImpl::list(spec, true, params, w, m);
+  } else if (method_is(method, "resources/subscribe")) {
+    code = ResourceImpl::subscribe(spec, params, w, m, true);
+  } else if (method_is(method, "resources/unsubscribe")) {
+    code = ResourceImpl::subscribe(spec, params, w, m, false);
+  } else {
+    size_t n = 0;
+    const char* name = text_of(method, &n);
+    m.add("Method not found: ").add(name, n > kQuoteLimit ? kQuoteLimit : n);  // as the server writes it
+  }
+  *msg_len = m.n;
+  return code;
+}
+
+}  // namespace mcpgen
