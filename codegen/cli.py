@@ -509,13 +509,18 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bridge(args: argparse.Namespace) -> int:
-    from mcpgen.runtime.bridge.cli import run
-
+def _log_level_from_verbosity(args: argparse.Namespace) -> None:
+    """-v/-q move a server command's default --log-level (INFO) one step; a given level stays."""
     if ui.verbosity >= VERBOSE and getattr(args, "log_level", None) == "INFO":
         args.log_level = "DEBUG"
     elif ui.verbosity == QUIET and getattr(args, "log_level", None) == "INFO":
         args.log_level = "WARNING"
+
+
+def cmd_bridge(args: argparse.Namespace) -> int:
+    from mcpgen.runtime.bridge.cli import run
+
+    _log_level_from_verbosity(args)
     return asyncio.run(run(args))
 
 
@@ -529,10 +534,7 @@ def cmd_console(args: argparse.Namespace) -> int:
         # the console extra, whichever of its packages is missing (mcp is the bridge's too)
         _err(f"{package[1]} is not installed (the web console): pip install '{GENERATOR_DIST}[console]'")
         return 1
-    if ui.verbosity >= VERBOSE and getattr(args, "log_level", None) == "INFO":
-        args.log_level = "DEBUG"
-    elif ui.verbosity == QUIET and getattr(args, "log_level", None) == "INFO":
-        args.log_level = "WARNING"
+    _log_level_from_verbosity(args)
     return asyncio.run(run(args))
 
 

@@ -203,23 +203,33 @@ struct ResourceImpl {
     return nullptr;
   }
 
-  // resources/subscribe and resources/unsubscribe: {} for a resource with `subscribe: true`.
-  static int subscribe(const SpecDesc& spec, const Value& params, JsonWriter& w, Text& m, bool on) {
-    const ResourceTable& t = *spec.resources;
+  // The resource named by params.uri (its variables in vars), or an error code with its
+  // message in m: the lookup resources/read and resources/(un)subscribe share.
+  static int resource_of(const ResourceTable& t, const Value& params, Text& m, char** uri, size_t* n,
+                         Span* vars, uint8_t* count, const ResourceDesc** found) {
     Value uri_v = json::find(params, "uri");
     if (!uri_v.is(Type::kString)) {
       m.add("Invalid params: uri must be a string");
       return kInvalidParams;
     }
-    size_t n = 0;
-    char* uri = const_cast<char*>(text_of(uri_v, &n));
-    Span vars[kMaxVariables];
-    uint8_t count = 0;
-    const ResourceDesc* r = find(t, uri, n, vars, &count);
-    if (r == nullptr) {
-      m.add("Resource not found: ").quote(uri, n);
+    *uri = const_cast<char*>(text_of(uri_v, n));
+    *found = find(t, *uri, *n, vars, count);
+    if (*found == nullptr) {
+      m.add("Resource not found: ").quote(*uri, *n);
       return kResourceNotFound;
     }
+    return 0;
+  }
+
+  // resources/subscribe and resources/unsubscribe: {} for a resource with `subscribe: true`.
+  static int subscribe(const SpecDesc& spec, const Value& params, JsonWriter& w, Text& m, bool on) {
+    const ResourceTable& t = *spec.resources;
+    char* uri = nullptr;
+    size_t n = 0;
+    Span vars[kMaxVariables];
+    uint8_t count = 0;
+    const ResourceDesc* r = nullptr;
+    if (int code = resource_of(t, params, m, &uri, &n, vars, &count, &r)) return code;
     if (!r->subscribe) {
       m.add("Invalid params: resource ").add(r->name).add(" does not support subscribe");
       return kInvalidParams;
@@ -378,21 +388,13 @@ struct ResourceImpl {
   // ---------------------------------------------------------------- read
   static int read(const SpecDesc& spec, const Value& params, JsonWriter& w, Context& ctx, Text& m) {
     const ResourceTable& t = *spec.resources;
-    Value uri_v = json::find(params, "uri");
-    if (!uri_v.is(Type::kString)) {
-      m.add("Invalid params: uri must be a string");
-      return kInvalidParams;
-    }
     // Find the resource before decoding: the reply echoes the URI as it came.
+    char* uri = nullptr;
     size_t n = 0;
-    char* uri = const_cast<char*>(text_of(uri_v, &n));
     Span vars[kMaxVariables];
     uint8_t var_count = 0;
-    const ResourceDesc* r = find(t, uri, n, vars, &var_count);
-    if (r == nullptr) {
-      m.add("Resource not found: ").quote(uri, n);
-      return kResourceNotFound;
-    }
+    const ResourceDesc* r = nullptr;
+    if (int code = resource_of(t, params, m, &uri, &n, vars, &var_count, &r)) return code;
     w.raw_fragment("{\"contents\":[{\"uri\":", 20);
     str(w, uri, n);
     w.raw_fragment(",\"mimeType\":", 12);
