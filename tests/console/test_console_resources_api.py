@@ -113,9 +113,8 @@ async def test_watch_updates_on_the_feed_and_renewed_on_reconnect(console_url: A
     first = ResourceDevice()
     console.add_device(first, "custom")
     async with client() as c:
-        refused = (
-            await c.post(f"{url}api/subscribe", json={"device": "fake-1", "uri": "fake://x", "subscribe": True})
-        ).json()
+        icon = {"device": "fake-1", "uri": "fake://x", "subscribe": True}
+        refused = (await c.post(f"{url}api/subscribe", json=icon)).json()
         assert refused["error"]["code"] == -32602 and refused["subscriptions"] == []
         watched = (
             await c.post(
