@@ -109,7 +109,7 @@ async def test_resources_listed_read_and_watched_live_in_the_browser(
             shown = json.loads(await view.locator("pre").text_content() or "{}")
             assert shown["rgb"] == [12, 34, 56]
             await expect(status.locator(".updated")).to_contain_text("updated")
-            await page.screenshot(path=str(shots / "console-resources.png"), full_page=True)
+            await page.locator("#resources").screenshot(path=str(shots / "console-resources.png"))
 
             # Unwatched: the device stops telling (its notification would come before the
             # call's answer), so the page has nothing to re-read.
