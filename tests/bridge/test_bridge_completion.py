@@ -3,10 +3,14 @@ bridge's SDK handlers (the SDK client against the real simulator is in tests/e2e
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from bridge_fakes import FakeDevice
+from bridge_testlib import subprocess_env
 from sdk_harness import RawClient
 
 from mcpgen.runtime.bridge import Bridge
@@ -120,3 +124,35 @@ async def test_unknown_references_are_invalid_params(uri: str, name: str, kind: 
         reply = await client.request(complete(uri, name, "", kind=kind))
         assert reply["error"]["code"] == -32602
         assert says in reply["error"]["message"]
+
+
+async def test_stateless_2026_07_28_requests_complete_too() -> None:
+    bridge = Bridge(template_schemas=SCHEMAS)
+    bridge.add_device(TemplateDevice("lamp-1", [EFFECTS]))
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    async with RawClient(bridge, version=None) as client:
+        discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
+        discovered = await client.request(discover)
+        assert "completions" in discovered["result"]["capabilities"]
+        request = complete(device_template("lamp-1", EFFECTS), "name", "r")
+        request["params"]["_meta"] = meta
+        reply = await client.request(request)
+        assert reply["result"]["completion"]["values"] == ["rainbow"]
+        assert reply["result"]["resultType"] == "complete"
+
+
+def test_codegen_bridge_refuses_a_spec_it_cannot_load(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("device: {name: x}\nresources:\n  r: {uri_template: 'x://{a}'}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "bridge", "--spec", str(broken), "--device-cmd", "true"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
+    assert proc.returncode == 1
+    assert "broken.yaml" in proc.stderr  # the loader's located errors, before anything starts
