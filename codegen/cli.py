@@ -521,7 +521,27 @@ def cmd_bridge(args: argparse.Namespace) -> int:
     from mcpgen.runtime.bridge.cli import run
 
     _log_level_from_verbosity(args)
+    schemas = _template_schemas(getattr(args, "spec", None) or [])
+    if schemas is None:
+        return 1
+    args.template_schemas = schemas
     return asyncio.run(run(args))
+
+
+def _template_schemas(paths: list[Path]) -> Optional[dict[str, dict[str, dict[str, Any]]]]:
+    """``codegen bridge --spec``: each resource template's variables as JSON Schemas, for
+    the bridge's ``completion/complete`` (a device lists its templates without them)."""
+    from mcpgen.codegen.spec.mcp_json import param_schema
+
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for path in paths:
+        spec = _load(path)
+        if spec is None:
+            return None
+        for r in spec.resources:
+            if r.uri_template is not None:
+                out[r.uri_template] = {p.name: param_schema(p) for p in r.params}
+    return out
 
 
 def cmd_console(args: argparse.Namespace) -> int:
@@ -784,6 +804,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(any_options=True)
     else:
         add_arguments(p)
+        p.add_argument("--spec", type=Path, action="append", default=[], metavar="YAML",
+                       help="a spec of served devices: completion/complete offers its resource "
+                            "templates' enum values (repeatable)")
     p.set_defaults(func=cmd_bridge)
 
     p = command("console", "a web console: devices, their tools as forms, live events, /metrics",

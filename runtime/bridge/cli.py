@@ -169,6 +169,8 @@ async def run(args: argparse.Namespace) -> int:
         validate_arguments=args.validate,
         safe_names=not args.raw_tool_names,
         instructions="Tools of connected ESP32 devices (mcpgen bridge).",
+        # ``codegen bridge --spec`` sets it (loading a spec takes the generator)
+        template_schemas=getattr(args, "template_schemas", None),
     )
     sources = DeviceSources(
         args, lambda device, _transport: bridge.add_device(device), open_gateway_risk="MCP clients will call"

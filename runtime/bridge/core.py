@@ -25,6 +25,7 @@ from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
 from mcpgen.runtime.events import event_name
 
 from . import device_resources
+from .completion import Completer, TemplateSchemas, events_template_entry
 from .device import DeviceLike, ToolInfoLike
 from .events import EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
@@ -109,6 +110,8 @@ class Bridge:
             bad call is a tool error with a precise message and never reaches the device.
         safe_names: export names matching ``^[a-zA-Z0-9_-]{1,64}$`` (see ``names.py``).
         list_ttl_ms: the ``ttlMs`` caching hint on ``tools/list`` for 2026-07-28 clients.
+        template_schemas: the JSON Schemas of device resource templates' variables
+            (``{device template: {variable: schema}}``), for ``completion/complete``.
     """
 
     def __init__(
@@ -124,6 +127,7 @@ class Bridge:
         server_name: str = "mcpgen-bridge",
         server_version: str = __version__,
         instructions: str | None = None,
+        template_schemas: TemplateSchemas | None = None,
     ) -> None:
         self.prefix_tools = prefix_tools
         self.user_tools = user_tools
@@ -134,6 +138,7 @@ class Bridge:
         self.list_ttl_ms = list_ttl_ms
         self.server_info = {"name": server_name, "version": server_version}
         self.instructions = instructions
+        self.completer = Completer(template_schemas)
         self.devices: dict[str, DeviceLike] = {}
         self._unsubscribe: dict[str, Callable[[], None]] = {}
         self._entries: dict[str, _Entry] = {}
@@ -491,6 +496,10 @@ class Bridge:
                     return read
         return self._resources(method, params)
 
+    async def complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``completion/complete`` of a resource template's variable (``completion.py``)."""
+        return await self.completer.complete(self.devices, params)
+
     def _resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Each served device's events as a resource (see ``events.py``)."""
         if method == "resources/list":
@@ -498,7 +507,7 @@ class Bridge:
                 raise RpcFailure(INVALID_PARAMS, "invalid cursor (this server returns one page)")
             return {"resources": [self.events.resource(device_id) for device_id in sorted(self.devices)]}
         if method == "resources/templates/list":
-            return {"resourceTemplates": []}
+            return {"resourceTemplates": [events_template_entry()]}
         if method == "resources/read":
             uri = params.get("uri")
             device_id = device_of(uri) if isinstance(uri, str) else None

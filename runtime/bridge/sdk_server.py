@@ -7,7 +7,8 @@ era (``server/discover``, the ``_meta`` envelope, ``-32022`` for unknown version
 shaping, ``ping``, and ``notifications/cancelled`` (it cancels the handler, which
 cancels the forwarded device call). The handlers here only map MCP methods onto the
 :class:`~.core.Bridge`'s device logic: the tool table (prefixes, user-only hiding, safe
-names), forwarding with progress, the events resources and per-client log levels.
+names), forwarding with progress, the events and device resources, completions of
+template variables and per-client log levels.
 """
 
 from __future__ import annotations
@@ -173,6 +174,9 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
     async def subscribe(ctx: Ctx) -> dict[str, Any]:
         return await bridge.subscribe_request(connection_of(ctx).session, ctx.method, _raw(ctx))
 
+    async def complete(ctx: Ctx) -> dict[str, Any]:
+        return await bridge.complete(_raw(ctx))
+
     async def set_level(ctx: Ctx) -> dict[str, Any]:
         return bridge._set_level(connection_of(ctx).session, _raw(ctx))
 
@@ -218,6 +222,7 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
             on_subscribe_resource=_sdk_errors(subscribe),
             on_unsubscribe_resource=_sdk_errors(subscribe),
             on_set_logging_level=_sdk_errors(set_level),
+            on_completion=_sdk_errors(complete),
             on_subscriptions_listen=listen,
         )
 

@@ -11,6 +11,9 @@ Routes, relative to where the app is mounted (``root_path``):
 | ``GET /api/stream`` | Server-Sent Events: ``state`` first, then every change as it happens |
 | ``POST /api/check`` | ``{"device", "tool", "arguments"}``: the runtime validator's verdict, nothing sent |
 | ``POST /api/call`` | the same, then the call: the record (result or typed error), 422 when invalid |
+| ``GET /api/resources?id=ID`` | the device's resources, resource templates and watched URIs |
+| ``POST /api/read`` | ``{"device", "uri"}`` or ``{"device", "template", "values"}``: ``resources/read`` |
+| ``POST /api/subscribe`` | ``{"device", "uri", "subscribe"}``: watch a resource (or stop); see the stream |
 | ``GET /metrics`` | Prometheus text format (``FleetMetrics``) |
 
 Every request passes the :class:`~mcpgen.runtime.console.guard.Guard` first (Host 421,
@@ -34,6 +37,7 @@ import orjson
 
 from mcpgen.runtime.bridge.protocol import RpcFailure, parse_message
 
+from . import resources as device_resources
 from .console import Console, ConsoleError
 from .guard import Guard
 
@@ -161,10 +165,10 @@ class ConsoleApp:
             if route == "/api/state":
                 await _json(send, 200, self.console.state())
             elif route == "/api/device":
-                device_id = _query(scope).get("id")
-                if device_id is None:
-                    raise _Refused(400, "Bad Request: /api/device needs ?id=DEVICE_ID")
-                await _json(send, 200, self.console.detail(device_id))
+                await _json(send, 200, self.console.detail(self._device_param(scope, route)))
+            elif route == "/api/resources":
+                entry = self.console.entry(self._device_param(scope, route))
+                await _json(send, 200, await device_resources.listing(entry, self.console.call_timeout))
             elif route == "/api/stream":
                 await self._stream(receive, send)
             elif route == "/metrics":
@@ -179,6 +183,8 @@ class ConsoleApp:
                 return
             record = await self.console.call(device_id, tool, arguments)
             await _json(send, 422 if record.outcome == "invalid" else 200, record.to_json())
+        elif method == "POST" and route in ("/api/read", "/api/subscribe"):
+            await _json(send, 200, await self._resource_request(route, headers, receive))
         else:
             raise _Refused(405, "Method Not Allowed", [(b"allow", b"GET, POST")])
 
@@ -201,7 +207,40 @@ class ConsoleApp:
         text = problem.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return self._files["login.html"].replace(b"<!--problem-->", text.encode())
 
+    @staticmethod
+    def _device_param(scope: Scope, route: str) -> str:
+        device_id = _query(scope).get("id")
+        if device_id is None:
+            raise _Refused(400, f"Bad Request: {route} needs ?id=DEVICE_ID")
+        return device_id
+
+    async def _resource_request(
+        self, route: str, headers: dict[str, str], receive: Receive
+    ) -> dict[str, Any]:
+        payload = await self._json_body(headers, receive)
+        device_id = payload.get("device")
+        if not isinstance(device_id, str):
+            raise _Refused(400, 'Bad Request: "device" must be a string')
+        entry = self.console.entry(device_id)
+        timeout = self.console.call_timeout
+        if route == "/api/read":
+            template, values = payload.get("template"), payload.get("values")
+            target = device_resources.target_uri(payload.get("uri"), template, values)
+            return await device_resources.read(entry, target, timeout)
+        uri, on = payload.get("uri"), payload.get("subscribe")
+        if not isinstance(uri, str) or not uri or not isinstance(on, bool):
+            raise _Refused(400, 'Bad Request: send {"device", "uri", "subscribe": true or false}')
+        return await device_resources.subscribe(entry, uri, on, timeout)
+
     async def _call_body(self, headers: dict[str, str], receive: Receive) -> tuple[str, str, Any]:
+        payload = await self._json_body(headers, receive)
+        device_id, tool = payload.get("device"), payload.get("tool")
+        if not isinstance(device_id, str) or not isinstance(tool, str):
+            raise _Refused(400, 'Bad Request: "device" and "tool" must be strings')
+        return device_id, tool, payload.get("arguments")
+
+    async def _json_body(self, headers: dict[str, str], receive: Receive) -> dict[str, Any]:
+        """A POST body: a JSON object within the limits (415, 413, 408, 400 otherwise)."""
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise _Refused(415, "Unsupported Media Type: send Content-Type: application/json")
@@ -214,11 +253,8 @@ class ConsoleApp:
         except RpcFailure as exc:
             raise _Refused(400, f"Bad Request: {exc.message}") from None
         if not isinstance(payload, dict):
-            raise _Refused(400, 'Bad Request: expected {"device": ..., "tool": ..., "arguments": {...}}')
-        device_id, tool = payload.get("device"), payload.get("tool")
-        if not isinstance(device_id, str) or not isinstance(tool, str):
-            raise _Refused(400, 'Bad Request: "device" and "tool" must be strings')
-        return device_id, tool, payload.get("arguments")
+            raise _Refused(400, 'Bad Request: expected a JSON object such as {"device": ..., ...}')
+        return payload
 
     async def _read_body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []

@@ -98,6 +98,8 @@ class Console:
         else:
             entry.replace(device, transport)
             self.entries.move_to_end(device_id)
+            for uri in sorted(entry.subscriptions):  # the new session starts without them
+                self._spawn(self._resubscribe(device, uri))
         device.on_notification(lambda method, params: self._notification(device, method, params))
         on_close = getattr(device, "on_close", None)
         if callable(on_close):  # runtime.Device: at once; others at the next poll of watch()
@@ -132,6 +134,11 @@ class Console:
         if method == "notifications/tools/list_changed":
             self._spawn(self._tools_changed(entry, device))
             return
+        if method == "notifications/resources/updated":
+            uri = params.get("uri") if isinstance(params, dict) else None
+            if isinstance(uri, str):
+                self.publish({"type": "resource", "id": entry.device_id, "uri": uri, "time": now_ms()})
+            return
         name = event_name(method)
         if name is None:
             return
@@ -147,6 +154,15 @@ class Console:
                 await wait(timeout=10.0)
         if entry.device is device:
             self.publish({"type": "tools", "id": entry.device_id, "device": entry.summary()})
+
+    async def _resubscribe(self, device: Any, uri: str) -> None:
+        try:
+            await device.request("resources/subscribe", {"uri": uri}, timeout=self.call_timeout)
+        except Exception as exc:  # the new firmware may not have it any more: shown as not watched
+            log.warning("console: renewing the subscription to %s failed: %s", uri, exc)
+            entry = self.entries.get(str(device.device_id))
+            if entry is not None and entry.device is device:
+                entry.subscriptions.discard(uri)
 
     def entry(self, device_id: str) -> DeviceEntry:
         entry = self.entries.get(device_id)

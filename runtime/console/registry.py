@@ -129,6 +129,8 @@ class DeviceEntry:
         self.latencies: deque[float] = deque(maxlen=LATENCIES)
         self.history: deque[CallRecord] = deque(maxlen=HISTORY)
         self.events: deque[dict[str, Any]] = deque(maxlen=EVENTS)
+        self.subscriptions: set[str] = set()
+        """Resource URIs the console watches on this device (renewed on reconnect)."""
         self._validators: dict[str, tuple[Any, SchemaValidator]] = {}
 
     @property
@@ -211,6 +213,7 @@ class DeviceEntry:
             "history": [c.to_json() for c in self.history],
             "events": list(self.events),
             "latencies": list(self.latencies),
+            "subscriptions": sorted(self.subscriptions),
         }
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 import sys
+from urllib.parse import unquote
 
 import pytest
 from e2e_testlib import REPO, Built
@@ -62,7 +63,11 @@ async def test_sdk_client_lists_and_reads_device_resources_through_the_bridge(bu
         prefix = f"mcpgen://devices/{device_part}/lamp:/"
         assert [u for u in uris if u != events] == [prefix + "/status", prefix + "/icon.png"]
         templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
-        assert templates == [prefix + "/effects/{name}", prefix + "/pattern/{length}"]
+        assert templates == [
+            "mcpgen://devices/{device}/events",
+            prefix + "/effects/{name}",
+            prefix + "/pattern/{length}",
+        ]
 
         status = await client.read_resource(prefix + "/status")
         assert json.loads(status.contents[0].text)["effect"] == "none"
@@ -101,3 +106,39 @@ async def test_sdk_client_subscribes_to_a_device_resource_through_the_bridge(bui
             await asyncio.wait_for(updated.get(), 0.5)
         with pytest.raises(Exception, match="does not support subscribe"):
             await client.subscribe_resource(status.replace("lamp://status", "lamp://icon.png"))
+
+
+async def test_sdk_client_completes_template_variables_through_the_bridge(built_lamp: Built) -> None:
+    """completion/complete: the lamp's enum from the spec given with --spec, the device ids
+    for the bridge's events template, nothing for an open variable, -32602 for a prompt."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import PromptReference, ResourceTemplateReference
+
+    params = bridge_params(built_lamp, "--spec", str(built_lamp.spec_path))
+    async with Client(params, mode="legacy", read_timeout_seconds=30) as client:
+        assert client.server_capabilities.completions is not None
+        uris = [str(r.uri) for r in (await client.list_resources()).resources]
+        [events] = [u for u in uris if u.endswith("/events")]
+        device_id = events[len("mcpgen://devices/") : -len("/events")]
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        [effects] = [t for t in templates if t.endswith("/effects/{name}")]
+        [pattern] = [t for t in templates if t.endswith("/pattern/{length}")]
+
+        got = await client.complete(ResourceTemplateReference(uri=effects), {"name": "name", "value": "b"})
+        assert got.completion.values == ["breathe"] and got.completion.total == 1
+        every = await client.complete(ResourceTemplateReference(uri=effects), {"name": "name", "value": ""})
+        assert every.completion.values == ["none", "breathe", "rainbow", "candle"]
+        assert every.completion.has_more is False
+        wide = await client.complete(ResourceTemplateReference(uri=pattern), {"name": "length", "value": "1"})
+        assert wide.completion.values == []  # 0..65536: too many to offer
+        ids = await client.complete(
+            ResourceTemplateReference(uri="mcpgen://devices/{device}/events"), {"name": "device", "value": ""}
+        )
+        assert ids.completion.values == [unquote(device_id)]
+        with pytest.raises(MCPError, match="no prompts") as caught:
+            await client.complete(PromptReference(name="greet"), {"name": "who", "value": ""})
+        assert caught.value.error.code == -32602
+
+    async with Client(bridge_params(built_lamp), mode="legacy", read_timeout_seconds=30) as client:
+        unknown = await client.complete(ResourceTemplateReference(uri=effects), {"name": "name", "value": ""})
+        assert unknown.completion.values == [], "without --spec the bridge does not know the enum"

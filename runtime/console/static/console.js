@@ -10,6 +10,8 @@ const state = {
   selected: null,       // device id shown in the detail panel
   detail: null,         // that device's detail (tools, history, events, latencies)
   feed: [],             // recent events of every device, newest first
+  resources: null,      // that device's resources, templates and watched URIs
+  reading: null,        // the read the resource viewer shows: {request, uri, updates}
 };
 
 // ---------------------------------------------------------------- small helpers
@@ -118,8 +120,10 @@ async function select(id) {
     document.getElementById("detail").hidden = true;
     return;
   }
+  const changed = !state.detail || state.detail.id !== id;
   state.detail = data;
   renderDetail();
+  loadResources(id, changed);
 }
 
 function renderDetail() {
@@ -348,6 +352,153 @@ function resultNodes(result) {
   return nodes;
 }
 
+// ---------------------------------------------------------------- resources
+// The device's resources (resources/list), its templates as forms (one text field per
+// {variable}; the server expands them), and one viewer: text as text (JSON indented),
+// binary as its size with a download link, and a preview for image/* types. A watched
+// resource is re-read in the viewer when the device says it changed.
+
+async function loadResources(id, fresh) {
+  if (fresh) { state.resources = null; state.reading = null; renderResources(); showViewer(false); }
+  const { status, data } = await api(`api/resources?id=${encodeURIComponent(id)}`);
+  if (state.selected !== id) return;
+  state.resources = status === 200 && data ? data : null;
+  renderResources();
+}
+
+function renderResources() {
+  const data = state.resources;
+  const box = document.getElementById("resources");
+  const empty = !data || (!data.resources.length && !data.templates.length);
+  box.hidden = empty && !(data && data.error);
+  document.getElementById("resource-note").textContent =
+    data && data.error ? `listing the resources failed: ${data.error.type}: ${data.error.message}` : "";
+  document.getElementById("resource-list").replaceChildren(...(data ? data.resources.map(resourceItem) : []));
+  document.getElementById("template-forms").replaceChildren(...(data ? data.templates.map(templateForm) : []));
+}
+
+function resourceItem(r) {
+  const watched = state.resources.subscriptions.includes(r.uri);
+  const read = el("button", { type: "button", class: "read", text: "Read" });
+  read.addEventListener("click", () => readResource({ uri: r.uri }));
+  const watch = el("input", { type: "checkbox", class: "watch", checked: watched });
+  watch.addEventListener("change", () => setWatch(r.uri, watch));
+  return el("li", { "data-uri": r.uri },
+    el("code", { text: r.uri }), " ", el("span", { class: "muted small", text: r.mimeType || "" }),
+    r.name ? el("span", { class: "small", text: ` · ${r.name}` }) : null,
+    r.description ? el("div", { class: "description", text: r.description }) : null,
+    el("div", { class: "actions" }, read,
+      el("label", { class: "small" }, watch, " watch (re-read on update)"),
+      el("span", { class: "updated muted small" }),
+      el("span", { class: "watch-error field-error" })));
+}
+
+function templateVariables(template) {
+  return [...template.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]);
+}
+
+function templateForm(t) {
+  const fields = templateVariables(t.uriTemplate).map((name) => {
+    const id = `f-${Math.random().toString(36).slice(2)}`;
+    return el("div", { class: "field" },
+      el("label", { htmlFor: id, text: `${name} *` }),
+      el("input", { id, name, type: "text", autocomplete: "off" }));
+  });
+  const form = el("form", { class: "template", "data-template": t.uriTemplate, noValidate: true },
+    el("h4", {}, el("code", { text: t.uriTemplate }), " ", el("span", { class: "muted small", text: t.mimeType || "" })),
+    t.description ? el("p", { class: "description", text: t.description }) : null,
+    ...fields,
+    el("button", { type: "submit", text: "Read" }));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = {};
+    for (const input of form.querySelectorAll("input")) values[input.name] = input.value;
+    readResource({ template: t.uriTemplate, values });
+  });
+  return form;
+}
+
+async function setWatch(uri, box) {
+  const item = box.closest("li");
+  const problem = item.querySelector(".watch-error");
+  problem.textContent = "";
+  const { status, data } = await api("api/subscribe", { device: state.selected, uri, subscribe: box.checked });
+  if (status !== 200 || !data || data.error) {
+    box.checked = !box.checked;
+    const error = data && data.error;
+    problem.textContent = error ? `${error.type}${error.code ? " " + error.code : ""}: ${error.message}` : `HTTP ${status}`;
+    return;
+  }
+  if (state.resources) state.resources.subscriptions = data.subscriptions;
+}
+
+function showViewer(visible) {
+  document.getElementById("resource-view").hidden = !visible;
+}
+
+async function readResource(request, updates) {
+  const reading = { request, uri: request.uri || null, updates: updates || 0 };
+  state.reading = reading;
+  const view = document.getElementById("resource-view");
+  showViewer(true);
+  view.dataset.state = "reading";
+  const { status, data } = await api("api/read", { device: state.selected, ...request });
+  if (state.reading !== reading) return;  // another read started meanwhile
+  reading.uri = (data && data.uri) || reading.uri;
+  renderRead(view, status, data, reading);
+}
+
+let downloadUrl = null;  // the object URL of the viewer's download link (revoked when replaced)
+
+function renderRead(view, status, data, reading) {
+  if (downloadUrl) { URL.revokeObjectURL(downloadUrl); downloadUrl = null; }
+  view.dataset.uri = reading.uri || "";
+  view.dataset.updates = String(reading.updates);
+  const head = el("div", { class: "line" }, el("code", { text: reading.uri || "" }),
+    reading.updates ? el("span", { class: "muted small", text: ` · updated ${reading.updates}× (last ${fmtTime(Date.now())})` }) : null);
+  const error = data && data.error ? data.error : (!data || status !== 200 ? { type: "HttpError", message: `HTTP ${status}` } : null);
+  if (error) {
+    view.dataset.state = "error";
+    const code = error.code !== undefined && error.code !== null ? ` ${error.code}` : "";
+    view.replaceChildren(head, el("div", { class: "outcome error", text: `✗ ${error.type}${code}: ${error.message}` }));
+    return;
+  }
+  view.dataset.state = "ok";
+  view.replaceChildren(head, ...data.contents.map(contentNodes).flat());
+}
+
+function contentNodes(c) {
+  const mime = c.mimeType || "";
+  if (typeof c.text === "string") {
+    let text = c.text;
+    if (/json/i.test(mime)) { try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { /* as sent */ } }
+    return [el("div", { class: "muted small", text: `${mime || "text"} · ${c.text.length} characters` }),
+      el("pre", { class: "result resource-text", text })];
+  }
+  if (typeof c.blob !== "string") return [el("pre", { class: "result", text: JSON.stringify(c, null, 2) })];
+  let bytes;
+  try { bytes = Uint8Array.from(atob(c.blob), (ch) => ch.charCodeAt(0)); } catch (e) {
+    return [el("div", { class: "outcome error", text: "✗ the blob is not base64" })];
+  }
+  downloadUrl = URL.createObjectURL(new Blob([bytes], { type: mime || "application/octet-stream" }));
+  const name = (c.uri || "resource").split(/[/:]/).filter(Boolean).pop() || "resource";
+  const nodes = [el("div", { class: "blob" },
+    el("span", { class: "size", text: `${mime || "binary"} · ${bytes.length} bytes` }), " ",
+    el("a", { href: downloadUrl, download: name, class: "download", text: "download" }))];
+  if (/^image\/[a-z0-9.+-]+$/i.test(mime)) {
+    nodes.push(el("img", { class: "preview", src: `data:${mime};base64,${c.blob}`, alt: `${name} (preview)` }));
+  }
+  return nodes;
+}
+
+function resourceUpdated(message) {
+  if (!state.detail || message.id !== state.detail.id) return;
+  const item = [...document.querySelectorAll("#resource-list li")].find((li) => li.dataset.uri === message.uri);
+  if (item) item.querySelector(".updated").textContent = ` updated ${fmtTime(message.time)}`;
+  const reading = state.reading;
+  if (reading && reading.uri === message.uri) readResource(reading.request, reading.updates + 1);
+}
+
 // ---------------------------------------------------------------- history, events, latency
 
 function renderHistory() {
@@ -443,6 +594,9 @@ function handle(message) {
       }
       break;
     }
+    case "resource":
+      resourceUpdated(message);
+      break;
     case "removed":
       state.devices.delete(message.id);
       if (state.selected === message.id) { state.selected = null; state.detail = null; renderDetail(); }
