@@ -105,11 +105,13 @@ int driver_read(char* buf, size_t cap) {
 #endif
 }
 
-bool driver_write(const char* data, size_t len) {
+// `wait`: how long USB-Serial-JTAG may wait for room (no host reading: its buffer stays full).
+bool driver_write(const char* data, size_t len, TickType_t wait) {
   while (len > 0) {
 #if CONFIG_MCPGEN_SERIAL_USB_SERIAL_JTAG
-    const int n = usb_serial_jtag_write_bytes(data, len, pdMS_TO_TICKS(1000));
+    const int n = usb_serial_jtag_write_bytes(data, len, wait);
 #else
+    (void)wait;  // the UART drains at its baud rate whether anyone listens or not
     const int n = uart_write_bytes(kUart, data, len);
 #endif
     if (n <= 0) return false;
@@ -121,31 +123,47 @@ bool driver_write(const char* data, size_t len) {
 
 // --- ESP_LOG on the shared port: whole lines, under the port lock ---
 
-char g_log_line[256];
+constexpr TickType_t kReplyWait = pdMS_TO_TICKS(1000);
+constexpr TickType_t kLogWait = pdMS_TO_TICKS(10);  // a log line is dropped rather than held up
+
+char g_log_line[256];  // the log line being collected (port lock held)
 size_t g_log_len;
 
-void flush_log_line() {
-  if (g_log_len == 0) return;
-  // log_vprintf flushes at sizeof - 1 bytes at most: the last byte is for this newline.
-  if (g_log_line[g_log_len - 1] != '\n') g_log_line[g_log_len++] = '\n';
-  // An MCP line starts with '{': a log line never does.
-  if (g_log_line[0] == '{') driver_write("# ", 2);
-  driver_write(g_log_line, g_log_len);
-  g_log_len = 0;
+void write_log_line(const char* line, size_t len) {
+  if (line[0] == '{') driver_write("# ", 2, kLogWait);  // an MCP line starts with '{': a log line never does
+  driver_write(line, len, kLogWait);
 }
 
 // ESP-IDF may hand one log line over in several pieces (the level, the timestamp, the
-// message): they are collected, and written when the newline comes (or the buffer is full).
+// message): they are collected in g_log_line and each line is written once its newline
+// came (a longer one is cut at the buffer's size).
 int log_vprintf(const char* fmt, va_list ap) {
   if (g_port_lock == nullptr || xPortInIsrContext()) return 0;
+  // A log made while this task writes to the port (a driver error) would wait for itself.
+  if (xSemaphoreGetMutexHolder(g_port_lock) == xTaskGetCurrentTaskHandle()) return 0;
   xSemaphoreTake(g_port_lock, portMAX_DELAY);
-  char piece[sizeof g_log_line];
-  int n = vsnprintf(piece, sizeof piece, fmt, ap);
-  size_t len = n < 0 ? 0 : (static_cast<size_t>(n) < sizeof piece ? static_cast<size_t>(n) : sizeof piece - 1);
-  for (size_t i = 0; i < len; ++i) {
-    g_log_line[g_log_len++] = piece[i];
-    if (piece[i] == '\n' || g_log_len == sizeof g_log_line - 1) flush_log_line();
+  const size_t was = g_log_len;
+  // At most sizeof - 1 bytes in all: the last byte is for the newline of a line cut short.
+  const int n = vsnprintf(g_log_line + was, sizeof g_log_line - was, fmt, ap);
+  size_t len = was;
+  if (n > 0) {
+    const size_t took = static_cast<size_t>(n);  // what vsnprintf wanted; it stored less when cut
+    len += took < sizeof g_log_line - was ? took : sizeof g_log_line - was - 1;
   }
+  size_t start = 0;
+  for (size_t i = was; i < len; ++i) {
+    if (g_log_line[i] != '\n') continue;
+    write_log_line(g_log_line + start, i + 1 - start);
+    start = i + 1;
+  }
+  len -= start;
+  memmove(g_log_line, g_log_line + start, len);
+  if (len == sizeof g_log_line - 1) {  // full without a newline: written as a line of its own
+    g_log_line[len++] = '\n';
+    write_log_line(g_log_line, len);
+    len = 0;
+  }
+  g_log_len = len;
   xSemaphoreGive(g_port_lock);
   return n;
 }
@@ -198,7 +216,7 @@ bool transport_start() {
 bool transport_send(const char* data, size_t len) {
   if (g_port_lock == nullptr) return false;
   xSemaphoreTake(g_port_lock, portMAX_DELAY);
-  const bool ok = driver_write(data, len) && driver_write("\n", 1);
+  const bool ok = driver_write(data, len, kReplyWait) && driver_write("\n", 1, kReplyWait);
   xSemaphoreGive(g_port_lock);
   return ok;
 }
