@@ -447,7 +447,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from mcpgen.codegen.run.board import run_board
 
         return run_board(spec, spec_path, outdir, args.target, port=args.port, interactive=args.interactive,
-                         log=ui.info, error=_err)
+                         log=ui.info, error=_err, timeout=args.timeout)
     from mcpgen.codegen.run.console import run_device
 
     return run_device(spec_path, outdir, args.target, interactive=args.interactive, log=ui.info,

@@ -10,9 +10,10 @@ One command for what is otherwise ``codegen build``, ``codegen flash`` and ``cod
    ``codegen flash --esptool``, in one esptool session;
 4. esp-idf-monitor shows the board's log and decodes panics with the firmware's ELF.
 
-``--interactive`` (the console) needs the firmware to speak MCP on the serial port; the
-ESP-IDF port's transports are WebSocket and MQTT today, so it is refused with the ways that
-do work rather than left to time out.
+``--interactive`` (the console) needs the firmware to speak MCP on the serial port: the
+serial transport (``MCPGEN_TRANSPORT=serial``). Step 4 is then the console on the same
+port instead of the monitor. With another transport it is refused before anything is built,
+with the way that works, rather than left to time out.
 """
 
 from __future__ import annotations
@@ -24,18 +25,18 @@ from typing import Optional
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.run import flash as flash_mod
 from mcpgen.codegen.run import monitor as monitor_mod
+from mcpgen.codegen.run.console import ReadLine, run_serial_console
 from mcpgen.codegen.run.ports import PortError, resolve_port
 from mcpgen.codegen.spec.model import Spec
-from mcpgen.codegen.targets import esp32
+from mcpgen.codegen.targets import esp32, esp32_transport
 
 Log = Callable[[str], None]
 
 NO_SERIAL_CONSOLE = (
-    "the interactive console talks MCP over the serial port, and the ESP-IDF port speaks MCP only "
-    "over Wi-Fi (WebSocket or MQTT) so far\n"
-    "  fix: leave out -i to flash and watch the log, then reach the board's tools through "
-    "`codegen bridge` on its network; or try the console on the host or in QEMU: "
-    "codegen run SPEC --target host -i"
+    "the interactive console talks MCP over the serial port, and this build's transport is {transport}\n"
+    "  fix: build the serial transport: MCPGEN_TRANSPORT=serial codegen run SPEC --target {board} -i "
+    "(docs/firmware.md, 'Serial transport'); or leave out -i to flash and watch the log, then reach "
+    "the board's tools through `codegen bridge` on its network"
 )
 
 
@@ -44,16 +45,25 @@ def firmware_elf(outdir: Path, board: str) -> Path:
     return esp32.project_dir(outdir) / ".pio" / "build" / esp32.board_info(board).env / "firmware.elf"
 
 
+def serial_baud(spec: Spec) -> int:
+    """The speed of the serial transport's UART (``MCPGEN_SERIAL_BAUD``, default 115200)."""
+    value = (esp32.settings_environ(spec).get("MCPGEN_SERIAL_BAUD") or "").strip()
+    return int(value) if value.isdigit() else 115200
+
+
 def run_board(spec: Spec, spec_path: Path, outdir: Path, board: str, *, port: Optional[str],
               interactive: bool = False, log: Log = print, error: Optional[Log] = None,
-              baud: int = 115200) -> int:
+              baud: int = 115200, reader: Optional[ReadLine] = None, timeout: float = 10.0) -> int:
     """Builds, flashes and monitors ``board`` on ``port`` (``auto``: detected). An exit code.
 
-    ``log`` gets the progress, ``error`` (default ``log``) the reason of a failure."""
+    With ``interactive`` the console (lines from ``reader``, default the terminal) replaces
+    the monitor. ``log`` gets the progress, ``error`` (default ``log``) the reason of a failure."""
     error = error or log
     if interactive:
-        error(NO_SERIAL_CONSOLE)
-        return 1
+        transport = esp32_transport.transport_of(esp32.settings_environ(spec))
+        if transport != "serial":
+            error(NO_SERIAL_CONSOLE.format(transport=transport, board=board))
+            return 1
     try:
         device = resolve_port(port, out=log)
     except PortError as exc:
@@ -68,6 +78,10 @@ def run_board(spec: Spec, spec_path: Path, outdir: Path, board: str, *, port: Op
     if rc != 0:
         error(f"flashing {device} failed (esptool exit {rc}); is another program (a monitor?) using it?")
         return rc
+    if interactive:
+        log(f"flashed; opening the console on {device} (MCP over the serial transport)")
+        return run_serial_console(device, spec, baudrate=serial_baud(spec), out=log, timeout=timeout,
+                                  reader=reader)
     log("flashed; starting the monitor")
     elf: Optional[Path] = firmware_elf(outdir, board)
     if elf is not None and not elf.is_file():

@@ -445,11 +445,11 @@ async def _host_session(exe: Path, spec: Any, *, interactive: bool, log: Log, ou
         stderr_logger.propagate = old_propagate
 
 
-async def _qemu_console(url: str, spec: Any, *, out: Log, timeout: float, reader: ReadLine,
-                        device_log: Callable[[], str]) -> int:
+async def _serial_console(url: str, spec: Any, *, out: Log, timeout: float, reader: ReadLine,
+                          device_log: Optional[Callable[[], str]], baudrate: int = 115200) -> int:
     from mcpgen.runtime import connect_serial
 
-    device = await connect_serial(url, fingerprint=spec.fingerprint, call_timeout=timeout)
+    device = await connect_serial(url, baudrate=baudrate, fingerprint=spec.fingerprint, call_timeout=timeout)
     try:
         return await Console(device, out, timeout=timeout, device_log=device_log).run(reader)
     finally:
@@ -482,11 +482,29 @@ def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *,
         with run_qemu.exit_on_hangup(), _SigintBlocked(), \
                 run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
             assert reader is not None
-            return asyncio.run(_qemu_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
-                                             device_log=dev.log_text))
+            return asyncio.run(_serial_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
+                                               device_log=dev.log_text))
     except run_qemu.QemuError as exc:
         out(f"error: {exc}")
         return 1
+
+
+def run_serial_console(url: str, spec: Spec, *, baudrate: int, out: Log, timeout: float,
+                       reader: Optional[ReadLine] = None) -> int:
+    """The console on a board that speaks MCP on its serial port (the ESP-IDF serial
+    transport): ``codegen run SPEC --target esp32* -i`` after flashing. The board's log
+    lines share the port; the runtime skips them (they are not JSON)."""
+    line_reader = None
+    if reader is None:
+        line_reader = LineReader()
+        reader = line_reader
+    try:
+        with _SigintBlocked():
+            return asyncio.run(_serial_console(url, spec, out=out, timeout=timeout, reader=reader,
+                                               device_log=None, baudrate=baudrate))
+    finally:
+        if line_reader is not None:
+            line_reader.close()
 
 
 def _qemu_runner(machine: str) -> Runner:

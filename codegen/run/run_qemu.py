@@ -4,7 +4,9 @@
 
 The MCP UART (UART0 on both machines) becomes a TCP server socket on 127.0.0.1;
 :attr:`QemuDevice.url` is the pyserial URL (``socket://127.0.0.1:PORT``) that
-``runtime.connect_serial`` opens. The firmware's debug console (boot banner,
+``runtime.connect_serial`` opens. With ``uart="pty"`` it is a host pseudo-terminal instead
+(``/dev/pts/N``): the board then looks like one on a USB serial port, for ``codegen bridge
+--serial`` and any other program that opens a tty. The firmware's debug console (boot banner,
 per-message stack high-water mark) goes to a log file, :attr:`QemuDevice.log_path`: it
 is UART1 on the mps2 board and the semihosting console on virt, which has one UART.
 
@@ -62,18 +64,20 @@ class QemuDevice:
     """A running emulator. Use :func:`boot` (a context manager) to get one."""
 
     def __init__(self, elf: Path, process: subprocess.Popen[bytes], port: int, log_path: Path,
-                 stderr_path: Path, target: QemuMachine = CORTEX_M3) -> None:
+                 stderr_path: Path, target: QemuMachine = CORTEX_M3, pty: Optional[str] = None) -> None:
         self.elf = elf
         self.target = target
         self.process = process
         self.port = port
         self.log_path = log_path
         self.stderr_path = stderr_path
+        self.pty = pty  # the MCP UART's pseudo-terminal (uart="pty"), else None
 
     @property
     def url(self) -> str:
-        """pyserial URL of the MCP UART, for ``runtime.connect_serial``."""
-        return f"socket://127.0.0.1:{self.port}"
+        """pyserial URL of the MCP UART, for ``runtime.connect_serial``: the pty's path, or
+        ``socket://127.0.0.1:PORT``."""
+        return self.pty if self.pty is not None else f"socket://127.0.0.1:{self.port}"
 
     @property
     def running(self) -> bool:
@@ -188,11 +192,19 @@ def _listening_socket() -> socket.socket:
     return sock
 
 
+# QEMU's line naming the pty it made for a chardev (on its stdout, which goes to qemu.stderr).
+_PTY_RE = re.compile(r"char device redirected to (\S+) \(label mcp\)")
+
+
 def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0,
-          extra_args: tuple[str, ...] = ()) -> QemuDevice:
+          extra_args: tuple[str, ...] = (), uart: str = "socket") -> QemuDevice:
     """Starts QEMU on ``elf`` and waits for the firmware's boot banner. Call ``close()`` after.
 
-    The emulator and machine follow from the image's CPU (Cortex-M3 or RISC-V)."""
+    The emulator and machine follow from the image's CPU (Cortex-M3 or RISC-V). ``uart`` is
+    where the MCP UART goes: ``socket`` (a TCP server on 127.0.0.1) or ``pty`` (a host
+    pseudo-terminal, :attr:`QemuDevice.pty`)."""
+    if uart not in ("socket", "pty"):
+        raise ValueError(f"uart={uart!r}: expected 'socket' or 'pty'")
     elf = Path(elf).resolve()
     if not elf.is_file():
         raise QemuError(f"no firmware image at {elf}")
@@ -212,9 +224,10 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
     # port guessing and no race with other processes grabbing the port.
     sock = _listening_socket()
     port = sock.getsockname()[1]
+    mcp_chardev = f"socket,id=mcp,fd={sock.fileno()},server=on,wait=off" if uart == "socket" else "pty,id=mcp"
     cmd = [
         exe, "-M", target.machine, *target.qemu_args, "-nodefaults", "-display", "none", "-monitor", "none",
-        "-chardev", f"socket,id=mcp,fd={sock.fileno()},server=on,wait=off",
+        "-chardev", mcp_chardev,
         "-serial", "chardev:mcp",
         "-chardev", f"file,id=console,path={log_path}",
         *target.console_args("console"),
@@ -237,6 +250,11 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
         # Connect only once the firmware runs: a connection QEMU accepts while the
         # machine is still being set up can lose its first bytes.
         dev.wait_for_log(BOOT_BANNER, boot_timeout)
+        if uart == "pty":
+            found = _PTY_RE.search(dev._stderr())
+            if found is None:
+                raise QemuError(f"{target.qemu} did not name the pty of the MCP UART: {dev._stderr()}")
+            dev.pty = found.group(1)
     except BaseException:
         dev.close()
         raise
@@ -244,9 +262,10 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
 
 
 @contextmanager
-def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0) -> Iterator[QemuDevice]:
+def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0,
+         uart: str = "socket") -> Iterator[QemuDevice]:
     """Context manager: a booted emulator whose MCP UART is at ``.url``; shut down on exit."""
-    dev = start(elf, workdir=workdir, boot_timeout=boot_timeout)
+    dev = start(elf, workdir=workdir, boot_timeout=boot_timeout, uart=uart)
     try:
         yield dev
     finally:
@@ -328,11 +347,14 @@ def run_qemu_session(
     return 0
 
 
-def main() -> int:  # python -m mcpgen.codegen.run.run_qemu ELF: boot and print the UART URL until Ctrl-C
-    if len(sys.argv) != 2:
-        print("usage: python -m mcpgen.codegen.run.run_qemu FIRMWARE.elf", file=sys.stderr)
+def main() -> int:  # python -m mcpgen.codegen.run.run_qemu [--pty] ELF: boot, print the UART until Ctrl-C
+    args = sys.argv[1:]
+    uart = "pty" if args[:1] == ["--pty"] else "socket"
+    args = args[1:] if uart == "pty" else args
+    if len(args) != 1:
+        print("usage: python -m mcpgen.codegen.run.run_qemu [--pty] FIRMWARE.elf", file=sys.stderr)
         return 2
-    with exit_on_hangup(), boot(Path(sys.argv[1])) as dev:
+    with exit_on_hangup(), boot(Path(args[0]), uart=uart) as dev:
         print(f"MCP UART: {dev.url}  (console: {dev.log_path}); Ctrl-C stops", flush=True)
         try:
             dev.process.wait()

@@ -216,7 +216,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         log(f"secrets {', '.join(secrets)} are written only to {project / 'sdkconfig.defaults'} (and the "
             f"sdkconfig.<board> files PlatformIO makes from it): keep {project} out of version control")
     missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
-    if missing:
+    if missing and transport != "serial":  # the serial transport needs neither Wi-Fi nor a backend
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
             "(set them and build again, or `pio run -t menuconfig`)")
     return project

@@ -1,10 +1,13 @@
-"""The transport of a generated ESP32 project: WebSocket (the default) or MQTT 5.
+"""The transport of a generated ESP32 project: WebSocket (the default), MQTT 5 or serial.
 
 The esp32 targets take their device settings from ``MCPGEN_*`` environment variables at
 generation time (``build_esp32.CONFIG_ENV``); the transport is one more of them:
 
-* ``MCPGEN_TRANSPORT`` = ``websocket`` or ``mqtt``; unset, it follows the scheme of
-  ``MCPGEN_BACKEND_URL`` (``mqtt://`` / ``mqtts://`` mean MQTT);
+* ``MCPGEN_TRANSPORT`` = ``websocket``, ``mqtt`` or ``serial``; unset, it follows the scheme
+  of ``MCPGEN_BACKEND_URL`` (``mqtt://`` / ``mqtts://`` mean MQTT);
+* with serial (MCP over the USB cable, no Wi-Fi; ``MCPGEN_BACKEND_URL`` is not used):
+  ``MCPGEN_SERIAL_PORT`` (``uart0`` or ``usb_serial_jtag``; unset, the console's port) and
+  ``MCPGEN_SERIAL_BAUD`` (UART0's speed, default 115200);
 * with MQTT: ``MCPGEN_MQTT_USERNAME``, ``MCPGEN_MQTT_PASSWORD``, ``MCPGEN_MQTT_TOPIC_PREFIX``,
   ``MCPGEN_MQTT_DEVICE_ID`` (Kconfig strings, like the WebSocket settings),
   ``MCPGEN_MQTT_HELLO`` (``y``/``n``: ``n`` is the hello-less mode) and
@@ -26,7 +29,8 @@ from typing import Optional
 
 from mcpgen.codegen.errors import BuildError
 
-TRANSPORTS = ("websocket", "mqtt")
+TRANSPORTS = ("websocket", "mqtt", "serial")
+SERIAL_PORTS = {"uart0": "UART0", "usb_serial_jtag": "USB_SERIAL_JTAG"}
 
 # MQTT string settings: environment variable -> (Kconfig symbol, secret?).
 MQTT_ENV: dict[str, tuple[str, bool]] = {
@@ -35,7 +39,7 @@ MQTT_ENV: dict[str, tuple[str, bool]] = {
     "MCPGEN_MQTT_TOPIC_PREFIX": ("CONFIG_MCPGEN_MQTT_TOPIC_PREFIX", False),
     "MCPGEN_MQTT_DEVICE_ID": ("CONFIG_MCPGEN_MQTT_DEVICE_ID", False),
 }
-_CHOICE = re.compile(r"^(# )?CONFIG_MCPGEN_TRANSPORT_(WEBSOCKET|MQTT)[= ].*\n?", re.MULTILINE)
+_CHOICE = re.compile(r"^(# )?CONFIG_MCPGEN_TRANSPORT_(WEBSOCKET|MQTT|SERIAL)[= ].*\n?", re.MULTILINE)
 
 
 def _env(environ: Optional[dict[str, str]]) -> dict[str, str]:
@@ -43,7 +47,8 @@ def _env(environ: Optional[dict[str, str]]) -> dict[str, str]:
 
 
 def transport_of(environ: Optional[dict[str, str]] = None) -> str:
-    """``websocket`` or ``mqtt``, from ``MCPGEN_TRANSPORT`` or the scheme of ``MCPGEN_BACKEND_URL``."""
+    """``websocket``, ``mqtt`` or ``serial``, from ``MCPGEN_TRANSPORT`` or the scheme of
+    ``MCPGEN_BACKEND_URL`` (which the serial transport does not use)."""
     env = _env(environ)
     url = env.get("MCPGEN_BACKEND_URL") or ""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
@@ -53,9 +58,9 @@ def transport_of(environ: Optional[dict[str, str]] = None) -> str:
         return url_says or "websocket"
     if chosen not in TRANSPORTS:
         raise BuildError(f"MCPGEN_TRANSPORT={chosen!r}: expected one of {', '.join(TRANSPORTS)}\n"
-                         "  fix: export MCPGEN_TRANSPORT=mqtt (or websocket), or leave it unset to follow "
-                         "the scheme of MCPGEN_BACKEND_URL")
-    if url_says is not None and url_says != chosen:
+                         "  fix: export MCPGEN_TRANSPORT=mqtt (or websocket, or serial), or leave it unset "
+                         "to follow the scheme of MCPGEN_BACKEND_URL")
+    if chosen != "serial" and url_says is not None and url_says != chosen:
         want = "mqtt:// or mqtts://" if chosen == "mqtt" else "ws:// or wss://"
         raise BuildError(f"MCPGEN_TRANSPORT={chosen} but MCPGEN_BACKEND_URL={url!r} is a {url_says} URL\n"
                          f"  fix: give a {want} URL, or change MCPGEN_TRANSPORT")
@@ -83,6 +88,28 @@ def sdkconfig_lines(transport: str, environ: Optional[dict[str, str]],
             lines.append(f"{symbol}={quote(env.get(name) or '')}")
         hello = _bool("MCPGEN_MQTT_HELLO", env.get("MCPGEN_MQTT_HELLO"), True)
         lines.append("CONFIG_MCPGEN_MQTT_HELLO=y" if hello else "# CONFIG_MCPGEN_MQTT_HELLO is not set")
+    if transport == "serial":
+        lines += _serial_lines(env)
+    return lines
+
+
+def _serial_lines(env: dict[str, str]) -> list[str]:
+    """``MCPGEN_SERIAL_PORT`` / ``MCPGEN_SERIAL_BAUD`` as Kconfig lines (unset: Kconfig's defaults)."""
+    lines = []
+    port = (env.get("MCPGEN_SERIAL_PORT") or "").strip().lower()
+    if port:
+        if port not in SERIAL_PORTS:
+            raise BuildError(f"MCPGEN_SERIAL_PORT={port!r}: expected one of {', '.join(SERIAL_PORTS)}\n"
+                             "  fix: export MCPGEN_SERIAL_PORT=uart0 (or usb_serial_jtag on an ESP32-C3/S3), "
+                             "or leave it unset for the console's port")
+        # Only the chosen line: the other option does not exist on every chip (no
+        # USB-Serial-JTAG on the ESP32), and a choice needs no "is not set" lines.
+        lines.append(f"CONFIG_MCPGEN_SERIAL_{SERIAL_PORTS[port]}=y")
+    baud = (env.get("MCPGEN_SERIAL_BAUD") or "").strip()
+    if baud:
+        if not baud.isdigit() or not 1200 <= int(baud) <= 5_000_000:
+            raise BuildError(f"MCPGEN_SERIAL_BAUD={baud!r}: expected a speed in baud, e.g. 115200 or 921600")
+        lines.append(f"CONFIG_MCPGEN_SERIAL_BAUD={int(baud)}")
     return lines
 
 
@@ -125,9 +152,12 @@ def sync_choice(path: Path, transport: str) -> bool:
 
     if _CHOICE.search(text):
         new = _CHOICE.sub(lambda m: line(m.group(2)) + ("\n" if m.group(0).endswith("\n") else ""), text)
+        chosen = line(transport.upper())
+        if not re.search(rf"^{re.escape(chosen)}$", new, re.MULTILINE):  # a choice the file predates
+            new += ("" if new.endswith("\n") else "\n") + chosen + "\n"
     elif transport != "websocket":
         sep = "" if text.endswith("\n") or not text else "\n"
-        new = f"{text}{sep}{line('MQTT')}\n{line('WEBSOCKET')}\n"
+        new = text + sep + "".join(f"{line(name.upper())}\n" for name in sorted(TRANSPORTS))
     else:
         return False
     if new == text:

@@ -156,6 +156,8 @@ IDF_INCLUDE_DIRS: tuple[str, ...] = (
     "vfs/include",
     "mqtt/esp-mqtt/include",  # the MQTT transport (mqtt_client.h; submodule components/mqtt/esp-mqtt)
     "esp_driver_gpio/include",
+    "esp_driver_uart/include",  # the serial transport (driver/uart.h)
+    "esp_driver_usb_serial_jtag/include",  # the serial transport (driver/usb_serial_jtag.h)
     "esp_pm/include",
     "esp_ringbuf/include",
     "efuse/include",
@@ -738,8 +740,8 @@ def require_tools(cxx: str = "g++") -> None:
 
 # ---------------------------------------------------------------------------- API listing
 
-# What the port calls from ESP-IDF, FreeRTOS and esp_websocket_client (by name prefix).
-API_CALL = re.compile(r"\b((?:esp|nvs)_\w+|(?:x|v|ux|pv)[A-Z]\w*)\s*\(")
+# What the port calls from ESP-IDF (drivers included), FreeRTOS and esp_websocket_client (by name prefix).
+API_CALL = re.compile(r"\b((?:esp|nvs|uart|usb_serial_jtag)_\w+|(?:x|v|ux|pv)[A-Z]\w*)\s*\(")
 
 
 # The fields of ESP-IDF types the port reads or sets (the compiler checks that they exist;
@@ -750,6 +752,8 @@ PORT_FIELDS: dict[str, tuple[str, ...]] = {
     "esp_websocket_event_data_t": ("data_ptr", "data_len", "op_code", "payload_len", "payload_offset", "fin"),
     "wifi_sta_config_t": ("ssid", "password"),
     "wifi_event_sta_disconnected_t": ("reason",),
+    "uart_config_t": ("baud_rate", "data_bits", "parity", "stop_bits", "flow_ctrl", "source_clk"),
+    "usb_serial_jtag_driver_config_t": ("tx_buffer_size", "rx_buffer_size"),
 }
 
 
@@ -794,6 +798,8 @@ def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: st
                 api[name] = head
                 break
     for struct, fields in PORT_FIELDS.items():
+        if not re.search(rf"\b{struct}\b", code):
+            continue  # a type of a transport (or port branch) this build leaves out
         body = _typedef_body(code, struct)
         for fld in fields:
             found = re.search(rf"(?:^|[;{{}}])\s*([^;{{}}]*?\b{fld}\b[^;{{}}]*?);", body) if body else None
@@ -851,7 +857,17 @@ CHECK_CONFIG_MQTT: dict[str, str] = {
     "MCPGEN_MQTT_DEVICE_ID": "kitchen-lamp",
     "MCPGEN_MQTT_HELLO": "y",
 }
-TRANSPORT_CONFIG: dict[str, dict[str, str]] = {"websocket": CHECK_CONFIG, "mqtt": CHECK_CONFIG_MQTT}
+# The serial transport (docs/firmware.md) on UART0 at a speed of its own, and on the
+# USB-Serial-JTAG port of the chips that have one (SERIAL_USB_CHIPS).
+CHECK_CONFIG_SERIAL: dict[str, str] = {**CHECK_CONFIG, "MCPGEN_TRANSPORT": "serial",
+                                       "MCPGEN_SERIAL_PORT": "uart0", "MCPGEN_SERIAL_BAUD": "921600"}
+CHECK_CONFIG_SERIAL_USB: dict[str, str] = {**CHECK_CONFIG, "MCPGEN_TRANSPORT": "serial",
+                                           "MCPGEN_SERIAL_PORT": "usb_serial_jtag"}
+SERIAL_USB_CHIPS = ("esp32c3", "esp32s3")
+TRANSPORT_CONFIG: dict[str, dict[str, str]] = {
+    "websocket": CHECK_CONFIG, "mqtt": CHECK_CONFIG_MQTT,
+    "serial": CHECK_CONFIG_SERIAL, "serial-usb": CHECK_CONFIG_SERIAL_USB,
+}
 # A certificate-shaped text for MCPGEN_MQTT_CA_FILE: only its embedding is compiled.
 _CHECK_CA = "-----BEGIN CERTIFICATE-----\nTUNQR0VOIENIRUNL\n-----END CERTIFICATE-----\n"
 
@@ -887,6 +903,8 @@ def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str
                                        environ=check_config(transport, work / name))
             require_submodules(project, sources)
             for board in boards:
+                if transport == "serial-usb" and CHIPS[board].name not in SERIAL_USB_CHIPS:
+                    continue  # the ESP32 has no USB-Serial-JTAG port
                 for mode in (False, True) if full else (False,):
                     results.append(check_project(project, sources, board, work / name, cxx=cxx, full=mode,
                                                  log=log))

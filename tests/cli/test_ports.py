@@ -113,9 +113,14 @@ def test_flash_and_monitor_default_to_auto(command: list[str], monkeypatch: pyte
 def test_run_on_a_board_refuses_the_console_before_building(monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str],
                                                             tmp_path: Path) -> None:
+    """With a Wi-Fi transport (the default); the serial transport's console is tested in
+    tests/qemu/test_qemu_serial_bridge.py."""
     monkeypatch.setattr(ports, "list_serial_ports", lambda: [CP2102])
+    monkeypatch.delenv("MCPGEN_TRANSPORT", raising=False)
+    monkeypatch.delenv("MCPGEN_BACKEND_URL", raising=False)
     rc = cli.main(["run", str(SPECS / "desk_lamp.yaml"), "--target", "esp32c3", "-i", "-o", str(tmp_path)])
     assert rc == 1
     err = capsys.readouterr().err
-    assert "speaks MCP only over Wi-Fi" in err and "--target host -i" in err
+    assert "this build's transport is websocket" in err
+    assert "MCPGEN_TRANSPORT=serial codegen run SPEC --target esp32c3 -i" in err
     assert not any(tmp_path.iterdir())  # nothing generated or built

@@ -165,6 +165,28 @@ def test_mqtt_variant_compiles_against_esp_idf(board: str, tmp_path: Path) -> No
         assert not result.config_problems
 
 
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_serial_variants_compile_against_esp_idf(board: str, tmp_path: Path) -> None:
+    """The serial transport on UART0 (every chip) and on USB-Serial-JTAG (the chips that have it)."""
+    sources = _sources()
+    results = chk.run_check([TOOLSPEC / "default_device.yaml"], sources, [board], tmp_path, log=_quiet,
+                            full=False, transports=("serial", "serial-usb"))
+    usb = chk.CHIPS[board].name in chk.SERIAL_USB_CHIPS
+    assert len(results) == (2 if usb else 1)
+    for variant, port_line in (("serial", "CONFIG_MCPGEN_SERIAL_UART0"),
+                               ("serial-usb", "CONFIG_MCPGEN_SERIAL_USB_SERIAL_JTAG")):
+        if variant == "serial-usb" and not usb:
+            continue
+        header = (tmp_path / f"default_device-{variant}" / chk.CHIPS[board].name / "config" / "sdkconfig.h")
+        lines = header.read_text().splitlines()
+        assert "#define CONFIG_MCPGEN_TRANSPORT_SERIAL 1" in lines and f"#define {port_line} 1" in lines
+    for result in results:
+        assert "transport_serial.cpp" in {f.source.name for f in result.files}
+        failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
+        assert not failures, f"ESP-IDF {result.idf}, {board}:\n" + "\n".join(failures)
+        assert not result.config_problems
+
+
 def test_mqtt_variant_is_really_compiled(tmp_path: Path) -> None:
     """A wrong esp-mqtt call fails the MQTT build (the transport is not preprocessed away), and
     the same file is empty in the WebSocket build."""
@@ -181,6 +203,28 @@ def test_mqtt_variant_is_really_compiled(tmp_path: Path) -> None:
     assert set(bad) == {"transport_mqtt.cpp"}
     assert "esp_mqtt5_client_set_publish_property" in bad["transport_mqtt.cpp"].output
     assert chk.requirement_problems(project, sources, chk.CHIPS["esp32s3"]) == []
+
+
+def test_serial_variant_is_really_compiled(tmp_path: Path) -> None:
+    """A wrong UART driver call fails the serial build (the transport is not preprocessed away),
+    and the USB-Serial-JTAG branch is compiled in its own build."""
+    sources = _sources()
+    for variant, call, wrong, board in (
+        ("serial", "uart_param_config(kUart, &cfg)", "uart_param_config(&cfg)", "esp32"),
+        ("serial-usb", "usb_serial_jtag_driver_install(&cfg)", "usb_serial_jtag_driver_install(cfg)",
+         "esp32c3"),
+    ):
+        project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / variant, log=_quiet,
+                                   environ=chk.check_config(variant, tmp_path))
+        transport = project / "src" / "port" / "transport_serial.cpp"
+        text = transport.read_text()
+        assert call in text
+        transport.write_text(text.replace(call, wrong))
+        result = chk.check_project(project, sources, board, tmp_path / f"work-{variant}", log=_quiet)
+        bad = {f.source.name: f for f in result.files if not f.ok}
+        assert set(bad) == {"transport_serial.cpp"}, variant
+        assert wrong.split("(")[0] in bad["transport_serial.cpp"].output
+        assert chk.requirement_problems(project, sources, chk.CHIPS[board]) == []
 
 
 def test_check_catches_wrong_api_use_and_target_format_types(tmp_path: Path) -> None:
@@ -239,6 +283,21 @@ def test_api_listing_covers_every_call_and_field_of_the_port(tmp_path: Path) -> 
     assert "TickType_t" in api["esp_websocket_client_send_text"]
     assert api["xQueueSend"].startswith("#define xQueueSend(")
     assert api["wifi_sta_config_t.ssid"] == "uint8_t ssid[32]"
+
+
+def test_api_listing_of_the_serial_transport(tmp_path: Path) -> None:
+    """The UART and USB-Serial-JTAG driver calls and fields are listed in their builds."""
+    sources = _sources()
+    for variant, names in (("serial", ("uart_read_bytes", "uart_write_bytes", "uart_config_t.source_clk")),
+                           ("serial-usb", ("usb_serial_jtag_read_bytes", "usb_serial_jtag_write_bytes",
+                                           "usb_serial_jtag_driver_config_t.rx_buffer_size"))):
+        project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / variant, log=_quiet,
+                                   environ=chk.check_config(variant, tmp_path))
+        api = chk.port_api(project, sources, "esp32c3", tmp_path / f"work-{variant}")
+        assert not [name for name, decl in api.items() if decl == "(not found)"], variant
+        for name in names:
+            assert name in api and api[name] != "(not found)", (variant, name)
+        assert "esp_log_set_vprintf" in api and "wifi_sta_config_t.ssid" in api
 
 
 def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: Path) -> None:

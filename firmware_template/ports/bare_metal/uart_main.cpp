@@ -15,6 +15,7 @@
 #include "board.h"
 #include "mcp_tools.h"
 #include "mcpgen/events.h"
+#include "mcpgen/line_reader.h"
 #include "mcpgen/session.h"
 
 namespace {
@@ -115,35 +116,17 @@ int main() {
   banner();
 
   uint32_t seq = 0;
-  size_t len = 0;
-  bool discarding = false;  // inside a line longer than the request buffer
-  size_t kept = 0;  // its first bytes, still in g_request: the core finds the id there
+  mcpgen::LineReader lines(g_request, sizeof g_request);
   for (;;) {
-    const char c = board::mcp_read();
-    if (c != '\n') {
-      if (discarding) continue;
-      if (len + 1 >= sizeof g_request) {  // keep one byte for the core's NUL
-        discarding = true;
-        kept = len;
-        len = 0;
-      } else {
-        g_request[len++] = c;
-      }
-      continue;
-    }
-    size_t in_len = len;
+    const mcpgen::LineReader::Event ev = lines.push(board::mcp_read());
+    if (ev == mcpgen::LineReader::Event::kNone) continue;
+    size_t in_len = lines.size();
     link.sent_ = 0;
-    if (discarding) {
-      discarding = false;
+    if (ev == mcpgen::LineReader::Event::kOversized) {
       in_len = sizeof g_request;
-      session.on_oversized(g_request, kept);
+      session.on_oversized(lines.data(), lines.size());
     } else {
-      len = 0;
-      if (in_len > 0 && g_request[in_len - 1] == '\r') --in_len;
-      bool blank = true;
-      for (size_t k = 0; k < in_len && blank; ++k) blank = g_request[k] == ' ' || g_request[k] == '\t';
-      if (blank) continue;
-      session.on_message(g_request, in_len);
+      session.on_message(lines.data(), in_len);
       log_vision_change();
     }
     report(++seq, in_len, link.sent_);

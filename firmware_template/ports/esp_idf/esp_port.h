@@ -1,6 +1,6 @@
 // What the transport-neutral part of the ESP-IDF port (mcpgen_esp_port.cpp: identity,
 // Wi-Fi, receive buffers, the worker task that runs the core) and the transport built
-// in (transport_websocket.cpp or transport_mqtt.cpp, chosen by the Kconfig choice
+// in (transport_websocket.cpp, transport_mqtt.cpp or transport_serial.cpp, chosen by the Kconfig choice
 // "Transport to the backend") offer each other. Exactly one transport file defines the
 // transport_* functions; the other compiles to nothing.
 #pragma once
@@ -33,6 +33,13 @@ void rx_end();
 bool rx_active();
 
 // ------------------------------------------------ offered by the transport
+
+// False for the serial transport: the device then starts no Wi-Fi and needs no backend.
+#if CONFIG_MCPGEN_TRANSPORT_SERIAL
+constexpr bool kTransportUsesWifi = false;
+#else
+constexpr bool kTransportUsesWifi = true;
+#endif
 
 // What the device hello names as its transport ("websocket", "mqtt").
 const char* transport_name();

@@ -1,8 +1,9 @@
 // mcpgen ESP-IDF port, the transport-neutral part: Wi-Fi station, the device identity,
 // the receive buffers and the worker task that runs the portable MCP core. The
 // transport to the backend is one of transport_websocket.cpp (esp_websocket_client, the
-// xiaozhi WebSocket handshake) and transport_mqtt.cpp (ESP-IDF's esp-mqtt, MQTT 5), chosen
-// in Kconfig ("Transport to the backend"); esp_port.h is the seam between them.
+// xiaozhi WebSocket handshake), transport_mqtt.cpp (ESP-IDF's esp-mqtt, MQTT 5) and
+// transport_serial.cpp (UART0 / USB-Serial-JTAG, no Wi-Fi), chosen in Kconfig ("Transport
+// to the backend"); esp_port.h is the seam between them.
 //
 //   app_main ── Wi-Fi STA ── transport (its own task) ── reassembles each message into a
 //   free receive slot ──queue──► mcpgen worker task: Session/Server (tool handlers run
@@ -371,7 +372,8 @@ extern "C" void app_main(void) {
   ESP_LOGI(kTag, "%s %s (spec %s, %u tools): device %s, client %s", kMcpSpec.device_name, kMcpSpec.device_version,
            kMcpSpec.fingerprint, static_cast<unsigned>(kMcpSpec.tool_count), g_device_id, g_client_id);
 
-  if (CONFIG_MCPGEN_WIFI_SSID[0] == '\0' || CONFIG_MCPGEN_BACKEND_URL[0] == '\0') {
+  const bool wifi = mcpgen_esp::kTransportUsesWifi;  // not for the serial transport
+  if (wifi && (CONFIG_MCPGEN_WIFI_SSID[0] == '\0' || CONFIG_MCPGEN_BACKEND_URL[0] == '\0')) {
     for (;;) {
       ESP_LOGE(kTag, "not configured: set MCPGEN_WIFI_SSID, MCPGEN_WIFI_PASSWORD, MCPGEN_BACKEND_URL and "
                      "MCPGEN_BACKEND_TOKEN, then `codegen build` again (or `pio run -t menuconfig`)");
@@ -384,8 +386,10 @@ extern "C" void app_main(void) {
   g_net = xEventGroupCreate();
   for (uint8_t i = 0; i < CONFIG_MCPGEN_RX_SLOTS; ++i) xQueueSend(g_free_slots, &i, 0);
 
-  start_wifi();
-  xEventGroupWaitBits(g_net, kGotIp, pdFALSE, pdTRUE, portMAX_DELAY);
+  if (wifi) {
+    start_wifi();
+    xEventGroupWaitBits(g_net, kGotIp, pdFALSE, pdTRUE, portMAX_DELAY);
+  }
   // Handlers run here, never on the transport's task.
   xTaskCreate(worker, "mcpgen", CONFIG_MCPGEN_WORKER_STACK_SIZE, nullptr, 5, nullptr);
   if (!mcpgen_esp::transport_start()) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mcp_tools.h"
+#include "mcpgen/line_reader.h"
 #include "mcpgen/mcp_core.h"
 #include "mcpgen/session.h"
 #include "event_outlet.h"  // spec events from any thread
@@ -94,10 +95,17 @@ int run_stdio() {
   hostport::EventLinkScope events(link);
   log_line("%s %s (spec %s): serving MCP on stdio", kMcpSpec.device_name, kMcpSpec.device_version,
            kMcpSpec.fingerprint);
+  mcpgen::LineReader lines(g_request, sizeof g_request);
+  // Handles what the reader made of the bytes so far; false ends the session.
+  auto deliver = [&](mcpgen::LineReader::Event ev) {
+    hostport::SendLock lock;
+    if (ev == mcpgen::LineReader::Event::kOversized) {
+      log_line("dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
+      return session.on_oversized(lines.data(), lines.size());
+    }
+    return session.on_message(lines.data(), lines.size());
+  };
   char chunk[1024];
-  size_t len = 0;
-  bool discarding = false;  // inside a line longer than the request buffer
-  size_t kept = 0;  // its first bytes, still in g_request: the core finds the id there
   for (;;) {
     ssize_t r = read(0, chunk, sizeof chunk);
     if (r < 0) {
@@ -106,44 +114,18 @@ int run_stdio() {
       return 1;
     }
     if (r == 0) break;
-    for (ssize_t i = 0; i < r; ++i) {
-      char c = chunk[i];
-      if (discarding) {
-        if (c == '\n') {
-          discarding = false;
-          log_line("dropped a message longer than %d bytes", MCPGEN_REQUEST_BUFFER_SIZE - 1);
-          hostport::SendLock lock;
-          if (!session.on_oversized(g_request, kept)) return 1;
-        }
-        continue;
-      }
-      if (c != '\n') {
-        if (len + 1 >= sizeof g_request) {  // keep one byte for the core's NUL
-          discarding = true;
-          kept = len;
-          len = 0;
-        } else {
-          g_request[len++] = c;
-        }
-        continue;
-      }
-      if (len > 0 && g_request[len - 1] == '\r') --len;
-      bool blank = true;
-      for (size_t k = 0; k < len && blank; ++k) blank = g_request[k] == ' ' || g_request[k] == '\t';
-      if (!blank) {
-        hostport::SendLock lock;
-        if (!session.on_message(g_request, len)) return 1;
-      }
-      len = 0;
+    size_t at = 0;
+    while (at < static_cast<size_t>(r)) {
+      size_t used = 0;
+      const mcpgen::LineReader::Event ev = lines.feed(chunk + at, static_cast<size_t>(r) - at, &used);
+      at += used;
+      if (ev == mcpgen::LineReader::Event::kNone) continue;
+      if (!deliver(ev)) return 1;
       log_vision_change();
     }
   }
-  hostport::SendLock lock;
-  if (discarding) {
-    session.on_oversized(g_request, kept);
-  } else if (len > 0) {  // last line without a newline
-    session.on_message(g_request, len);
-  }
+  const mcpgen::LineReader::Event last = lines.finish();  // a last line without a newline
+  if (last != mcpgen::LineReader::Event::kNone) deliver(last);
   log_line("stdin closed");
   return 0;
 }
