@@ -5,7 +5,7 @@ One command for what is otherwise ``codegen build``, ``codegen flash`` and ``cod
 
 1. the port is resolved first (``--port auto`` finds the board on USB, see ``ports``), so a
    missing board is said before minutes of compiling, not after;
-2. PlatformIO builds the project (``targets.esp32.build_esp32``);
+2. PlatformIO builds the project (``targets.esp32.build_board``);
 3. esptool writes the images PlatformIO built (``flash.write_images``): the same write as
    ``codegen flash --esptool``, in one esptool session;
 4. esp-idf-monitor shows the board's log and decodes panics with the firmware's ELF.
@@ -25,8 +25,8 @@ from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.run import flash as flash_mod
 from mcpgen.codegen.run import monitor as monitor_mod
 from mcpgen.codegen.run.ports import PortError, resolve_port
-from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.targets import esp32
+from mcpgen.codegen.targets.base import BuildContext
 
 Log = Callable[[str], None]
 
@@ -44,12 +44,12 @@ def firmware_elf(outdir: Path, board: str) -> Path:
     return esp32.project_dir(outdir) / ".pio" / "build" / esp32.board_info(board).env / "firmware.elf"
 
 
-def run_board(spec: Spec, spec_path: Path, outdir: Path, board: str, *, port: Optional[str],
-              interactive: bool = False, log: Log = print, error: Optional[Log] = None,
-              baud: int = 115200) -> int:
+def run_board(ctx: BuildContext, board: str, *, port: Optional[str], interactive: bool = False,
+              error: Optional[Log] = None, baud: int = 115200) -> int:
     """Builds, flashes and monitors ``board`` on ``port`` (``auto``: detected). An exit code.
 
-    ``log`` gets the progress, ``error`` (default ``log``) the reason of a failure."""
+    ``ctx.log`` gets the progress, ``error`` (default ``ctx.log``) the reason of a failure."""
+    log, outdir = ctx.log, ctx.outdir
     error = error or log
     if interactive:
         error(NO_SERIAL_CONSOLE)
@@ -60,7 +60,7 @@ def run_board(spec: Spec, spec_path: Path, outdir: Path, board: str, *, port: Op
         error(str(exc))
         return 1
     info = esp32.board_info(board)
-    if esp32.build_esp32(spec_path, outdir, board, log=log, spec=spec) != 0:
+    if esp32.build_board(ctx, board) != 0:
         raise BuildError(f"the {board} build failed (PlatformIO's output is above); nothing was flashed")
     images = esp32.images_for(esp32.project_dir(outdir), info)
     log(f"writing {board} images to {device} with esptool")
