@@ -29,6 +29,7 @@ from mcpgen.extras import GENERATOR_DIST, OPTIONAL_MODULES, missing_extra_line
 
 if TYPE_CHECKING:  # for annotations only: the commands import the generator when they run
     from mcpgen.codegen.spec.model import Spec
+    from mcpgen.codegen.targets.base import BuildContext, BuildOptions
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -307,17 +308,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = print) -> Optional[object]:
     """Emits every generated file for a spec; writes the starter handlers once. None if invalid."""
+    from mcpgen.codegen.emit import bundle
     from mcpgen.codegen.emit import cpp as emit_cpp
-    from mcpgen.codegen.emit import docs as emit_docs
-    from mcpgen.codegen.emit import python as emit_python
     from mcpgen.codegen.emit.writer import write_tree
 
     spec = _load(spec_path)
     if spec is None:
         return None
-    files: dict[str, str] = {}
-    for emitter in (emit_cpp, emit_python, emit_docs):
-        files.update(emitter.emit(spec))
+    files = bundle.emit_all(spec, bundle.GENERATE)
     written = write_tree(outdir, files)
     log(f"generated {len(files)} files in {outdir} ({len(written)} changed, fingerprint {spec.fingerprint})")
     handlers_file = emit_cpp.ensure_handlers(spec, spec_path, log, check=False)
@@ -394,12 +392,19 @@ def _add_missing_handlers(spec: Any, spec_path: Path) -> None:
         ui.info(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
 
 
-def _spec_and_outdir(args: argparse.Namespace, target: str) -> tuple[Any, Path, Path]:
-    """The loaded spec (None when invalid: the errors are printed), its path and the build
-    directory (``-o``, else ``build/<spec>/<target>``) of a command that builds."""
+def _build_context(args: argparse.Namespace, target: str, options: Optional[BuildOptions] = None,
+                   ) -> Optional[BuildContext]:
+    """The one context of a command that builds: the spec loaded and checked once (None when
+    it is invalid: the errors are printed), its path, the build directory (``-o``, else
+    ``build/<spec>/<target>``) and the options (progress to the command's output)."""
+    from mcpgen.codegen.targets.base import BuildContext, BuildOptions
+
     spec_path = Path(args.spec)
     outdir = Path(args.output) if args.output else _default_out(spec_path, target)
-    return _load(spec_path), spec_path, outdir
+    spec = _load(spec_path)
+    if spec is None:
+        return None
+    return BuildContext(spec, spec_path, outdir, options or BuildOptions(log=ui.info))
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -407,15 +412,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     from mcpgen.codegen.targets.base import BuildOptions
     from mcpgen.codegen.targets.registry import get_target
 
-    spec, spec_path, outdir = _spec_and_outdir(args, args.target)
-    if spec is None:
-        return 1
-    if args.add_missing_handlers:
-        _add_missing_handlers(spec, spec_path)
     options = BuildOptions(log=ui.info, verbose=ui.verbosity >= VERBOSE, quiet=ui.verbosity == QUIET,
                            compile_bindings=not args.no_compile_bindings, run_pio=not args.no_pio)
+    ctx = _build_context(args, args.target, options)
+    if ctx is None:
+        return 1
+    if args.add_missing_handlers:
+        _add_missing_handlers(ctx.spec, ctx.spec_path)
     try:
-        for built in get_target(args.target).build(spec, spec_path, outdir, options):
+        for built in get_target(args.target).build(ctx):
             ui.result(built.format())
         return 0
     except MissingHandlersError as exc:
@@ -438,33 +443,31 @@ def _port(args: argparse.Namespace) -> Optional[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    spec, spec_path, outdir = _spec_and_outdir(args, args.target)
-    if spec is None:
+    ctx = _build_context(args, args.target)
+    if ctx is None:
         return 1
     from mcpgen.codegen.targets.esp32 import BOARDS
 
     if args.target in BOARDS:  # a real board: build, flash, monitor (run/board.py)
         from mcpgen.codegen.run.board import run_board
 
-        return run_board(spec, spec_path, outdir, args.target, port=args.port, interactive=args.interactive,
-                         log=ui.info, error=_err, timeout=args.timeout)
+        return run_board(ctx, args.target, port=args.port, interactive=args.interactive, error=_err,
+                         timeout=args.timeout)
     from mcpgen.codegen.run.console import run_device
 
-    return run_device(spec_path, outdir, args.target, interactive=args.interactive, log=ui.info,
-                      out=ui.result, timeout=args.timeout, spec=spec)
+    return run_device(ctx, args.target, interactive=args.interactive, out=ui.result, timeout=args.timeout)
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
-    spec, spec_path, outdir = _spec_and_outdir(args, args.board)
-    if spec is None:
+    ctx = _build_context(args, args.board)
+    if ctx is None:
         return 1
     from mcpgen.codegen.run.flash import flash
 
     port = _port(args)
     if port is None:
         return 1
-    return flash(spec_path, outdir, args.board, port, use_esptool=args.esptool, log=ui.info,
-                 error=_err, spec=spec)
+    return flash(ctx, args.board, port, use_esptool=args.esptool, error=_err)
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from mcpgen.codegen.emit import handlers
 from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
 from mcpgen.codegen.emit.literals import cpp_comment, cpp_double, cpp_field_name, cpp_int, cpp_string
@@ -262,8 +263,6 @@ def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None], *, 
     (what every build does) a tool without a handler raises
     ``codegen.emit.handlers.MissingHandlersError`` before anything is compiled.
     """
-    from mcpgen.codegen.emit import handlers
-
     return handlers.ensure_handlers(
         spec, spec_path, log, lambda: starter_handlers(spec, spec_path.name), check=check
     )

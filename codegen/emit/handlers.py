@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcpgen.codegen.emit.writer import write_once
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
@@ -289,8 +290,6 @@ def ensure_handlers(spec: Spec, spec_path: Path, log: Log, starter: Callable[[],
                     check: bool = True) -> Path:
     """Writes the starter file (``starter()``) unless it exists, then (``check``) raises
     ``MissingHandlersError`` if a tool has no handler. Returns the handlers path."""
-    from mcpgen.codegen.emit.writer import write_once
-
     path = handlers_path(spec_path)
     if write_once(path, starter()):
         log(f"wrote starter handlers {path}: implement your tools there (never overwritten)")

@@ -5,7 +5,7 @@ One command for what is otherwise ``codegen build``, ``codegen flash`` and ``cod
 
 1. the port is resolved first (``--port auto`` finds the board on USB, see ``ports``), so a
    missing board is said before minutes of compiling, not after;
-2. PlatformIO builds the project (``targets.esp32.build_esp32``);
+2. PlatformIO builds the project (``targets.esp32.build_board``);
 3. esptool writes the images PlatformIO built (``flash.write_images``): the same write as
    ``codegen flash --esptool``, in one esptool session;
 4. esp-idf-monitor shows the board's log and decodes panics with the firmware's ELF.
@@ -29,6 +29,7 @@ from mcpgen.codegen.run.console import ReadLine, run_serial_console
 from mcpgen.codegen.run.ports import PortError, resolve_port
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.targets import esp32, esp32_transport
+from mcpgen.codegen.targets.base import BuildContext
 
 Log = Callable[[str], None]
 
@@ -51,13 +52,15 @@ def serial_baud(spec: Spec) -> int:
     return int(value) if value.isdigit() else 115200
 
 
-def run_board(spec: Spec, spec_path: Path, outdir: Path, board: str, *, port: Optional[str],
-              interactive: bool = False, log: Log = print, error: Optional[Log] = None,
-              baud: int = 115200, reader: Optional[ReadLine] = None, timeout: float = 10.0) -> int:
+def run_board(ctx: BuildContext, board: str, *, port: Optional[str], interactive: bool = False,
+              error: Optional[Log] = None, baud: int = 115200, reader: Optional[ReadLine] = None,
+              timeout: float = 10.0) -> int:
     """Builds, flashes and monitors ``board`` on ``port`` (``auto``: detected). An exit code.
 
     With ``interactive`` the console (lines from ``reader``, default the terminal) replaces
-    the monitor. ``log`` gets the progress, ``error`` (default ``log``) the reason of a failure."""
+    the monitor. ``ctx.log`` gets the progress, ``error`` (default ``ctx.log``) the reason of
+    a failure."""
+    log, outdir, spec = ctx.log, ctx.outdir, ctx.spec
     error = error or log
     if interactive:
         transport = esp32_transport.transport_of(esp32.settings_environ(spec))
@@ -70,7 +73,7 @@ def run_board(spec: Spec, spec_path: Path, outdir: Path, board: str, *, port: Op
         error(str(exc))
         return 1
     info = esp32.board_info(board)
-    if esp32.build_esp32(spec_path, outdir, board, log=log, spec=spec) != 0:
+    if esp32.build_board(ctx, board) != 0:
         raise BuildError(f"the {board} build failed (PlatformIO's output is above); nothing was flashed")
     images = esp32.images_for(esp32.project_dir(outdir), info)
     log(f"writing {board} images to {device} with esptool")

@@ -37,21 +37,28 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.run import run_qemu
 from mcpgen.codegen.run.completer import COMMANDS, DELIMITERS, ConsoleCompleter, suggestion
+from mcpgen.codegen.spec.examples import example_arguments
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.base import BuildContext
+from mcpgen.codegen.targets.host import compile_simulator
+from mcpgen.codegen.targets.qemu import compile_image
 from mcpgen.codegen.targets.qemu_machines import MACHINES as QEMU_MACHINES
+from mcpgen.codegen.targets.qemu_machines import get_machine
 
 Log = Callable[[str], None]
 ReadLine = Callable[[], Awaitable[Optional[str]]]
 
 
 class Runner(Protocol):
-    """Builds one target, boots it and talks to it; returns an exit code. ``log`` gets the
-    build and boot progress, ``out`` the tool calls and the console; ``reader`` reads the
-    console's lines when ``interactive``."""
+    """Builds one target, boots it and talks to it; returns an exit code. ``ctx.log`` gets
+    the build and boot progress, ``out`` the tool calls and the console; ``reader`` reads
+    the console's lines when ``interactive``."""
 
-    def __call__(self, spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
-                 timeout: float, reader: Optional[ReadLine]) -> int: ...
+    def __call__(self, ctx: BuildContext, *, interactive: bool, out: Log, timeout: float,
+                 reader: Optional[ReadLine]) -> int: ...
 
 HISTORY_ENV = "MCPGEN_HISTORY"
 HISTORY_LENGTH = 1000
@@ -396,8 +403,6 @@ class _DeviceLogHandler(logging.Handler):
 
 async def call_every_tool(device: Any, spec: Any, log: Log, timeout: float) -> int:
     """Lists the tools and calls each assistant-callable one with example arguments."""
-    from mcpgen.codegen.spec.examples import example_arguments
-
     console = Console(device, log, timeout=timeout)
     log(f"connected: {device.server_info} fingerprint {device.fingerprint} (spec {spec.fingerprint})")
     log(console.tools_text())
@@ -456,33 +461,28 @@ async def _serial_console(url: str, spec: Any, *, out: Log, timeout: float, read
         await device.close()
 
 
-def run_host(spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
-             timeout: float, reader: Optional[ReadLine]) -> int:
+def run_host(ctx: BuildContext, *, interactive: bool, out: Log, timeout: float,
+             reader: Optional[ReadLine]) -> int:
     """``codegen run --target host``: the simulator on stdio."""
-    from mcpgen.codegen.targets.host import build_host
-
-    exe = build_host(spec_path, outdir, log=log, spec=spec)
-    return asyncio.run(_host_session(exe, spec, interactive=interactive, log=log, out=out,
+    exe = compile_simulator(ctx)
+    return asyncio.run(_host_session(exe, ctx.spec, interactive=interactive, log=ctx.log, out=out,
                                      timeout=timeout, reader=reader))
 
 
-def run_qemu_machine(spec: Spec, spec_path: Path, outdir: Path, machine: str, *, interactive: bool, log: Log,
-                     out: Log, timeout: float, reader: Optional[ReadLine]) -> int:
+def run_qemu_machine(ctx: BuildContext, machine: str, *, interactive: bool, out: Log, timeout: float,
+                     reader: Optional[ReadLine]) -> int:
     """``codegen run --target qemu|qemu-riscv32``: the image in QEMU, its MCP UART as a serial device."""
-    from mcpgen.codegen.run import run_qemu
-    from mcpgen.codegen.targets.qemu import build_qemu
-    from mcpgen.codegen.targets.qemu_machines import get_machine
-
     if not interactive:
-        return run_qemu.run_qemu_session(spec_path, outdir, target=machine, log=out, spec=spec)
-    elf = build_qemu(spec_path, outdir, target=machine, log=log, spec=spec)
+        return run_qemu.qemu_session(ctx.with_log(out), target=machine)
+    log = ctx.log
+    elf = compile_image(ctx, target=machine)
     qemu = get_machine(machine)
     log(f"booting {elf.name} in {qemu.qemu} -M {qemu.machine}")
     try:
         with run_qemu.exit_on_hangup(), _SigintBlocked(), \
                 run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
             assert reader is not None
-            return asyncio.run(_serial_console(dev.url, spec, out=out, timeout=timeout, reader=reader,
+            return asyncio.run(_serial_console(dev.url, ctx.spec, out=out, timeout=timeout, reader=reader,
                                                device_log=dev.log_text))
     except run_qemu.QemuError as exc:
         out(f"error: {exc}")
@@ -508,10 +508,10 @@ def run_serial_console(url: str, spec: Spec, *, baudrate: int, out: Log, timeout
 
 
 def _qemu_runner(machine: str) -> Runner:
-    def run(spec: Spec, spec_path: Path, outdir: Path, *, interactive: bool, log: Log, out: Log,
-            timeout: float, reader: Optional[ReadLine]) -> int:
-        return run_qemu_machine(spec, spec_path, outdir, machine, interactive=interactive, log=log, out=out,
-                                timeout=timeout, reader=reader)
+    def run(ctx: BuildContext, *, interactive: bool, out: Log, timeout: float,
+            reader: Optional[ReadLine]) -> int:
+        return run_qemu_machine(ctx, machine, interactive=interactive, out=out, timeout=timeout,
+                                reader=reader)
 
     return run
 
@@ -526,32 +526,25 @@ def runnable_targets() -> tuple[str, ...]:
     return tuple(RUNNERS)
 
 
-def run_device(spec_path: Path, outdir: Path, target: str, *, interactive: bool = False, log: Log = print,
-               out: Log = print, timeout: float = 10.0, reader: Optional[ReadLine] = None,
-               spec: Optional[Spec] = None) -> int:
+def run_device(ctx: BuildContext, target: str, *, interactive: bool = False, out: Log = print,
+               timeout: float = 10.0, reader: Optional[ReadLine] = None) -> int:
     """``codegen run``: builds ``target``, starts it, then calls every tool or opens the console.
 
-    ``log`` gets the build and boot progress and the simulator's own log lines
-    (``[device] ...``), ``out`` the tool calls and the console;
-    ``spec`` is the model when the caller has loaded it. Returns an exit code. Build
+    ``ctx.log`` gets the build and boot progress and the simulator's own log lines
+    (``[device] ...``), ``out`` the tool calls and the console. Returns an exit code. Build
     failures raise ``BuildError`` (the CLI prints them).
     """
-    from mcpgen.codegen.errors import BuildError
-    from mcpgen.codegen.targets.base import load_for_build
-
     runner = RUNNERS.get(target)
     if runner is None:
         raise BuildError(
             f"codegen run cannot start target {target!r}\n  fix: use one of {', '.join(runnable_targets())}"
         )
-    spec = load_for_build(spec_path, spec)
     line_reader = None
     if interactive and reader is None:
         line_reader = LineReader()
         reader = line_reader
     try:
-        return runner(spec, spec_path, outdir, interactive=interactive, log=log, out=out, timeout=timeout,
-                      reader=reader)
+        return runner(ctx, interactive=interactive, out=out, timeout=timeout, reader=reader)
     finally:
         if line_reader is not None:
             line_reader.close()

@@ -16,9 +16,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from mcpgen.codegen import resources
+from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.run.simulator import launch_simulator
 from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 from mcpgen.codegen.spec.names import device_class, device_slug
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions
+from mcpgen.codegen.targets.host import compile_simulator
+from mcpgen.codegen.targets.python import import_bindings, make_bindings
 
 
 def find_default_spec() -> Path:
@@ -75,10 +80,6 @@ async def _show_checks(spec: Any, device: Any, bound: Any) -> None:
 
 
 async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
-    from mcpgen.codegen.errors import BuildError
-    from mcpgen.codegen.spec.loader import SpecErrors, load_spec
-    from mcpgen.codegen.targets.host import build_host
-    from mcpgen.codegen.targets.python import build_bindings, import_bindings
     from mcpgen.runtime import Gateway, TokenAuth
     from mcpgen.runtime.errors import McpDeviceError
 
@@ -95,11 +96,12 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
         f"spec {spec_path}: {spec.device.name} {spec.device.version}, "
         f"{len(spec.tools)} tools, fingerprint {spec.fingerprint}",
     )
+    ctx = BuildContext(spec, spec_path, outdir, BuildOptions(log=_detail))
     _step(2, total, "compiling the simulated device (g++) ...")
     try:
-        exe = await asyncio.to_thread(build_host, spec_path, outdir, log=_detail, spec=spec)
+        exe = await asyncio.to_thread(compile_simulator, ctx)
         _step(3, total, "compiling the typed Python bindings (Cython) ...")
-        pydir = await asyncio.to_thread(build_bindings, spec_path, outdir, log=_detail, spec=spec)
+        pydir = await asyncio.to_thread(make_bindings, ctx)
     except BuildError as exc:
         print(str(exc), file=sys.stderr)
         return 1

@@ -1,6 +1,6 @@
 """Uploads a built ESP32 firmware: ``pio run -t upload`` or esptool ``write-flash``.
 
-``flash(spec, outdir, board, port)`` runs ``pio run -e BOARD -t upload --upload-port PORT``
+``flash(ctx, board, port)`` runs ``pio run -e BOARD -t upload --upload-port PORT``
 in the generated PlatformIO project (PlatformIO builds first when needed).
 ``use_esptool=True`` writes the images PlatformIO built (bootloader, partition table,
 app) with ``python -m esptool --chip CHIP --port PORT write-flash OFFSET FILE ...``:
@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import Optional
 
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.base import BuildContext
 from mcpgen.codegen.targets.esp32 import (
     board_info,
-    generate_project,
     images_for,
     pio_run,
     project_dir,
     run_streaming,
+    write_project,
 )
 
 Log = Callable[[str], None]
@@ -77,13 +77,13 @@ def write_images(chip: str, port: str, images: Sequence[tuple[Path, int]], *, ba
     return run_streaming(cmd, log=log, download_timeout=None, started_re=_NEVER, tool="esptool").returncode
 
 
-def flash(spec_path: Path, outdir: Path, board: str, port: str, *, use_esptool: bool = False,
-          log: Log = print, baud: int = DEFAULT_BAUD, error: Optional[Log] = None,
-          spec: Optional[Spec] = None) -> int:
-    """``codegen flash``: uploads the firmware of ``spec_path`` for ``board`` to ``port``. Exit code.
+def flash(ctx: BuildContext, board: str, port: str, *, use_esptool: bool = False,
+          baud: int = DEFAULT_BAUD, error: Optional[Log] = None) -> int:
+    """``codegen flash``: uploads the firmware of ``ctx.spec`` for ``board`` to ``port``. Exit code.
 
-    ``log`` gets the progress; ``error`` (default: ``log``) the reasons for a failure, so
-    they show even when the progress is silenced (``codegen flash -q``)."""
+    ``ctx.log`` gets the progress; ``error`` (default: ``ctx.log``) the reasons for a failure,
+    so they show even when the progress is silenced (``codegen flash -q``)."""
+    spec_path, outdir, log = ctx.spec_path, ctx.outdir, ctx.log
     error = error or log
     info = board_info(board)
     project = project_dir(outdir)
@@ -99,7 +99,7 @@ def flash(spec_path: Path, outdir: Path, board: str, port: str, *, use_esptool: 
             log(f"writing {board} images to {port} with esptool")
             rc = write_images(info.chip, port, images, baud=baud, log=log)
         else:
-            project = generate_project(spec_path, outdir, log=log, spec=spec)
+            project = write_project(ctx)
             rc = pio_run(project, info.env, ["-t", "upload", "--upload-port", port], log=log)
     except BuildError as exc:
         error(str(exc))

@@ -15,10 +15,10 @@ is UART1 on the mps2 board and the semihosting console on virt, which has one UA
         ...
         dev.stack_high_water()  # deepest stack use seen so far, in bytes
 
-``run_qemu_session(spec, outdir, target=...)`` is ``codegen run SPEC --target qemu``
-(or ``qemu-riscv32``): build, boot,
-connect the runtime, list the tools, call every assistant-callable one with example
-arguments, print the results and the stack figures.
+``qemu_session(ctx, target=...)`` (``run_qemu_session(spec_path, outdir, target=...)`` from a
+path) is ``codegen run SPEC --target qemu`` (or ``qemu-riscv32``): build, boot, connect the
+runtime, list the tools, call every assistant-callable one with example arguments, print
+the results and the stack figures.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions
+from mcpgen.codegen.targets.qemu import compile_image, memory_report
 from mcpgen.codegen.targets.qemu_machines import (
     CORTEX_M3,
     MachineLike,
@@ -278,7 +281,6 @@ def _short(value: Any, limit: int = 100) -> str:
 
 
 async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
-    from mcpgen.codegen.spec.examples import example_arguments
     from mcpgen.runtime import connect_serial
 
     device = await connect_serial(dev.url)
@@ -306,27 +308,30 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
     return failures
 
 
-def run_qemu_session(
-    spec_path: Path, outdir: Path, *, target: MachineLike = CORTEX_M3, log: Log = print,
-    spec: Optional[Spec] = None,
-) -> int:
+def run_qemu_session(spec_path: Path, outdir: Path, *, target: MachineLike = CORTEX_M3,
+                     log: Log = print) -> int:
+    """Loads ``spec_path`` and runs :func:`qemu_session`; an invalid spec is logged and
+    returns 1. The front door for scripts and tests; ``codegen run`` has its context."""
+    try:
+        ctx = BuildContext.load(spec_path, outdir, BuildOptions(log=log))
+    except BuildError as exc:
+        log(str(exc))
+        return 1
+    return qemu_session(ctx, target=target)
+
+
+def qemu_session(ctx: BuildContext, *, target: MachineLike = CORTEX_M3) -> int:
     """``codegen run SPEC --target qemu|qemu-riscv32``: build, boot, connect, list and call the tools.
 
     Returns a process exit code (0 = every call succeeded).
     """
-    from mcpgen.codegen.errors import BuildError
-    from mcpgen.codegen.targets.base import load_for_build
-    from mcpgen.codegen.targets.qemu import build_qemu, memory_report
-
     target = get_machine(target)
-    spec_path = Path(spec_path)
-    outdir = Path(outdir)
+    spec, log = ctx.spec, ctx.log
     if not qemu_available(target):
         log(f"error: {target.qemu_missing()}")
         return 1
     try:
-        spec = load_for_build(spec_path, spec)
-        elf = build_qemu(spec_path, outdir, target=target, log=log, spec=spec)
+        elf = compile_image(ctx, target=target)
     except BuildError as exc:
         log(str(exc))
         return 1

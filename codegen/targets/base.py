@@ -1,60 +1,26 @@
-"""The ``Target`` interface and the one path every build takes: load, emit, write.
+"""The ``Target`` interface and the one path every build takes: load once, emit, write, compile.
 
-A target turns the spec model into something that runs. ``codegen build`` and ``codegen
-run`` load the spec once and hand the model to the target; the build drivers still
-accept a spec path for callers that have none loaded (tests, benchmarks), and then load
-it through :func:`load_for_build` so every driver reports a bad spec the same way.
+A front door (``codegen build``/``run``/``flash``, or a ``build_*`` function called by a
+test or a benchmark) loads and checks the spec once into a :class:`BuildContext`, and
+everything below takes that context: the model, never a path to load again. Every
+generated file comes from :mod:`mcpgen.codegen.emit.bundle`, through
+:meth:`BuildContext.generate`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
+from mcpgen.codegen.emit import bundle
 from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 from mcpgen.codegen.spec.model import Spec
 
 Log = Callable[[str], None]
-
-
-def load_for_build(spec_path: Path, spec: Optional[Spec] = None) -> Spec:
-    """``spec`` when the caller already loaded it, else the spec at ``spec_path``.
-
-    An invalid or unreadable spec raises :class:`BuildError` naming the file and listing
-    every problem with its position.
-    """
-    if spec is not None:
-        return spec
-    try:
-        return load_spec(spec_path)
-    except SpecErrors as exc:
-        raise BuildError(f"{spec_path}: {exc}") from exc
-
-
-def emit_and_write(
-    spec_path: Path,
-    outdir: Path,
-    emit: Callable[[Spec], dict[str, str]],
-    spec: Spec,
-    *,
-    what: str = "",
-) -> tuple[dict[str, str], list[Path]]:
-    """Runs one emitter and writes its files under ``outdir`` (only the changed ones).
-
-    An emitter refuses what its target cannot express with ``ValueError``; that becomes
-    a :class:`BuildError` naming the spec (and ``what`` was being generated, if given).
-    Returns the emitted files and the paths written.
-    """
-    try:
-        files = emit(spec)
-    except ValueError as exc:
-        doing = f"cannot generate {what}: " if what else ""
-        raise BuildError(f"{spec_path}: {doing}{exc}") from exc
-    return files, write_tree(outdir, files)
 
 
 @dataclass(frozen=True)
@@ -67,6 +33,64 @@ class BuildOptions:
     compile_bindings: bool = True  # host, python: compile the bindings with Cython
     run_pio: bool = True  # esp32 boards: run PlatformIO after writing the project
     extra: Mapping[str, Any] = field(default_factory=dict)  # target-specific options
+
+
+# What a build says before an emitter's refusal (a ``ValueError``), by part.
+_REFUSAL = {"python": "cannot generate Python bindings: ", "xiaozhi": "cannot build for the xiaozhi target: "}
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """One build: the loaded model, the file it came from, where the build goes, and how.
+
+    Made once by a front door and handed down unchanged; ``spec_path`` is kept because the
+    handlers file sits beside the spec and messages name it, never to load it again.
+    """
+
+    spec: Spec
+    spec_path: Path
+    outdir: Path
+    options: BuildOptions = BuildOptions()
+
+    @classmethod
+    def load(cls, spec_path: Path, outdir: Path, options: Optional[BuildOptions] = None) -> BuildContext:
+        """Loads and checks the spec at ``spec_path``. An invalid or unreadable spec raises
+        :class:`BuildError` naming the file and listing every problem with its position."""
+        spec_path = Path(spec_path)
+        try:
+            spec = load_spec(spec_path)
+        except SpecErrors as exc:
+            raise BuildError(f"{spec_path}: {exc}") from exc
+        return cls(spec, spec_path, Path(outdir), options or BuildOptions())
+
+    @property
+    def log(self) -> Log:
+        return self.options.log
+
+    def resolved(self) -> BuildContext:
+        """The same build with absolute paths (for builds that run tools in other directories)."""
+        return replace(self, spec_path=self.spec_path.resolve(), outdir=self.outdir.resolve())
+
+    def with_log(self, log: Log) -> BuildContext:
+        """The same build reporting to ``log``."""
+        return replace(self, options=replace(self.options, log=log))
+
+    def emit(self, part: str) -> dict[str, str]:
+        """Every file of one part of the output (``bundle.PARTS``), not written.
+
+        An emitter refuses what its target cannot express with ``ValueError``; that becomes
+        a :class:`BuildError` naming the spec.
+        """
+        try:
+            return bundle.emit(self.spec, part)
+        except ValueError as exc:
+            raise BuildError(f"{self.spec_path}: {_REFUSAL.get(part, '')}{exc}") from exc
+
+    def generate(self, part: str) -> tuple[dict[str, str], list[Path]]:
+        """Emits one part and writes it under ``outdir`` (only the changed files); returns the
+        emitted files and the paths written."""
+        files = self.emit(part)
+        return files, write_tree(self.outdir, files)
 
 
 @dataclass(frozen=True)
@@ -92,6 +116,6 @@ class Target:
     name: str = ""
     summary: str = ""  # one line for ``codegen build --help``
 
-    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
+    def build(self, ctx: BuildContext) -> list[Built]:
         """Generates and compiles; returns what was made. Raises BuildError on failure."""
         raise NotImplementedError

@@ -43,10 +43,14 @@ from string import Template
 from typing import Optional
 
 from mcpgen.codegen import resources
+from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.spec.names import device_slug
+from mcpgen.codegen.spec.ota import require_host_only
 from mcpgen.codegen.targets import esp32_transport
-from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 
 Log = Callable[[str], None]
 
@@ -142,14 +146,15 @@ def _sync_sdkconfig(path: Path, values: dict[str, Optional[str]]) -> bool:
 
 
 def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
-                     environ: Optional[dict[str, str]] = None, spec: Optional[Spec] = None) -> Path:
-    """Writes the complete PlatformIO project for ``spec_path``; returns its directory."""
-    from mcpgen.codegen.emit import cpp as emit_cpp
-    from mcpgen.codegen.emit.writer import write_tree
-    from mcpgen.codegen.spec.names import device_slug
+                     environ: Optional[dict[str, str]] = None) -> Path:
+    """Loads ``spec_path`` and writes its PlatformIO project (:func:`write_project`); returns
+    its directory. The front door for scripts and tests; ``codegen`` calls the target."""
+    return write_project(BuildContext.load(spec_path, outdir, BuildOptions(log=log)), environ=environ)
 
-    spec_path = Path(spec_path)
-    spec = load_for_build(spec_path, spec)
+
+def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None) -> Path:
+    """Writes the complete PlatformIO project for ``ctx.spec``; returns its directory."""
+    spec, spec_path, outdir, log = ctx.spec, ctx.spec_path, ctx.outdir, ctx.log
 
     handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
     project = project_dir(outdir)
@@ -199,7 +204,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
     for src in sorted(core.iterdir()):
         if src.suffix in (".h", ".cpp"):
             files[f"src/mcpgen/{src.name}"] = src.read_text(encoding="utf-8")
-    for rel, text in emit_cpp.emit(spec).items():
+    for rel, text in ctx.emit("cpp").items():
         files[f"src/generated/{Path(rel).name}"] = text
 
     written = write_tree(project, files)
@@ -482,13 +487,22 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
 
 
 def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True,
-                pio_args: Sequence[str] = (), spec: Optional[Spec] = None) -> int:
-    """Generates the PlatformIO project and (``run_pio``) builds ``board``. Returns an exit code.
+                pio_args: Sequence[str] = ()) -> int:
+    """Loads ``spec_path`` and builds ``board`` (:func:`build_board`); returns an exit code.
+    The front door for scripts and tests; ``codegen`` calls the target."""
+    ctx = BuildContext.load(spec_path, outdir, BuildOptions(log=log, run_pio=run_pio))
+    return build_board(ctx, board, pio_args=pio_args)
+
+
+def build_board(ctx: BuildContext, board: str, *, pio_args: Sequence[str] = ()) -> int:
+    """Generates the PlatformIO project and (``ctx.options.run_pio``) builds ``board``.
+    Returns an exit code.
 
     ``pio_args`` are added to ``pio run`` (``codegen build -v`` passes ``-v``)."""
+    log = ctx.log
     info = board_info(board)
-    project = generate_project(spec_path, outdir, log=log, spec=spec)
-    if not run_pio:
+    project = write_project(ctx)
+    if not ctx.options.run_pio:
         log(next_steps(project, info.env))
         return 0
     rc = pio_run(project, info.env, pio_args, log=log)
@@ -533,18 +547,16 @@ class Esp32Target(Target):
         self.name = board
         self.summary = summary
 
-    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
-        from mcpgen.codegen.spec.ota import require_host_only
-
-        require_host_only(spec, spec_path, self.name)
-        rc = build_esp32(spec_path, outdir, self.name, log=options.log, run_pio=options.run_pio,
-                         pio_args=("-v",) if options.verbose else (), spec=spec)
+    def build(self, ctx: BuildContext) -> list[Built]:
+        require_host_only(ctx.spec, ctx.spec_path, self.name)
+        options = ctx.options
+        rc = build_board(ctx, self.name, pio_args=("-v",) if options.verbose else ())
         if rc != 0:
             why = "PlatformIO's output is above"
             if options.quiet:
                 why = "run without -q to see PlatformIO's output"
             raise BuildError(f"the {self.name} build failed ({why})")
-        return [Built("project", project_dir(outdir))]
+        return [Built("project", project_dir(ctx.outdir))]
 
 
 TARGETS: tuple[Target, ...] = (

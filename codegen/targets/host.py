@@ -1,8 +1,9 @@
 """Builds the host device simulator of a spec: generate, then compile and link with g++.
 
-``build_host(spec, outdir)`` writes ``outdir/firmware/generated/mcp_tools.{h,cpp}``,
-creates the starter ``<stem>_handlers.cpp`` beside the spec when it is missing, and
-compiles the portable core, the host port, the generated tables and the handlers into
+``compile_simulator(ctx)`` (``build_host(spec_path, outdir)`` from a path) writes
+``outdir/firmware/generated/mcp_tools.{h,cpp}``, creates the starter ``<stem>_handlers.cpp``
+beside the spec when it is missing, and compiles the portable core, the host port, the
+generated tables and the handlers into
 ``outdir/firmware/build/<device slug>-sim``. Compilation is incremental: an object is
 rebuilt only when the hash of its flags, its source and every header it included
 (from the compiler's ``-MMD`` dependency file) changed.
@@ -20,14 +21,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.spec.names import device_slug
-from mcpgen.codegen.targets.base import BuildOptions, Built, Log, Target, emit_and_write, load_for_build
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Log, Target
+from mcpgen.codegen.targets.python import bindings_built, make_bindings
 
 FIRMWARE_TEMPLATE = resources.firmware_template()
 CORE_DIR = FIRMWARE_TEMPLATE / "core"
@@ -152,24 +152,29 @@ def build_host(
     cxx: str = "g++",
     extra_flags: Sequence[str] = (),
     jobs: int = 0,
-    spec: Optional[Spec] = None,
 ) -> Path:
-    """Generates and compiles the host simulator of ``spec_path``; returns the executable.
+    """Loads ``spec_path`` and compiles its simulator (:func:`compile_simulator`); returns
+    the executable. The front door for scripts and tests; ``codegen`` calls the target."""
+    ctx = BuildContext.load(spec_path, outdir, BuildOptions(log=log))
+    return compile_simulator(ctx, cxx=cxx, extra_flags=extra_flags, jobs=jobs)
+
+
+def compile_simulator(ctx: BuildContext, *, cxx: str = "g++", extra_flags: Sequence[str] = (),
+                      jobs: int = 0) -> Path:
+    """Generates and compiles the host simulator of ``ctx.spec``; returns the executable.
 
     ``extra_flags`` (e.g. ``-DMCPGEN_RESPONSE_BUFFER_SIZE=512``) are added to every
     compile; ``jobs`` is the number of parallel compiles (0: up to 2 or the CPU count).
-    ``spec`` is the model when the caller has loaded it already.
     Raises BuildError with the compiler output when a unit does not compile or link.
     """
     if shutil.which(cxx) is None:
         raise BuildError(f"{cxx} not found: the simulator needs a C++17 compiler (apt-get install g++)")
-    spec_path = Path(spec_path).resolve()
-    outdir = Path(outdir).resolve()
-    spec = load_for_build(spec_path, spec)
-    _, written = emit_and_write(spec_path, outdir, emit_cpp.emit, spec)
+    ctx = ctx.resolved()
+    spec, outdir, log = ctx.spec, ctx.outdir, ctx.log
+    _, written = ctx.generate("cpp")
     for path in written:
         log(f"generated {path}")
-    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
+    handlers = emit_cpp.ensure_handlers(spec, ctx.spec_path, log)
 
     generated_dir = outdir / "firmware" / "generated"
     build_dir = outdir / "firmware" / "build"
@@ -231,12 +236,9 @@ class HostTarget(Target):
     name = "host"
     summary = "the simulator executable (system g++) and the compiled Python bindings"
 
-    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
-        from mcpgen.codegen.targets.python import bindings_built, build_bindings
-
-        exe = build_host(spec_path, outdir, log=_counting(options.log), spec=spec)
-        pydir = build_bindings(spec_path, outdir, compile=options.compile_bindings, log=options.log,
-                               spec=spec)
+    def build(self, ctx: BuildContext) -> list[Built]:
+        exe = compile_simulator(ctx.with_log(_counting(ctx.log)))
+        pydir = make_bindings(ctx)
         return [Built("simulator", exe), bindings_built(pydir)]
 
 

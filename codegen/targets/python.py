@@ -1,14 +1,15 @@
 """Builds the typed Python bindings of a spec: generate, then compile them with Cython.
 
-``build_bindings(spec, outdir)`` writes ``outdir/python/`` (the ``<slug>_tools`` package
-and its ``setup.py``) and compiles ``_bindings.py`` in place by running the generated
-``setup.py build_ext --inplace`` in a subprocess (so it works from the CLI and from a
-running event loop alike). Put the returned directory on ``sys.path``, or
-``pip install`` it.
+``make_bindings(ctx)`` (``build_bindings(spec_path, outdir)`` from a path) writes
+``outdir/python/`` (the ``<slug>_tools`` package and its ``setup.py``) and compiles
+``_bindings.py`` in place by running the generated ``setup.py build_ext --inplace`` in a
+subprocess (so it works from the CLI and from a running event loop alike). Put the
+returned directory on ``sys.path``, or ``pip install`` it.
 
-With ``compile=False`` (or ``MCPGEN_PURE_PYTHON=1`` in the environment) nothing is
-compiled and stale extension modules from an earlier build are removed, so the ``.py``
-is what imports.
+With ``compile_bindings=False`` in the build options (``compile=False`` of
+``build_bindings``), or ``MCPGEN_PURE_PYTHON=1`` in the environment, nothing is compiled
+and stale extension modules from an earlier build are removed, so the ``.py`` is what
+imports.
 """
 
 from __future__ import annotations
@@ -22,13 +23,10 @@ import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Optional
 
-from mcpgen.codegen.emit import python as emit_python
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.spec.names import device_slug
-from mcpgen.codegen.targets.base import BuildOptions, Built, Target, emit_and_write, load_for_build
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 
 
 def _extension_files(pkg_dir: Path) -> list[Path]:
@@ -57,13 +55,18 @@ def build_bindings(
     *,
     log: Callable[[str], None] = print,
     compile: bool = True,
-    spec: Optional[Spec] = None,
 ) -> Path:
-    """Emits (and unless ``compile`` is False, compiles) the bindings; returns ``outdir/python``."""
-    spec_path = Path(spec_path)
-    outdir = Path(outdir)
-    spec = load_for_build(spec_path, spec)
-    files, written = emit_and_write(spec_path, outdir, emit_python.emit, spec, what="Python bindings")
+    """Loads ``spec_path`` and makes its bindings (:func:`make_bindings`); returns
+    ``outdir/python``. The front door for scripts and tests; ``codegen`` calls the target."""
+    options = BuildOptions(log=log, compile_bindings=compile)
+    return make_bindings(BuildContext.load(spec_path, outdir, options))
+
+
+def make_bindings(ctx: BuildContext) -> Path:
+    """Emits (and unless ``ctx.options.compile_bindings`` is False, compiles) the bindings;
+    returns ``outdir/python``."""
+    spec, outdir, log = ctx.spec, ctx.outdir, ctx.log
+    files, written = ctx.generate("python")
     pydir = outdir / "python"
     package = f"{device_slug(spec.device.name)}_tools"
     pkg_dir = pydir / package
@@ -71,7 +74,7 @@ def build_bindings(
 
     if os.environ.get("MCPGEN_PURE_PYTHON") == "1":
         pure_because = "not compiled (MCPGEN_PURE_PYTHON=1)"
-    elif not compile:
+    elif not ctx.options.compile_bindings:
         pure_because = "not compiled (compile=False)"
     else:
         missing = missing_compile_tools()
@@ -110,10 +113,8 @@ class PythonTarget(Target):
     name = "python"
     summary = "only the typed Python bindings (compiled with Cython unless --no-compile-bindings)"
 
-    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
-        pydir = build_bindings(spec_path, outdir, compile=options.compile_bindings, log=options.log,
-                               spec=spec)
-        return [bindings_built(pydir)]
+    def build(self, ctx: BuildContext) -> list[Built]:
+        return [bindings_built(make_bindings(ctx))]
 
 
 def bindings_built(pydir: Path) -> Built:
@@ -123,7 +124,7 @@ def bindings_built(pydir: Path) -> Built:
 
 TARGETS: tuple[Target, ...] = (PythonTarget(),)
 
-__all__ = ["TARGETS", "PythonTarget", "build_bindings", "import_bindings"]
+__all__ = ["TARGETS", "PythonTarget", "build_bindings", "import_bindings", "make_bindings"]
 
 
 def import_bindings(pydir: Path, package: str) -> ModuleType:

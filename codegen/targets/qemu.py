@@ -10,7 +10,8 @@ script, polled UART driver, libc stubs). It serves newline-delimited MCP message
 MCP UART; a debug console gets the boot banner and the stack high-water mark after every
 message. What differs between the targets is data, in :mod:`mcpgen.codegen.targets.qemu_machines`.
 
-``build_qemu(spec, outdir, target=...)`` writes ``outdir/firmware/<build dir>/<slug>.elf``
+``compile_image(ctx, target=...)`` (``build_qemu(spec_path, outdir, target=...)`` from a path)
+writes ``outdir/firmware/<build dir>/<slug>.elf``
 (``build-qemu`` or ``build-qemu-riscv32``) and, beside it, ``<slug>.map`` and
 ``<slug>.memory.json`` (the figures of :class:`MemoryReport` and of the core alone).
 """
@@ -28,9 +29,11 @@ from pathlib import Path
 from typing import Optional
 
 from mcpgen.codegen import resources
+from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.spec.model import Spec
-from mcpgen.codegen.targets.base import BuildOptions, Built, Log, Target, emit_and_write, load_for_build
+from mcpgen.codegen.spec.names import device_slug
+from mcpgen.codegen.spec.ota import require_host_only
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Log, Target
 from mcpgen.codegen.targets.qemu_machines import (
     CORTEX_M3,
     RISCV32,
@@ -145,18 +148,15 @@ def _run(cmd: Sequence[str], what: str) -> None:
         raise BuildError(f"{what} failed (exit {proc.returncode}):\n$ {' '.join(cmd)}\n{output}")
 
 
-def _generate(spec_path: Path, outdir: Path, log: Log,
-              spec: Optional[Spec] = None) -> tuple[Spec, list[Path], list[Path], Path]:
-    """Emits the generated C++; returns (spec, generated sources, include dirs, handlers file)."""
-    from mcpgen.codegen.emit import cpp as emit_cpp
-
-    spec = load_for_build(spec_path, spec)
-    files, _ = emit_and_write(spec_path, outdir, emit_cpp.emit, spec)
+def _generate(ctx: BuildContext) -> tuple[list[Path], list[Path], Path]:
+    """Emits the generated C++; returns (generated sources, include dirs, handlers file)."""
+    outdir = ctx.outdir
+    files, _ = ctx.generate("cpp")
     sources = sorted(outdir / rel for rel in files if rel.endswith((".cpp", ".cc")))
     includes = sorted({(outdir / rel).parent for rel in files if rel.endswith((".h", ".hpp"))})
-    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
-    log(f"generated {len(files)} files in {outdir} (fingerprint {getattr(spec, 'fingerprint', '?')})")
-    return spec, sources, includes, handlers
+    handlers = emit_cpp.ensure_handlers(ctx.spec, ctx.spec_path, ctx.log)
+    ctx.log(f"generated {len(files)} files in {outdir} (fingerprint {ctx.spec.fingerprint})")
+    return sources, includes, handlers
 
 
 def build_qemu(
@@ -168,24 +168,34 @@ def build_qemu(
     stack_size: int = DEFAULT_STACK_SIZE,
     ram_budget: int = DEFAULT_RAM_BUDGET,
     defines: Optional[dict[str, str]] = None,
-    spec: Optional[Spec] = None,
 ) -> Path:
-    """Generates and cross-compiles the firmware for ``target`` (``"qemu"`` = Cortex-M3,
-    ``"qemu-riscv32"`` = RV32IMC); returns the ELF path.
+    """Loads ``spec_path`` and cross-compiles its firmware (:func:`compile_image`); returns
+    the ELF path. The front door for scripts and tests; ``codegen`` calls the target."""
+    ctx = BuildContext.load(spec_path, outdir, BuildOptions(log=log))
+    return compile_image(ctx, target=target, stack_size=stack_size, ram_budget=ram_budget, defines=defines)
+
+
+def compile_image(
+    ctx: BuildContext,
+    *,
+    target: MachineLike = CORTEX_M3,
+    stack_size: int = DEFAULT_STACK_SIZE,
+    ram_budget: int = DEFAULT_RAM_BUDGET,
+    defines: Optional[dict[str, str]] = None,
+) -> Path:
+    """Generates and cross-compiles the firmware of ``ctx.spec`` for ``target`` (``"qemu"`` =
+    Cortex-M3, ``"qemu-riscv32"`` = RV32IMC); returns the ELF path.
 
     ``defines`` adds ``-DNAME=VALUE`` (e.g. ``{"MCPGEN_REQUEST_BUFFER_SIZE": "2048"}``).
     Raises :class:`BuildError` with the compiler's output when anything fails.
     """
-    from mcpgen.codegen.spec.names import device_slug
-
     target = get_machine(target)
-    spec_path = Path(spec_path)
-    outdir = Path(outdir)
+    spec_path, outdir, log = ctx.spec_path, ctx.outdir, ctx.log
     cxx = target.toolchain.tool("g++")
     linker = target.toolchain.tool(target.toolchain.link_driver)
     target.toolchain.check_libraries()
-    spec, generated, gen_includes, handlers = _generate(spec_path, outdir, log, spec)
-    slug = device_slug(spec.device.name)
+    generated, gen_includes, handlers = _generate(ctx)
+    slug = device_slug(ctx.spec.device.name)
 
     root = template_root()
     core_dir = root / "core"
@@ -254,12 +264,9 @@ class QemuTarget(Target):
         self.name = machine.name
         self.summary = summary
 
-    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
-        from mcpgen.codegen.spec.ota import require_host_only
-
-        require_host_only(spec, spec_path, self.name)
-        elf = build_qemu(spec_path, outdir, target=self.machine, log=options.log, spec=spec)
-        return [Built("firmware", elf)]
+    def build(self, ctx: BuildContext) -> list[Built]:
+        require_host_only(ctx.spec, ctx.spec_path, self.name)
+        return [Built("firmware", compile_image(ctx, target=self.machine))]
 
 
 TARGETS: tuple[Target, ...] = (

@@ -1,6 +1,7 @@
 """The "xiaozhi" target: a drop-in directory for the stock xiaozhi-esp32 firmware.
 
-``build_xiaozhi(spec, outdir)`` writes ``outdir/xiaozhi/``: the generated glue and tables
+``write_glue(ctx)`` (``build_xiaozhi(spec_path, outdir)`` from a path) writes
+``outdir/xiaozhi/``: the generated glue and tables
 (``codegen.emit.xiaozhi``), the mcpgen core files the handlers and the glue need (copied
 unchanged from ``firmware_template/core/mcpgen``), the port
 (``firmware_template/ports/xiaozhi``) and a copy of the spec's ``<stem>_handlers.cpp``
@@ -13,15 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit import xiaozhi as emit_xiaozhi
 from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.spec.model import Spec
-from mcpgen.codegen.targets.base import BuildOptions, Built, Target, load_for_build
+from mcpgen.codegen.spec.ota import require_host_only
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 
 FIRMWARE_TEMPLATE = resources.firmware_template()
 PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
@@ -34,20 +34,21 @@ def _read(path: Path) -> str:
         raise BuildError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] = print,
-                  spec: Optional[Spec] = None) -> Path:
-    """Writes the xiaozhi drop-in directory of ``spec_path``; returns ``outdir/xiaozhi``.
+def build_xiaozhi(spec_path: Path, outdir: Path, *, log: Callable[[str], None] = print) -> Path:
+    """Loads ``spec_path`` and writes its drop-in directory (:func:`write_glue`); returns
+    ``outdir/xiaozhi``. The front door for scripts and tests; ``codegen`` calls the target."""
+    return write_glue(BuildContext.load(spec_path, outdir, BuildOptions(log=log)))
 
-    Only changed files are rewritten. Raises BuildError when the spec is invalid or uses
-    something the stock McpServer cannot serve (the message names the tool and parameter).
+
+def write_glue(ctx: BuildContext) -> Path:
+    """Writes the xiaozhi drop-in directory of ``ctx.spec``; returns ``outdir/xiaozhi``.
+
+    Only changed files are rewritten. Raises BuildError when the spec uses something the
+    stock McpServer cannot serve (the message names the tool and parameter).
     """
-    spec_path = Path(spec_path).resolve()
-    outdir = Path(outdir).resolve()
-    spec = load_for_build(spec_path, spec)
-    try:
-        files = emit_xiaozhi.emit(spec)
-    except ValueError as exc:  # XiaozhiSpecError, or emit_cpp's limits
-        raise BuildError(f"{spec_path}: cannot build for the xiaozhi target: {exc}") from exc
+    ctx = ctx.resolved()
+    spec, spec_path, outdir, log = ctx.spec, ctx.spec_path, ctx.outdir, ctx.log
+    files = ctx.emit("xiaozhi")  # XiaozhiSpecError, or emit_cpp's limits: a BuildError
 
     handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
     out = emit_xiaozhi.OUT_DIR
@@ -87,11 +88,9 @@ class XiaozhiTarget(Target):
     name = "xiaozhi"
     summary = "glue that registers the spec's tools in a stock xiaozhi-esp32 firmware"
 
-    def build(self, spec: Spec, spec_path: Path, outdir: Path, options: BuildOptions) -> list[Built]:
-        from mcpgen.codegen.spec.ota import require_host_only
-
-        require_host_only(spec, spec_path, self.name)
-        return [Built("xiaozhi glue", build_xiaozhi(spec_path, outdir, log=options.log, spec=spec))]
+    def build(self, ctx: BuildContext) -> list[Built]:
+        require_host_only(ctx.spec, ctx.spec_path, self.name)
+        return [Built("xiaozhi glue", write_glue(ctx))]
 
 
 TARGETS: tuple[Target, ...] = (XiaozhiTarget(),)

@@ -135,3 +135,48 @@ def test_add_missing_handlers_then_build_parses_the_spec_once(
     assert cli.main(argv) == 0, capsys.readouterr().err
     assert len(yaml_reads) == 1
     assert "fan_set_speed" in spec.with_name("desk_lamp_handlers.cpp").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("target", "made"), [("python", "bindings"), ("xiaozhi", "xiaozhi glue"),
+                                              ("esp32", "project")])
+def test_a_target_builds_from_its_context_without_reading_the_spec_again(
+    target: str, made: str, tmp_path: Path, yaml_reads: list[str]
+) -> None:
+    from mcpgen.codegen.targets.base import BuildContext, BuildOptions
+
+    spec = copy_spec(tmp_path)
+    ctx = BuildContext.load(spec, tmp_path / "out", BuildOptions(log=lambda _: None, compile_bindings=False,
+                                                                 run_pio=False))
+    spec.write_text("not: [a spec\n", encoding="utf-8")  # a build that read it again would fail
+    built = registry.get_target(target).build(ctx)
+    assert [b.label for b in built] == [made]
+    assert built[0].path.is_dir() and built[0].path.is_relative_to(tmp_path / "out")
+    assert len(yaml_reads) == 1
+
+
+def test_an_unreadable_spec_is_a_build_error_when_the_context_is_made(tmp_path: Path) -> None:
+    from mcpgen.codegen.errors import BuildError
+    from mcpgen.codegen.targets.base import BuildContext
+
+    missing = tmp_path / "nowhere.yaml"
+    with pytest.raises(BuildError, match=f"^{missing}: "):
+        BuildContext.load(missing, tmp_path / "out")
+
+
+def test_every_generated_file_comes_from_the_bundle(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from mcpgen.codegen.emit import bundle, cpp, docs, python
+
+    spec_path = copy_spec(tmp_path)
+    spec = loader.load_spec(spec_path)
+    files = bundle.emit_all(spec)
+    assert files == {**cpp.emit(spec), **python.emit(spec), **docs.emit(spec)}
+    assert bundle.emit(spec, "cpp") == cpp.emit(spec)
+    # `codegen generate` writes exactly the bundle: nothing more, nothing else.
+    out = tmp_path / "gen"
+    assert cli.main(["generate", str(spec_path), "-o", str(out)]) == 0, capsys.readouterr().err
+    written = {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8")
+               for p in out.rglob("*") if p.is_file()}
+    assert written == files
+    with pytest.raises(KeyError, match="no emitted part 'rust'; expected one of cpp, python, docs"):
+        bundle.emit(spec, "rust")

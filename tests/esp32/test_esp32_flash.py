@@ -13,6 +13,7 @@ import pytest
 from esp32_testlib import TOOLSPEC, require
 
 from mcpgen.codegen.run.flash import esptool_major, esptool_write_command, flash
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions
 from mcpgen.codegen.targets.esp32 import (
     BOARDS,
     PARTITION_TABLE_OFFSET,
@@ -92,7 +93,8 @@ def test_flash_with_esptool_to_mock_rom_bootloader(board: str, tmp_path: Path) -
         url = mock.url()
         assert url.startswith("socket://")
         out: list[str] = []
-        assert flash(spec, outdir, board, url, use_esptool=True, log=out.append) == 0
+        ctx = BuildContext.load(spec, outdir, BuildOptions(log=out.append))
+        assert flash(ctx, board, url, use_esptool=True) == 0
         text = "\n".join(out)
         assert "write-flash" in text or "write_flash" in text
         assert "Hash of data verified" in text  # esptool's own verification, streamed
@@ -106,7 +108,7 @@ def test_flash_with_esptool_to_mock_rom_bootloader(board: str, tmp_path: Path) -
 
 def test_flash_without_built_images_says_to_build_first(tmp_path: Path) -> None:
     out: list[str] = []
-    rc = flash(TOOLSPEC / "desk_lamp.yaml", tmp_path, "esp32", "socket://127.0.0.1:1", use_esptool=True,
-               log=out.append)
+    ctx = BuildContext.load(TOOLSPEC / "desk_lamp.yaml", tmp_path, BuildOptions(log=out.append))
+    rc = flash(ctx, "esp32", "socket://127.0.0.1:1", use_esptool=True)
     assert rc == 1
     assert "build first: codegen build" in "\n".join(out)

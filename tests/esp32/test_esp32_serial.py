@@ -11,7 +11,6 @@ import pytest
 from esp32_testlib import TOOLSPEC
 
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.targets import esp32_transport
 from mcpgen.codegen.targets.esp32 import generate_project, project_dir
 
@@ -117,21 +116,15 @@ def test_codegen_run_interactive_refuses_a_network_transport(
     """Without the serial transport, -i is refused before anything is built, naming the fix."""
     from mcpgen.codegen.run import board as board_mod
     from mcpgen.codegen.targets import esp32
+    from mcpgen.codegen.targets.base import BuildContext, BuildOptions
 
     built: list[str] = []
     monkeypatch.setattr(esp32, "pio_run", lambda *a, **k: built.append("pio") or 0)
     monkeypatch.delenv("MCPGEN_TRANSPORT", raising=False)
     monkeypatch.setenv("MCPGEN_BACKEND_URL", "mqtt://broker:1883")
     errors: list[str] = []
-    rc = board_mod.run_board(
-        load_spec(TOOLSPEC / "desk_lamp.yaml"),
-        TOOLSPEC / "desk_lamp.yaml",
-        tmp_path / "out",
-        "esp32",
-        port="/dev/null",
-        interactive=True,
-        log=errors.append,
-    )
+    ctx = BuildContext.load(TOOLSPEC / "desk_lamp.yaml", tmp_path / "out", BuildOptions(log=errors.append))
+    rc = board_mod.run_board(ctx, "esp32", port="/dev/null", interactive=True)
     assert rc == 1 and built == [] and not (tmp_path / "out").exists()
     assert errors[0].startswith(
         "the interactive console talks MCP over the serial port, and this build's "

@@ -1,6 +1,6 @@
 """The ESP-IDF port and the generated sources compile against the real ESP-IDF headers.
 
-`mcpgen.codegen.targets.esp_idf_check` runs the host g++ over the generated project with the
+`mcpgen.codegen.checks.esp_idf_headers` runs the host g++ over the generated project with the
 headers of local checkouts (ESP-IDF with submodules, espressif/esp-protocols, the ESP
 newlib), an sdkconfig.h from ESP-IDF's kconfgen, and the target's data model. CI has no
 network and no checkouts: the tests that need them skip, naming the variables to set.
@@ -15,7 +15,7 @@ import pytest
 from esp32_testlib import TOOLSPEC
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.targets import esp_idf_check as chk
+from mcpgen.codegen.checks import esp_idf_headers as chk
 from mcpgen.codegen.targets.esp32 import BOARDS, generate_project
 
 PORT_CMAKE = resources.firmware_template() / "ports" / "esp_idf" / "CMakeLists.txt"

@@ -18,6 +18,7 @@ from qemu_uart_driver import LAMP_SPEC
 
 from mcpgen.codegen.run.run_qemu import boot
 from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions
 
 mcp = pytest.importorskip("mcp", reason="the MCP SDK comes with the bridge extra")
 pytest.importorskip("serial", reason="pyserial comes with the serial extra")
@@ -117,17 +118,8 @@ def test_codegen_run_interactive_on_a_serial_board(
     out: list[str] = []
     with boot(lamp_sim_exe, workdir=tmp_path / "qemu", uart="pty") as dev:
         assert dev.pty is not None
-        rc = board_mod.run_board(
-            spec,
-            LAMP_SPEC,
-            tmp_path / "out",
-            "esp32c3",
-            port=dev.pty,
-            interactive=True,
-            log=out.append,
-            reader=reader,
-            timeout=20.0,
-        )
+        ctx = BuildContext(spec, LAMP_SPEC, tmp_path / "out", BuildOptions(log=out.append))
+        rc = board_mod.run_board(ctx, "esp32c3", port=dev.pty, interactive=True, reader=reader, timeout=20.0)
     text = "\n".join(out)
     assert rc == 0, text
     assert [(chip, port) for chip, port, _ in flashed] == [("esp32c3", dev.pty)]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from runtime_fakes import FakeWsDevice
-from test_runtime_gateway_transport import HELLO, open_raw, read_all, read_frame, upgrade_request, url_of
+from test_gateway_transport import HELLO, open_raw, read_all, read_frame, upgrade_request, url_of
 
 from mcpgen.runtime import Gateway, fdlimit, gateway
 from mcpgen.runtime.loop import new_event_loop, uvloop_available

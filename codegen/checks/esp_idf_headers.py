@@ -30,7 +30,7 @@ which adds the warnings of the optimizer (``-Wstringop-truncation``, ``-Wmaybe-u
 C++ standard library headers (the ESP toolchain's libstdc++ is not available; the core and
 the port use C headers only), linking, and the assembler.
 
-Run it by hand with ``python -m mcpgen.codegen.targets.esp_idf_check`` (or
+Run it by hand with ``python -m mcpgen.codegen.checks.esp_idf_headers`` (or
 ``scripts/check_esp_idf.sh``); ``--help`` lists the options.
 """
 
@@ -915,7 +915,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mcpgen.codegen import resources
 
     parser = argparse.ArgumentParser(
-        prog="python -m mcpgen.codegen.targets.esp_idf_check",
+        prog="python -m mcpgen.codegen.checks.esp_idf_headers",
         description="Compile the generated ESP32 firmware (port, core, generated code, handlers) with the "
                     "host g++ against the headers of local ESP-IDF, esp-protocols and newlib checkouts.")
     parser.add_argument("--idf", type=Path, default=os.environ.get(ENV_IDF),
