@@ -283,7 +283,7 @@ class Server {
   const SpecDesc& spec() const;
 
  private:
-  friend struct ServerImpl;  // the request handling code in mcp_server.cpp
+  friend struct ServerImpl;  // the request handling code (server_impl.h)
 
   const SpecDesc& spec_;
   Context ctx_;
