@@ -151,6 +151,7 @@ class JsonWriter {
   friend struct ResourceImpl;  // resources/* replies, written like ServerImpl's
   void comma();
   void put(const char* s, size_t n);
+  void escaped(const char* s, size_t len);  // s JSON-escaped, without the quotes
   char* buf_;
   size_t cap_;
   size_t len_;

@@ -354,13 +354,12 @@ inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params&
 }
 
 // ------------------------------------------------------------ resources/* (resources.cpp)
-inline size_t ServerImpl::resources(Server& s, Request& rq, const Value& method, const Value& params) {
+inline size_t ServerImpl::resources(Server& s, Request& rq, const Value& method, const json::Params& p) {
   JsonWriter w(rq.out, rq.cap);
-  begin(s, w, rq);
-  lit(w, ",\"result\":");
+  begin(s, w, rq);  // then `,"result":<value>` from resources.cpp
   size_t mlen = 0;
   char* msg = s.ctx_.scratch_;
-  int code = s.spec_.resources->request(s.spec_, method, params, w, s.ctx_, msg, sizeof s.ctx_.scratch_, &mlen);
+  int code = s.spec_.resources->request(s.spec_, method, p, w, s.ctx_, msg, sizeof s.ctx_.scratch_, &mlen);
   if (code != 0) return error(s, rq, code, msg, mlen);
   return finish(s, rq, w);
 }
@@ -462,8 +461,8 @@ size_t ServerImpl::handle(Server& s, char* in, size_t len, char* out, size_t cap
     n = tools_list(s, rq, rpc->p);
   } else if (eq(method, "initialize")) {
     n = initialize(s, rq, rpc->p);
-  } else if (s.spec_.resources != nullptr && method.n > 12 && memcmp(method.p, "\"resources/", 11) == 0) {
-    n = resources(s, rq, method, params);
+  } else if (s.spec_.resources != nullptr && method.n > 12 && json::detail::same_bytes(method.p, "\"resources/", 11)) {
+    n = resources(s, rq, method, rpc->p);
   } else if (eq(method, "ping")) {
     JsonWriter w(rq.out, rq.cap);
     begin(s, w, rq);

@@ -138,7 +138,7 @@ struct ServerImpl {
   static inline size_t initialize(Server& s, Request& rq, const json::Params& p);
   static inline size_t tools_call(Server& s, Request& rq, const json::Params& p, const json::Value& params);
   static size_t tool_error_result(Server& s, const Request& rq, const char* msg, size_t n);
-  static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Value& params);
+  static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Params& p);
 };
 
 }  // namespace mcpgen
