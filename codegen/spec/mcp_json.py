@@ -16,7 +16,7 @@ from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 PAGE_PREFIX = '{"tools":['
 PAGE_SUFFIX_MORE = '],"nextCursor":"'  # + cursor + '"}'
 # The device's tools/list cursor is always this many ASCII characters (the index of the
-# next page's first tool plus a check; kCursorLen in the core's mcp_server.cpp).
+# next page's first tool plus a check; kCursorLen in the core's paging.h).
 CURSOR_LEN = 12
 
 

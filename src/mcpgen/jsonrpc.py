@@ -1,6 +1,6 @@
 """JSON-RPC 2.0 error codes: one home for the runtime, the bridge and the tests.
 
-The device core holds the same codes (``ErrorCode`` in ``mcp_server.cpp``);
+The device core holds the same codes (``ErrorCode`` in the core's ``server_impl.h``);
 tests/spec/test_protocol_constants.py compares them with these.
 """
 

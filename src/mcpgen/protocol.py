@@ -5,7 +5,7 @@ each other (the runtime never imports the generator; importing ``mcpgen.runtime.
 would load the gateway and the compiled hot path into ``codegen check``).
 
 The device core (C++) holds its own copies; tests/spec/test_protocol_constants.py reads
-them from ``mcp_core.h`` and ``mcp_server.cpp`` and compares.
+them from ``mcp_core.h``, ``server_impl.h`` and ``mcp_server.cpp`` and compares.
 """
 
 from __future__ import annotations

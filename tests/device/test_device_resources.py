@@ -94,6 +94,34 @@ def test_bad_template_values_are_invalid_params(lamp: StdioSim, uri: str, messag
     assert reply["id"] is not None
 
 
+def test_a_uri_with_json_escapes_is_matched_decoded_and_echoed(lamp: StdioSim) -> None:
+    # The reply echoes an unescaped URI token as it came and re-escapes a decoded one.
+    escaped = "lamp:\\/\\/effects\\/\\u0063andle"  # the JSON text of lamp://effects/candle
+    lamp.send_line('{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"' + escaped + '"}}')
+    [content] = lamp.read_json()["result"]["contents"]
+    assert content == {
+        "uri": "lamp://effects/candle",
+        "mimeType": "text/plain",
+        "text": "candle: warm flicker",
+    }
+
+
+@pytest.mark.parametrize("uri", ["lamp://effects/candle%00", "lamp://effects/%00", "lamp://effects/%FF"])
+def test_an_enum_variable_that_is_not_text_is_refused_as_such(lamp: StdioSim, uri: str) -> None:
+    # Checked in the spec's order: UTF-8 without NUL first, then the enum.
+    reply = read(lamp, uri)
+    message = "Invalid params: name must be UTF-8 text without NUL"
+    assert reply["error"] == {"code": -32602, "message": message}
+
+
+def test_a_repeated_uri_is_refused(lamp: StdioSim) -> None:
+    params = '{"uri":"lamp://status","uri":"lamp://icon.png"}'
+    lamp.send_line('{"jsonrpc":"2.0","id":8,"method":"resources/read","params":' + params + "}")
+    reply = lamp.read_json()
+    assert reply["id"] == 8 and reply["error"]["code"] == -32602
+    assert reply["error"]["message"] == 'Invalid params: duplicate key "uri"'
+
+
 @pytest.mark.parametrize("uri", ["lamp://nothing", "lamp://status/", "lamp://statu", "lamp://effects", ""])
 def test_unknown_uri(lamp: StdioSim, uri: str) -> None:
     reply = read(lamp, uri)

@@ -5,7 +5,9 @@ firmware_template/README.md hold for every file (read from its ``#include`` line
 * generated code includes the core only;
 * a port includes the core, the generated header, its own folder and SDK headers (names
   not in this tree) -- never another port's files, except the QEMU boards, which are
-  built on the shared bare_metal runtime.
+  built on the shared bare_metal runtime;
+* the Server's internal parts (``server_impl.h`` and the headers of its parts) are
+  included by the core only.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ C_HEADERS = {"stddef.h", "stdint.h", "stdbool.h", "string.h", "stdlib.h", "stdio
              "limits.h", "inttypes.h", "stdarg.h", "ctype.h"}
 SHARED_PORTS = {"qemu_mps2": {"bare_metal"}, "qemu_riscv_virt": {"bare_metal"}}
 GENERATED = {"mcp_tools.h"}
+# The Server's parts (firmware_template/core/README.md): inside the core only, so they can
+# change without touching a port or the generator.
+INTERNAL = {"server_impl.h", "arguments.h", "paging.h"}
 
 
 def includes(text: str) -> list[tuple[str, str]]:
@@ -67,6 +72,8 @@ def port_problems(path: Path, text: str) -> list[str]:
         if name.startswith("mcpgen/"):
             if not (CORE / name.removeprefix("mcpgen/")).is_file():
                 problems.append(f'{path}: "{name}" is not a core header')
+            elif name.removeprefix("mcpgen/") in INTERNAL:
+                problems.append(f'{path}: "{name}" is internal to the core: use "mcpgen/mcp_core.h"')
             continue
         for target in files_named(name):
             if target.is_relative_to(CORE):
@@ -83,6 +90,10 @@ def test_every_part_has_a_readme() -> None:
     ports_readme = (tree / "ports" / "README.md").read_text()
     for port in sorted(p.name for p in (tree / "ports").iterdir() if p.is_dir()):
         assert f"`{port}/`" in ports_readme, f"ports/README.md does not describe {port}/"
+
+
+def test_the_internal_headers_are_the_cores() -> None:
+    assert {p.name for p in CORE.iterdir()} >= INTERNAL
 
 
 def test_core_includes_only_the_core_and_the_c_library() -> None:
@@ -104,7 +115,8 @@ def test_generated_code_includes_the_core_only(spec: Path) -> None:
     for name, text in emit_cpp.emit(load_spec(spec)).items():
         for kind, header in includes(text):
             ok = (kind == "<" and header in C_HEADERS) or header in GENERATED or (
-                header.startswith("mcpgen/") and (CORE / header.removeprefix("mcpgen/")).is_file())
+                header.startswith("mcpgen/") and (CORE / header.removeprefix("mcpgen/")).is_file()
+                and header.removeprefix("mcpgen/") not in INTERNAL)
             assert ok, f"generated {name} includes {kind}{header}"
 
 
@@ -119,6 +131,9 @@ def test_the_rules_catch_violations() -> None:
     assert port_problems(esp, '#include "tcp.h"\n#include "esp_log.h"\n#include "session.h"\n') == [
         f'{esp}: "tcp.h" is a file of port host',
         f'{esp}: "session.h" is a core header: include it as "mcpgen/session.h"',
+    ]
+    assert port_problems(PORTS / "host" / "x.cpp", '#include "mcpgen/server_impl.h"\n') == [
+        f'{PORTS / "host" / "x.cpp"}: "mcpgen/server_impl.h" is internal to the core: use "mcpgen/mcp_core.h"'
     ]
     assert port_problems(PORTS / "qemu_mps2" / "x.cpp", '#include "board.h"\n') == []
     assert port_problems(PORTS / "host" / "x.cpp", '#include "board.h"\n') != []

@@ -78,8 +78,8 @@ def test_both_mqtt_ports_and_the_runtime_name_the_same_topics() -> None:
 
 
 def test_the_device_core_and_the_python_side_use_the_same_jsonrpc_codes() -> None:
-    m = re.search(r"enum ErrorCode : int \{([^}]*)\}", _core_text("mcp_server.cpp"))
-    assert m, "ErrorCode not found in mcp_server.cpp"
+    m = re.search(r"enum ErrorCode : int \{([^}]*)\}", _core_text("server_impl.h"))
+    assert m, "ErrorCode not found in server_impl.h"
     core = {name: int(value) for name, value in re.findall(r"(k\w+) = (-?\d+)", m.group(1))}
     assert core == {
         "kParseError": jsonrpc.PARSE_ERROR,

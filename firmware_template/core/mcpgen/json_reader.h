@@ -45,9 +45,9 @@ bool validate(char* text, size_t len, Value* out, const char** error);
 // when `obj` is not an object.
 Value find(const Value& obj, const char* key);
 
-// The members of params the core reads (tools/call, tools/list, initialize).
+// The members of params the core reads (tools/call, tools/list, initialize, resources/*).
 struct Params {
-  Value name, arguments, cursor, with_user_tools, protocol_version, capabilities;
+  Value name, arguments, cursor, with_user_tools, protocol_version, capabilities, uri;
   Value duplicate;  // the first key that appears twice in params, if any
 };
 
@@ -132,12 +132,18 @@ inline constexpr Word kHigh = kOnes * 0x80;
 
 // True when no byte of x needs a look of its own in a string: none is below 0x20, '"',
 // '\\' or above 0x7F (the usual "has a byte less than / equal to" bit tricks).
-inline Word flags_of(Word x) {
-  Word quote = x ^ (kOnes * '"');
-  Word slash = x ^ (kOnes * '\\');
-  return ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | x;
+// Any unsigned width (a 64-bit host's writer checks short tails 4 bytes at a time).
+template <typename W = Word>
+inline W flags_of(W x) {
+  constexpr W ones = ~W{0} / 0xFF;
+  W quote = x ^ (ones * '"');
+  W slash = x ^ (ones * '\\');
+  return ((x - ones * 0x20) & ~x) | ((quote - ones) & ~quote) | ((slash - ones) & ~slash) | x;
 }
-inline bool plain_word(Word x) { return (flags_of(x) & kHigh) == 0; }
+template <typename W = Word>
+inline bool plain_word(W x) {
+  return (flags_of(x) & (~W{0} / 0xFF * 0x80)) == 0;
+}
 
 // n bytes at a and b are equal: 4 at a time (short keys and literals, no libc call).
 inline bool same_bytes(const char* a, const char* b, size_t n) {

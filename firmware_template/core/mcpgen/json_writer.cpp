@@ -570,22 +570,61 @@ const char kHexDigits[17] = "0123456789abcdef";
 }  // namespace detail
 }  // namespace json
 
+namespace {
+
+inline bool plain_byte(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+// The end of the leading bytes of [p, end) that need neither an escape nor a UTF-8 check
+// (printable ASCII but the quote and the backslash): whole words (the last one may
+// overlap bytes already checked), then bytes within the word that is not plain.
+const unsigned char* plain_end(const unsigned char* p, const unsigned char* end) {
+  json::detail::Word x;
+  constexpr ptrdiff_t kWord = sizeof x;
+  if (end - p >= kWord) {
+    const unsigned char* last = end - kWord;
+    for (;;) {
+      const unsigned char* at = p < last ? p : last;
+      memcpy(&x, at, sizeof x);
+      if (!json::detail::plain_word(x)) break;  // the byte to look at is in [p, at + kWord)
+      if (at == last) return end;
+      p += kWord;
+    }
+  } else if (sizeof x > 4 && end - p >= 4) {  // 4..7 bytes on a 64-bit host: two 4-byte looks
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, end - 4, 4);
+    if (json::detail::plain_word(a) && json::detail::plain_word(b)) return end;
+  }
+  while (p < end && plain_byte(*p)) ++p;
+  return p;
+}
+
+}  // namespace
+
 void JsonWriter::string(const char* s, size_t len) {
-  const char* const kHex = json::detail::kHexDigits;
   comma();
-  put("\"", 1);
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
+  if (buf_ != nullptr && !overflow_ && len + 2 <= cap_ - len_ && plain_end(u, u + len) == u + len) {
+    // The common case, nothing to escape: the quotes and the bytes in one step.
+    char* o = buf_ + len_;
+    o[0] = '"';
+    memcpy(o + 1, s, len);
+    o[len + 1] = '"';
+    len_ += len + 2;
+  } else {
+    put("\"", 1);
+    escaped(s, len);
+    put("\"", 1);
+  }
+  need_comma_ = true;
+}
+
+void JsonWriter::escaped(const char* s, size_t len) {
+  const char* const kHex = json::detail::kHexDigits;
   const unsigned char* p = reinterpret_cast<const unsigned char*>(s);
   const unsigned char* end = p + len;
   const unsigned char* run = p;  // start of bytes that need no escaping
-  while (p < end) {
-    // Whole words of bytes that need no escaping and no UTF-8 check, then byte by byte.
-    json::detail::Word x;
-    while (end - p >= static_cast<ptrdiff_t>(sizeof x)) {
-      memcpy(&x, p, sizeof x);
-      if (!json::detail::plain_word(x)) break;
-      p += sizeof x;
-    }
-    if (p >= end) break;
+  while ((p = plain_end(p, end)) < end) {
     unsigned char c = *p;
     char ubuf[6];
     const char* esc = ubuf;
@@ -623,8 +662,6 @@ void JsonWriter::string(const char* s, size_t len) {
     run = p;
   }
   put(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
-  put("\"", 1);
-  need_comma_ = true;
 }
 
 // Scalars are pre-serialized values: one copy of the comma logic.

@@ -151,6 +151,7 @@ class JsonWriter {
   friend struct ResourceImpl;  // resources/* replies, written like ServerImpl's
   void comma();
   void put(const char* s, size_t n);
+  void escaped(const char* s, size_t len);  // s JSON-escaped, without the quotes
   char* buf_;
   size_t cap_;
   size_t len_;
@@ -283,7 +284,7 @@ class Server {
   const SpecDesc& spec() const;
 
  private:
-  friend struct ServerImpl;  // the request handling code in mcp_server.cpp
+  friend struct ServerImpl;  // the request handling code (server_impl.h)
 
   const SpecDesc& spec_;
   Context ctx_;

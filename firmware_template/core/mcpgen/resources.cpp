@@ -50,9 +50,16 @@ struct Text {
   }
 };
 
+// An unescaped method (the common case) compares as raw bytes. Out of line: one copy for
+// the five methods.
+__attribute__((noinline)) bool method_is(const Value& v, const char* lit, size_t n) {
+  if (!v.esc) return v.n - 2 == n && memcmp(v.p + 1, lit, n) == 0;
+  return json::string_equals(v, lit, n);
+}
+
 template <size_t N>
 inline bool method_is(const Value& v, const char (&lit)[N]) {
-  return json::string_equals(v, lit, N - 1);
+  return method_is(v, lit, N - 1);
 }
 
 // The check part of a cursor: FNV-1a over the index, the count, the kind of list and the
@@ -82,9 +89,13 @@ int hex_value(char c) {
   return -1;
 }
 
+// A template variable's value in the URI, and its name in the template (noted by the
+// matcher, which passes over it anyway).
 struct Span {
   char* p;
   size_t n;
+  const char* name;
+  size_t name_len;
 };
 
 // Which resources (by index, the first 32) a client subscribed to on this connection, and
@@ -95,6 +106,15 @@ const ResourceTable* g_subscribed_table = nullptr;
 }  // namespace
 
 struct ResourceImpl {
+  // Counts n more bytes of content: false (the chunk is dropped) when they exceed the
+  // resource's max_size or the read already failed.
+  static bool admit(ResourceWriter& out, size_t n) {
+    if (out.max_size_ != 0 && n > out.max_size_ - out.size_) out.too_large_ = true;
+    if (out.too_large_ || out.wrong_kind_ || out.w_.overflowed()) return false;
+    out.size_ += n;
+    return true;
+  }
+
   // An escaped string between raw fragments (no comma bookkeeping, like ServerImpl::str).
   static void str(JsonWriter& w, const char* s, size_t n) {
     w.need_comma_ = false;
@@ -102,9 +122,9 @@ struct ResourceImpl {
   }
 
   // ---------------------------------------------------------------- lists
-  static int list(const SpecDesc& spec, bool templates, const Value& params, JsonWriter& w, Text& m) {
+  static int list(const SpecDesc& spec, bool templates, const json::Params& params, JsonWriter& w, Text& m) {
     const ResourceTable& t = *spec.resources;
-    Value cursor = json::find(params, "cursor");
+    const Value& cursor = params.cursor;
     if (cursor.valid() && !cursor.is(Type::kString) && !cursor.is(Type::kNull)) {
       m.add("Invalid params: cursor must be a string");
       return kInvalidParams;
@@ -170,24 +190,27 @@ struct ResourceImpl {
   static bool match(const char* tpl, char* uri, size_t n, Span* vars, uint8_t* count) {
     size_t u = 0;
     *count = 0;
-    while (*tpl != '\0') {
-      if (*tpl != '{') {
-        if (u >= n || uri[u] != *tpl) return false;
-        ++u;
-        ++tpl;
-        continue;
-      }
-      while (*tpl != '}' && *tpl != '\0') ++tpl;
-      if (*tpl == '}') ++tpl;
-      char stop = *tpl;  // '\0': the variable runs to the end
+    for (;;) {
+      // The literal bytes up to the next variable (or the end) compare as one block.
+      const char* open = strchr(tpl, '{');
+      size_t lit = open != nullptr ? static_cast<size_t>(open - tpl) : strlen(tpl);
+      if (lit > n - u || memcmp(uri + u, tpl, lit) != 0) return false;
+      u += lit;
+      if (open == nullptr) return u == n;
+      const char* name = open + 1;
+      const char* close = strchr(name, '}');
+      size_t name_len = close != nullptr ? static_cast<size_t>(close - name) : strlen(name);
+      tpl = name + name_len + (close != nullptr ? 1 : 0);
+      char stop = *tpl;  // '\0': the variable runs to the end (a NUL in the URI fails it)
+      const void* at = memchr(uri + u, stop, n - u);
       size_t begin = u;
-      while (u < n && uri[u] != stop) ++u;
-      if (stop != '\0' && u >= n) return false;
+      if (at == nullptr && stop != '\0') return false;
+      u = at != nullptr ? static_cast<size_t>(static_cast<const char*>(at) - uri) : n;
       if (*count >= kMaxVariables) return false;
-      vars[*count] = Span{uri + begin, u - begin};
+      vars[*count] = Span{uri + begin, u - begin, name, name_len};
       ++*count;
+      if (stop == '\0') return u == n;  // the template ends with this variable
     }
-    return u == n;
   }
 
   // The resource whose URI (or template) matches uri[0, n), or nullptr.
@@ -205,9 +228,9 @@ struct ResourceImpl {
 
   // The resource named by params.uri (its variables in vars), or an error code with its
   // message in m: the lookup resources/read and resources/(un)subscribe share.
-  static int resource_of(const ResourceTable& t, const Value& params, Text& m, char** uri, size_t* n,
+  static int resource_of(const ResourceTable& t, const json::Params& params, Text& m, char** uri, size_t* n,
                          Span* vars, uint8_t* count, const ResourceDesc** found) {
-    Value uri_v = json::find(params, "uri");
+    const Value& uri_v = params.uri;  // located by the request walk
     if (!uri_v.is(Type::kString)) {
       m.add("Invalid params: uri must be a string");
       return kInvalidParams;
@@ -222,7 +245,7 @@ struct ResourceImpl {
   }
 
   // resources/subscribe and resources/unsubscribe: {} for a resource with `subscribe: true`.
-  static int subscribe(const SpecDesc& spec, const Value& params, JsonWriter& w, Text& m, bool on) {
+  static int subscribe(const SpecDesc& spec, const json::Params& params, JsonWriter& w, Text& m, bool on) {
     const ResourceTable& t = *spec.resources;
     char* uri = nullptr;
     size_t n = 0;
@@ -244,26 +267,13 @@ struct ResourceImpl {
     return 0;
   }
 
-  // The name of the i-th variable of a template: its span in the template.
-  static const char* variable_name(const char* tpl, uint8_t index, size_t* len) {
-    uint8_t k = 0;
-    for (const char* p = tpl; *p != '\0'; ++p) {
-      if (*p != '{') continue;
-      const char* end = strchr(p, '}');
-      if (end == nullptr) break;
-      if (k++ == index) {
-        *len = static_cast<size_t>(end - p - 1);
-        return p + 1;
-      }
-      p = end;
-    }
-    *len = 0;
-    return "";
-  }
-
   // Percent-decodes a span in place and NUL-terminates it (the byte after it is a
   // template literal already matched, or the string's end). False on a bad %XX.
   static bool percent_decode(Span& s) {
+    if (memchr(s.p, '%', s.n) == nullptr) {  // the common case: nothing to decode
+      s.p[s.n] = '\0';
+      return true;
+    }
     size_t o = 0;
     for (size_t i = 0; i < s.n; ++i) {
       char c = s.p[i];
@@ -313,20 +323,25 @@ struct ResourceImpl {
     return true;
   }
 
+  // The start of a variable's error message, written only when there is one (a read
+  // that succeeds builds no message).
+  static Text& bad(Text& m, const ParamDesc& d) {
+    m.n = 0;
+    return m.add("Invalid params: ").add(d.name).add(" ");
+  }
+
   // Decodes one variable into the args struct, checked like a tool argument.
   static bool decode(const ParamDesc& d, Span& s, void* args, Text& m) {
     char* base = static_cast<char*>(args) + d.offset;
-    m.n = 0;
-    m.add("Invalid params: ").add(d.name).add(" ");
     if (!percent_decode(s)) {
-      m.add("has a bad percent-encoding");
+      bad(m, d).add("has a bad percent-encoding");
       return false;
     }
     switch (d.type) {
       case ParamType::kBoolean: {
         bool v = strcmp(s.p, "true") == 0;
         if (!v && strcmp(s.p, "false") != 0) {
-          m.add("must be true or false, got ").quote(s.p, s.n);
+          bad(m, d).add("must be true or false, got ").quote(s.p, s.n);
           return false;
         }
         memcpy(base, &v, sizeof v);
@@ -335,11 +350,11 @@ struct ResourceImpl {
       case ParamType::kInteger: {
         int64_t v = 0;
         if (!parse_int(s.p, s.n, &v)) {
-          m.add("must be an integer, got ").quote(s.p, s.n);
+          bad(m, d).add("must be an integer, got ").quote(s.p, s.n);
           return false;
         }
         if ((d.has_min && v < d.int_min) || (d.has_max && v > d.int_max)) {
-          m.add("must be in range [").num(d.int_min).add(", ").num(d.int_max).add("], got ").num(v);
+          bad(m, d).add("must be in range [").num(d.int_min).add(", ").num(d.int_max).add("], got ").num(v);
           return false;
         }
         memcpy(base, &v, sizeof v);
@@ -348,30 +363,36 @@ struct ResourceImpl {
       case ParamType::kNumber: {
         double v = 0;
         if (!parse_double(s.p, s.n, &v) || v - v != 0.0) {
-          m.add("must be a number, got ").quote(s.p, s.n);
+          bad(m, d).add("must be a number, got ").quote(s.p, s.n);
           return false;
         }
         if ((d.has_min && v < d.num_min) || (d.has_max && v > d.num_max)) {
-          m.add("is out of range, got ").quote(s.p, s.n);
+          bad(m, d).add("is out of range, got ").quote(s.p, s.n);
           return false;
         }
         memcpy(base, &v, sizeof v);
         return true;
       }
       case ParamType::kString: {
-        if (!valid_utf8(s.p, s.n)) {
-          m.add("must be UTF-8 text without NUL");
+        // A value of the enum, byte for byte, is UTF-8 without NUL: looked up first, so
+        // the common case skips the UTF-8 scan; the checks below keep their order (and so
+        // their messages) for any other value.
+        bool listed = false;
+        for (uint16_t k = 0; d.enum_values != nullptr && k < d.enum_count && !listed; ++k) {
+          const char* e = d.enum_values[k];
+          listed = e[0] == s.p[0] && strcmp(e, s.p) == 0 && strlen(e) == s.n;  // most differ at once
+        }
+        if (!listed && !valid_utf8(s.p, s.n)) {
+          bad(m, d).add("must be UTF-8 text without NUL");
           return false;
         }
         if (d.max_length != 0 && json::utf8_length(s.p, s.n) > d.max_length) {
-          m.add("must be at most ").num(d.max_length).add(" characters, got ").quote(s.p, s.n);
+          bad(m, d).add("must be at most ").num(d.max_length).add(" characters, got ").quote(s.p, s.n);
           return false;
         }
         if (d.enum_values != nullptr) {
-          bool found = false;
-          for (uint16_t k = 0; k < d.enum_count && !found; ++k) found = strcmp(d.enum_values[k], s.p) == 0;
-          if (!found) {
-            m.add("must be one of");
+          if (!listed) {
+            bad(m, d).add("must be one of");
             for (uint16_t k = 0; k < d.enum_count; ++k) m.add(k == 0 ? " " : ", ").add(d.enum_values[k]);
             m.add(", got ").quote(s.p, s.n);
             return false;
@@ -386,7 +407,7 @@ struct ResourceImpl {
   }
 
   // ---------------------------------------------------------------- read
-  static int read(const SpecDesc& spec, const Value& params, JsonWriter& w, Context& ctx, Text& m) {
+  static int read(const SpecDesc& spec, const json::Params& params, JsonWriter& w, Context& ctx, Text& m) {
     const ResourceTable& t = *spec.resources;
     // Find the resource before decoding: the reply echoes the URI as it came.
     char* uri = nullptr;
@@ -395,8 +416,12 @@ struct ResourceImpl {
     uint8_t var_count = 0;
     const ResourceDesc* r = nullptr;
     if (int code = resource_of(t, params, m, &uri, &n, vars, &var_count, &r)) return code;
-    w.raw_fragment("{\"contents\":[{\"uri\":", 20);
-    str(w, uri, n);
+    w.raw_fragment(",\"result\":{\"contents\":[{\"uri\":", 30);
+    if (!params.uri.esc) {  // the token as it came: exactly what str() would write for it
+      w.raw_fragment(params.uri.p, params.uri.n);
+    } else {
+      str(w, uri, n);
+    }
     w.raw_fragment(",\"mimeType\":", 12);
     str(w, r->mime_type, strlen(r->mime_type));
     if (r->binary) {
@@ -406,8 +431,8 @@ struct ResourceImpl {
     }
     // Now the variables (in place: the URI was written above).
     for (uint8_t k = 0; k < var_count; ++k) {
-      size_t name_len = 0;
-      const char* name = variable_name(r->uri, k, &name_len);
+      const char* name = vars[k].name;
+      size_t name_len = vars[k].name_len;
       const ParamDesc* d = nullptr;
       for (uint8_t j = 0; j < r->param_count && d == nullptr; ++j) {
         const char* pn = r->params[j].name;
@@ -418,10 +443,9 @@ struct ResourceImpl {
         return d == nullptr ? kInternalError : kInvalidParams;
       }
     }
-    m.n = 0;  // decode() started a message that is not needed
     ResourceWriter out(w, r->binary, r->max_size);
     ReadStatus st = r->read(t.args_storage, out, ctx);
-    out.finish();
+    if (r->binary) out.finish();  // the last base64 group
     if (st == ReadStatus::kNotFound) {
       m.add("Resource not found: ").add(r->name).add(" has nothing at this URI");
       return kResourceNotFound;
@@ -447,35 +471,19 @@ struct ResourceImpl {
 
 // ---------------------------------------------------------------- ResourceWriter
 
-ResourceWriter::ResourceWriter(JsonWriter& w, bool binary, uint32_t max_size)
-    : w_(w), max_size_(max_size), binary_(binary) {}
-
-bool ResourceWriter::admit(size_t n) {
-  if (max_size_ != 0 && n > max_size_ - size_) too_large_ = true;
-  if (too_large_ || wrong_kind_ || w_.overflowed()) return false;
-  size_ += n;
-  return true;
-}
-
-void ResourceWriter::text(const char* s) { text(s, s != nullptr ? strlen(s) : 0); }
+namespace {
+const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";  // one copy
+}  // namespace
 
 void ResourceWriter::text(const char* s, size_t n) {
   if (binary_) wrong_kind_ = true;
-  if (n == 0 || !admit(n)) return;
-  // The writer's escaping, without its quotes: write "..." and move the text back over
-  // the opening quote (one memmove of this chunk; no second buffer).
-  size_t at = w_.len_;
-  w_.need_comma_ = false;
-  w_.string(s, n);
-  if (w_.overflowed()) return;
-  memmove(w_.buf_ + at, w_.buf_ + at + 1, w_.len_ - at - 2);
-  w_.len_ -= 2;
+  if (n == 0 || !ResourceImpl::admit(*this, n)) return;
+  w_.escaped(s, n);  // straight into the reply, between the quotes read() wrote
 }
 
 void ResourceWriter::bytes(const void* data, size_t n) {
   if (!binary_) wrong_kind_ = true;
-  if (n == 0 || !admit(n)) return;
-  static const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (n == 0 || !ResourceImpl::admit(*this, n)) return;
   const uint8_t* p = static_cast<const uint8_t*>(data);
   const uint8_t* end = p + n;
   uint8_t g[3];
@@ -497,7 +505,6 @@ void ResourceWriter::bytes(const void* data, size_t n) {
 
 void ResourceWriter::finish() {
   if (pending_n_ == 0) return;
-  static const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   uint8_t a = pending_[0];
   uint8_t b = pending_n_ > 1 ? pending_[1] : 0;
   char q[4] = {kB64[a >> 2], kB64[((a & 3) << 4) | (b >> 4)], pending_n_ > 1 ? kB64[(b & 15) << 2] : '=', '='};
@@ -536,13 +543,17 @@ EventStatus resource_updated(const char* uri) {
   return emit_event("notifications/resources/updated", &write_uri_params, uri);
 }
 
-int resource_request(const SpecDesc& spec, const json::Value& method, const json::Value& params, JsonWriter& w,
+int resource_request(const SpecDesc& spec, const json::Value& method, const json::Params& params, JsonWriter& w,
                      Context& ctx, char* msg, size_t msg_cap, size_t* msg_len) {
   Text m(msg, msg_cap);
   int code = kMethodNotFound;
-  if (method_is(method, "resources/read")) {
+  if (method_is(method, "resources/read")) {  // writes its "result" key with the first bytes
     code = ResourceImpl::read(spec, params, w, ctx, m);
-  } else if (method_is(method, "resources/list")) {
+    *msg_len = m.n;
+    return code;
+  }
+  w.raw_fragment(",\"result\":", 10);
+  if (method_is(method, "resources/list")) {
     code = ResourceImpl::list(spec, false, params, w, m);
   } else if (method_is(method, "resources/templates/list")) {
     code = ResourceImpl::list(spec, true, params, w, m);

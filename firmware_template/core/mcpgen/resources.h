@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mcpgen/events.h"
 #include "mcpgen/mcp_core.h"
@@ -34,15 +35,14 @@ class ResourceWriter {
  public:
   ResourceWriter(const ResourceWriter&) = delete;
   ResourceWriter& operator=(const ResourceWriter&) = delete;
-  void text(const char* s);
+  void text(const char* s) { text(s, s != nullptr ? strlen(s) : 0); }
   void text(const char* s, size_t n);
   void bytes(const void* data, size_t n);
   size_t size() const { return size_; }  // content bytes written so far (before encoding)
 
  private:
   friend struct ResourceImpl;
-  ResourceWriter(JsonWriter& w, bool binary, uint32_t max_size);
-  bool admit(size_t n);
+  ResourceWriter(JsonWriter& w, bool binary, uint32_t max_size) : w_(w), max_size_(max_size), binary_(binary) {}
   void finish();
   JsonWriter& w_;
   uint32_t max_size_;  // 0: no bound
@@ -74,12 +74,13 @@ struct ResourceDesc {
 
 namespace json {
 struct Value;
+struct Params;
 }
 
 // resources_request's type: the server reaches the resources code only through the
 // table's pointers, so a spec without resources does not link it (about 4.9 KB of
 // Cortex-M3 text).
-typedef int (*ResourceRequestFn)(const SpecDesc& spec, const json::Value& method, const json::Value& params,
+typedef int (*ResourceRequestFn)(const SpecDesc& spec, const json::Value& method, const json::Params& params,
                                  JsonWriter& w, Context& ctx, char* msg, size_t msg_cap, size_t* msg_len);
 
 struct ResourceTable {
@@ -100,10 +101,11 @@ struct ResourceTable {
 EventStatus resource_updated(const char* uri);
 
 // Called by the server (mcp_server.cpp), through the table, for the resources/* methods:
-// writes the `result` value into w; on failure returns the JSON-RPC error code and leaves
-// its whole message (prefix included) in msg[0, *msg_len).
+// writes `,"result":<value>` into w; on failure returns the JSON-RPC error code and leaves
+// its whole message (prefix included) in msg[0, *msg_len). `params` are the members the
+// request walk located (json::Params: uri, cursor).
 void resource_subscriptions_reset();  // per connection (Server::reset_connection)
-int resource_request(const SpecDesc& spec, const json::Value& method, const json::Value& params, JsonWriter& w,
+int resource_request(const SpecDesc& spec, const json::Value& method, const json::Params& params, JsonWriter& w,
                      Context& ctx, char* msg, size_t msg_cap, size_t* msg_len);
 
 }  // namespace mcpgen
