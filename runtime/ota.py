@@ -93,7 +93,6 @@ class ImageServer:
         self.host = host
         self.tls = tls
         self.url_host = url_host or host
-        self.handshake_failures = 0  # TLS clients that did not accept the certificate (or spoke no TLS)
         self._port = port
         self.path = "/" + image.path.name
         self.requests = 0
@@ -142,8 +141,6 @@ class ImageServer:
             else:
                 writer.write(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 await writer.drain()
-        except ssl.SSLError:
-            self.handshake_failures += 1  # a device that refused the certificate loses its download only
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
             pass  # a client that went away or sent garbage only loses its own download
         finally:
