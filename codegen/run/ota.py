@@ -28,8 +28,8 @@ Out = Callable[[str], None]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("image", type=Path, help="the new simulator image, built with device.ota: true, "
-                   "e.g. build/lamp-v2/firmware/build/desk_lamp-sim")
+    p.add_argument("image", type=Path, help="the new image, built with device.ota: true: a simulator "
+                   "(e.g. build/lamp-v2/firmware/build/desk_lamp-sim) or an ESP32 firmware.bin")
     p.add_argument("--host", default="127.0.0.1", help="gateway address (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765,
                    help="gateway port the devices connect to (default: 8765)")
