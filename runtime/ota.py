@@ -324,6 +324,7 @@ async def rollout(
 __all__ = [
     "OTA_TOOL",
     "DeviceResult",
+    "Devices",
     "FirmwareImage",
     "ImageError",
     "ImageServer",
