@@ -3,11 +3,13 @@
 * :func:`read_image` reads what an image says about itself (the ``MCPGEN-OTA-IMAGE``
   marker a ``device.ota: true`` build embeds: device name, version, spec fingerprint) and
   its size and SHA-256, the arguments of ``self.upgrade_firmware``.
-* :class:`ImageServer` serves one image over HTTP from inside the event loop.
+* :class:`ImageServer` serves one image over HTTP, or HTTPS with a certificate, from
+  inside the event loop.
 * :func:`rollout` calls ``self.upgrade_firmware`` on devices of a
-  :class:`~mcpgen.runtime.hub.DeviceHub` (the WebSocket gateway) in batches, waits for
-  each to come back, and reports per device what happened; it halts once more than
-  ``max_failures`` devices failed.
+  :class:`~mcpgen.runtime.hub.DeviceHub` (the WebSocket gateway, the MQTT gateway) or of
+  an :class:`~mcpgen.runtime.MqttFleet` worker in batches, waits for each to come back,
+  and reports per device what happened; it halts once more than ``max_failures`` devices
+  failed.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import ssl
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal, Optional, Protocol, Union
 
 from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, McpDeviceError, ToolError
@@ -67,16 +70,29 @@ def read_image(path: Path) -> FirmwareImage:
     return FirmwareImage(Path(path), data, hashlib.sha256(data).hexdigest(), name, version, fingerprint)
 
 
+def server_tls(certfile: Union[str, Path], keyfile: Optional[Union[str, Path]] = None) -> ssl.SSLContext:
+    """A server-side TLS context for :class:`ImageServer` from a PEM certificate (chain) and key."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(certfile), None if keyfile is None else str(keyfile))
+    return context
+
+
 class ImageServer:
-    """Serves one image at ``http://HOST:PORT/<file name>`` (HTTP/1.0, GET only).
+    """Serves one image at ``http://HOST:PORT/<file name>`` (HTTP/1.0, GET only), or at
+    ``https://...`` when given a TLS context (:func:`server_tls`).
 
     Written on asyncio streams rather than ``http.server`` so it runs in the backend's
-    event loop beside the gateway, without threads; it needs nothing but one GET.
+    event loop beside the gateway, without threads; it needs nothing but one GET. With
+    ``tls`` the certificate must name the address the devices use (``host``, or the name
+    in ``url_host``), and the devices must trust its CA.
     """
 
-    def __init__(self, image: FirmwareImage, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, image: FirmwareImage, host: str = "127.0.0.1", port: int = 0, *,
+                 tls: Optional[ssl.SSLContext] = None, url_host: Optional[str] = None) -> None:
         self.image = image
         self.host = host
+        self.tls = tls
+        self.url_host = url_host or host
         self._port = port
         self.path = "/" + image.path.name
         self.requests = 0
@@ -84,7 +100,8 @@ class ImageServer:
         self._server: Optional[asyncio.base_events.Server] = None
 
     async def start(self) -> ImageServer:
-        self._server = await asyncio.start_server(self._serve, self.host, self._port)
+        self._server = await asyncio.start_server(self._serve, self.host, self._port, ssl=self.tls,
+                                                  ssl_handshake_timeout=10 if self.tls else None)
         self._port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -95,7 +112,8 @@ class ImageServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self._port}{self.path}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{self.url_host}:{self._port}{self.path}"
 
     async def close(self) -> None:
         if self._server is not None:
@@ -162,7 +180,33 @@ class RolloutReport:
         return sum(1 for r in self.results if r.outcome in FAILURES)
 
 
-async def update_device(hub: DeviceHub, device_id: str, image: FirmwareImage, url: str, *,
+class SharedFleet(Protocol):
+    """What a rollout needs of an :class:`~mcpgen.runtime.MqttFleet` worker (a structural
+    type: this module sits beside the fleet and does not import it)."""
+
+    def is_online(self, device_id: str) -> Optional[bool]: ...
+
+    async def device(self, device_id: str, *, timeout: Optional[float] = None) -> Device: ...
+
+
+#: Where a rollout finds devices: a gateway (WebSocket or MQTT) or a fleet worker.
+Devices = Union[DeviceHub, SharedFleet]
+
+
+async def _current(hub: Devices, device_id: str, deadline: float) -> Optional[Device]:
+    """The device's ready session now, or None when it is not connected."""
+    if isinstance(hub, DeviceHub):
+        d = hub.connected.get(device_id)
+        return None if d is None or d.closed else d
+    if hub.is_online(device_id) is False:  # its retained state says offline (its Last Will)
+        return None
+    try:  # the worker's own session (initialize -> tools/list the first time)
+        return await hub.device(device_id, timeout=min(deadline, 10.0))
+    except McpDeviceError:
+        return None
+
+
+async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url: str, *,
                         deadline: float = 60.0) -> DeviceResult:
     """Updates one device and waits (up to ``deadline`` seconds in all) for it to come back.
 
@@ -171,8 +215,8 @@ async def update_device(hub: DeviceHub, device_id: str, image: FirmwareImage, ur
     did not reach the backend, the old one after the device's rollback (``rolled_back``).
     """
     t0 = time.monotonic()
-    old = hub.connected.get(device_id)
-    if old is None or old.closed:
+    old = await _current(hub, device_id, deadline)
+    if old is None:
         return DeviceResult(device_id, "offline", detail="not connected")
     res = DeviceResult(device_id, "failed", old_version=str(old.server_info.get("version", "")),
                        old_fingerprint=old.fingerprint or "")
@@ -206,12 +250,26 @@ async def update_device(hub: DeviceHub, device_id: str, image: FirmwareImage, ur
     return res
 
 
-async def _next_session(hub: DeviceHub, old: Device, until: float) -> Optional[Device]:
+async def _next_session(hub: Devices, old: Device, until: float) -> Optional[Device]:
     """The device's first ready session after ``old`` closed; None when ``until`` passed."""
     try:
         await asyncio.wait_for(old.wait_closed(), max(0.0, until - time.monotonic()))
         while True:
-            new = await hub.wait_for_device(old.device_id, timeout=max(0.0, until - time.monotonic()))
+            left = max(0.0, until - time.monotonic())
+            if isinstance(hub, DeviceHub):
+                new = await hub.wait_for_device(old.device_id, timeout=left)
+            else:
+                # A fleet handle closes when the device's Last Will says offline; the next one
+                # waits for "online" again and sets up a new session. A device still offline
+                # when the time is up fails with DeviceDisconnected; a session whose setup
+                # timed out (an image that connects but does not answer) is tried again.
+                try:
+                    new = await hub.device(old.device_id, timeout=left)
+                except (DeviceDisconnected, DeviceTimeout):
+                    if time.monotonic() >= until:
+                        return None
+                    await asyncio.sleep(0.2)
+                    continue
             if new is not old:
                 return new
             await asyncio.sleep(0.05)
@@ -220,7 +278,7 @@ async def _next_session(hub: DeviceHub, old: Device, until: float) -> Optional[D
 
 
 async def rollout(
-    hub: DeviceHub,
+    hub: Devices,
     devices: Sequence[str],
     image: FirmwareImage,
     url: str,
@@ -230,7 +288,8 @@ async def rollout(
     deadline: float = 60.0,
     on_result: Optional[Callable[[DeviceResult], None]] = None,
 ) -> RolloutReport:
-    """Updates ``devices`` (ids of ``hub``) to ``image`` served at ``url``, ``batch`` at a time.
+    """Updates ``devices`` (ids of ``hub``: a gateway, or an ``MqttFleet`` worker) to ``image``
+    served at ``url``, ``batch`` at a time.
 
     After each batch, a rollout with more than ``max_failures`` failed devices (rolled
     back, failed, offline) halts: the devices not tried yet are reported ``skipped``.
@@ -265,11 +324,14 @@ async def rollout(
 __all__ = [
     "OTA_TOOL",
     "DeviceResult",
+    "Devices",
     "FirmwareImage",
     "ImageError",
     "ImageServer",
     "RolloutReport",
+    "SharedFleet",
     "read_image",
     "rollout",
+    "server_tls",
     "update_device",
 ]

@@ -154,6 +154,12 @@ IDF_INCLUDE_DIRS: tuple[str, ...] = (
     "lwip/port/esp32xx/include/arch",
     "lwip/port/esp32xx/include/sys",
     "vfs/include",
+    "esp_https_ota/include",  # device.ota (port/mcpgen_esp_ota.cpp) from here to esp_bootloader_format
+    "esp_http_client/include",
+    "app_update/include",
+    "bootloader_support/include",
+    "esp_app_format/include",
+    "esp_bootloader_format/include",
     "mqtt/esp-mqtt/include",  # the MQTT transport (mqtt_client.h; submodule components/mqtt/esp-mqtt)
     "esp_driver_gpio/include",
     "esp_driver_uart/include",  # the serial transport (driver/uart.h)
@@ -883,6 +889,25 @@ def check_config(transport: str, work: Path) -> dict[str, str]:
     return config
 
 
+def ota_variant(spec_path: Path, work: Path) -> Path:
+    """``work/ota/<stem>_ota.yaml``: a copy of ``spec_path`` (and its handlers) with
+    ``device.ota: true``, so the default check also compiles the OTA handler
+    (``port/mcpgen_esp_ota.cpp``)."""
+    text = spec_path.read_text(encoding="utf-8")
+    with_ota, n = re.subn(r"^device:[ \t]*\n", "device:\n  ota: true\n", text, count=1, flags=re.MULTILINE)
+    if n != 1 or re.search(r"^  ota:", text, re.MULTILINE):
+        raise CheckSetupError(f"{spec_path}: cannot make an OTA variant (expected a block `device:` "
+                              "section without `ota:`)")
+    out = work / "ota"
+    out.mkdir(parents=True, exist_ok=True)
+    variant = out / f"{spec_path.stem}_ota.yaml"  # its own project directory in run_check
+    variant.write_text(with_ota, encoding="utf-8")
+    handlers = spec_path.with_name(f"{spec_path.stem}_handlers.cpp")
+    if handlers.is_file():
+        shutil.copyfile(handlers, out / f"{variant.stem}_handlers.cpp")
+    return variant
+
+
 def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str], work: Path, *,
               cxx: str = "g++", full: bool = True, log: Log = print,
               transports: Sequence[str] = ("websocket",)) -> list[BoardResult]:
@@ -928,7 +953,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--board", action="append", choices=sorted(CHIPS),
                         help="board to check (repeatable; default all)")
     parser.add_argument("--spec", action="append", type=Path,
-                        help="spec to generate the project from (repeatable; default the example specs)")
+                        help="spec to generate the project from (repeatable; default the example specs "
+                             "and desk_lamp with device.ota: true)")
     parser.add_argument("--transport", action="append", choices=sorted(TRANSPORT_CONFIG),
                         help="transport of the generated project (repeatable; default both)")
     parser.add_argument("--syntax-only", action="store_true",
@@ -962,6 +988,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"{name}: {decl}")
             return 0
         try:
+            if not args.spec:  # the update handler is compiled only with device.ota
+                specs.append(ota_variant(resources.example_spec("desk_lamp"), work))
             results = run_check(specs, sources, boards, work, cxx=args.cxx, full=not args.syntax_only,
                                 transports=args.transport or sorted(TRANSPORT_CONFIG, reverse=True))
         except CheckSetupError as exc:

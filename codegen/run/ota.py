@@ -1,8 +1,10 @@
 """``codegen ota``: roll devices onto a new firmware image and watch it (docs/ota.md).
 
-Starts a device gateway (devices connect to it as they do to any backend), serves the
-image over HTTP (or uses ``--url``), waits for the devices, then updates them in batches
-with :func:`mcpgen.runtime.ota.rollout`, printing one line per device as it finishes.
+Starts a device gateway (devices connect to it as they do to any backend), or with
+``--mqtt`` joins the devices' MQTT broker as an :class:`~mcpgen.runtime.MqttFleet` worker,
+serves the image over HTTP (HTTPS with ``--cert``; or uses ``--url``), waits for the
+devices, then updates them in batches with :func:`mcpgen.runtime.ota.rollout`, printing
+one line per device as it finishes.
 """
 
 from __future__ import annotations
@@ -13,26 +15,37 @@ import collections
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from mcpgen.codegen.errors import BuildError
 
 if TYPE_CHECKING:  # the runtime is imported when the command runs, not when codegen parses
-    from mcpgen.runtime.ota import DeviceResult
+    from mcpgen.runtime import Gateway, MqttFleet
+    from mcpgen.runtime.auth import Authenticator
+    from mcpgen.runtime.ota import DeviceResult, Devices
 
 Out = Callable[[str], None]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("image", type=Path, help="the new simulator image, built with device.ota: true, "
-                   "e.g. build/lamp-v2/firmware/build/desk_lamp-sim")
+    p.add_argument("image", type=Path, help="the new image, built with device.ota: true: a simulator "
+                   "(e.g. build/lamp-v2/firmware/build/desk_lamp-sim) or an ESP32 firmware.bin")
     p.add_argument("--host", default="127.0.0.1", help="gateway address (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765,
                    help="gateway port the devices connect to (default: 8765)")
     p.add_argument("--token", help="accept only devices with this bearer token (default: any)")
     p.add_argument("--serve", default="127.0.0.1:0", metavar="HOST:PORT",
                    help="where the image server listens (default: 127.0.0.1 on a free port)")
+    p.add_argument("--cert", type=Path, metavar="PEM",
+                   help="serve the image over HTTPS with this certificate (chain); devices verify it "
+                        "against their CA (the simulator's --ota-ca)")
+    p.add_argument("--key", type=Path, metavar="PEM",
+                   help="the private key of --cert (when not in that file)")
     p.add_argument("--url", help="download URL of the image when it is served elsewhere (no image server)")
+    p.add_argument("--mqtt", metavar="HOST[:PORT]",
+                   help="reach the devices through this MQTT broker as an MqttFleet worker instead of "
+                        "serving a WebSocket gateway (port default 1883)")
+    p.add_argument("--topic-prefix", default=None, help="MQTT topic prefix of the fleet (default: mcpgen)")
     p.add_argument("--devices", type=int, default=1, metavar="N",
                    help="wait for N devices, then update them all (default: 1)")
     p.add_argument("--device", action="append", default=[], metavar="ID",
@@ -56,19 +69,33 @@ async def run(args: argparse.Namespace, out: Out = print) -> int:
         raise BuildError(str(exc)) from None
     serve_host, _, serve_port = args.serve.rpartition(":")
     auth = TokenAuth({"*": args.token}) if args.token else None
-    async with Gateway(host=args.host, port=args.port, auth=auth) as gw:
-        out(f"gateway {gw.url}: waiting for {len(args.device) or args.devices} device(s)")
-        ids: list[str] = []
-        if args.device:
-            for d in args.device:
-                ids.append((await gw.wait_for_device(d, timeout=args.wait)).device_id)
-        else:
-            for _ in range(args.devices):
-                ids.append((await gw.wait_for_device(timeout=args.wait)).device_id)
-        server = None
+    tls = None
+    if args.cert is not None:
+        from mcpgen.runtime.ota import server_tls
+
+        try:
+            tls = server_tls(args.cert, args.key)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            raise BuildError(f"--cert {args.cert}: cannot load the certificate and key: {exc}; expected "
+                             "PEM files (pass the key with --key when it is not in the certificate "
+                             "file)") from None
+    hub: Devices
+    if args.mqtt:
+        fleet = await _fleet(args, auth)
+        hub, where, close = fleet, f"MQTT broker {fleet.url}", fleet.close
+        wait = _fleet_devices(fleet, args)
+    else:
+        gw = await Gateway(host=args.host, port=args.port, auth=auth).start()
+        hub, where, close = gw, f"gateway {gw.url}", gw.close
+        wait = _gateway_devices(gw, args)
+    server = None
+    try:
+        out(f"{where}: waiting for {len(args.device) or args.devices} device(s)")
+        ids = await wait
         url = args.url
         if url is None:
-            server = await ImageServer(image, serve_host or "127.0.0.1", int(serve_port or 0)).start()
+            server = ImageServer(image, serve_host or "127.0.0.1", int(serve_port or 0), tls=tls)
+            await server.start()
             url = server.url
         out(f"image {image.device_name} {image.version} (spec {image.fingerprint}, "
             f"{image.size} bytes) at {url}")
@@ -80,16 +107,51 @@ async def run(args: argparse.Namespace, out: Out = print) -> int:
             done += 1
             out(f"[{done}/{len(ids)}] {r.line()}")
 
-        try:
-            report = await rollout(gw, ids, image, url, batch=args.batch, max_failures=args.max_failures,
-                                   deadline=args.deadline, on_result=progress)
-        finally:
-            if server is not None:
-                await server.close()
+        report = await rollout(hub, ids, image, url, batch=args.batch, max_failures=args.max_failures,
+                               deadline=args.deadline, on_result=progress)
+    finally:
+        if server is not None:
+            await server.close()
+        await close()
     counts = ", ".join(f"{n} {o}" for o, n in collections.Counter(r.outcome for r in report.results).items())
     halted = f"; halted after {report.failures} failures" if report.halted else ""
     out(f"{len(ids)} devices in {time.monotonic() - t0:.1f}s: {counts}{halted}")
     return 0 if report.count("updated") == len(ids) else 1
+
+
+async def _fleet(args: argparse.Namespace, auth: Optional[Authenticator]) -> MqttFleet:
+    from mcpgen.runtime import MqttFleet
+
+    host, _, port = args.mqtt.partition(":")
+    if not host or (port and not port.isdigit()):
+        raise BuildError(f"--mqtt {args.mqtt}: expected HOST or HOST:PORT, e.g. --mqtt 127.0.0.1:1883")
+    extra = {"topic_prefix": args.topic_prefix} if args.topic_prefix else {}
+    fleet = MqttFleet(host, int(port or 1883), auth=auth, **extra)
+    try:
+        return await fleet.start()
+    except Exception as exc:  # aiomqtt.MqttError: the broker is unreachable or refused us
+        raise BuildError(f"--mqtt {args.mqtt}: cannot use the broker: {exc}") from None
+
+
+async def _gateway_devices(gw: Gateway, args: argparse.Namespace) -> list[str]:
+    """The ids to update: each ``--device`` once it is connected, else the first ``--devices N``."""
+    if args.device:
+        return [(await gw.wait_for_device(d, timeout=args.wait)).device_id for d in args.device]
+    return [(await gw.wait_for_device(timeout=args.wait)).device_id for _ in range(args.devices)]
+
+
+async def _fleet_devices(fleet: MqttFleet, args: argparse.Namespace) -> list[str]:
+    """The same through a fleet worker, which learns who is there from the retained presence."""
+    if args.device:
+        return [(await fleet.device(d, timeout=args.wait)).device_id for d in args.device]
+    until = time.monotonic() + args.wait
+    while len(fleet.online()) < args.devices and time.monotonic() < until:
+        await asyncio.sleep(0.2)
+    online = fleet.online()
+    if len(online) < args.devices:
+        raise BuildError(f"--devices {args.devices}: only {len(online)} device(s) online on the broker after "
+                         f"{args.wait:g}s ({', '.join(online) or 'none'}); start them or lower --devices")
+    return online[: args.devices]
 
 
 def main(args: argparse.Namespace) -> int:

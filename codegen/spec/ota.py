@@ -3,7 +3,8 @@
 The tool carries the stock xiaozhi-esp32 name, ``self.upgrade_firmware``, so a stock backend
 recognises it. It is user-only: an assistant never sees it in tools/list (an update is an
 operator's decision, never a model's). Its handler is the port's (the host simulator's
-``ports/host/ota.cpp``), never the user's: the handlers check and the starter skip it.
+``ports/host/ota.cpp``, the ESP-IDF port's
+``mcpgen_esp_ota.cpp``), never the user's: the handlers check and the starter skip it.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ def is_builtin(spec: Spec, tool: Tool) -> bool:
 
 
 def require_host_only(spec: Spec, spec_path: object, target: str) -> None:
-    """Raises ``BuildError`` for ``ota: true`` on a target without an OTA port yet (all but
-    host): its build would otherwise end in an undefined reference to the update handler."""
+    """Raises ``BuildError`` for ``ota: true`` on a target without an OTA port (all but host
+    and the ESP32 boards): its build would otherwise end in an undefined reference to the
+    update handler."""
     if spec.device.ota:
         raise BuildError(
-            f"{spec_path}: device.ota: true: over-the-air updates are implemented for --target host "
-            f"only; the {target} port has none yet (docs/ota.md). Build {target} from a copy of the "
-            "spec without `ota: true`."
+            f"{spec_path}: device.ota: true: over-the-air updates are implemented for --target host, "
+            f"esp32, esp32s3 and esp32c3; the {target} port has none (docs/ota.md). Build {target} from "
+            "a copy of the spec without `ota: true`."
         )

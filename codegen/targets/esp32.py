@@ -4,7 +4,7 @@ Project layout (``project_dir(outdir)`` = ``outdir/firmware/platformio``)::
 
     platformio.ini        one env per board: esp32, esp32s3, esp32c3 (framework = espidf)
     CMakeLists.txt        ESP-IDF project file
-    partitions.csv        nvs, phy_init, factory app at 0x10000
+    partitions.csv        nvs, phy_init, factory app at 0x10000 (device.ota: otadata, ota_0, ota_1)
     sdkconfig.defaults    incl. the "mcpgen device" settings from MCPGEN_* environment variables
     src/                  CMakeLists.txt, Kconfig.projbuild, idf_component.yml,
                           mcpgen/ (core), generated/ (tables), port/, handlers.cmake
@@ -48,8 +48,7 @@ from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.spec.names import device_slug
-from mcpgen.codegen.spec.ota import require_host_only
-from mcpgen.codegen.targets import esp32_transport
+from mcpgen.codegen.targets import esp32_ota, esp32_transport
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 
 Log = Callable[[str], None]
@@ -182,6 +181,7 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         config_lines.append(f"{symbol}={_kconfig_string(values[name] or '')}")
     transport = esp32_transport.transport_of(environ)
     config_lines += esp32_transport.sdkconfig_lines(transport, environ, _kconfig_string)
+    config_lines += esp32_ota.sdkconfig_lines(spec, _kconfig_string)
     fields["mcpgen_config"] = "\n".join(config_lines)
 
     def fill(name: str) -> str:
@@ -191,7 +191,7 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         "platformio.ini": fill("platformio.ini.in"),
         "CMakeLists.txt": fill("CMakeLists.txt.in"),
         "sdkconfig.defaults": fill("sdkconfig.defaults.in"),
-        "partitions.csv": (tpl / "partitions.csv").read_text(encoding="utf-8"),
+        "partitions.csv": esp32_ota.partition_table(spec),
         "src/CMakeLists.txt": (port / "CMakeLists.txt").read_text(encoding="utf-8"),
         "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
         "src/idf_component.yml": (port / "idf_component.yml").read_text(encoding="utf-8"),
@@ -515,29 +515,42 @@ def build_board(ctx: BuildContext, board: str, *, pio_args: Sequence[str] = ()) 
 
 
 def images_for(project: Path, info: Board) -> list[tuple[Path, int]]:
-    """(image, flash offset) for a built env: bootloader, partition table, app."""
+    """(image, flash offset) for a built env: bootloader, partition table, app, and with the
+    two-slot table (device.ota) the initial OTA data when the build made one: flashed by
+    cable, the device then boots ota_0 (the image just written), not a slot an update chose."""
     build = project / ".pio" / "build" / info.env
-    return [
+    table = project / "partitions.csv"
+    images = [
         (build / "bootloader.bin", info.bootloader_offset),
         (build / "partitions.bin", PARTITION_TABLE_OFFSET),
-        (build / "firmware.bin", app_offset(project / "partitions.csv")),
     ]
+    otadata = partition_offset(table, "data", "ota")
+    if otadata is not None and (build / "ota_data_initial.bin").is_file():
+        images.append((build / "ota_data_initial.bin", otadata))
+    images.append((build / "firmware.bin", app_offset(table)))
+    return images
 
 
-def app_offset(partitions_csv: Path, default: int = 0x10000) -> int:
-    """Offset of the first app partition (factory or ota_0) of a partition table CSV."""
+def partition_offset(partitions_csv: Path, kind: str, subtype: Optional[str] = None) -> Optional[int]:
+    """Offset of the first partition of type ``kind`` (and ``subtype``) of a partition table CSV."""
     try:
         text = partitions_csv.read_text(encoding="utf-8")
     except OSError:
-        return default
+        return None
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         cols = [c.strip() for c in line.split(",")]
-        if len(cols) >= 4 and cols[1] == "app" and cols[3]:
+        if len(cols) >= 4 and cols[1] == kind and (subtype is None or cols[2] == subtype) and cols[3]:
             return int(cols[3], 0)
-    return default
+    return None
+
+
+def app_offset(partitions_csv: Path, default: int = 0x10000) -> int:
+    """Offset of the first app partition (factory or ota_0) of a partition table CSV."""
+    offset = partition_offset(partitions_csv, "app")
+    return default if offset is None else offset
 
 
 class Esp32Target(Target):
@@ -548,7 +561,6 @@ class Esp32Target(Target):
         self.summary = summary
 
     def build(self, ctx: BuildContext) -> list[Built]:
-        require_host_only(ctx.spec, ctx.spec_path, self.name)
         options = ctx.options
         rc = build_board(ctx, self.name, pio_args=("-v",) if options.verbose else ())
         if rc != 0:

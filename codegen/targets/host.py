@@ -219,7 +219,8 @@ def compile_simulator(ctx: BuildContext, *, cxx: str = "g++", extra_flags: Seque
     newest_obj = max(u.obj.stat().st_mtime_ns for u in units)
     if stale or not exe.exists() or exe.stat().st_mtime_ns < newest_obj:
         libs = (["-lmosquitto"] if with_mqtt else []) + (["-lwebsockets"] if with_ws else [])
-        libs += ["-lmbedcrypto"] if spec.device.ota else []  # SHA-256 of OTA images (ports/host/ota.cpp)
+        # OTA images (ports/host/ota.cpp): SHA-256, and TLS for https:// image servers.
+        libs += ["-lmbedtls", "-lmbedx509", "-lmbedcrypto"] if spec.device.ota else []
         cmd = [cxx, *CXXFLAGS, *extra_flags, *(str(u.obj) for u in units), "-o", str(exe), *libs]
         proc = subprocess.run(cmd, cwd=outdir, capture_output=True, text=True, errors="replace")
         if proc.returncode != 0:

@@ -149,7 +149,8 @@ async def test_bad_updates_are_typed_errors_and_the_device_stays(lamps: OtaLamps
                 ({"size": good.size - 100}, "larger than the declared size"),
                 ({"url": f"http://127.0.0.1:{free_port()}/x"}, "cannot connect to 127.0.0.1"),
                 ({"url": s_good.url + ".missing"}, "HTTP status 404"),
-                ({"url": "https://example.invalid/fw.bin"}, "expected http://host[:port]/path"),
+                ({"url": "ftp://example.invalid/fw.bin"},
+                 "expected http://host[:port]/path or https://host[:port]/path"),
                 ({"url": s_other.url, "sha256": other.sha256, "size": other.size},
                  "the image is for device 'other-device' (spec 0123456789abcdef), "
                  "this device is 'desk-lamp'"),

@@ -323,3 +323,44 @@ def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: 
         f'{port}: #include "nvs_flash.h" is in component nvs_flash, which src/CMakeLists.txt does not '
         "require: add it to PRIV_REQUIRES",
     ])
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_ota_variant_compiles_against_esp_idf(board: str, tmp_path: Path) -> None:
+    """device.ota: the update handler (esp_https_ota, app rollback) on both transports, with
+    the sdkconfig lines of rollback applied as written."""
+    sources = _sources()
+    spec = chk.ota_variant(TOOLSPEC / "desk_lamp.yaml", tmp_path / "specs")
+    results = chk.run_check([spec], sources, [board], tmp_path, log=_quiet, transports=("websocket", "mqtt"))
+    assert len(results) == 4
+    header = (tmp_path / "desk_lamp_ota" / chk.CHIPS[board].name / "config" / "sdkconfig.h").read_text()
+    for line in ("#define CONFIG_BOOTLOADER_APP_ROLLBACK_ENABLE 1", '#define CONFIG_APP_PROJECT_VER "0.3.1"',
+                 "#define CONFIG_ESP_HTTPS_OTA_ALLOW_HTTP 1"):
+        assert line in header.splitlines(), line
+    for result in results:
+        compiled = {f.source.name for f in result.files}
+        assert {"mcpgen_esp_ota.cpp", "mcpgen_esp_port.cpp", "desk_lamp_ota_handlers.cpp"} <= compiled
+        failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
+        assert not failures, f"ESP-IDF {result.idf}, {board}:\n" + "\n".join(failures)
+        assert not result.config_problems
+
+
+def test_ota_handler_is_really_compiled(tmp_path: Path) -> None:
+    """A wrong esp_https_ota call fails an OTA project; the same file is empty without ota."""
+    sources = _sources()
+    spec = chk.ota_variant(TOOLSPEC / "desk_lamp.yaml", tmp_path / "specs")
+    for name, path in (("ota", spec), ("plain", TOOLSPEC / "desk_lamp.yaml")):
+        project = generate_project(path, tmp_path / name, log=_quiet, environ=dict(chk.CHECK_CONFIG))
+        port = project / "src" / "port" / "mcpgen_esp_ota.cpp"
+        text = port.read_text()
+        call = "esp_https_ota_get_img_desc(ota, &desc)"
+        assert call in text
+        port.write_text(text.replace(call, "esp_https_ota_get_img_desc(&desc)"))
+        result = chk.check_project(project, sources, "esp32c3", tmp_path / f"work-{name}", log=_quiet)
+        bad = {f.source.name: f for f in result.files if not f.ok}
+        if name == "ota":
+            assert set(bad) == {"mcpgen_esp_ota.cpp"}
+            assert "esp_https_ota_get_img_desc" in bad["mcpgen_esp_ota.cpp"].output
+        else:
+            assert bad == {}
+        assert chk.requirement_problems(project, sources, chk.CHIPS["esp32c3"]) == []

@@ -34,6 +34,7 @@
 #include "freertos/task.h"
 #include "mcp_tools.h"
 #include "mcpgen/events.h"
+#include "mcpgen_esp_ota.h"
 #include "mcpgen/session.h"
 #include "nvs.h"
 #include "nvs_flash.h"
@@ -300,7 +301,8 @@ void worker(void*) {
             ESP_LOGI(kTag, "goodbye from the server (session %s)", g_server.session_id());
             session_ended();
           } else {
-            session.on_message(g_rx[ev.slot], ev.len);
+            mcpgen_esp::ota_observe(g_rx[ev.slot], ev.len);  // device.ota: a new image's session
+            mcpgen_esp::ota_replied(session.on_message(g_rx[ev.slot], ev.len));
           }
           mcpgen_esp::transport_end_message();
         }
@@ -367,6 +369,7 @@ extern "C" void app_main(void) {
     err = nvs_flash_init();
   }
   ESP_ERROR_CHECK(err);
+  mcpgen_esp::ota_boot();  // device.ota: a new image starts its rollback deadline
   make_device_id();
   make_client_id();
   ESP_LOGI(kTag, "%s %s (spec %s, %u tools): device %s, client %s", kMcpSpec.device_name, kMcpSpec.device_version,

@@ -10,7 +10,7 @@
 //       [--device-id ID] [--client-id ID] [--username U] [--password P] [--token T]   docs/mqtt.md)
 //       [--topic-prefix P] [--keepalive S] [--cafile CA.pem] [--max-reconnects N]
 //       [--hello-timeout-ms MS]
-//   ... --ota-dir DIR [--ota-deadline-ms MS]   with --ws or --mqtt: over-the-air updates into two
+//   ... --ota-dir DIR [--ota-deadline-ms MS] [--ota-ca CA.pem]   with --ws or --mqtt: over-the-air updates into two
 //       slots under DIR, supervised and rolled back (ota.h, docs/ota.md)
 //
 // All buffers are static (MCPGEN_REQUEST_BUFFER_SIZE / MCPGEN_RESPONSE_BUFFER_SIZE).
@@ -268,7 +268,8 @@ void usage(FILE* f) {
           "       %s-sim --mqtt HOST:PORT [--device-id ID] [--client-id ID] [--username U] [--password P]\n"
           "              [--token T] [--topic-prefix P] [--keepalive S] [--cafile CA.pem]\n"
           "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
-          "       ... [--ota-dir DIR] [--ota-deadline-ms MS]   over-the-air updates (docs/ota.md)\n"
+          "       ... [--ota-dir DIR] [--ota-deadline-ms MS] [--ota-ca CA.pem]   over-the-air updates\n"
+          "              (docs/ota.md; --ota-ca: the CA of https:// image servers)\n"
           "       %s-sim --version\n",
           kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name, kMcpSpec.device_name);
 }

@@ -1,8 +1,9 @@
 // Over-the-air updates of the host simulator: see ota.h and docs/ota.md.
 //
-// The download is a plain HTTP/1.0 GET over a socket, written here: the host port links
-// no HTTP client library, and an image server on the backend side serves one file with
-// Content-Length. SHA-256 is mbedtls' (libmbedtls-dev, already a dependency).
+// The download is an HTTP/1.0 GET over a socket, written here: the host port links no
+// HTTP client library, and an image server on the backend side serves one file with
+// Content-Length. https:// URLs go through mbedtls' TLS client (libmbedtls-dev, already
+// the dependency that gives SHA-256), verifying the server against --ota-ca CA.pem.
 #include "ota.h"
 
 #include <errno.h>
@@ -28,6 +29,7 @@ namespace hostport {
 namespace {
 
 const char* g_dir = nullptr;
+const char* g_ca = nullptr;  // --ota-ca: the CA file https:// image servers are verified against
 long g_deadline_ms = 30000;
 bool g_child = false;
 const int kRebootExit = 75;  // the child asks the supervisor to boot the active slot
@@ -117,6 +119,8 @@ bool parse_ota_arg(int argc, char** argv, int* i) {
   bool has_value = *i + 1 < argc;
   if (strcmp(a, "--ota-dir") == 0 && has_value) {
     g_dir = argv[++*i];
+  } else if (strcmp(a, "--ota-ca") == 0 && has_value) {
+    g_ca = argv[++*i];
   } else if (strcmp(a, "--ota-deadline-ms") == 0 && has_value) {
     g_deadline_ms = strtol(argv[++*i], nullptr, 10);
   } else if (strcmp(a, "--ota-child") == 0) {
@@ -228,8 +232,14 @@ void ota_mark_valid() {
 
 #if defined(MCPGEN_SPEC_OTA)
 
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
 #include <mbedtls/sha256.h>
+#include <mbedtls/ssl.h>
 #include <mbedtls/version.h>
+#include <mbedtls/x509_crt.h>
 
 // mbedtls 2 deprecates the calls without _ret; mbedtls 3 only has those.
 #if MBEDTLS_VERSION_MAJOR < 3
@@ -257,18 +267,20 @@ struct Url {
   char host[256];
   char port[8];
   char path[512];
+  bool tls;
 };
 
 bool parse_http_url(const char* url, Url* u) {
   const char* p = url;
-  if (strncmp(p, "http://", 7) != 0) return false;
-  p += 7;
+  u->tls = strncmp(p, "https://", 8) == 0;
+  if (!u->tls && strncmp(p, "http://", 7) != 0) return false;
+  p += u->tls ? 8 : 7;
   size_t hl = strcspn(p, ":/");
   if (hl == 0 || hl >= sizeof u->host) return false;
   memcpy(u->host, p, hl);
   u->host[hl] = 0;
   p += hl;
-  snprintf(u->port, sizeof u->port, "80");
+  snprintf(u->port, sizeof u->port, u->tls ? "443" : "80");
   if (*p == ':') {
     ++p;
     size_t pl = strspn(p, "0123456789");
@@ -309,27 +321,165 @@ int connect_to(const Url& u, char* err, size_t errn) {
   return fd;
 }
 
+// One connection to the image server: the socket, and for https:// the TLS session on it.
+struct Conn {
+  int fd = -1;
+  bool tls = false;
+  bool tls_ready = false;  // the mbedtls contexts below were initialised (freed in close_conn)
+  mbedtls_ssl_context ssl;
+  mbedtls_ssl_config conf;
+  mbedtls_x509_crt ca;
+  mbedtls_entropy_context entropy;
+  mbedtls_ctr_drbg_context drbg;
+};
+
+int bio_send(void* ctx, const unsigned char* buf, size_t len) {
+  ssize_t n = send(*static_cast<int*>(ctx), buf, len, MSG_NOSIGNAL);
+  if (n >= 0) return static_cast<int>(n);
+  return errno == EINTR ? MBEDTLS_ERR_SSL_WANT_WRITE : MBEDTLS_ERR_NET_SEND_FAILED;
+}
+
+int bio_recv(void* ctx, unsigned char* buf, size_t len) {
+  ssize_t n = recv(*static_cast<int*>(ctx), buf, len, 0);
+  if (n >= 0) return static_cast<int>(n);
+  if (errno == EINTR) return MBEDTLS_ERR_SSL_WANT_READ;
+  // SO_RCVTIMEO (10 s) ran out: a stalled server.
+  return errno == EAGAIN || errno == EWOULDBLOCK ? MBEDTLS_ERR_SSL_TIMEOUT : MBEDTLS_ERR_NET_RECV_FAILED;
+}
+
+void tls_error(int rc, char* out, size_t n) {
+  mbedtls_strerror(rc, out, n);
+}
+
+// The TLS handshake on c->fd, verifying the server's certificate against --ota-ca and its
+// name against the URL's host.
+bool tls_open(Conn* c, const Url& u, char* err, size_t errn) {
+  if (g_ca == nullptr) {
+    snprintf(err, errn, "https://%s:%s: no CA to verify the image server with; start the simulator with "
+             "--ota-ca CA.pem", u.host, u.port);
+    return false;
+  }
+  mbedtls_ssl_init(&c->ssl);
+  mbedtls_ssl_config_init(&c->conf);
+  mbedtls_x509_crt_init(&c->ca);
+  mbedtls_entropy_init(&c->entropy);
+  mbedtls_ctr_drbg_init(&c->drbg);
+  c->tls_ready = true;
+  char why[160];
+  static const unsigned char kPers[] = "mcpgen-ota";
+  int rc = mbedtls_x509_crt_parse_file(&c->ca, g_ca);
+  if (rc < 0) {
+    tls_error(rc, why, sizeof why);
+    snprintf(err, errn, "--ota-ca %s: not a readable PEM certificate file (%s)", g_ca, why);
+    return false;
+  }
+  if ((rc = mbedtls_ctr_drbg_seed(&c->drbg, mbedtls_entropy_func, &c->entropy, kPers, sizeof kPers - 1)) != 0 ||
+      (rc = mbedtls_ssl_config_defaults(&c->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                        MBEDTLS_SSL_PRESET_DEFAULT)) != 0) {
+    tls_error(rc, why, sizeof why);
+    snprintf(err, errn, "TLS set-up failed: %s", why);
+    return false;
+  }
+  mbedtls_ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+  mbedtls_ssl_conf_ca_chain(&c->conf, &c->ca, nullptr);
+  mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &c->drbg);
+  if ((rc = mbedtls_ssl_setup(&c->ssl, &c->conf)) != 0 || (rc = mbedtls_ssl_set_hostname(&c->ssl, u.host)) != 0) {
+    tls_error(rc, why, sizeof why);
+    snprintf(err, errn, "TLS set-up failed: %s", why);
+    return false;
+  }
+  mbedtls_ssl_set_bio(&c->ssl, &c->fd, bio_send, bio_recv, nullptr);
+  while ((rc = mbedtls_ssl_handshake(&c->ssl)) != 0) {
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) continue;
+    uint32_t flags = mbedtls_ssl_get_verify_result(&c->ssl);
+    if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0) {
+      char info[256];
+      mbedtls_x509_crt_verify_info(info, sizeof info, "", flags);
+      for (char* q = info; *q; ++q) {
+        if (*q == '\n') *q = (q[1] != 0) ? ';' : 0;
+      }
+      snprintf(err, errn, "TLS: the certificate of %s:%s is not trusted (CA %s): %s", u.host, u.port, g_ca, info);
+    } else {
+      tls_error(rc, why, sizeof why);
+      snprintf(err, errn, "TLS handshake with %s:%s failed: %s", u.host, u.port, why);
+    }
+    return false;
+  }
+  return true;
+}
+
+void close_conn(Conn* c) {
+  if (c->tls_ready) {
+    mbedtls_ssl_close_notify(&c->ssl);
+    mbedtls_ssl_free(&c->ssl);
+    mbedtls_ssl_config_free(&c->conf);
+    mbedtls_x509_crt_free(&c->ca);
+    mbedtls_ctr_drbg_free(&c->drbg);
+    mbedtls_entropy_free(&c->entropy);
+    c->tls_ready = false;
+  }
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+}
+
+bool conn_write(Conn* c, const char* data, size_t n) {
+  if (!c->tls) return send(c->fd, data, n, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
+  size_t done = 0;
+  while (done < n) {
+    int rc = mbedtls_ssl_write(&c->ssl, reinterpret_cast<const unsigned char*>(data) + done, n - done);
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) continue;
+    if (rc <= 0) return false;
+    done += static_cast<size_t>(rc);
+  }
+  return true;
+}
+
+// > 0: bytes read; 0: the server closed the connection; < 0: an error (why says which).
+ssize_t conn_read(Conn* c, char* buf, size_t n, char* why, size_t whyn) {
+  if (!c->tls) {
+    for (;;) {
+      ssize_t r = recv(c->fd, buf, n, 0);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) snprintf(why, whyn, "%s", strerror(errno));
+      return r;
+    }
+  }
+  for (;;) {
+    int rc = mbedtls_ssl_read(&c->ssl, reinterpret_cast<unsigned char*>(buf), n);
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) continue;
+    if (rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) return 0;
+    if (rc < 0) tls_error(rc, why, whyn);
+    return rc;
+  }
+}
+
 // Downloads url into path, at most size + 1 bytes; fills sha (32 bytes) and *got.
 bool download(const char* url, const char* path, long long size, unsigned char sha[32], long long* got,
               char* err, size_t errn) {
   Url u;
   if (!parse_http_url(url, &u)) {
-    snprintf(err, errn, "url %s: expected http://host[:port]/path (the simulator downloads plain HTTP)", url);
+    snprintf(err, errn, "url %s: expected http://host[:port]/path or https://host[:port]/path", url);
     return false;
   }
-  int fd = connect_to(u, err, errn);
-  if (fd < 0) return false;
+  Conn conn;
+  conn.tls = u.tls;
+  conn.fd = connect_to(u, err, errn);
+  if (conn.fd < 0) return false;
+  if (u.tls && !tls_open(&conn, u, err, errn)) {
+    close_conn(&conn);
+    return false;
+  }
   char req[900];
   int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n", u.path, u.host);
-  if (send(fd, req, static_cast<size_t>(n), MSG_NOSIGNAL) != n) {
+  if (!conn_write(&conn, req, static_cast<size_t>(n))) {
     snprintf(err, errn, "sending the request to %s failed: %s", url, strerror(errno));
-    close(fd);
+    close_conn(&conn);
     return false;
   }
   int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
   if (out < 0) {
     snprintf(err, errn, "cannot write %s: %s", path, strerror(errno));
-    close(fd);
+    close_conn(&conn);
     return false;
   }
   mbedtls_sha256_context ctx;
@@ -341,10 +491,10 @@ bool download(const char* url, const char* path, long long size, unsigned char s
   *got = 0;
   char buf[16384];
   for (;;) {
-    ssize_t r = recv(fd, buf, sizeof buf, 0);
-    if (r < 0 && errno == EINTR) continue;
+    char why[160];
+    ssize_t r = conn_read(&conn, buf, sizeof buf, why, sizeof why);
     if (r < 0) {
-      snprintf(err, errn, "download from %s stalled or failed after %lld bytes: %s", url, *got, strerror(errno));
+      snprintf(err, errn, "download from %s stalled or failed after %lld bytes: %s", url, *got, why);
       ok = false;
       break;
     }
@@ -390,7 +540,7 @@ bool download(const char* url, const char* path, long long size, unsigned char s
     }
     *got += static_cast<long long>(body_len);
   }
-  close(fd);
+  close_conn(&conn);
   OTA_SHA256_FINISH(&ctx, sha);
   mbedtls_sha256_free(&ctx);
   ok = close(out) == 0 && ok;

@@ -9,8 +9,9 @@
 
 namespace hostport {
 
-// Consumes --ota-dir DIR, --ota-deadline-ms MS and the internal --ota-child at argv[*i];
-// false when argv[*i] is none of them.
+// Consumes --ota-dir DIR, --ota-deadline-ms MS, --ota-ca CA.pem (the CA https:// image
+// servers are verified against) and the internal --ota-child at argv[*i]; false when
+// argv[*i] is none of them.
 bool parse_ota_arg(int argc, char** argv, int* i);
 
 // True when this process is the supervisor (--ota-dir given, not --ota-child).

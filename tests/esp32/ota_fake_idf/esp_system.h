@@ -1,0 +1,3 @@
+#pragma once
+#include "fake_idf.h"
+inline void esp_restart() { ++fake.restarts; }
