@@ -3,7 +3,7 @@
 Project layout (``project_dir(outdir)`` = ``outdir/firmware/platformio``)::
 
     platformio.ini        one env per board: esp32, esp32s3, esp32c3 (framework = espidf)
-    CMakeLists.txt        ESP-IDF project file
+    CMakeLists.txt        ESP-IDF project file; names src/ for idf.py (esp_idf_layout.py)
     partitions.csv        nvs, phy_init, factory app at 0x10000
     sdkconfig.defaults    incl. the "mcpgen device" settings from MCPGEN_* environment variables
     src/                  CMakeLists.txt, Kconfig.projbuild, idf_component.yml,
@@ -203,8 +203,8 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
         files[f"src/generated/{Path(rel).name}"] = text
 
     written = write_tree(project, files)
-    for env in BOARDS:
-        existing = project / f"sdkconfig.{env}"
+    for name in [f"sdkconfig.{env}" for env in BOARDS] + ["sdkconfig"]:  # PlatformIO's, idf.py's
+        existing = project / name
         if existing.exists() and _sync_sdkconfig(existing, values):
             log(f"updated the mcpgen settings in {existing} from the environment")
         if existing.exists() and esp32_transport.sync_choice(existing, transport):
@@ -435,6 +435,7 @@ def next_steps(project: Path, board: str) -> str:
         f"  generated: {project} (PlatformIO project, envs {', '.join(BOARDS)})\n"
         f"  build:     pio run -d {project} -e {board}\n"
         f"  flash:     pio run -d {project} -e {board} -t upload --upload-port PORT\n"
+        f"  idf.py:    cd {project} && idf.py set-target {board_info(board).chip} && idf.py build\n"
         f"             (or: codegen flash SPEC --board {board} --port PORT [--esptool])"
     )
 
