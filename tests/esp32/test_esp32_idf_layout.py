@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from esp32_testlib import TOOLSPEC
 
 from mcpgen.codegen.targets import esp_idf_check as chk
@@ -139,6 +140,10 @@ def test_managed_components_and_defaults_sit_where_both_look(lamp: Path) -> None
     # the component manager reads idf_component.yml of every component in the build
     deps = layout.manifest_dependencies(component)
     assert "espressif/esp_websocket_client" in deps and "idf" in deps
+    # the port requires `mqtt`: ESP-IDF's own up to 5.5, the registry's from 6.0 on
+    assert "mqtt" in layout.requirements(component / "CMakeLists.txt")
+    manifest = yaml.safe_load((component / "idf_component.yml").read_text())
+    assert manifest["dependencies"]["espressif/mqtt"]["rules"] == [{"if": "idf_version >=6.0"}]
     # sdkconfig.defaults: read from the project directory (CMAKE_SOURCE_DIR) by both
     defaults = (lamp / "sdkconfig.defaults").read_text()
     assert 'CONFIG_MCPGEN_WIFI_SSID="lab"' in defaults
