@@ -135,6 +135,37 @@ def test_the_component_registers_every_source_and_its_requirements(lamp: Path, t
     assert got["INCLUDE_DIRS"] == chk.component_flags(component / "CMakeLists.txt").include_dirs
 
 
+# ESP-IDF's early expansion (tools/cmake/scripts/component_get_requirements.cmake): each
+# component's CMakeLists.txt is included in script mode with CMAKE_BUILD_EARLY_EXPANSION set and
+# an idf_component_register macro that records the requirements and returns.
+_EARLY_EXPANSION = """
+set(CMAKE_BUILD_EARLY_EXPANSION 1)
+macro(idf_component_register)
+    cmake_parse_arguments(_ "" "" "SRCS;INCLUDE_DIRS;REQUIRES;PRIV_REQUIRES" ${ARGN})
+    set(__component_requires "${__REQUIRES}")
+    set(__component_priv_requires "${__PRIV_REQUIRES}")
+    return()
+endmacro()
+function(get_requirements dir)
+    include(${dir}/CMakeLists.txt)
+    message("REQUIRES=${__component_requires}")
+    message("PRIV_REQUIRES=${__component_priv_requires}")
+endfunction()
+"""
+
+
+def test_esp_idf_reads_the_component_requirements_in_script_mode(lamp: Path, tmp_path: Path) -> None:
+    """Regression: file(GLOB_RECURSE ... CONFIGURE_DEPENDS) stopped this step (CMake refuses it in
+    script mode), so neither `pio run` nor `idf.py build` got past configuring."""
+    component = layout.idf_component_dirs(lamp)[0]
+    driver = tmp_path / "early.cmake"
+    driver.write_text(_EARLY_EXPANSION + f'get_requirements("{component.as_posix()}")\n')
+    proc = subprocess.run(["cmake", "-P", str(driver)], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    got = {k: v.split(";") for k, _, v in (line.partition("=") for line in proc.stderr.splitlines()) if v}
+    assert set(got["PRIV_REQUIRES"]) == layout.requirements(component / "CMakeLists.txt")
+
+
 def test_managed_components_and_defaults_sit_where_both_look(lamp: Path) -> None:
     component = layout.idf_component_dirs(lamp)[0]
     # the component manager reads idf_component.yml of every component in the build
