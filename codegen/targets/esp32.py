@@ -214,7 +214,7 @@ def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
     secrets = sorted(s.secret for s in spec.firmware if s.secret is not None)
     if secrets:
         log(f"secrets {', '.join(secrets)} are written only to {project / 'sdkconfig.defaults'} (and the "
-            f"sdkconfig.<board> files PlatformIO makes from it): keep {project} out of version control")
+            f"sdkconfig files PlatformIO and idf.py make from it): keep {project} out of version control")
     missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
     if missing and transport != "serial":  # the serial transport needs neither Wi-Fi nor a backend
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
@@ -435,8 +435,8 @@ def next_steps(project: Path, board: str) -> str:
         f"  generated: {project} (PlatformIO project, envs {', '.join(BOARDS)})\n"
         f"  build:     pio run -d {project} -e {board}\n"
         f"  flash:     pio run -d {project} -e {board} -t upload --upload-port PORT\n"
-        f"  idf.py:    cd {project} && idf.py set-target {board_info(board).chip} && idf.py build\n"
-        f"             (or: codegen flash SPEC --board {board} --port PORT [--esptool])"
+        f"             (or: codegen flash SPEC --board {board} --port PORT [--esptool])\n"
+        f"  idf.py:    cd {project} && idf.py set-target {board_info(board).chip} && idf.py build"
     )
 
 

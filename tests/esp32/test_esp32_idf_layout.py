@@ -19,7 +19,7 @@ from esp32_testlib import TOOLSPEC
 
 from mcpgen.codegen.targets import esp_idf_check as chk
 from mcpgen.codegen.targets import esp_idf_layout as layout
-from mcpgen.codegen.targets.esp32 import generate_project, project_dir
+from mcpgen.codegen.targets.esp32 import build_esp32, generate_project, project_dir
 
 # The top-level CMakeLists.txt of the projects generated before idf.py was supported.
 OLD_PROJECT_FILE = ("cmake_minimum_required(VERSION 3.16.0)\n"
@@ -205,3 +205,9 @@ def test_component_registration_parse(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("")
     with pytest.raises(layout.LayoutError, match="no idf_component_register"):
         layout.component_registration(tmp_path / "x.txt")
+
+
+def test_build_without_pio_prints_the_idf_py_commands(tmp_path: Path) -> None:
+    out: list[str] = []
+    assert build_esp32(TOOLSPEC / "desk_lamp.yaml", tmp_path, "esp32c3", log=out.append, run_pio=False) == 0
+    assert f"cd {project_dir(tmp_path)} && idf.py set-target esp32c3 && idf.py build" in "\n".join(out)
