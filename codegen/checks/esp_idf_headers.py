@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from mcpgen.codegen.targets import esp_idf_layout
+
 ENV_IDF = "MCPGEN_ESP_IDF"
 ENV_PROTOCOLS = "MCPGEN_ESP_PROTOCOLS"
 ENV_NEWLIB = "MCPGEN_ESP_NEWLIB"
@@ -59,6 +61,27 @@ Log = Callable[[str], None]
 
 class CheckSetupError(Exception):
     """The check cannot run (missing checkout, tool or header): the message says what to do."""
+
+
+def app_component(project: Path) -> Path:
+    """The application component of the generated project: the directory PlatformIO compiles,
+    which the project's CMakeLists.txt names for idf.py too (``esp_idf_layout``)."""
+    return esp_idf_layout.pio_component_dir(project)
+
+
+def layout_problems(project: Path, log: Callable[[str], None] = print) -> list[str]:
+    """What idf.py would build differently from PlatformIO: its components must be exactly
+    the one the check compiles (needs cmake to evaluate the project's CMakeLists.txt)."""
+    app = app_component(project).resolve()
+    try:
+        found = esp_idf_layout.idf_component_dirs(project)
+    except esp_idf_layout.LayoutError as exc:
+        log(f"  the idf.py layout was not checked: {exc}")
+        return []
+    if found == [app]:
+        return []
+    return [f"{project / 'CMakeLists.txt'}: idf.py would build the components {[str(p) for p in found]}, "
+            f"PlatformIO builds {app}: name it in EXTRA_COMPONENT_DIRS there"]
 
 
 # ---------------------------------------------------------------------------- targets
@@ -448,7 +471,7 @@ def make_sdkconfig_header(sources: Sources, project: Path, chip: Chip, out_dir: 
     # components/mqtt/CMakeLists.txt names its Kconfig inside the esp-mqtt submodule.
     kconfigs.append(idf / "components" / "mqtt" / "esp-mqtt" / "Kconfig")
     projbuilds = [p / "Kconfig.projbuild" for p in comps if (p / "Kconfig.projbuild").is_file()]
-    projbuilds.append(project / "src" / "Kconfig.projbuild")
+    projbuilds.append(app_component(project) / "Kconfig.projbuild")
     renames = [p / name for p in comps for name in ("sdkconfig.rename", f"sdkconfig.rename.{chip.name}")
                if (p / name).is_file()]
     kconfigs_in = out_dir / "kconfigs.in"
@@ -577,25 +600,25 @@ def idf_include_dirs(sources: Sources, chip: Chip) -> list[Path]:
 def project_sources(project: Path) -> list[Path]:
     """What the app component compiles: every ``*.cpp`` under ``src/`` (its GLOB_RECURSE) and
     the spec's handlers, compiled where they are (``src/handlers.cmake``)."""
-    return sorted((project / "src").rglob("*.cpp")) + handlers_sources(project)
+    return sorted(app_component(project).rglob("*.cpp")) + handlers_sources(project)
 
 
 def handlers_sources(project: Path) -> list[Path]:
     """The handlers file ``src/handlers.cmake`` names (``[]`` without one)."""
-    cmake = project / "src" / "handlers.cmake"
+    cmake = app_component(project) / "handlers.cmake"
     if not cmake.is_file():
         return []
     m = re.search(r'set\(MCPGEN_USER_HANDLERS\s+"([^"]+)"\)', cmake.read_text(encoding="utf-8"))
     if m is None:
         return []
-    text = m.group(1).replace("${CMAKE_CURRENT_LIST_DIR}", str(project / "src")).replace("\\$", "$")
+    text = m.group(1).replace("${CMAKE_CURRENT_LIST_DIR}", str(app_component(project))).replace("\\$", "$")
     return [Path(os.path.normpath(text.replace('\\"', '"').replace("\\\\", "\\")))]
 
 
 def source_label(project: Path, source: Path) -> str:
     """``source`` relative to ``src/`` when inside it, else its path (the handlers beside the spec)."""
     try:
-        return source.relative_to(project / "src").as_posix()
+        return source.relative_to(app_component(project)).as_posix()
     except ValueError:
         return source.as_posix()
 
@@ -623,21 +646,9 @@ def requirement_problems(project: Path, sources: Sources, chip: Chip) -> list[st
     Only direct includes are checked: what a required component requires publicly is
     allowed too, and is not resolved here.
     """
-    src = project / "src"
-    reg = re.search(r"idf_component_register\((.*?)\)", (src / "CMakeLists.txt").read_text(encoding="utf-8"),
-                    re.DOTALL)
-    words = _cmake_words(reg.group(1)) if reg else []
-    allowed = set(common_requirements(sources.idf, chip))
-    for key in ("REQUIRES", "PRIV_REQUIRES"):
-        if key in words:
-            for w in words[words.index(key) + 1:]:
-                if w.isupper():
-                    break
-                allowed.add(w)
-    manifest = src / "idf_component.yml"
-    if manifest.is_file():
-        deps = re.findall(r"^\s+[\w.-]+/([\w.-]+)\s*:", manifest.read_text(encoding="utf-8"), re.MULTILINE)
-        allowed |= set(deps)
+    src = app_component(project)
+    allowed = common_requirements(sources.idf, chip) | esp_idf_layout.requirements(src / "CMakeLists.txt")
+    allowed |= {name.split("/")[-1] for name in esp_idf_layout.manifest_dependencies(src) if name != "idf"}
     comps = (sources.idf / "components").resolve()
     idf_dirs = idf_include_dirs(sources, chip)
     local_dirs = [src / d for d in component_flags(src / "CMakeLists.txt").include_dirs]
@@ -684,7 +695,7 @@ def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Pat
         (newlib_config / name).write_text(text, encoding="utf-8")
     config_dir = work / chip.name / "config"
     make_sdkconfig_header(sources, project, chip, config_dir)
-    src = project / "src"
+    src = app_component(project)
     comp = component_flags(src / "CMakeLists.txt")
     common, defines = idf_common_flags(sources.idf)
     mode = ["-S", "-o", os.devnull] if full else ["-fsyntax-only"]
@@ -713,7 +724,7 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
     rsp.parent.mkdir(parents=True, exist_ok=True)
     flags = board_flags(cxx, project, chip, sources, work, full)
     rsp.write_text("\n".join(_rsp_quote(f) for f in flags) + "\n", encoding="utf-8")
-    per_file = component_flags(project / "src" / "CMakeLists.txt").per_file
+    per_file = component_flags(app_component(project) / "CMakeLists.txt").per_file
     results = []
     for source in project_sources(project):
         rel = source_label(project, source)
@@ -727,6 +738,7 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
     config = work / chip.name / "config"
     problems = defaults_not_applied(project / "sdkconfig.defaults", config / "sdkconfig")
     problems += requirement_problems(project, sources, chip)
+    problems += layout_problems(project, log)
     header = (config / "sdkconfig.h").read_text(encoding="utf-8")
     required = dict(REQUIRED_CONFIG)
     if re.search(r"^#define CONFIG_MCPGEN_TRANSPORT_MQTT 1$", header, re.MULTILINE):
@@ -818,7 +830,7 @@ def active_port_sources(project: Path, sdkconfig_h: Path) -> list[Path]:
     transport file is one ``#if CONFIG_MCPGEN_TRANSPORT_<NAME>`` block)."""
     header = sdkconfig_h.read_text(encoding="utf-8")
     active = []
-    for source in sorted((project / "src" / "port").glob("*.cpp")):
+    for source in sorted((app_component(project) / "port").glob("*.cpp")):
         text = source.read_text(encoding="utf-8")
         guard = re.search(r"^#if (CONFIG_MCPGEN_TRANSPORT_\w+)$", text, re.MULTILINE)
         if guard is None or re.search(rf"^#define {guard.group(1)} 1$", header, re.MULTILINE):

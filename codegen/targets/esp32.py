@@ -3,7 +3,7 @@
 Project layout (``project_dir(outdir)`` = ``outdir/firmware/platformio``)::
 
     platformio.ini        one env per board: esp32, esp32s3, esp32c3 (framework = espidf)
-    CMakeLists.txt        ESP-IDF project file
+    CMakeLists.txt        ESP-IDF project file; names src/ for idf.py (esp_idf_layout.py)
     partitions.csv        nvs, phy_init, factory app at 0x10000 (device.ota: otadata, ota_0, ota_1)
     sdkconfig.defaults    incl. the "mcpgen device" settings from MCPGEN_* environment variables
     src/                  CMakeLists.txt, Kconfig.projbuild, idf_component.yml,
@@ -208,8 +208,8 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         files[f"src/generated/{Path(rel).name}"] = text
 
     written = write_tree(project, files)
-    for env in BOARDS:
-        existing = project / f"sdkconfig.{env}"
+    for name in [f"sdkconfig.{env}" for env in BOARDS] + ["sdkconfig"]:  # PlatformIO's, idf.py's
+        existing = project / name
         if existing.exists() and _sync_sdkconfig(existing, values):
             log(f"updated the mcpgen settings in {existing} from the environment")
         if existing.exists() and esp32_transport.sync_choice(existing, transport):
@@ -219,7 +219,7 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
     secrets = sorted(s.secret for s in spec.firmware if s.secret is not None)
     if secrets:
         log(f"secrets {', '.join(secrets)} are written only to {project / 'sdkconfig.defaults'} (and the "
-            f"sdkconfig.<board> files PlatformIO makes from it): keep {project} out of version control")
+            f"sdkconfig files PlatformIO and idf.py make from it): keep {project} out of version control")
     missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
     if missing and transport != "serial":  # the serial transport needs neither Wi-Fi nor a backend
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
@@ -440,7 +440,8 @@ def next_steps(project: Path, board: str) -> str:
         f"  generated: {project} (PlatformIO project, envs {', '.join(BOARDS)})\n"
         f"  build:     pio run -d {project} -e {board}\n"
         f"  flash:     pio run -d {project} -e {board} -t upload --upload-port PORT\n"
-        f"             (or: codegen flash SPEC --board {board} --port PORT [--esptool])"
+        f"             (or: codegen flash SPEC --board {board} --port PORT [--esptool])\n"
+        f"  idf.py:    cd {project} && idf.py set-target {board_info(board).chip} && idf.py build"
     )
 
 
