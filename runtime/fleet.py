@@ -52,7 +52,7 @@ from mcpgen.mqtt_topics import (
     UP,
     is_topic_level,
 )
-from mcpgen.runtime import codec, memtrim
+from mcpgen.runtime import memtrim, wire
 from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
 from mcpgen.runtime.compat import Fingerprints
@@ -421,14 +421,14 @@ class MqttFleet(TopicLayout):
                 self.max_frame,
             )
             return
-        frame = codec.decode_frame(payload)
-        hello = codec.hello_of(frame)
+        frame = wire.decode_frame(payload)
+        hello = wire.hello_of(frame)
         if hello is not None:
             self._spawn(self._answer_hello(device_id, hello))
-        elif frame.kind == codec.FRAME_NOTIFICATION:
+        elif frame.kind == wire.FRAME_NOTIFICATION:
             params = frame.params if isinstance(frame.params, dict) else {}
             self._fire(self._notification_cbs, device_id, frame.method, params)
-        elif frame.kind == codec.FRAME_INVALID:
+        elif frame.kind == wire.FRAME_INVALID:
             log.debug("device %s: message on its up topic that is not JSON-RPC dropped", device_id)
         else:
             # Replies on the up topic answer requests sent without a Response Topic,
@@ -448,7 +448,7 @@ class MqttFleet(TopicLayout):
             log.warning("rejected device %r: %s", device_id, reason)
             return
         # No session is kept here: each worker opens its own over the response-topic path.
-        hello_reply = codec.encode_hello("mqtt", str(uuid.uuid4()))
+        hello_reply = wire.encode_hello("mqtt", str(uuid.uuid4()))
         try:
             self._broker.publish_now(self.topic(device_id, DOWN), hello_reply, self.qos)
         except Exception as exc:

@@ -36,7 +36,7 @@ from typing import Any, Optional
 
 from picows import WSAutoPingStrategy, WSCloseCode
 
-from mcpgen.runtime import codec, fdlimit, memtrim, wslink
+from mcpgen.runtime import fdlimit, memtrim, wire, wslink
 from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
 from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
@@ -327,9 +327,9 @@ class Gateway(DeviceHub):
         self._refusal_logged_at = now
         self._refusals_unlogged = 0
 
-    # -- connections: the session (called by DeviceLink) ------------------------------------
+    # -- connections: the session (wslink.LinkOwner: called by DeviceLink) -------------------
 
-    def _link_open(self, link: DeviceLink) -> None:
+    def link_open(self, link: DeviceLink) -> None:
         if self._closing:
             link.shutdown(WSCloseCode.GOING_AWAY, "gateway closed")
             return
@@ -337,11 +337,11 @@ class Gateway(DeviceHub):
         link.deadline = asyncio.get_running_loop().time() + self.hello_timeout
         self._young.add(link)
 
-    def _link_hello(self, link: DeviceLink, data: bytes) -> None:
+    def link_hello(self, link: DeviceLink, data: bytes) -> None:
         self._young.discard(link)
         hs: Handshake = link.handshake
-        hello = codec.decode_hello(data)
-        if hello is None and not wslink._is_utf8(data):
+        hello = wire.decode_hello(data)
+        if hello is None and not wslink.is_utf8(data):
             link.refuse_invalid_text()
             return
         refusal = self._hello_refusal(hs.device_id, hello)
@@ -360,21 +360,21 @@ class Gateway(DeviceHub):
             return
         self._start_setup(device)
 
-    def _link_closing(self, link: DeviceLink) -> None:
+    def link_closing(self, link: DeviceLink) -> None:
         self._young.discard(link)
         link.deadline = asyncio.get_running_loop().time() + self.close_timeout
         self._closing_links.add(link)
 
-    def _link_stalled(self, link: DeviceLink) -> None:
+    def link_stalled(self, link: DeviceLink) -> None:
         """The device stopped reading (DeviceLink paused reading from it): it has
         ``drain_timeout`` to drain its send buffer."""
         link.stall_deadline = asyncio.get_running_loop().time() + self.drain_timeout
         self._stalled.add(link)
 
-    def _link_drained(self, link: DeviceLink) -> None:
+    def link_drained(self, link: DeviceLink) -> None:
         self._stalled.discard(link)
 
-    def _check_backlog(self, link: DeviceLink, more: int) -> None:
+    def check_backlog(self, link: DeviceLink, more: int) -> None:
         """Called before a send to a stalled device: refuses the send, and closes the
         connection, when the bytes waiting for it would pass ``max_backlog``."""
         t = link.transport
@@ -397,7 +397,7 @@ class Gateway(DeviceHub):
         if link.transport is not None and not link.transport.is_disconnected:
             link.transport.disconnect(False)  # a close frame would wait behind the backlog
 
-    def _link_lost(self, link: DeviceLink) -> None:
+    def link_lost(self, link: DeviceLink) -> None:
         self._stalled.discard(link)
         self._links.discard(link)
         self._young.discard(link)

@@ -7,7 +7,7 @@ its session, the device's link ended); the hub owns the rest:
 
 * the device ``hello``: recognised and checked (``features.mcp`` must be true), then
   answered with the server hello that names the new session (both encoded in
-  :mod:`mcpgen.runtime.codec`, the one place for the xiaozhi envelope and hello);
+  :mod:`mcpgen.runtime.wire`, the one place for the xiaozhi envelope and hello);
 * authentication through :func:`mcpgen.runtime.auth.authenticate` (sync or async
   authenticators; one that raises refuses);
 * one live session per device id: a device that says hello again (it reconnected, or
@@ -32,7 +32,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Optional
 
-from mcpgen.runtime import codec
+from mcpgen.runtime import wire
 from mcpgen.runtime.auth import Authenticator, Handshake, authenticate
 from mcpgen.runtime.compat import Fingerprints, check_policy
 from mcpgen.runtime.device import Device, Policy, Transport
@@ -45,7 +45,7 @@ FREEZE_DELAY = 1.0
 
 
 def hello_refusal(hello: Optional[dict]) -> Optional[str]:
-    """None when ``hello`` (from :func:`codec.decode_hello`, None when the message was not
+    """None when ``hello`` (from :func:`wire.decode_hello`, None when the message was not
     a hello) is one the runtime serves: MCP support (``features.mcp: true``); else why not."""
     if hello is None:
         return "hello expected"
@@ -167,7 +167,7 @@ class DeviceHub:
     # -- hello, authentication, sessions --------------------------------------------------
 
     def _hello_refusal(self, device_id: str, hello: Optional[dict]) -> Optional[str]:
-        """None when ``hello`` (from :func:`codec.decode_hello`) may open a session; else
+        """None when ``hello`` (from :func:`wire.decode_hello`) may open a session; else
         why not, logged and counted in ``rejected``."""
         reason = hello_refusal(hello)
         if reason is None:
@@ -227,7 +227,7 @@ class DeviceHub:
 
     def _server_hello(self, device: Device) -> bytes:
         assert device.session_id is not None
-        return codec.encode_hello(self.transport_name, device.session_id)
+        return wire.encode_hello(self.transport_name, device.session_id)
 
     def _start_setup(self, device: Device) -> asyncio.Task:
         """Runs the MCP session setup; the device is handed out when it succeeds."""
@@ -310,6 +310,11 @@ class DeviceHub:
         return task
 
     # -- closing --------------------------------------------------------------------------
+
+    @property
+    def closing(self) -> bool:
+        """True once closing started: no new sessions are accepted."""
+        return self._closing
 
     async def _close_sessions(self, reason: str) -> None:
         """First half of closing: no new sessions, every live one closed with ``reason``."""

@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from mcpgen.mqtt_topics import DEFAULT_PREFIX, DOWN, OFFLINE, ONLINE, STATE, UP
-from mcpgen.runtime import codec
+from mcpgen.runtime import wire
 from mcpgen.runtime.auth import Authenticator, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
 from mcpgen.runtime.compat import Fingerprints
@@ -89,7 +89,7 @@ class MqttTransport:
         if self.offline or self.silent or not broker.connected:
             return
         try:
-            await broker.publish(self.topic, codec.encode_goodbye(self.session_id), self.gateway.qos, 2.0)
+            await broker.publish(self.topic, wire.encode_goodbye(self.session_id), self.gateway.qos, 2.0)
         except Exception as exc:  # the broker link is going away; the session ends anyway
             log.debug("goodbye to %s not sent: %s", self.topic, exc)
 
@@ -219,7 +219,7 @@ class MqttGateway(DeviceHub, TopicLayout):
                 self._background(device.close(f"frame larger than max_frame={self.max_frame} refused"))
             return
         if device is None or b'"hello"' in payload:
-            hello = codec.decode_hello(payload)
+            hello = wire.decode_hello(payload)
             if hello is not None:
                 self._on_hello(device_id, hello)
                 return
@@ -252,7 +252,7 @@ class MqttGateway(DeviceHub, TopicLayout):
             return
         self._nudged[device_id] = now
         log.info("device %s: no session; asking it for a new hello", device_id)
-        self._publish_quietly(self.topic(device_id, DOWN), codec.encode_goodbye())
+        self._publish_quietly(self.topic(device_id, DOWN), wire.encode_goodbye())
 
     def _on_hello(self, device_id: str, hello: dict) -> None:
         if self._hello_refusal(device_id, hello) is not None or self._closing:
