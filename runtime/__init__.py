@@ -36,6 +36,7 @@ from mcpgen.runtime.gateway import Gateway  # noqa: E402
 from mcpgen.runtime.hub import DeviceHub  # noqa: E402
 from mcpgen.runtime.llm import NameMap, to_anthropic_tools, to_openai_tools  # noqa: E402
 from mcpgen.runtime.mqtt import MqttGateway as MqttGateway  # noqa: E402  (aiomqtt is imported on start)
+from mcpgen.runtime.options import SessionOptions  # noqa: E402
 from mcpgen.runtime.transports import connect_process, connect_serial  # noqa: E402
 from mcpgen.runtime.validate import SchemaValidator  # noqa: E402
 from mcpgen.runtime.wire import Image  # noqa: E402
@@ -64,6 +65,7 @@ __all__ = [
     "ProtocolError",
     "RpcError",
     "SchemaValidator",
+    "SessionOptions",
     "NotSupported",
     "SpecMismatch",
     "TokenAuth",

@@ -38,8 +38,8 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Optional, Union
+from collections.abc import Awaitable, Callable
+from typing import Any, Optional, Union, Unpack
 
 from mcpgen.extras import missing_extra
 from mcpgen.mqtt_topics import (
@@ -53,12 +53,12 @@ from mcpgen.mqtt_topics import (
     is_topic_level,
 )
 from mcpgen.runtime import memtrim, wire
-from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
+from mcpgen.runtime.auth import authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
-from mcpgen.runtime.compat import Fingerprints
-from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
 from mcpgen.runtime.hub import hello_refusal
+from mcpgen.runtime.options import HasSessionOptions, SessionKeywords, SessionOptions, session_options
 
 log = logging.getLogger("mcpgen.runtime.fleet")
 
@@ -108,7 +108,7 @@ class FleetTransport:
         self.fleet._forget(self.token)
 
 
-class MqttFleet(TopicLayout):
+class MqttFleet(TopicLayout, HasSessionOptions):
     """One worker of a fleet that shares devices through an MQTT 5 broker (module docstring).
 
     ``group`` names the shared subscription (workers of one backend use the same group);
@@ -135,28 +135,17 @@ class MqttFleet(TopicLayout):
         username: Optional[str] = None,
         password: Optional[str] = None,
         tls_context: Optional[ssl.SSLContext] = None,
-        auth: Optional[Authenticator] = None,
-        fingerprint: Fingerprints = None,
-        policy: Policy = "warn",
-        call_timeout: float = 10.0,
-        setup_timeout: Optional[float] = None,
-        vision: Optional[Mapping[str, str]] = None,
+        options: Optional[SessionOptions] = None,
         keepalive: int = 60,
         qos: int = 0,
         connect_timeout: float = 10.0,
-        max_frame: int = 65536,
+        **session: Unpack[SessionKeywords],
     ) -> None:
         super().__init__(host, port, topic_prefix, qos)
         self.group = _topic_level(group, "group")
         self.worker_id = _topic_level(worker_id or uuid.uuid4().hex[:12], "worker_id")
         self.client_id = f"mcpgen-worker-{self.worker_id}"
-        self.auth = auth
-        self.fingerprint = fingerprint
-        self.policy: Policy = policy
-        self.call_timeout = call_timeout
-        self.setup_timeout = setup_timeout
-        self.vision = vision
-        self.max_frame = max_frame
+        self.options = session_options(options, session)
         self.hellos = 0  # device hellos this worker answered
         self.rejected = 0  # device hellos refused by ``auth``
         self.stray_replies = 0  # replies for no live handle of this worker (dropped)

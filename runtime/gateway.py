@@ -31,17 +31,16 @@ import http
 import logging
 import time
 import urllib.parse
-from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Optional, Unpack
 
 from picows import WSAutoPingStrategy, WSCloseCode
 
 from mcpgen.runtime import fdlimit, memtrim, wire, wslink
-from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
-from mcpgen.runtime.compat import Fingerprints
-from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime.auth import Handshake, bearer_token
+from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected, quoted
 from mcpgen.runtime.hub import DeviceHub
+from mcpgen.runtime.options import SessionKeywords, SessionOptions
 from mcpgen.runtime.wslink import DeviceLink
 
 # picows' protocol class is not in its top-level API, but its own ws_connect hands a
@@ -81,14 +80,8 @@ class Gateway(DeviceHub):
         host: str = "127.0.0.1",
         port: int = 0,
         *,
-        auth: Optional[Authenticator] = None,
-        fingerprint: Fingerprints = None,
-        policy: Policy = "warn",
-        max_frame: int = 65536,
-        call_timeout: float = 10.0,
+        options: Optional[SessionOptions] = None,
         hello_timeout: float = 10.0,
-        setup_timeout: Optional[float] = None,
-        vision: Optional[Mapping[str, str]] = None,
         ping_interval: Optional[float] = 20.0,
         close_timeout: float = 2.0,
         path: Optional[str] = None,
@@ -100,17 +93,9 @@ class Gateway(DeviceHub):
         max_backlog: int = 1 << 20,
         max_handshakes: int = 1024,
         max_handshakes_per_source: int = 256,
+        **session: Unpack[SessionKeywords],
     ) -> None:
-        super().__init__(
-            auth=auth,
-            fingerprint=fingerprint,
-            policy=policy,
-            max_frame=max_frame,
-            call_timeout=call_timeout,
-            setup_timeout=setup_timeout,
-            vision=vision,
-            gc_freeze=gc_freeze,
-        )
+        super().__init__(options=options, gc_freeze=gc_freeze, **session)
         self.host = host
         self._port = port
         self.hello_timeout = hello_timeout
@@ -123,7 +108,7 @@ class Gateway(DeviceHub):
         # A device that does not read what we send: how long it may stay stalled and how
         # many bytes may wait for it before its connection is closed (``stalled_closed``).
         self.drain_timeout = drain_timeout
-        self.max_backlog = max(max_backlog, max_frame + WRITE_HIGH)
+        self.max_backlog = max(max_backlog, self.max_frame + WRITE_HIGH)
         self.stalled_closed = 0
         self._stalled: set[DeviceLink] = set()
         # Connections still in the HTTP upgrade, in all and per source address; over
@@ -142,7 +127,7 @@ class Gateway(DeviceHub):
         self._sweeper: Optional[asyncio.TimerHandle] = None
         self._next_ping = 0.0
         # Gives freed heap back after mass departures (departed sessions released first).
-        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions, follow_up=call_timeout + 1.0)
+        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions, follow_up=self.call_timeout + 1.0)
         self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
 
     # -- lifecycle ----------------------------------------------------------------------
