@@ -60,10 +60,10 @@ def _reply(rid: int) -> bytes:
 
 
 class _Owner:
-    _closed = False
+    closed = False
     call_timeout = 30.0
 
-    def _expire(self, rid: int, timeout: float, what: str) -> None:  # pragma: no cover - 30 s
+    def expire_request(self, rid: int, timeout: float, what: str) -> None:  # pragma: no cover - 30 s
         pass
 
 
@@ -151,9 +151,9 @@ class _Logger:
 
 
 def measure(rounds: int = 15) -> dict[str, Any]:
-    from mcpgen.runtime import codec, wslink
+    from mcpgen.runtime import codec, rpcsession, wslink
 
-    pure = import_pure(["mcpgen.runtime.codec", "mcpgen.runtime.wslink"])
+    pure = import_pure(["mcpgen.runtime.codec", "mcpgen.runtime.rpcsession", "mcpgen.runtime.wslink"])
     builds = {
         "compiled": (codec, wslink),
         "pure Python": (pure["mcpgen.runtime.codec"], pure["mcpgen.runtime.wslink"]),
@@ -164,8 +164,8 @@ def measure(rounds: int = 15) -> dict[str, Any]:
     sock = socket.socket()
     out: dict[str, Any] = {
         "loop": "uvloop" if uvloop_available() else "asyncio",
-        "compiled": is_compiled(codec) and is_compiled(wslink),
-        "pure_is_source": not is_compiled(builds["pure Python"][0]),
+        "compiled": is_compiled(rpcsession) and is_compiled(wslink),  # codec re-exports rpcsession
+        "pure_is_source": not is_compiled(pure["mcpgen.runtime.rpcsession"]),
         "calls_per_batch": N,
     }
     try:

@@ -29,6 +29,13 @@ from mcpgen.codegen.spec import mcp_json
 Log = Callable[[str], None]
 
 RUNTIME_MODULES = ("mcpgen.runtime.codec", "mcpgen.runtime.validate")
+# What "compiled" is checked on: codec is a plain module re-exporting these three.
+HOT_MODULES = (
+    "mcpgen.runtime.wire",
+    "mcpgen.runtime.rpcsession",
+    "mcpgen.runtime.deadlines",
+    "mcpgen.runtime.validate",
+)
 SET_RGB = "self.light.set_rgb"
 RGB_ARGS = {"r": 12, "g": 200, "b": 255}
 
@@ -62,18 +69,19 @@ def load_builds(log: Log) -> tuple[Build, Build, dict[str, Any]]:
     """The compiled build (normal import) and the pure-Python one (source-only import)."""
     import importlib
 
-    compiled_mods = {m: importlib.import_module(m) for m in RUNTIME_MODULES}
+    compiled_mods = {m: importlib.import_module(m) for m in RUNTIME_MODULES + HOT_MODULES}
     gen_mod, comp_bind, _ = bnd.load_compiled(log)
-    pure_names = list(RUNTIME_MODULES) + ([bnd.MODULE] if gen_mod is not None else [])
+    pure_names = list(dict.fromkeys(RUNTIME_MODULES + HOT_MODULES))
+    pure_names += [bnd.MODULE] if gen_mod is not None else []
     pure_mods = import_pure(pure_names)
     if gen_mod is not None:
         pure_bind = bnd.from_module(pure_mods[bnd.MODULE])
     else:
         pure_bind = bnd.fallback(pure_mods["mcpgen.runtime.validate"])
     info = {
-        "runtime_compiled": {m: is_compiled(mod) for m, mod in compiled_mods.items()},
-        "runtime_pure_loaded_from": {m: getattr(mod, "__file__", None) for m, mod in pure_mods.items()},
-        "pure_is_source": {m: not is_compiled(mod) for m, mod in pure_mods.items()},
+        "runtime_compiled": {m: is_compiled(compiled_mods[m]) for m in HOT_MODULES},
+        "runtime_pure_loaded_from": {m: getattr(pure_mods[m], "__file__", None) for m in HOT_MODULES},
+        "pure_is_source": {m: not is_compiled(pure_mods[m]) for m in HOT_MODULES},
         "bindings": comp_bind.describe(),
         "bindings_pure": pure_bind.describe(),
         "pure_loading": "same process: source-only import under a temporarily emptied sys.modules "

@@ -21,7 +21,11 @@ from typing import Optional
 #: runs before mcpgen is importable, hence no import here but the standard library);
 #: ``mcpgen.runtime`` makes each loadable from source and ``COMPILED`` checks each.
 COMPILED_MODULES: tuple[str, ...] = (
-    "mcpgen.runtime.codec",
+    # the hot path by job (mcpgen.runtime.codec re-exports them): the wire format, the
+    # per-connection RPC state, the event-loop glue; each later one cimports the one before
+    "mcpgen.runtime.wire",
+    "mcpgen.runtime.rpcsession",
+    "mcpgen.runtime.deadlines",
     "mcpgen.runtime.validate",
     "mcpgen.runtime.wslink",  # the gateway's per-frame path; its .pxd cimports picows
     "mcpgen.runtime.mqttwire",  # the MQTT link's QoS 0 PUBLISH framing (mqttfast.py)

@@ -1,10 +1,10 @@
 """Device handles: one MCP session with one device, over any transport.
 
-A :class:`Device` owns a :class:`runtime.codec.RpcSession` (ids, pending replies, framing)
+A :class:`Device` owns a :class:`runtime.rpcsession.RpcSession` (ids, pending replies, framing)
 and a transport that delivers incoming frames to :meth:`Device.feed` and reports a lost
 connection with :meth:`Device.connection_lost`. Session setup (``initialize``,
 ``notifications/initialized``, every ``tools/list`` page, fingerprint check) is shared by
-all transports.
+all transports: :mod:`mcpgen.runtime.session_setup`, which :meth:`Device.setup` runs.
 """
 
 from __future__ import annotations
@@ -13,23 +13,24 @@ import asyncio
 import inspect
 import itertools
 import logging
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, Union
 
-from mcpgen import __version__
 from mcpgen.jsonrpc import METHOD_NOT_FOUND
-from mcpgen.runtime import codec, resources
-from mcpgen.runtime.compat import Fingerprints, Policy, accepted, check_policy
+from mcpgen.runtime import deadlines, resources, rpcsession, session_setup, wire
+from mcpgen.runtime.compat import Fingerprints, Policy
 from mcpgen.runtime.errors import (
     DeviceDisconnected,
     DeviceTimeout,
-    ProtocolError,
-    SpecMismatch,
     ValidationError,
     quoted,
 )
+
+# re-exported from their historical home (docs, tests and bindings import them from here)
+from mcpgen.runtime.session_setup import CLIENT_NAME as CLIENT_NAME
+from mcpgen.runtime.session_setup import CLIENT_VERSION as CLIENT_VERSION
+from mcpgen.runtime.session_setup import FINGERPRINT_META_KEY as FINGERPRINT_META_KEY
+from mcpgen.runtime.session_setup import ToolInfo as ToolInfo
 from mcpgen.runtime.stock_replies import mcp_image_items
 from mcpgen.runtime.validate import SchemaValidator
 
@@ -39,10 +40,6 @@ NotificationCallback = Callable[[str, dict], Any]
 #: ``on_progress(progress, total, message)`` for ``notifications/progress`` of one call.
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
 ProgressToken = Union[str, int]
-FINGERPRINT_META_KEY = "mcpgen/fingerprint"
-CLIENT_NAME = "mcpgen-runtime"
-CLIENT_VERSION = __version__  # the package version (one source: pyproject.toml)
-_MAX_LIST_PAGES = 1000
 
 
 class Transport(Protocol):
@@ -55,43 +52,6 @@ class Transport(Protocol):
     async def close(self) -> None:
         """Closes the link; must not raise when it is already closed."""
         ...
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """A tool as the device reported it in ``tools/list``."""
-
-    name: str
-    description: str
-    input_schema: dict
-    user_only: bool
-    raw: dict = field(repr=False)
-    title: Optional[str] = None
-    output_schema: Optional[dict] = field(default=None, repr=False)
-    annotations: Optional[dict] = field(default=None, repr=False)
-
-    @classmethod
-    def from_raw(cls, raw: Mapping[str, Any]) -> ToolInfo:
-        ann = raw.get("annotations")
-        ann = ann if isinstance(ann, dict) else None
-        audience = ann.get("audience") if ann else None
-        user_only = isinstance(audience, list) and "user" in audience and "assistant" not in audience
-        schema = raw.get("inputSchema")
-        out = raw.get("outputSchema")
-        title = raw.get("title")
-        if title is None and ann is not None and isinstance(ann.get("title"), str):
-            title = ann["title"]
-        desc = raw.get("description")
-        return cls(
-            name=str(raw["name"]),
-            description=desc if isinstance(desc, str) else "",
-            input_schema=schema if isinstance(schema, dict) else {"type": "object", "properties": {}},
-            user_only=user_only,
-            raw=dict(raw),
-            title=title if isinstance(title, str) else None,
-            output_schema=out if isinstance(out, dict) else None,
-            annotations=ann,
-        )
 
 
 class Device:
@@ -162,7 +122,7 @@ class Device:
         self.client_id: Optional[str] = None  # gateway: the Client-Id header
         self.hello: Optional[dict] = None  # gateway: the device's hello message
         self._transport = transport
-        self._session = codec.RpcSession(session_id)
+        self._session = rpcsession.RpcSession(session_id)
         self._loop = loop or asyncio.get_running_loop()
         self._closed = False
         self._close_reason = ""
@@ -185,15 +145,15 @@ class Device:
         self._tools_changed: Optional[asyncio.Event] = None
         self._progress: dict[str, ProgressCallback] = {}
         self._progress_ids = itertools.count(1)
-        self._deadlines = codec.deadlines_for(self._loop)
+        self._deadlines = deadlines.deadlines_for(self._loop)
         # Transports that can send without waiting (the gateway's WebSocket links) offer
         # send_now(data): calls then skip the per-call coroutine and stalled-send handling.
         self._send_now: Optional[Callable[[bytes], None]] = getattr(transport, "send_now", None)
-        # ... and then take the compiled call path (codec.CallSite): no Python frame per call.
-        self._site: Optional[codec.CallSite] = (
+        # ... and then take the compiled call path (deadlines.CallSite): no Python frame per call.
+        self._site: Optional[deadlines.CallSite] = (
             None
             if self._send_now is None
-            else codec.CallSite(self._session, self._loop, self._deadlines, self, self._send_now)
+            else deadlines.CallSite(self._session, self._loop, self._deadlines, self, self._send_now)
         )
 
     # -- properties ---------------------------------------------------------------------
@@ -204,7 +164,7 @@ class Device:
         return self._session.session_id
 
     @property
-    def session(self) -> codec.RpcSession:
+    def session(self) -> rpcsession.RpcSession:
         """The compiled session core (ids, pending table, encoder)."""
         return self._session
 
@@ -271,7 +231,7 @@ class Device:
             args = arguments if type(arguments) is dict else dict(arguments)
         kind = self._bound_kinds.get(name)
         if kind is None:
-            kind = self._kinds.get(name, codec.KIND_AUTO)
+            kind = self._kinds.get(name, wire.KIND_AUTO)
         if progress_token is None and on_progress is None:
             return await self.invoke(name, args, kind, timeout)
         return await self._invoke_with_progress(name, args, kind, timeout, progress_token, on_progress)
@@ -297,10 +257,10 @@ class Device:
         """
         args = {} if arguments is None else dict(arguments)
         if progress_token is None and on_progress is None:
-            result = await self.invoke(name, args, codec.KIND_RAW, timeout)
+            result = await self.invoke(name, args, wire.KIND_RAW, timeout)
         else:
             result = await self._invoke_with_progress(
-                name, args, codec.KIND_RAW, timeout, progress_token, on_progress
+                name, args, wire.KIND_RAW, timeout, progress_token, on_progress
             )
         return mcp_image_items(result)
 
@@ -342,7 +302,7 @@ class Device:
 
         Returns an awaitable (``await device.invoke(...)``); nothing is sent before it is
         awaited. On transports that send without waiting (the gateway) the whole call
-        runs in the compiled :meth:`codec.CallSite.call <mcpgen.runtime.codec.CallSite.call>`
+        runs in the compiled :meth:`deadlines.CallSite.call <mcpgen.runtime.deadlines.CallSite.call>`
         coroutine.
         """
         site = self._site
@@ -361,7 +321,13 @@ class Device:
         return self.invoke if site is None else site.call
 
     async def _disconnected(self) -> Any:
-        raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+        raise self.disconnected_error()
+
+    # -- what the loop's deadlines and the compiled call path use (deadlines.CallOwner) ----
+
+    def disconnected_error(self) -> DeviceDisconnected:
+        """The error a call on this closed handle raises."""
+        return DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
 
     async def _invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float]) -> Any:
         if self._closed:
@@ -379,7 +345,7 @@ class Device:
         fut = self._loop.create_future()
         data = self._session.request(method, params)
         rid = self._session.last_id
-        self._session.expect(rid, fut, codec.KIND_RAW)
+        self._session.expect(rid, fut, wire.KIND_RAW)
         return await self._complete(rid, fut, data, timeout, method)
 
     # -- resources (runtime.resources): for any device, its spec known or not --------------
@@ -417,16 +383,16 @@ class Device:
                 send_now(data)
             except Exception as exc:
                 self._session.forget(rid)
-                raise self._send_failed(exc) from exc
+                raise self.send_error(exc) from exc
             try:
                 return await fut
             except asyncio.CancelledError:
                 if self._session.forget(rid) and not self._closed:
-                    self._send_cancelled(rid, "cancelled by the client")
+                    self.send_cancelled(rid, "cancelled by the client")
                 raise
         try:
             # While the frame is being written (a stalled link can block here), the
-            # timeout must still end the call: _expire cancels the task and we turn that
+            # timeout must still end the call: expire_request cancels the task and we turn that
             # cancellation back into the DeviceTimeout it stands for.
             self._sending[rid] = asyncio.current_task()
             try:
@@ -452,16 +418,17 @@ class Device:
             return await fut
         except asyncio.CancelledError:
             if self._session.forget(rid) and not self._closed:
-                self._send_cancelled(rid, "cancelled by the client")
+                self.send_cancelled(rid, "cancelled by the client")
             raise
 
-    def _send_failed(self, exc: BaseException) -> DeviceDisconnected:
+    def send_error(self, exc: BaseException) -> DeviceDisconnected:
+        """The error a call raises when sending its frame failed with ``exc``."""
         if self._closed:
             return DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
         return DeviceDisconnected(f"sending to device {self.device_id!r} failed: {exc}")
 
-    def _send_cancelled(self, rid: int, reason: str) -> None:
-        """Tells the device to stop working on ``rid`` (best effort)."""
+    def send_cancelled(self, rid: int, reason: str) -> None:
+        """Tells the device to stop working on ``rid`` (best effort, never raises)."""
         data = self._session.cancelled(rid, reason)
         send_now = self._send_now
         if send_now is None:
@@ -472,7 +439,7 @@ class Device:
         except Exception:  # the link is going away; nothing to report to anyone
             log.debug("device %s: could not send %r", self.device_id, data[:80])
 
-    def _expire(self, rid: int, t: float, what: str) -> None:
+    def expire_request(self, rid: int, t: float, what: str) -> None:
         """Called by the loop's deadline sweep; a call answered meanwhile is skipped."""
         if not self._session.is_pending(rid):
             return
@@ -485,7 +452,7 @@ class Device:
                 self._send_expired.add(rid)
                 sender.cancel()
             elif not self._closed:
-                self._send_cancelled(rid, "timeout")
+                self.send_cancelled(rid, "timeout")
 
     async def _send(self, data: bytes) -> None:
         try:
@@ -565,11 +532,11 @@ class Device:
         if frame is not None:
             self.handle_frame(frame, data)
 
-    def handle_frame(self, frame: codec.Frame, data: Union[bytes, str, memoryview]) -> None:
+    def handle_frame(self, frame: wire.Frame, data: Union[bytes, str, memoryview]) -> None:
         """What :meth:`feed` does with a frame that was not a reply to a pending call
-        (transports that run :meth:`codec.RpcSession.feed` themselves call this)."""
+        (transports that run :meth:`rpcsession.RpcSession.feed` themselves call this)."""
         kind = frame.kind
-        if kind == codec.FRAME_NOTIFICATION:
+        if kind == wire.FRAME_NOTIFICATION:
             params = frame.params if isinstance(frame.params, dict) else {}
             method = frame.method
             if method == "notifications/tools/list_changed" and not self._closed:
@@ -577,16 +544,16 @@ class Device:
             elif method == "notifications/progress" and self._progress:
                 self._deliver_progress(params)
             self._dispatch(self._callbacks, method, params)
-        elif kind == codec.FRAME_REQUEST:
+        elif kind == wire.FRAME_REQUEST:
             self._answer_device_request(frame)
-        elif kind == codec.FRAME_OTHER:
+        elif kind == wire.FRAME_OTHER:
             self._dispatch(self._message_callbacks, frame.message)
-        elif kind == codec.FRAME_ERROR:
-            err = codec.rpc_error(frame.error)
+        elif kind == wire.FRAME_ERROR:
+            err = wire.rpc_error(frame.error)
             log.warning(
                 "device %s: error without a pending request (id %r): %s", self.device_id, frame.id, err
             )
-        elif kind == codec.FRAME_INVALID:
+        elif kind == wire.FRAME_INVALID:
             text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
             log.debug("device %s: ignoring non-JSON-RPC frame %r", self.device_id, text[:120])
 
@@ -608,7 +575,7 @@ class Device:
         text = message if isinstance(message, str) else None
         self._dispatch([cb], float(progress), total_f, text)
 
-    def _answer_device_request(self, frame: codec.Frame) -> None:
+    def _answer_device_request(self, frame: wire.Frame) -> None:
         if frame.method == "ping":
             reply = {"jsonrpc": "2.0", "id": frame.id, "result": {}}
         else:
@@ -617,7 +584,7 @@ class Device:
                 "id": frame.id,
                 "error": {"code": METHOD_NOT_FOUND, "message": f"Method not found: {quoted(frame.method)}"},
             }
-        data = codec.encode_envelope(self._session.session_id, reply)
+        data = wire.encode_envelope(self._session.session_id, reply)
         if self._send_now is not None:
             try:
                 self._send_now(data)
@@ -670,7 +637,7 @@ class Device:
     def set_return_kinds(self, kinds: Mapping[str, Union[str, int]]) -> None:
         """Declares tools' return kinds (from a known spec) for :meth:`call` decoding."""
         for name, k in kinds.items():
-            self._bound_kinds[name] = codec.kind_code(k) if isinstance(k, str) else int(k)
+            self._bound_kinds[name] = wire.kind_code(k) if isinstance(k, str) else int(k)
 
     async def setup(
         self,
@@ -687,100 +654,21 @@ class Device:
 
         ``init_retry`` re-sends ``initialize`` (with a new id) at that interval until the
         device answers: for serial links to devices that may still be booting.
+        (:func:`mcpgen.runtime.session_setup.setup`.)
         """
-        check_policy(policy)
-        t = self.call_timeout if timeout is None else timeout
-        info = dict(client_info or {})
-        params: dict = {
-            "protocolVersion": codec.PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {
-                "name": info.get("name", CLIENT_NAME),
-                "version": info.get("version", CLIENT_VERSION),
-            },
-        }
-        if vision is not None:
-            params["capabilities"]["vision"] = {
-                "url": vision.get("url", ""),
-                "token": vision.get("token", ""),
-            }
-        result = await self._initialize(params, t, init_retry)
-        if not isinstance(result, dict):
-            raise ProtocolError("initialize returned a non-object result")
-        self.initialize_result = result
-        pv = result.get("protocolVersion")
-        self.protocol_version = pv if isinstance(pv, str) else None
-        si = result.get("serverInfo")
-        self.server_info = si if isinstance(si, dict) else {}
-        caps = result.get("capabilities")
-        self.capabilities = caps if isinstance(caps, dict) else {}
-        self.fingerprint = _reported_fingerprint(result)
-        await self.notify("notifications/initialized")
-        await self.refresh_tools(timeout=t)
-        self.expected_fingerprint = _expected(fingerprint, self.fingerprint)
-        self._check_fingerprint(fingerprint, policy)
-
-    async def _initialize(self, params: dict, timeout: float, retry: Optional[float]) -> Any:
-        if not retry:
-            return await self.request("initialize", params, timeout=timeout)
-        deadline = self._loop.time() + timeout
-        while True:
-            left = deadline - self._loop.time()
-            try:
-                return await self.request("initialize", params, timeout=min(retry, max(left, 0.0)))
-            except DeviceTimeout:
-                if self._loop.time() >= deadline:
-                    raise
-
-    def _check_fingerprint(self, expected: Fingerprints, policy: Policy) -> None:
-        """``expected`` may hold every released fingerprint (policy compatible): a device on
-        any of them is in spec mode; its bindings pick its own version (runtime.compat)."""
-        if expected is None:
-            self.dynamic = True
-            return
-        if policy == "off":
-            self.dynamic = False
-            return
-        if self.fingerprint in accepted(expected):
-            self.dynamic = False
-            return
-        if policy == "strict":
-            shown = expected if isinstance(expected, str) else ", ".join(sorted(accepted(expected)))
-            raise SpecMismatch(shown, self.fingerprint)
-        log.warning(
-            "device %s: spec fingerprint %r differs from the expected %r; using dynamic mode "
-            "(arguments validated against the schemas the device reported)",
-            self.device_id,
-            self.fingerprint,
-            expected if isinstance(expected, str) else sorted(accepted(expected)),
+        await session_setup.setup(
+            self,
+            fingerprint=fingerprint,
+            policy=policy,
+            timeout=timeout,
+            init_retry=init_retry,
+            vision=vision,
+            client_info=client_info,
         )
-        self.dynamic = True
 
     async def refresh_tools(self, *, timeout: Optional[float] = None) -> list[ToolInfo]:
         """Reads every ``tools/list`` page (``withUserTools: true``) and replaces the list."""
-        tools: list[ToolInfo] = []
-        names: set[str] = set()
-        cursor = ""
-        seen: set[str] = set()
-        for _ in range(_MAX_LIST_PAGES):
-            res = await self.request("tools/list", {"cursor": cursor, "withUserTools": True}, timeout=timeout)
-            if not isinstance(res, dict):
-                raise ProtocolError("tools/list returned a non-object result")
-            page = res.get("tools")
-            if not isinstance(page, list):
-                raise ProtocolError("tools/list result has no tools array")
-            for raw in page:
-                if isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw["name"] not in names:
-                    names.add(raw["name"])
-                    tools.append(_shared_tool(raw))
-            nxt = res.get("nextCursor")
-            if not nxt or not isinstance(nxt, str):
-                break
-            if nxt in seen:
-                log.warning("device %s: tools/list cursor %r repeats; stopping", self.device_id, nxt)
-                break
-            seen.add(nxt)
-            cursor = nxt
+        tools = await session_setup.list_tools(self, timeout=timeout)
         self._set_tools(tools)
         return list(tools)
 
@@ -789,7 +677,7 @@ class Device:
         self._tool_map = {t.name: t for t in tools}
         self._validators = {}
         self._kinds = {
-            t.name: (codec.KIND_OBJECT if t.output_schema is not None else codec.KIND_AUTO) for t in tools
+            t.name: (wire.KIND_OBJECT if t.output_schema is not None else wire.KIND_AUTO) for t in tools
         }
         if self._tools_changed is not None:
             self._tools_changed.set()
@@ -815,24 +703,6 @@ class Device:
             self._relist_pending = False
 
 
-# Devices of one firmware report identical tools: one ToolInfo (and its schema dicts) per
-# distinct tool description, shared by every handle, instead of a copy per device (a
-# gateway with 10,000 devices would otherwise hold 10,000 copies of the same schemas).
-_TOOLS: weakref.WeakValueDictionary[bytes, ToolInfo] = weakref.WeakValueDictionary()
-
-
-def _shared_tool(raw: dict) -> ToolInfo:
-    try:
-        key = codec.dumps_sorted(raw)
-    except Exception:  # not serialisable as sent (cannot happen for parsed JSON): no sharing
-        return ToolInfo.from_raw(raw)
-    info = _TOOLS.get(key)
-    if info is None:
-        info = ToolInfo.from_raw(raw)
-        _TOOLS[key] = info
-    return info
-
-
 def _subscribe(callbacks: list, callback: Any) -> Callable[[], None]:
     callbacks.append(callback)
 
@@ -843,30 +713,6 @@ def _subscribe(callbacks: list, callback: Any) -> Callable[[], None]:
             pass
 
     return unsubscribe
-
-
-def _expected(expected: Fingerprints, reported: Optional[str]) -> Optional[str]:
-    """The one fingerprint the device is held to: the reported one when it is among several
-    accepted ones (released versions), else the last of them (``RELEASES`` ends with the newest)."""
-    if expected is None or isinstance(expected, str):
-        return expected
-    if reported in accepted(expected):
-        return reported
-    return list(expected)[-1] if expected else None
-
-
-def _reported_fingerprint(result: dict) -> Optional[str]:
-    meta = result.get("_meta")
-    if isinstance(meta, dict):
-        fp = meta.get(FINGERPRINT_META_KEY)
-        if isinstance(fp, str):
-            return fp
-    si = result.get("serverInfo")
-    if isinstance(si, dict):
-        m2 = si.get("_meta")
-        if isinstance(m2, dict) and isinstance(m2.get(FINGERPRINT_META_KEY), str):
-            return m2[FINGERPRINT_META_KEY]
-    return None
 
 
 async def start_session(

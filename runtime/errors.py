@@ -15,8 +15,8 @@ class McpDeviceError(Exception):
 
 
 # ToolError and RpcError are raised for device replies on the decode hot path, where
-# runtime.codec builds them without running __init__ (BaseException.__new__ with the
-# same ``args``, then the slots below): keep codec._tool_error / codec._new_rpc_error in
+# runtime.wire builds them without running __init__ (BaseException.__new__ with the
+# same ``args``, then the slots below): keep wire._tool_error / wire._new_rpc_error in
 # step with these constructors (tests/runtime/test_codec.py compares them).
 # The attributes are slots, which are much cheaper to set than instance-dict entries.
 

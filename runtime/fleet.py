@@ -38,8 +38,8 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Optional, Union
+from collections.abc import Awaitable, Callable
+from typing import Any, Optional, Union, Unpack
 
 from mcpgen.extras import missing_extra
 from mcpgen.mqtt_topics import (
@@ -52,13 +52,13 @@ from mcpgen.mqtt_topics import (
     UP,
     is_topic_level,
 )
-from mcpgen.runtime import codec, memtrim
-from mcpgen.runtime.auth import Authenticator, authenticate, hello_handshake
+from mcpgen.runtime import memtrim, wire
+from mcpgen.runtime.auth import authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
-from mcpgen.runtime.compat import Fingerprints
-from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
 from mcpgen.runtime.hub import hello_refusal
+from mcpgen.runtime.options import HasSessionOptions, SessionKeywords, SessionOptions, session_options
 
 log = logging.getLogger("mcpgen.runtime.fleet")
 
@@ -108,7 +108,7 @@ class FleetTransport:
         self.fleet._forget(self.token)
 
 
-class MqttFleet(TopicLayout):
+class MqttFleet(TopicLayout, HasSessionOptions):
     """One worker of a fleet that shares devices through an MQTT 5 broker (module docstring).
 
     ``group`` names the shared subscription (workers of one backend use the same group);
@@ -135,28 +135,17 @@ class MqttFleet(TopicLayout):
         username: Optional[str] = None,
         password: Optional[str] = None,
         tls_context: Optional[ssl.SSLContext] = None,
-        auth: Optional[Authenticator] = None,
-        fingerprint: Fingerprints = None,
-        policy: Policy = "warn",
-        call_timeout: float = 10.0,
-        setup_timeout: Optional[float] = None,
-        vision: Optional[Mapping[str, str]] = None,
+        options: Optional[SessionOptions] = None,
         keepalive: int = 60,
         qos: int = 0,
         connect_timeout: float = 10.0,
-        max_frame: int = 65536,
+        **session: Unpack[SessionKeywords],
     ) -> None:
         super().__init__(host, port, topic_prefix, qos)
         self.group = _topic_level(group, "group")
         self.worker_id = _topic_level(worker_id or uuid.uuid4().hex[:12], "worker_id")
         self.client_id = f"mcpgen-worker-{self.worker_id}"
-        self.auth = auth
-        self.fingerprint = fingerprint
-        self.policy: Policy = policy
-        self.call_timeout = call_timeout
-        self.setup_timeout = setup_timeout
-        self.vision = vision
-        self.max_frame = max_frame
+        self.options = session_options(options, session)
         self.hellos = 0  # device hellos this worker answered
         self.rejected = 0  # device hellos refused by ``auth``
         self.stray_replies = 0  # replies for no live handle of this worker (dropped)
@@ -421,14 +410,14 @@ class MqttFleet(TopicLayout):
                 self.max_frame,
             )
             return
-        frame = codec.decode_frame(payload)
-        hello = codec.hello_of(frame)
+        frame = wire.decode_frame(payload)
+        hello = wire.hello_of(frame)
         if hello is not None:
             self._spawn(self._answer_hello(device_id, hello))
-        elif frame.kind == codec.FRAME_NOTIFICATION:
+        elif frame.kind == wire.FRAME_NOTIFICATION:
             params = frame.params if isinstance(frame.params, dict) else {}
             self._fire(self._notification_cbs, device_id, frame.method, params)
-        elif frame.kind == codec.FRAME_INVALID:
+        elif frame.kind == wire.FRAME_INVALID:
             log.debug("device %s: message on its up topic that is not JSON-RPC dropped", device_id)
         else:
             # Replies on the up topic answer requests sent without a Response Topic,
@@ -448,7 +437,7 @@ class MqttFleet(TopicLayout):
             log.warning("rejected device %r: %s", device_id, reason)
             return
         # No session is kept here: each worker opens its own over the response-topic path.
-        hello_reply = codec.encode_hello("mqtt", str(uuid.uuid4()))
+        hello_reply = wire.encode_hello("mqtt", str(uuid.uuid4()))
         try:
             self._broker.publish_now(self.topic(device_id, DOWN), hello_reply, self.qos)
         except Exception as exc:

@@ -31,17 +31,16 @@ import http
 import logging
 import time
 import urllib.parse
-from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Optional, Unpack
 
 from picows import WSAutoPingStrategy, WSCloseCode
 
-from mcpgen.runtime import codec, fdlimit, memtrim, wslink
-from mcpgen.runtime.auth import Authenticator, Handshake, bearer_token
-from mcpgen.runtime.compat import Fingerprints
-from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime import fdlimit, memtrim, wire, wslink
+from mcpgen.runtime.auth import Handshake, bearer_token
+from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected, quoted
 from mcpgen.runtime.hub import DeviceHub
+from mcpgen.runtime.options import SessionKeywords, SessionOptions
 from mcpgen.runtime.wslink import DeviceLink
 
 # picows' protocol class is not in its top-level API, but its own ws_connect hands a
@@ -81,14 +80,8 @@ class Gateway(DeviceHub):
         host: str = "127.0.0.1",
         port: int = 0,
         *,
-        auth: Optional[Authenticator] = None,
-        fingerprint: Fingerprints = None,
-        policy: Policy = "warn",
-        max_frame: int = 65536,
-        call_timeout: float = 10.0,
+        options: Optional[SessionOptions] = None,
         hello_timeout: float = 10.0,
-        setup_timeout: Optional[float] = None,
-        vision: Optional[Mapping[str, str]] = None,
         ping_interval: Optional[float] = 20.0,
         close_timeout: float = 2.0,
         path: Optional[str] = None,
@@ -100,17 +93,9 @@ class Gateway(DeviceHub):
         max_backlog: int = 1 << 20,
         max_handshakes: int = 1024,
         max_handshakes_per_source: int = 256,
+        **session: Unpack[SessionKeywords],
     ) -> None:
-        super().__init__(
-            auth=auth,
-            fingerprint=fingerprint,
-            policy=policy,
-            max_frame=max_frame,
-            call_timeout=call_timeout,
-            setup_timeout=setup_timeout,
-            vision=vision,
-            gc_freeze=gc_freeze,
-        )
+        super().__init__(options=options, gc_freeze=gc_freeze, **session)
         self.host = host
         self._port = port
         self.hello_timeout = hello_timeout
@@ -123,7 +108,7 @@ class Gateway(DeviceHub):
         # A device that does not read what we send: how long it may stay stalled and how
         # many bytes may wait for it before its connection is closed (``stalled_closed``).
         self.drain_timeout = drain_timeout
-        self.max_backlog = max(max_backlog, max_frame + WRITE_HIGH)
+        self.max_backlog = max(max_backlog, self.max_frame + WRITE_HIGH)
         self.stalled_closed = 0
         self._stalled: set[DeviceLink] = set()
         # Connections still in the HTTP upgrade, in all and per source address; over
@@ -142,7 +127,7 @@ class Gateway(DeviceHub):
         self._sweeper: Optional[asyncio.TimerHandle] = None
         self._next_ping = 0.0
         # Gives freed heap back after mass departures (departed sessions released first).
-        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions, follow_up=call_timeout + 1.0)
+        self._trimmer = memtrim.Trimmer(release=memtrim.release_sessions, follow_up=self.call_timeout + 1.0)
         self._ws_logger = logging.LoggerAdapter(logging.getLogger("mcpgen.runtime.gateway.ws"), {})
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -327,9 +312,9 @@ class Gateway(DeviceHub):
         self._refusal_logged_at = now
         self._refusals_unlogged = 0
 
-    # -- connections: the session (called by DeviceLink) ------------------------------------
+    # -- connections: the session (wslink.LinkOwner: called by DeviceLink) -------------------
 
-    def _link_open(self, link: DeviceLink) -> None:
+    def link_open(self, link: DeviceLink) -> None:
         if self._closing:
             link.shutdown(WSCloseCode.GOING_AWAY, "gateway closed")
             return
@@ -337,11 +322,11 @@ class Gateway(DeviceHub):
         link.deadline = asyncio.get_running_loop().time() + self.hello_timeout
         self._young.add(link)
 
-    def _link_hello(self, link: DeviceLink, data: bytes) -> None:
+    def link_hello(self, link: DeviceLink, data: bytes) -> None:
         self._young.discard(link)
         hs: Handshake = link.handshake
-        hello = codec.decode_hello(data)
-        if hello is None and not wslink._is_utf8(data):
+        hello = wire.decode_hello(data)
+        if hello is None and not wslink.is_utf8(data):
             link.refuse_invalid_text()
             return
         refusal = self._hello_refusal(hs.device_id, hello)
@@ -360,21 +345,21 @@ class Gateway(DeviceHub):
             return
         self._start_setup(device)
 
-    def _link_closing(self, link: DeviceLink) -> None:
+    def link_closing(self, link: DeviceLink) -> None:
         self._young.discard(link)
         link.deadline = asyncio.get_running_loop().time() + self.close_timeout
         self._closing_links.add(link)
 
-    def _link_stalled(self, link: DeviceLink) -> None:
+    def link_stalled(self, link: DeviceLink) -> None:
         """The device stopped reading (DeviceLink paused reading from it): it has
         ``drain_timeout`` to drain its send buffer."""
         link.stall_deadline = asyncio.get_running_loop().time() + self.drain_timeout
         self._stalled.add(link)
 
-    def _link_drained(self, link: DeviceLink) -> None:
+    def link_drained(self, link: DeviceLink) -> None:
         self._stalled.discard(link)
 
-    def _check_backlog(self, link: DeviceLink, more: int) -> None:
+    def check_backlog(self, link: DeviceLink, more: int) -> None:
         """Called before a send to a stalled device: refuses the send, and closes the
         connection, when the bytes waiting for it would pass ``max_backlog``."""
         t = link.transport
@@ -397,7 +382,7 @@ class Gateway(DeviceHub):
         if link.transport is not None and not link.transport.is_disconnected:
             link.transport.disconnect(False)  # a close frame would wait behind the backlog
 
-    def _link_lost(self, link: DeviceLink) -> None:
+    def link_lost(self, link: DeviceLink) -> None:
         self._stalled.discard(link)
         self._links.discard(link)
         self._young.discard(link)

@@ -7,7 +7,7 @@ its session, the device's link ended); the hub owns the rest:
 
 * the device ``hello``: recognised and checked (``features.mcp`` must be true), then
   answered with the server hello that names the new session (both encoded in
-  :mod:`mcpgen.runtime.codec`, the one place for the xiaozhi envelope and hello);
+  :mod:`mcpgen.runtime.wire`, the one place for the xiaozhi envelope and hello);
 * authentication through :func:`mcpgen.runtime.auth.authenticate` (sync or async
   authenticators; one that raises refuses);
 * one live session per device id: a device that says hello again (it reconnected, or
@@ -29,14 +29,14 @@ import gc
 import inspect
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Optional
+from collections.abc import AsyncIterator
+from typing import Any, Optional, Unpack
 
-from mcpgen.runtime import codec
-from mcpgen.runtime.auth import Authenticator, Handshake, authenticate
-from mcpgen.runtime.compat import Fingerprints, check_policy
-from mcpgen.runtime.device import Device, Policy, Transport
+from mcpgen.runtime import wire
+from mcpgen.runtime.auth import Handshake, authenticate
+from mcpgen.runtime.device import Device, Transport
 from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
+from mcpgen.runtime.options import HasSessionOptions, SessionKeywords, SessionOptions, session_options
 
 #: gc_freeze=None (auto) freezes the GC's view of set-up sessions from this many devices
 #: on, FREEZE_DELAY seconds after the last device of a burst became ready.
@@ -45,7 +45,7 @@ FREEZE_DELAY = 1.0
 
 
 def hello_refusal(hello: Optional[dict]) -> Optional[str]:
-    """None when ``hello`` (from :func:`codec.decode_hello`, None when the message was not
+    """None when ``hello`` (from :func:`wire.decode_hello`, None when the message was not
     a hello) is one the runtime serves: MCP support (``features.mcp: true``); else why not."""
     if hello is None:
         return "hello expected"
@@ -55,8 +55,11 @@ def hello_refusal(hello: Optional[dict]) -> Optional[str]:
     return "MCP support (features.mcp) required"
 
 
-class DeviceHub:
+class DeviceHub(HasSessionOptions):
     """The transport-neutral half of a gateway (see the module docstring).
+
+    The session settings are one :class:`~mcpgen.runtime.options.SessionOptions`
+    (``options=``, or its fields as keyword arguments), kept in :attr:`options`.
 
     Subclasses set :attr:`transport_name` and :attr:`log`, call :meth:`_hello_refusal`
     and :meth:`_open_session` when a device says hello, send :meth:`_server_hello`,
@@ -72,23 +75,11 @@ class DeviceHub:
     def __init__(
         self,
         *,
-        auth: Optional[Authenticator] = None,
-        fingerprint: Fingerprints = None,
-        policy: Policy = "warn",
-        max_frame: int = 65536,
-        call_timeout: float = 10.0,
-        setup_timeout: Optional[float] = None,
-        vision: Optional[Mapping[str, str]] = None,
+        options: Optional[SessionOptions] = None,
         gc_freeze: Optional[bool] = None,
+        **session: Unpack[SessionKeywords],
     ) -> None:
-        check_policy(policy)
-        self.auth = auth
-        self.fingerprint = fingerprint
-        self.policy: Policy = policy
-        self.max_frame = max_frame
-        self.call_timeout = call_timeout
-        self.setup_timeout = setup_timeout
-        self.vision = dict(vision) if vision is not None else None
+        self.options = session_options(options, session)
         self.gc_freeze = gc_freeze
         self.rejected = 0
         self.connected: dict[str, Device] = {}  # device id -> ready handle
@@ -167,7 +158,7 @@ class DeviceHub:
     # -- hello, authentication, sessions --------------------------------------------------
 
     def _hello_refusal(self, device_id: str, hello: Optional[dict]) -> Optional[str]:
-        """None when ``hello`` (from :func:`codec.decode_hello`) may open a session; else
+        """None when ``hello`` (from :func:`wire.decode_hello`) may open a session; else
         why not, logged and counted in ``rejected``."""
         reason = hello_refusal(hello)
         if reason is None:
@@ -227,7 +218,7 @@ class DeviceHub:
 
     def _server_hello(self, device: Device) -> bytes:
         assert device.session_id is not None
-        return codec.encode_hello(self.transport_name, device.session_id)
+        return wire.encode_hello(self.transport_name, device.session_id)
 
     def _start_setup(self, device: Device) -> asyncio.Task:
         """Runs the MCP session setup; the device is handed out when it succeeds."""
@@ -310,6 +301,11 @@ class DeviceHub:
         return task
 
     # -- closing --------------------------------------------------------------------------
+
+    @property
+    def closing(self) -> bool:
+        """True once closing started: no new sessions are accepted."""
+        return self._closing
 
     async def _close_sessions(self, reason: str) -> None:
         """First half of closing: no new sessions, every live one closed with ``reason``."""

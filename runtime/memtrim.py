@@ -50,7 +50,7 @@ def release_sessions() -> None:
     """Drops what the runtime still holds of departed sessions (a trimmer's ``release``):
     the running loop's call deadlines list every session that made a timed call until a
     deadline is next due, up to ``call_timeout`` after its device left."""
-    from mcpgen.runtime import codec  # (here, not at the top: codec is the heavy import)
+    from mcpgen.runtime import deadlines  # (here, not at the top: the hot path is the heavy import)
 
     # CPython's attribute lookup cache (4096 entries) keeps a reference to the name of
     # each lookup, keyed by the name object: names built at run time (paho builds one per
@@ -64,7 +64,7 @@ def release_sessions() -> None:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return
-    codec.deadlines_for(loop).prune()
+    deadlines.deadlines_for(loop).prune()
 
 
 class Trimmer:

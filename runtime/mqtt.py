@@ -42,17 +42,16 @@ import ssl
 import time
 import uuid
 import weakref
-from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Optional, Unpack
 
 from mcpgen.mqtt_topics import DEFAULT_PREFIX, DOWN, OFFLINE, ONLINE, STATE, UP
-from mcpgen.runtime import codec
-from mcpgen.runtime.auth import Authenticator, hello_handshake
+from mcpgen.runtime import wire
+from mcpgen.runtime.auth import hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
-from mcpgen.runtime.compat import Fingerprints
-from mcpgen.runtime.device import Device, Policy
+from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected
 from mcpgen.runtime.hub import DeviceHub
+from mcpgen.runtime.options import SessionKeywords, SessionOptions
 
 log = logging.getLogger("mcpgen.runtime.mqtt")
 
@@ -89,7 +88,7 @@ class MqttTransport:
         if self.offline or self.silent or not broker.connected:
             return
         try:
-            await broker.publish(self.topic, codec.encode_goodbye(self.session_id), self.gateway.qos, 2.0)
+            await broker.publish(self.topic, wire.encode_goodbye(self.session_id), self.gateway.qos, 2.0)
         except Exception as exc:  # the broker link is going away; the session ends anyway
             log.debug("goodbye to %s not sent: %s", self.topic, exc)
 
@@ -118,27 +117,14 @@ class MqttGateway(DeviceHub, TopicLayout):
         username: Optional[str] = None,
         password: Optional[str] = None,
         client_id: Optional[str] = None,
-        auth: Optional[Authenticator] = None,
-        fingerprint: Fingerprints = None,
-        policy: Policy = "warn",
-        call_timeout: float = 10.0,
-        setup_timeout: Optional[float] = None,
-        vision: Optional[Mapping[str, str]] = None,
-        max_frame: int = 65536,
+        options: Optional[SessionOptions] = None,
         keepalive: int = 60,
         qos: int = 1,
         connect_timeout: float = 10.0,
         tls_context: Optional[ssl.SSLContext] = None,
+        **session: Unpack[SessionKeywords],
     ) -> None:
-        super().__init__(
-            auth=auth,
-            fingerprint=fingerprint,
-            policy=policy,
-            max_frame=max_frame,
-            call_timeout=call_timeout,
-            setup_timeout=setup_timeout,
-            vision=vision,
-        )
+        super().__init__(options=options, **session)
         TopicLayout.__init__(self, host, port, topic_prefix, qos)
         self.client_id = client_id or f"mcpgen-gateway-{uuid.uuid4().hex[:12]}"
         self._nudged: dict[str, float] = {}
@@ -219,7 +205,7 @@ class MqttGateway(DeviceHub, TopicLayout):
                 self._background(device.close(f"frame larger than max_frame={self.max_frame} refused"))
             return
         if device is None or b'"hello"' in payload:
-            hello = codec.decode_hello(payload)
+            hello = wire.decode_hello(payload)
             if hello is not None:
                 self._on_hello(device_id, hello)
                 return
@@ -252,7 +238,7 @@ class MqttGateway(DeviceHub, TopicLayout):
             return
         self._nudged[device_id] = now
         log.info("device %s: no session; asking it for a new hello", device_id)
-        self._publish_quietly(self.topic(device_id, DOWN), codec.encode_goodbye())
+        self._publish_quietly(self.topic(device_id, DOWN), wire.encode_goodbye())
 
     def _on_hello(self, device_id: str, hello: dict) -> None:
         if self._hello_refusal(device_id, hello) is not None or self._closing:

@@ -2,7 +2,7 @@
 cimport cython
 from picows.picows cimport MemoryBuffer, WSFrame, WSListener, WSTransport
 from picows.picows cimport WSMsgType as _CMsgType
-from mcpgen.runtime.codec cimport RpcSession
+from mcpgen.runtime.rpcsession cimport RpcSession
 
 cdef int _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PONG
 cdef _CMsgType _MT_TEXT

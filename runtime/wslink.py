@@ -18,7 +18,7 @@ gateway's (``runtime/gateway.py``); this module only moves frames.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 import cython
 
@@ -27,8 +27,8 @@ if not cython.compiled:  # the compiled build gets these from wslink.pxd (cimpor
 
 from picows import WSCloseCode, WSMsgType
 
-from mcpgen.runtime.codec import FRAME_INVALID
 from mcpgen.runtime.errors import DeviceDisconnected
+from mcpgen.runtime.wire import FRAME_INVALID
 
 # .value: picows' stubs declare WSMsgType a plain Enum (it is an IntEnum: the same ints).
 _TEXT = WSMsgType.TEXT.value
@@ -51,7 +51,48 @@ RUNNING = 1  # session frames go to RpcSession.feed
 CLOSING = 2  # we sent a close frame; waiting for the device's or for close_timeout
 
 
-def _is_utf8(data: bytes) -> bool:
+class LinkOwner(Protocol):
+    """What a :class:`DeviceLink` reports to (the :class:`~mcpgen.runtime.gateway.Gateway`).
+
+    None of these is on the per-frame path: they are the connection's rare events.
+    """
+
+    @property
+    def closing(self) -> bool:
+        """True once the owner is shutting down (a drained link stays paused)."""
+        ...
+
+    def link_open(self, link: DeviceLink) -> None:
+        """The WebSocket handshake is done; the device's hello is due."""
+        ...
+
+    def link_hello(self, link: DeviceLink, data: bytes) -> None:
+        """The first text message (the device's hello, or not)."""
+        ...
+
+    def link_stalled(self, link: DeviceLink) -> None:
+        """The device stopped reading: reading from it is paused."""
+        ...
+
+    def link_drained(self, link: DeviceLink) -> None:
+        """The device drained its send buffer: reading from it resumed."""
+        ...
+
+    def check_backlog(self, link: DeviceLink, more: int) -> None:
+        """Before a send to a stalled device: raises (and closes it) when over the limit."""
+        ...
+
+    def link_closing(self, link: DeviceLink) -> None:
+        """We sent a close frame."""
+        ...
+
+    def link_lost(self, link: DeviceLink) -> None:
+        """The connection ended."""
+        ...
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (RFC 6455 fails a text frame that is not)."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
@@ -62,11 +103,11 @@ def _is_utf8(data: bytes) -> bool:
 class DeviceLink(WSListener):
     """One device's WebSocket connection; also the :class:`Device`'s transport.
 
-    ``gateway`` receives ``_link_hello(link, data)`` for the first text message and
-    ``_link_lost(link)`` when the connection ends.
+    ``gateway`` (a :class:`LinkOwner`) hears of the connection's events: ``link_hello``
+    for the first text message, ``link_lost`` when the connection ends, and the others.
     """
 
-    def __init__(self, gateway: Any, handshake: Any, max_message: int) -> None:
+    def __init__(self, gateway: LinkOwner, handshake: Any, max_message: int) -> None:
         self.gateway = gateway
         self.handshake = handshake
         self.max_message = max_message
@@ -105,7 +146,7 @@ class DeviceLink(WSListener):
             # it grows to the largest message sent and stays there). Requests to devices
             # are a few hundred bytes: start smaller.
             transport._write_buffer = MemoryBuffer(WRITE_BUFFER)  # type: ignore[name-defined]  # noqa: F821 - cimported (wslink.pxd)
-        self.gateway._link_open(self)
+        self.gateway.link_open(self)
 
     def on_ws_frame(self, transport: Any, frame: Any) -> None:
         self.frames += 1
@@ -126,7 +167,7 @@ class DeviceLink(WSListener):
                 if f is not None:
                     self._not_a_reply(f, data)
             elif self.state == AWAIT_HELLO:
-                self.gateway._link_hello(self, frame.get_payload_as_bytes())
+                self.gateway.link_hello(self, frame.get_payload_as_bytes())
             return
         self._other_frame(frame, mt)
 
@@ -171,7 +212,7 @@ class DeviceLink(WSListener):
             if f is not None:
                 self._not_a_reply(f, data)
         elif self.state == AWAIT_HELLO:
-            self.gateway._link_hello(self, data)
+            self.gateway.link_hello(self, data)
 
     # -- back-pressure: a device that does not read what we send -------------------------
 
@@ -183,20 +224,20 @@ class DeviceLink(WSListener):
         t = self.transport
         if t is not None and not t.is_disconnected:
             t.underlying_transport.pause_reading()
-            self.gateway._link_stalled(self)
+            self.gateway.link_stalled(self)
 
     def resume_writing(self) -> None:
         self.write_paused = False
         t = self.transport
-        if t is not None and not t.is_disconnected and not self.gateway._closing:
+        if t is not None and not t.is_disconnected and not self.gateway.closing:
             t.underlying_transport.resume_reading()
-            self.gateway._link_drained(self)
+            self.gateway.link_drained(self)
 
     def _not_a_reply(self, f: Any, data: bytes) -> None:
         """A frame the codec did not consume as a reply: the Device's, unless it is not
         even UTF-8. The codec's parsers check UTF-8 as they read, so only a frame they
         refused is looked at again: RFC 6455 8.1 fails such a connection with 1007."""
-        if f.kind == _F_INVALID and not _is_utf8(data):
+        if f.kind == _F_INVALID and not is_utf8(data):
             self.refuse_invalid_text()
             return
         self.device.handle_frame(f, data)
@@ -219,7 +260,7 @@ class DeviceLink(WSListener):
             self.close_reason = "" if self.oversize else f"connection closed (code {code})"
         self.state = CLOSING
         self.session = None
-        self.gateway._link_lost(self)
+        self.gateway.link_lost(self)
 
     def refuse_oversize(self) -> None:
         """A message over ``max_message`` bytes: close with 1009, as for a single big frame."""
@@ -233,7 +274,7 @@ class DeviceLink(WSListener):
         if self.state == CLOSING or self.transport.is_disconnected:
             raise DeviceDisconnected("the WebSocket connection is closed")
         if self.write_paused:  # the one per-send check: a flag
-            self.gateway._check_backlog(self, len(data))
+            self.gateway.check_backlog(self, len(data))
         self.transport.send(_MT_TEXT, data)
 
     async def send(self, data: bytes) -> None:
@@ -252,4 +293,4 @@ class DeviceLink(WSListener):
         if t is None or t.is_disconnected:
             return
         t.send_close(_CC_OK if code is None else code, reason)
-        self.gateway._link_closing(self)
+        self.gateway.link_closing(self)

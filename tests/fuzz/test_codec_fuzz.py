@@ -12,9 +12,10 @@ Budget: about 10-20 s in all (``MCPGEN_FUZZ_EXAMPLES`` scales it for longer runs
 from __future__ import annotations
 
 import asyncio
-import importlib.util
+import importlib
 import os
 import sys
+import types
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,6 +27,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from mcpgen.runtime import _purepy  # noqa: E402
 from mcpgen.runtime import codec as installed_codec  # noqa: E402
 from mcpgen.runtime.errors import McpDeviceError  # noqa: E402
 
@@ -33,21 +35,42 @@ EXAMPLES = int(os.environ.get("MCPGEN_FUZZ_EXAMPLES", "400"))
 
 
 def _pure_codec() -> ModuleType:
-    """The codec's source loaded as plain Python under a private name."""
-    source = Path(installed_codec.__file__).with_name("codec.py")
-    if not source.is_file():  # a wheel install keeps the .py beside the extension too
-        pytest.skip(f"no codec.py beside {installed_codec.__file__}")
-    name = "_mcpgen_codec_pure_for_fuzz"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, source)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    """The codec (and the compiled modules it re-exports) loaded again from source.
+
+    The hot-path modules are imported a second time from their ``.py`` files while
+    ``sys.modules`` holds none of them; afterwards the installed ones are put back, so
+    the pure copy's modules refer to each other and the installed ones stay as they were.
+    """
+    cached = _PURE_CACHE.get("codec")
+    if cached is not None:
+        return cached
+    for name in _purepy.COMPILED_MODULES:
+        installed = Path(importlib.import_module(name).__file__ or "")
+        if not installed.with_name(name.rpartition(".")[2] + ".py").is_file():
+            pytest.skip(f"no source beside {installed}")  # a wheel keeps it there too
+    names = [*_purepy.COMPILED_MODULES, "mcpgen.runtime.codec"]
+    saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
+    package = sys.modules["mcpgen.runtime"]  # importing a submodule also sets it on the package
+    attrs = {n: getattr(package, n.rpartition(".")[2]) for n in saved}
+    finder = _purepy._SourceFirst(names)
+    sys.meta_path.insert(0, finder)
+    try:
+        mod = importlib.import_module("mcpgen.runtime.codec")
+    finally:
+        sys.meta_path.remove(finder)
+        for n in names:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)
+        for n, m in attrs.items():
+            setattr(package, n.rpartition(".")[2], m)
+    # interpreted through and through: the session's decoder and the wire format's
+    assert isinstance(mod.RpcSession.feed, types.FunctionType)
+    assert isinstance(mod.decode_frame, types.FunctionType)
+    _PURE_CACHE["codec"] = mod
     return mod
 
 
+_PURE_CACHE: dict[str, ModuleType] = {}
 BUILDS = ["installed", "pure"]
 
 

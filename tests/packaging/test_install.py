@@ -112,13 +112,13 @@ def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> Non
 
     names = set(zipfile.ZipFile(runtime).namelist())
     for needed in ("mcpgen/__init__.py", "mcpgen/_version.py", "mcpgen/protocol.py", "mcpgen/extras.py",
-                   "mcpgen/py.typed", "mcpgen/runtime/py.typed", "mcpgen/runtime/codec.pxd",
+                   "mcpgen/py.typed", "mcpgen/runtime/py.typed", "mcpgen/runtime/rpcsession.pxd",
                    "mcpgen/runtime/bridge/core.py", "mcpgen/runtime/auth/__main__.py",
                    # the web console's page is served from the package
                    "mcpgen/runtime/console/static/index.html", "mcpgen/runtime/console/static/console.js"):
         assert needed in names, f"{needed} missing from {runtime.name}"
     assert {n.split("/")[-1].split(".")[0] for n in names if n.endswith(".so")} == {
-        "codec", "validate", "wslink", "mqttwire"}
+        "wire", "rpcsession", "deadlines", "validate", "wslink", "mqttwire"}
     assert not any(n.startswith(("mcpgen/codegen", "mcpgen/toolspec", "mcpgen/firmware_template"))
                    or n == "mcpgen/__main__.py" for n in names)
 

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from mcpgen.runtime import codec
+from mcpgen.runtime import codec, wire
 from mcpgen.runtime.codec import RpcSession, decode_result
 from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
@@ -240,7 +240,7 @@ def test_encoded_ids_match_the_counter() -> None:
 
 
 def test_plain_int_helper() -> None:
-    plain_int = getattr(codec, "_plain_int", None)
+    plain_int = getattr(wire, "plain_int", None)
     if plain_int is None:
         pytest.skip("a C-level function in the compiled build (covered through decode_result)")
     for text in ("0", "42", "-7", "123456789012345678", "-12345678901234567"):

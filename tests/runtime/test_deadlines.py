@@ -13,7 +13,7 @@ class Owner:
         self.loop = loop
         self.fired: list[tuple[Any, float, Any, float]] = []
 
-    def _expire(self, rid: Any, timeout: float, what: Any) -> None:
+    def expire_request(self, rid: Any, timeout: float, what: Any) -> None:
         self.fired.append((rid, timeout, what, self.loop.time()))
 
 
@@ -39,7 +39,7 @@ async def test_one_failing_owner_does_not_stop_the_others() -> None:
     wheel = codec.Deadlines(loop, resolution=0.02)
 
     class Broken:
-        def _expire(self, *a: Any) -> None:
+        def expire_request(self, *a: Any) -> None:
             raise RuntimeError("owner bug")
 
     good = Owner(loop)

@@ -99,7 +99,7 @@ class _Owner:
         self.session = session
         self.fired: list[tuple[Any, float, Any]] = []
 
-    def _expire(self, rid: Any, timeout: float, what: Any) -> None:
+    def expire_request(self, rid: Any, timeout: float, what: Any) -> None:
         self.fired.append((rid, timeout, what))
         self.session.fail(rid, TimeoutError(what))
 
@@ -130,7 +130,7 @@ async def test_call_site_times_out_through_the_slot_deadline() -> None:
     loop = asyncio.get_running_loop()
     s = codec.RpcSession()
     owner = _Owner(s)
-    owner._closed = False  # type: ignore[attr-defined]
+    owner.closed = False  # type: ignore[attr-defined]
     sent: list[bytes] = []
     deadlines = codec.Deadlines(loop, resolution=0.02)
     try:

@@ -1,5 +1,7 @@
-# Cython declarations for runtime/codec.py (pure-Python mode).
+# Cython declarations for runtime/rpcsession.py (pure-Python mode).
 cimport cython
+from mcpgen.runtime.wire cimport (Frame, classify, decode_result, new_frame, plain_int, rpc_error,
+                                  rpc_error_fields, undecodable)
 
 cdef object _loads
 cdef object _dumps
@@ -11,60 +13,13 @@ cdef object _Future
 cdef object _future_set_result
 cdef object _future_set_exception
 cdef object _InvalidStateError
-cdef object _exc_new
 cdef object _MISSING
-cdef double _INF
 cdef double _ID_FLOAT_MAX
 cdef bint _COMPILED
 
-cdef int _K_RAW, _K_AUTO, _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
-cdef int _F_INVALID, _F_REQUEST, _F_NOTIFICATION, _F_RESULT, _F_ERROR, _F_OTHER
+cdef int _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING
+cdef int _F_INVALID
 
-
-cdef class Image:
-    cdef readonly str mime_type
-    cdef readonly str data_base64
-    cdef object _data
-
-
-cdef class Frame:
-    cdef readonly int kind
-    cdef readonly object type
-    cdef readonly object session_id
-    cdef readonly object id
-    cdef readonly object method
-    cdef readonly object params
-    cdef readonly object result
-    cdef readonly object error
-    cdef readonly object message
-
-
-@cython.locals(f=Frame)
-cdef Frame _frame(int kind, object etype=*, object sid=*, object rid=*, object method=*, object params=*,
-                  object result=*, object error=*, object message=*)
-@cython.locals(env=dict, payload=dict)
-cdef Frame _classify(object msg)
-@cython.locals(e=dict)
-cpdef object rpc_error(object err)
-cdef object _rpc_error_fields(object code, object msg, object data)
-@cython.locals(icode=long)
-cdef object _new_rpc_error(object code, object message, object data)
-@cython.locals(item=dict)
-cdef object _content_text(object content)
-cdef object _tool_error(object content)
-@cython.locals(item=dict)
-cdef Image _image(object content)
-cdef object _auto_text(str text)
-@cython.locals(d=dict)
-cdef object _auto_item(object item)
-@cython.locals(f=double)
-cdef object _decode_text_kind(object content, int kind)
-cdef str _preview(str text)
-cdef object _undecodable(object exc)
-@cython.locals(res=dict, item=dict, items=list, s=str, content=object, first=object, text=object)
-cpdef object decode_result(object result, int kind)
-@cython.locals(n=Py_ssize_t, i=Py_ssize_t, neg=bint, v="long long", c=Py_UCS4)
-cdef object _plain_int(str s)
 cdef object _resolve(object fut, object value)
 cdef object _reject(object fut, object exc)
 
@@ -97,7 +52,7 @@ cdef class RpcSession:
     cdef Py_ssize_t _live
     cdef Py_ssize_t _fast_live
     cdef dict _extra
-    cdef bint _timed
+    cdef public bint on_sweep
     cdef readonly long long next_id
     cdef readonly long long last_id
     cdef public long long stale
@@ -146,45 +101,7 @@ cdef class RpcSession:
     cdef Pending _pop_coerced(self, object rid)
     @cython.locals(p=Pending, kind=int, s=str, rid=object)
     cdef bint _feed_reply(self, object data) except -1
-
-
-cdef class Deadlines:
-    cdef object _loop
-    cdef object _time
-    cdef public double resolution
-    cdef dict _buckets
-    cdef long long _last
-    cdef object _handle
-    cdef list _sessions
-    cdef double _next_due
-
-    @cython.locals(res=double, tick="long long", bucket=list)
-    cpdef add(self, double timeout, object owner, object request_id, object what, object pending=*)
-    @cython.locals(p=Pending, due=double)
-    cpdef add_call(self, RpcSession session, long long request_id, double timeout, object owner, object what)
-    cdef _start(self)
-    @cython.locals(n=Py_ssize_t, s=RpcSession, p=Pending)
-    cdef Py_ssize_t _count_timed(self)
-    @cython.locals(t=double, now="long long", tick="long long", buckets=dict, due=list, entry=tuple)
-    cpdef _sweep(self)
-    @cython.locals(keep=list, n=Py_ssize_t, s=RpcSession)
-    cpdef Py_ssize_t prune(self)
-    @cython.locals(s=RpcSession)
-    cpdef close(self)
-    @cython.locals(keep=list, expired=list, nxt=double, s=RpcSession, p=Pending, entry=tuple)
-    cdef _scan(self, double t)
-
-
-cdef object _deadlines
-cdef object _CancelledError
-
-cdef bytes _start_call(RpcSession session, Deadlines deadlines, object owner, str name, object arguments,
-                       object fut, int kind, double timeout)
-
-
-cdef class CallSite:
-    cdef readonly RpcSession session
-    cdef readonly Deadlines deadlines
-    cdef readonly object owner
-    cdef object _create_future
-    cdef object _send_now
+    # Read by the loop's deadline sweep (deadlines.pxd cimports this class).
+    cdef Pending ring_slot(self, long long request_id)
+    cdef list ring(self)
+    cdef bint ring_idle(self)
