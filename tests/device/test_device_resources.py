@@ -342,6 +342,22 @@ def test_other_resources_methods_are_not_found(lamp: StdioSim) -> None:
     assert reply["error"] == {"code": -32601, "message": "Method not found: resources/nothing"}
 
 
+@pytest.mark.parametrize("method", ["resources/reax", "resources/Read", "resources/xead"])
+def test_a_method_of_read_s_length_is_not_taken_for_it(lamp: StdioSim, method: str) -> None:
+    # The core tells an unescaped resources/read by its length and its last four bytes.
+    reply = lamp.request(method, {"uri": "lamp://effects/candle"})
+    assert reply["error"] == {"code": -32601, "message": f"Method not found: {method}"}
+
+
+def test_an_escaped_resources_read_is_still_a_read(lamp: StdioSim) -> None:
+    # Decided by the decoded text (the raw bytes "resources/ route it; \u0072 is r).
+    line = '{"jsonrpc":"2.0","id":9,"method":"resources/\\u0072ead","params":{"uri":"lamp://effects/candle"}}'
+    lamp.send_line(line)
+    reply = lamp.read_json()
+    assert reply["id"] == 9
+    assert reply["result"]["contents"][0]["text"] == "candle: warm flicker"
+
+
 def test_a_spec_without_resources_answers_resources_methods_not_found(sim: StdioSim) -> None:
     caps = sim.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["result"][
         "capabilities"

@@ -462,6 +462,7 @@ size_t ServerImpl::handle(Server& s, char* in, size_t len, char* out, size_t cap
   } else if (eq(method, "initialize")) {
     n = initialize(s, rq, rpc->p);
   } else if (s.spec_.resources != nullptr && method.n > 12 && json::detail::same_bytes(method.p, "\"resources/", 11)) {
+    // resource_request() relies on this raw-byte prefix to tell resources/read by its tail.
     n = resources(s, rq, method, rpc->p);
   } else if (eq(method, "ping")) {
     JsonWriter w(rq.out, rq.cap);
