@@ -86,9 +86,8 @@ mcpgen::ReadStatus read_status(mcpgen::ResourceWriter& out, mcpgen::Context& ctx
   for (int i = 0; i < 3; ++i) mcpgen::format_int64(g_lamp.rgb[i], rgb[i]);
   char timer[21];
   mcpgen::format_int64(g_lamp.timer_minutes, timer);
-  snprintf(ctx.scratch(), ctx.scratch_size(),
-           "{\"on\":%s,\"rgb\":[%s,%s,%s],\"timer_minutes\":%s,\"effect\":\"%s\"}", g_lamp.on ? "true" : "false",
-           rgb[0], rgb[1], rgb[2], timer, g_lamp.effect);
+  snprintf(ctx.scratch(), ctx.scratch_size(), "{\"on\":%s,\"rgb\":[%s,%s,%s],\"timer_minutes\":%s,\"effect\":\"%s\"}",
+           g_lamp.on ? "true" : "false", rgb[0], rgb[1], rgb[2], timer, g_lamp.effect);
   out.text(ctx.scratch());
   return mcpgen::ReadStatus::kOk;
 }

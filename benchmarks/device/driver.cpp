@@ -295,8 +295,8 @@ int main(int argc, char** argv) {
     int* volatile probe_new = new int(1);
     delete probe_new;
     g_counting = false;
-    printf("{\"probe\":{\"malloc\":%zu,\"free\":%zu,\"new\":%zu,\"delete\":%zu},", g_mallocs, g_frees,
-           g_news, g_deletes);
+    printf("{\"probe\":{\"malloc\":%zu,\"free\":%zu,\"new\":%zu,\"delete\":%zu},", g_mallocs, g_frees, g_news,
+           g_deletes);
     printf("\"requests\":%d,\"iterations\":%ld,\"per_kind\":[", g_request_count, iters);
     for (int k = 0; k < g_request_count; ++k) {
       g_mallocs = g_frees = g_news = g_deletes = g_bytes = 0;
@@ -304,9 +304,10 @@ int main(int argc, char** argv) {
       g_counting = true;
       for (long i = 0; i < iters; ++i) replies += run_one(server, k) > 0 ? 1 : 0;
       g_counting = false;
-      printf("%s{\"kind\":%d,\"malloc\":%zu,\"free\":%zu,\"new\":%zu,\"delete\":%zu,\"bytes\":%zu,"
-             "\"replies\":%zu}",
-             k ? "," : "", k, g_mallocs, g_frees, g_news, g_deletes, g_bytes, replies);
+      printf(
+          "%s{\"kind\":%d,\"malloc\":%zu,\"free\":%zu,\"new\":%zu,\"delete\":%zu,\"bytes\":%zu,"
+          "\"replies\":%zu}",
+          k ? "," : "", k, g_mallocs, g_frees, g_news, g_deletes, g_bytes, replies);
     }
     printf("]}\n");
     return 0;

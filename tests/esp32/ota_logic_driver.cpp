@@ -24,8 +24,8 @@ char g_in[4096];
 char g_out[8192];
 
 void report() {
-  printf("begun=%d aborted=%d finished=%d valid=%d rolled_back=%d restarts=%d timers=%d", fake.begun,
-         fake.aborted, fake.finished, fake.marked_valid, fake.rolled_back, fake.restarts, fake.timers);
+  printf("begun=%d aborted=%d finished=%d valid=%d rolled_back=%d restarts=%d timers=%d", fake.begun, fake.aborted,
+         fake.finished, fake.marked_valid, fake.rolled_back, fake.restarts, fake.timers);
   for (int i = 0; i < fake.timers; ++i) printf(" %s=%llu", fake.timer_name[i], (unsigned long long)fake.timer_us[i]);
   printf("\n");
 }
@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
     printf("%.*s\n", static_cast<int>(out), g_out);
     // The reboot timer fires after the reply: as the device would.
     for (int i = 0; i < fake.timers; ++i) {
-      if (strcmp(fake.timer_name[i], "mcpgen-ota-reboot") == 0 && fake.timer_us[i] > 0) fake.timer_cb[i](fake.timer_arg[i]);
+      if (strcmp(fake.timer_name[i], "mcpgen-ota-reboot") == 0 && fake.timer_us[i] > 0)
+        fake.timer_cb[i](fake.timer_arg[i]);
     }
     report();
     return 0;
@@ -73,12 +74,15 @@ int main(int argc, char** argv) {
       return 0;
     }
     message(server, "{\"type\":\"hello\",\"transport\":\"websocket\",\"session_id\":\"s1\"}");
-    message(server, "{\"session_id\":\"s1\",\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":1,"
-                    "\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\"}}}");
-    message(server, "{\"session_id\":\"s1\",\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\","
-                    "\"method\":\"notifications/initialized\"}}");
-    message(server, "{\"session_id\":\"s1\",\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":2,"
-                    "\"method\":\"tools/list\",\"params\":{\"withUserTools\":true}}}");
+    message(server,
+            "{\"session_id\":\"s1\",\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":1,"
+            "\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\"}}}");
+    message(server,
+            "{\"session_id\":\"s1\",\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\","
+            "\"method\":\"notifications/initialized\"}}");
+    message(server,
+            "{\"session_id\":\"s1\",\"type\":\"mcp\",\"payload\":{\"jsonrpc\":\"2.0\",\"id\":2,"
+            "\"method\":\"tools/list\",\"params\":{\"withUserTools\":true}}}");
     message(server, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
     report();
     return 0;

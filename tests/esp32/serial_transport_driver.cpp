@@ -241,8 +241,8 @@ void* sender(void* arg) {
   const long task = reinterpret_cast<long>(arg);
   char msg[256];
   for (int i = 0; i < kLines; ++i) {
-    int n = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"pad\":\"%.*s\"}}",
-                     task * 1000 + i, 10 + (i * 7) % 120,
+    int n = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"pad\":\"%.*s\"}}", task * 1000 + i,
+                     10 + (i * 7) % 120,
                      "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"
                      "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz");
     if (!mcpgen_esp::transport_send(msg, static_cast<size_t>(n))) return reinterpret_cast<void*>(1);

@@ -86,8 +86,9 @@ void McpServer::AddCommonTools() {
 }
 
 void McpServer::AddUserOnlyTools() {
-  const char* names[] = {"self.get_system_info", "self.reboot", "self.upgrade_firmware", "self.screen.get_info",
-                         "self.screen.snapshot", "self.screen.preview_image", "self.assets.set_download_url"};
+  const char* names[] = {"self.get_system_info",        "self.reboot",          "self.upgrade_firmware",
+                         "self.screen.get_info",        "self.screen.snapshot", "self.screen.preview_image",
+                         "self.assets.set_download_url"};
   for (const char* name : names) AddUserOnlyTool(name, "stock", PropertyList(), stock_tool(name));
 }
 
@@ -96,8 +97,7 @@ void McpServer::AddTool(const std::string& name, const std::string& description,
   AddTool(new McpTool(name, description, properties, callback));
 }
 
-void McpServer::AddUserOnlyTool(const std::string& name, const std::string& description,
-                                const PropertyList& properties,
+void McpServer::AddUserOnlyTool(const std::string& name, const std::string& description, const PropertyList& properties,
                                 std::function<ReturnValue(const PropertyList&)> callback) {
   McpTool* tool = new McpTool(name, description, properties, callback);
   tool->set_user_only(true);
@@ -106,7 +106,9 @@ void McpServer::AddUserOnlyTool(const std::string& name, const std::string& desc
 
 namespace {
 
-std::string reply_result(const std::string& result) { return "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":" + result + "}"; }
+std::string reply_result(const std::string& result) {
+  return "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":" + result + "}";
+}
 
 // Pasted without escaping, like the stock ReplyError.
 std::string reply_error(const std::string& message) {

@@ -119,8 +119,8 @@ ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, M
       const char* name = tool.params[i].name;
       // An escaped key may hold "\u0000": refuse it before strncmp, which would stop at
       // that NUL and let name[kn] read past a shorter name.
-      if (name[0] == kt[0] && (!k.esc || memchr(kt, '\0', kn) == nullptr) &&
-          strncmp(name, kt, kn) == 0 && name[kn] == '\0') {
+      if (name[0] == kt[0] && (!k.esc || memchr(kt, '\0', kn) == nullptr) && strncmp(name, kt, kn) == 0 &&
+          name[kn] == '\0') {
         p = &tool.params[i];
         index = i;
         break;
@@ -144,9 +144,7 @@ ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, M
       return ArgsStatus::kInvalid;
     }
     switch (p->type) {
-      case ParamType::kBoolean:
-        store(storage, p->offset, v.is_true());
-        break;
+      case ParamType::kBoolean: store(storage, p->offset, v.is_true()); break;
       case ParamType::kInteger: {
         int64_t x = 0;
         IntParse r = parse_int(v.p, v.n, &x);

@@ -30,16 +30,11 @@ class Locked {
 
 const char* event_status_text(EventStatus s) {
   switch (s) {
-    case EventStatus::kSent:
-      return "sent";
-    case EventStatus::kNoPeer:
-      return "no peer";
-    case EventStatus::kInvalidArgument:
-      return "invalid argument";
-    case EventStatus::kTooLarge:
-      return "too large";
-    case EventStatus::kSendFailed:
-      return "send failed";
+    case EventStatus::kSent: return "sent";
+    case EventStatus::kNoPeer: return "no peer";
+    case EventStatus::kInvalidArgument: return "invalid argument";
+    case EventStatus::kTooLarge: return "too large";
+    case EventStatus::kSendFailed: return "send failed";
   }
   return "?";
 }

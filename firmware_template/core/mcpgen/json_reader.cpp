@@ -106,16 +106,14 @@ const char* scan_string(const char* p, const char* end, const char** error, bool
       if (p + 1 >= end) break;
       char e = p[1];
       if (e == 'u') {
-        if (end - p < 6 || hex_digit(p[2]) < 0 || hex_digit(p[3]) < 0 || hex_digit(p[4]) < 0 ||
-            hex_digit(p[5]) < 0) {
+        if (end - p < 6 || hex_digit(p[2]) < 0 || hex_digit(p[3]) < 0 || hex_digit(p[4]) < 0 || hex_digit(p[5]) < 0) {
           *error = "invalid \\u escape";
           return nullptr;
         }
         p += 6;
         continue;
       }
-      if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
-          e != 't') {
+      if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' && e != 't') {
         *error = "invalid escape in string";
         return nullptr;
       }
@@ -347,13 +345,12 @@ struct KeyName {
 
 // Keys of the root object (all nine) and of a payload (the first six); index + 1 is the
 // key's number below.
-constexpr KeyName kRpcKeys[] = {{"jsonrpc", 7}, {"id", 2},         {"method", 6},
-                            {"params", 6},  {"result", 6},     {"error", 5},
-                            {"session_id", 10}, {"type", 4},   {"payload", 7}};
+constexpr KeyName kRpcKeys[] = {{"jsonrpc", 7}, {"id", 2},          {"method", 6}, {"params", 6}, {"result", 6},
+                                {"error", 5},   {"session_id", 10}, {"type", 4},   {"payload", 7}};
 enum RpcKey : uint8_t { kJsonrpc = 1, kId, kMethod, kParams, kResult, kError, kSessionId, kType, kPayload };
-constexpr KeyName kParamKeys[] = {{"name", 4},          {"arguments", 9},       {"cursor", 6},
-                              {"withUserTools", 13}, {"protocolVersion", 15}, {"capabilities", 12},
-                              {"uri", 3}};
+constexpr KeyName kParamKeys[] = {
+    {"name", 4},          {"arguments", 9}, {"cursor", 6}, {"withUserTools", 13}, {"protocolVersion", 15},
+    {"capabilities", 12}, {"uri", 3}};
 enum ParamKey : uint8_t { kName = 1, kArguments, kCursor, kWithUserTools, kProtocolVersion, kCapabilities, kUri };
 
 // For each key length below 16, the bit set of the table entries of that length, so a
@@ -423,18 +420,24 @@ bool seen_before(char* from, char* to, const Value& key) {
 // Where a member goes, by key number: its byte offset in Rpc (params members: in its `p`).
 // Offsets rather than member pointers: small tables and one store for both levels.
 #define MCPGEN_AT(m) static_cast<uint16_t>(offsetof(Rpc, m))
-constexpr uint16_t kRpcField[] = {0,                    MCPGEN_AT(jsonrpc), MCPGEN_AT(id),
-                                 MCPGEN_AT(method),    MCPGEN_AT(params),  MCPGEN_AT(result),
-                                 MCPGEN_AT(error),     MCPGEN_AT(session_id), MCPGEN_AT(type),
-                                 MCPGEN_AT(payload)};
+constexpr uint16_t kRpcField[] = {0,
+                                  MCPGEN_AT(jsonrpc),
+                                  MCPGEN_AT(id),
+                                  MCPGEN_AT(method),
+                                  MCPGEN_AT(params),
+                                  MCPGEN_AT(result),
+                                  MCPGEN_AT(error),
+                                  MCPGEN_AT(session_id),
+                                  MCPGEN_AT(type),
+                                  MCPGEN_AT(payload)};
 constexpr uint16_t kParamField[] = {0,
-                                   MCPGEN_AT(p.name),
-                                   MCPGEN_AT(p.arguments),
-                                   MCPGEN_AT(p.cursor),
-                                   MCPGEN_AT(p.with_user_tools),
-                                   MCPGEN_AT(p.protocol_version),
-                                   MCPGEN_AT(p.capabilities),
-                                   MCPGEN_AT(p.uri)};
+                                    MCPGEN_AT(p.name),
+                                    MCPGEN_AT(p.arguments),
+                                    MCPGEN_AT(p.cursor),
+                                    MCPGEN_AT(p.with_user_tools),
+                                    MCPGEN_AT(p.protocol_version),
+                                    MCPGEN_AT(p.capabilities),
+                                    MCPGEN_AT(p.uri)};
 #undef MCPGEN_AT
 
 struct Walk {

@@ -506,8 +506,7 @@ bool parse_double(const char* text, size_t len, double* out) {
 
 // ---------------------------------------------------------------- JsonWriter
 
-JsonWriter::JsonWriter(char* buf, size_t cap)
-    : buf_(buf), cap_(cap), len_(0), overflow_(false), need_comma_(false) {}
+JsonWriter::JsonWriter(char* buf, size_t cap) : buf_(buf), cap_(cap), len_(0), overflow_(false), need_comma_(false) {}
 
 void JsonWriter::reset(char* buf, size_t cap) {
   buf_ = buf;

@@ -19,8 +19,8 @@ namespace mcpgen {
 class LineReader {
  public:
   enum class Event : uint8_t {
-    kNone,       // the byte was taken; no line ended
-    kLine,       // a line ended: data()/size() hold it until the next push/feed
+    kNone,  // the byte was taken; no line ended
+    kLine,  // a line ended: data()/size() hold it until the next push/feed
     kOversized,  // a line longer than the buffer ended: data()/size() hold its first bytes
   };
 
@@ -58,7 +58,7 @@ class LineReader {
 
   char* buf_;
   size_t cap_;
-  size_t len_ = 0;       // bytes of the line being read
+  size_t len_ = 0;  // bytes of the line being read
   size_t line_len_ = 0;  // bytes of the line last delivered
   bool discarding_ = false;
 };

@@ -443,8 +443,7 @@ size_t ServerImpl::handle(Server& s, char* in, size_t len, char* out, size_t cap
   if (!method.is(Type::kString)) {
     return error(s, rq, kInvalidRequest, "method must be a string");
   }
-  if (params.valid() && !params.is(Type::kObject) && !params.is(Type::kArray) &&
-      !params.is(Type::kNull)) {
+  if (params.valid() && !params.is(Type::kObject) && !params.is(Type::kArray) && !params.is(Type::kNull)) {
     return error(s, rq, kInvalidRequest, "params must be an object");
   }
   if (params.is(Type::kArray)) {
@@ -509,9 +508,7 @@ size_t ServerImpl::oversized(Server& s, const char* prefix, size_t n, char* out,
     }
   }
   Msg msg = head(s, kInvalidRequest);
-  msg.add("message larger than the request buffer (")
-      .add_int(MCPGEN_REQUEST_BUFFER_SIZE)
-      .add(" bytes)");
+  msg.add("message larger than the request buffer (").add_int(MCPGEN_REQUEST_BUFFER_SIZE).add(" bytes)");
   return error(s, rq, kInvalidRequest, msg);
 }
 
@@ -569,11 +566,12 @@ size_t Server::hello(const char* transport, char* out, size_t out_cap) const {
 #define MCPGEN_STR2(x) #x
 #define MCPGEN_STR(x) MCPGEN_STR2(x)
   JsonWriter w(out, out_cap);
-  lit(w, "{\"type\":\"hello\",\"version\":" MCPGEN_STR(MCPGEN_XIAOZHI_PROTOCOL_VERSION)
-         ",\"features\":{\"mcp\":true},\"transport\":");
+  lit(w, "{\"type\":\"hello\",\"version\":" MCPGEN_STR(
+             MCPGEN_XIAOZHI_PROTOCOL_VERSION) ",\"features\":{\"mcp\":true},\"transport\":");
   ServerImpl::str(w, transport != nullptr ? transport : "");
-  lit(w, ",\"audio_params\":{\"format\":\"opus\",\"sample_rate\":16000,\"channels\":1,"
-         "\"frame_duration\":60}}");
+  lit(w,
+      ",\"audio_params\":{\"format\":\"opus\",\"sample_rate\":16000,\"channels\":1,"
+      "\"frame_duration\":60}}");
 #undef MCPGEN_STR
 #undef MCPGEN_STR2
   return w.overflowed() ? 0 : w.size();

@@ -15,13 +15,13 @@
 
 namespace mcpgen_mqtt {
 
-constexpr size_t kMaxTopic = 512;        // longest topic the device keeps (its own or a Response Topic)
+constexpr size_t kMaxTopic = 512;  // longest topic the device keeps (its own or a Response Topic)
 constexpr size_t kMaxCorrelation = 256;  // longest Correlation Data copied into a reply
 constexpr const char* kDefaultPrefix = "mcpgen";
 // The topic leaves under <prefix>/<device_id>/ and the retained presence payloads of the
 // state topic (the runtime's names: mcpgen.mqtt_topics).
-constexpr const char* kUp = "up";        // device -> backend: hello, replies, notifications
-constexpr const char* kDown = "down";    // backend -> device: hello, requests, goodbye
+constexpr const char* kUp = "up";  // device -> backend: hello, replies, notifications
+constexpr const char* kDown = "down";  // backend -> device: hello, requests, goodbye
 constexpr const char* kState = "state";  // retained presence
 constexpr const char* kOnline = "online";
 constexpr const char* kOffline = "offline";

@@ -128,8 +128,8 @@ Msg ServerImpl::scratch_msg(Server& s) { return Msg(s.ctx_.scratch_, sizeof s.ct
 
 // One copy of each prefix for every message.
 Msg ServerImpl::head(Server& s, int code) {
-  static const char* const kPrefix[] = {"Invalid Request: ", "Method not found: ", "Invalid params: ",
-                                        "Internal error: ", "Parse error: "};
+  static const char* const kPrefix[] = {
+      "Invalid Request: ", "Method not found: ", "Invalid params: ", "Internal error: ", "Parse error: "};
   unsigned i = static_cast<unsigned>(kInvalidRequest - code);  // -32600..-32603 -> 0..3
   Msg m = scratch_msg(s);
   m.add(kPrefix[i < 4 ? i : 4]);

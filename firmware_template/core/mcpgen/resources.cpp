@@ -65,7 +65,8 @@ inline bool method_is(const Value& v, const char (&lit)[N]) {
 // The check part of a cursor: FNV-1a over the index, the count, the kind of list and the
 // spec fingerprint, so a tools/list cursor (or another spec's) is never accepted here.
 void cursor_text(const SpecDesc& spec, bool templates, uint32_t index, char* out) {
-  uint32_t h = (2166136261u ^ index) + (uint32_t{spec.resources->count} << 16) + (templates ? 0x7E000000u : 0x52000000u);
+  uint32_t h =
+      (2166136261u ^ index) + (uint32_t{spec.resources->count} << 16) + (templates ? 0x7E000000u : 0x52000000u);
   for (const char* p = spec.fingerprint; *p != '\0'; ++p) h = (h ^ static_cast<uint8_t>(*p)) * 16777619u;
   for (int i = 11; i >= 0; --i) {
     uint32_t& v = i >= 4 ? h : index;
@@ -254,8 +255,8 @@ struct ResourceImpl {
 
   // The resource named by params.uri (its variables in vars), or an error code with its
   // message in m: the lookup resources/read and resources/(un)subscribe share.
-  static int resource_of(const ResourceTable& t, const json::Params& params, Text& m, char** uri, size_t* n,
-                         Span* vars, uint8_t* count, const ResourceDesc** found) {
+  static int resource_of(const ResourceTable& t, const json::Params& params, Text& m, char** uri, size_t* n, Span* vars,
+                         uint8_t* count, const ResourceDesc** found) {
     const Value& uri_v = params.uri;  // located by the request walk
     if (!uri_v.is(Type::kString)) {
       m.add("Invalid params: uri must be a string");
@@ -487,12 +488,16 @@ struct ResourceImpl {
       return kInternalError;
     }
     if (out.wrong_kind_) {
-      m.add("Internal error: resource ").add(r->name).add(r->binary ? " is binary: write it with bytes()"
-                                                                      : " is text: write it with text()");
+      m.add("Internal error: resource ")
+          .add(r->name)
+          .add(r->binary ? " is binary: write it with bytes()" : " is text: write it with text()");
       return kInternalError;
     }
     if (out.too_large_) {
-      m.add("Internal error: resource ").add(r->name).add(" is larger than its max_size (").num(r->max_size)
+      m.add("Internal error: resource ")
+          .add(r->name)
+          .add(" is larger than its max_size (")
+          .num(r->max_size)
           .add(" bytes)");
       return kInternalError;
     }

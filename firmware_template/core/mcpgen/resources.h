@@ -75,7 +75,7 @@ struct ResourceDesc {
 namespace json {
 struct Value;
 struct Params;
-}
+}  // namespace json
 
 // resources_request's type: the server reaches the resources code only through the
 // table's pointers, so a spec without resources does not link it (about 4.9 KB of

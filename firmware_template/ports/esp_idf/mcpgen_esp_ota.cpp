@@ -62,9 +62,9 @@ constexpr size_t kCarry = 256;  // longer than any marker: one split across two 
 
 // ------------------------------------------------------------------ rollback
 
-bool g_pending = false;      // this image runs in PENDING_VERIFY
+bool g_pending = false;  // this image runs in PENDING_VERIFY
 bool g_initialized = false;  // the backend's initialize was answered on this boot
-bool g_watch_next = false;   // the message being handled is the request after initialize
+bool g_watch_next = false;  // the message being handled is the request after initialize
 esp_timer_handle_t g_deadline = nullptr;
 
 void on_deadline(void*) {
@@ -158,8 +158,8 @@ bool read_back(Job* job, const esp_partition_t* part, size_t size, char hex[65],
     const size_t n = size - off < kChunk ? size - off : kChunk;
     esp_err_t err = esp_partition_read(part, off, buf + carry, n);
     if (err != ESP_OK) {
-      ok = failf(job, "reading the new image back from partition %s failed at %u: %s", part->label,
-                 unsigned(off), esp_err_to_name(err));
+      ok = failf(job, "reading the new image back from partition %s failed at %u: %s", part->label, unsigned(off),
+                 esp_err_to_name(err));
       break;
     }
     mbedtls_sha256_update(&sha, reinterpret_cast<const unsigned char*>(buf + carry), n);
@@ -205,15 +205,13 @@ bool download_and_verify(Job* job, esp_https_ota_handle_t ota) {
   }
   const int got = esp_https_ota_get_image_len_read(ota);
   if (err == ESP_ERR_INVALID_VERSION) {
-    return failf(job, "the image at %s is for another chip (or chip revision) than this %s", a.url,
-                 CONFIG_IDF_TARGET);
+    return failf(job, "the image at %s is for another chip (or chip revision) than this %s", a.url, CONFIG_IDF_TARGET);
   }
   if (err != ESP_OK) {
     return failf(job, "download from %s failed after %d bytes: %s", a.url, got, esp_err_to_name(err));
   }
   if (!esp_https_ota_is_complete_data_received(ota) || got != a.size) {
-    return failf(job, "truncated download: got %d of %lld bytes from %s", got, static_cast<long long>(a.size),
-                 a.url);
+    return failf(job, "truncated download: got %d of %lld bytes from %s", got, static_cast<long long>(a.size), a.url);
   }
   const esp_partition_t* passive = esp_ota_get_next_update_partition(nullptr);
   if (passive == nullptr) return failf(job, "no passive OTA partition (is the partition table the two-slot one?)");
@@ -260,8 +258,8 @@ void update_task(void* arg) {
   memset(&cfg, 0, sizeof cfg);
   cfg.http_config = &http;
   esp_https_ota_handle_t ota = nullptr;
-  ESP_LOGI(kTag, "downloading %s (%lld bytes, version %s)", job->args->url,
-           static_cast<long long>(job->args->size), job->args->version);
+  ESP_LOGI(kTag, "downloading %s (%lld bytes, version %s)", job->args->url, static_cast<long long>(job->args->size),
+           job->args->version);
   esp_err_t err = esp_https_ota_begin(&cfg, &ota);
   if (err != ESP_OK) {
     job->ok = failf(job, "cannot download %s: %s", job->args->url, esp_err_to_name(err));

@@ -70,7 +70,7 @@ char g_rx[CONFIG_MCPGEN_RX_SLOTS][MCPGEN_REQUEST_BUFFER_SIZE];
 char g_response[MCPGEN_RESPONSE_BUFFER_SIZE];
 mcpgen::Server g_server(kMcpSpec);
 
-QueueHandle_t g_events;      // Event, transport task -> worker
+QueueHandle_t g_events;  // Event, transport task -> worker
 QueueHandle_t g_free_slots;  // uint8_t slot indices, worker -> transport task
 EventGroupHandle_t g_net;
 
@@ -91,8 +91,8 @@ struct Rx {
 void make_device_id() {
   uint8_t mac[6] = {0, 0, 0, 0, 0, 0};
   esp_read_mac(mac, ESP_MAC_WIFI_STA);
-  snprintf(g_device_id, sizeof g_device_id, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
-           mac[4], mac[5]);
+  snprintf(g_device_id, sizeof g_device_id, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+           mac[5]);
 }
 
 void make_client_id() {
@@ -110,9 +110,8 @@ void make_client_id() {
   esp_fill_random(b, sizeof b);
   b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);  // version 4
   b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
-  snprintf(g_client_id, sizeof g_client_id,
-           "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
-           b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  snprintf(g_client_id, sizeof g_client_id, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   if (nvs != 0) {
     nvs_set_str(nvs, "client_id", g_client_id);
     nvs_commit(nvs);
@@ -223,7 +222,7 @@ void worker(void*) {
   g_event_outlet.init();
   mcpgen::set_event_outlet(&g_server, &g_event_outlet);
   TickType_t hello_deadline = 0;  // the server hello is due by then
-  TickType_t hello_at = 0;        // say hello again at (same connection)
+  TickType_t hello_at = 0;  // say hello again at (same connection)
   bool waiting_hello = false;
   bool hello_pending = false;
   int backoff_ms = kMinBackoffMs;
@@ -293,27 +292,26 @@ void worker(void*) {
         }
         xQueueSend(g_free_slots, &ev.slot, 0);
         break;
-      case EventKind::kMessage:
-        {
-          SendLock lock;
-          if (mcpgen_esp::transport_begin_message(ev.slot, g_rx[ev.slot], ev.len, g_server.session_id()) ==
-              mcpgen_esp::Verdict::kSessionEnded) {
-            ESP_LOGI(kTag, "goodbye from the server (session %s)", g_server.session_id());
-            session_ended();
-          } else {
-            mcpgen_esp::ota_observe(g_rx[ev.slot], ev.len);  // device.ota: a new image's session
-            mcpgen_esp::ota_replied(session.on_message(g_rx[ev.slot], ev.len));
-          }
-          mcpgen_esp::transport_end_message();
+      case EventKind::kMessage: {
+        SendLock lock;
+        if (mcpgen_esp::transport_begin_message(ev.slot, g_rx[ev.slot], ev.len, g_server.session_id()) ==
+            mcpgen_esp::Verdict::kSessionEnded) {
+          ESP_LOGI(kTag, "goodbye from the server (session %s)", g_server.session_id());
+          session_ended();
+        } else {
+          mcpgen_esp::ota_observe(g_rx[ev.slot], ev.len);  // device.ota: a new image's session
+          mcpgen_esp::ota_replied(session.on_message(g_rx[ev.slot], ev.len));
         }
+        mcpgen_esp::transport_end_message();
+      }
         xQueueSend(g_free_slots, &ev.slot, 0);
         if (waiting_hello && g_server.peer_hello_received()) {
           waiting_hello = false;
           backoff_ms = kMinBackoffMs;
           ESP_LOGI(kTag, "server hello, session_id=%s", g_server.session_id());
         }
-        ESP_LOGD(kTag, "message %u bytes; worker stack high-water mark %u bytes free",
-                 static_cast<unsigned>(ev.len), static_cast<unsigned>(uxTaskGetStackHighWaterMark(nullptr)));
+        ESP_LOGD(kTag, "message %u bytes; worker stack high-water mark %u bytes free", static_cast<unsigned>(ev.len),
+                 static_cast<unsigned>(uxTaskGetStackHighWaterMark(nullptr)));
         break;
     }
   }
@@ -378,8 +376,9 @@ extern "C" void app_main(void) {
   const bool wifi = mcpgen_esp::kTransportUsesWifi;  // not for the serial transport
   if (wifi && (CONFIG_MCPGEN_WIFI_SSID[0] == '\0' || CONFIG_MCPGEN_BACKEND_URL[0] == '\0')) {
     for (;;) {
-      ESP_LOGE(kTag, "not configured: set MCPGEN_WIFI_SSID, MCPGEN_WIFI_PASSWORD, MCPGEN_BACKEND_URL and "
-                     "MCPGEN_BACKEND_TOKEN, then `codegen build` again (or `pio run -t menuconfig`)");
+      ESP_LOGE(kTag,
+               "not configured: set MCPGEN_WIFI_SSID, MCPGEN_WIFI_PASSWORD, MCPGEN_BACKEND_URL and "
+               "MCPGEN_BACKEND_TOKEN, then `codegen build` again (or `pio run -t menuconfig`)");
       vTaskDelay(pdMS_TO_TICKS(10000));
     }
   }

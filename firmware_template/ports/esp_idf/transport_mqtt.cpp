@@ -68,7 +68,7 @@ struct ReplyTarget {
 };
 ReplyTarget g_reply[CONFIG_MCPGEN_RX_SLOTS];
 const ReplyTarget* g_current;  // worker task: the message being handled
-bool g_skipping;               // esp-mqtt task: the message being received is not ours
+bool g_skipping;  // esp-mqtt task: the message being received is not ours
 // esp-mqtt keeps a pointer to the publish properties until the next publish: static,
 // and emptied after each publish so that a stale pointer never adds anything.
 esp_mqtt5_publish_property_config_t g_props;
@@ -151,8 +151,7 @@ void on_mqtt_event(void*, esp_event_base_t, int32_t id, void* data) {
         ESP_LOGE(kTag, "error");
       }
       break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -163,9 +162,7 @@ bool publish(const char* topic, const char* data, size_t len, int qos, bool reta
   return id >= 0;
 }
 
-const char* device_id() {
-  return CONFIG_MCPGEN_MQTT_DEVICE_ID[0] != '\0' ? CONFIG_MCPGEN_MQTT_DEVICE_ID : g_device_id;
-}
+const char* device_id() { return CONFIG_MCPGEN_MQTT_DEVICE_ID[0] != '\0' ? CONFIG_MCPGEN_MQTT_DEVICE_ID : g_device_id; }
 
 }  // namespace
 

@@ -52,11 +52,8 @@ void on_ws_event(void*, esp_event_base_t, int32_t id, void* data) {
         on_text_chunk(d);
       }
       break;
-    case WEBSOCKET_EVENT_ERROR:
-      ESP_LOGE(kTag, "error");
-      break;
-    default:
-      break;
+    case WEBSOCKET_EVENT_ERROR: ESP_LOGE(kTag, "error"); break;
+    default: break;
   }
 }
 

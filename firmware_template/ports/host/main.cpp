@@ -211,8 +211,7 @@ bool run_ws_connection(const WsOptions& opt, const hostport::WsUrl& url, hostpor
   WsDevice device(opt, ws);
   hostport::EventLinkScope events(device);
   char err[256];
-  if (!ws.run(url, headers, sizeof headers / sizeof headers[0], g_request, sizeof g_request, device, err,
-              sizeof err)) {
+  if (!ws.run(url, headers, sizeof headers / sizeof headers[0], g_request, sizeof g_request, device, err, sizeof err)) {
     log_line("websocket: %s", err);
     return false;
   }
@@ -232,8 +231,8 @@ int run_ws(const WsOptions& opt) {
     log_line("websocket: %s", err);
     return 2;
   }
-  log_line("%s %s (spec %s): device %s, client %s", kMcpSpec.device_name, kMcpSpec.device_version,
-           kMcpSpec.fingerprint, opt.device_id, opt.client_id);
+  log_line("%s %s (spec %s): device %s, client %s", kMcpSpec.device_name, kMcpSpec.device_version, kMcpSpec.fingerprint,
+           opt.device_id, opt.client_id);
   const int kMinBackoffMs = 200, kMaxBackoffMs = 5000;
   int backoff = kMinBackoffMs;
   long reconnects = 0;
@@ -256,8 +255,8 @@ void make_uuid(char out[37]) {
   hostport::random_bytes(b, sizeof b);
   b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);
   b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);
-  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3],
+           b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 void usage(FILE* f) {

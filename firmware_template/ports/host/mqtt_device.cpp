@@ -96,8 +96,7 @@ bool parse_mqtt_arg(int argc, char** argv, int* i, MqttDeviceOptions* opt) {
 
 #if !MCPGEN_HOST_MQTT
 
-int run_mqtt_device(const MqttDeviceOptions&, mcpgen::Server&, char*, size_t, char*, size_t, LogFn log,
-                    void (*)()) {
+int run_mqtt_device(const MqttDeviceOptions&, mcpgen::Server&, char*, size_t, char*, size_t, LogFn log, void (*)()) {
   log("mqtt: this simulator was built without MQTT support: install libmosquitto-dev "
       "(apt-get install libmosquitto-dev) and rebuild it");
   return 2;
@@ -132,7 +131,7 @@ struct Ctx {
   char host[256];
   char port[8];
   mosquitto* mosq = nullptr;
-  int connack = -1;               // -1: no CONNACK yet; else its reason code
+  int connack = -1;  // -1: no CONNACK yet; else its reason code
   mcpgen::Session* session = nullptr;  // null before the first hello: incoming messages are dropped
   bool hello_seen = false;
   bool goodbye = false;
@@ -400,8 +399,8 @@ int run_mqtt_device(const MqttDeviceOptions& opt, mcpgen::Server& server, char* 
   }
   Topics topics;
   if (mcpgen_mqtt::build_topic(topics.up, sizeof topics.up, opt.topic_prefix, opt.device_id, mcpgen_mqtt::kUp) == 0 ||
-      mcpgen_mqtt::build_topic(topics.down, sizeof topics.down, opt.topic_prefix, opt.device_id,
-                               mcpgen_mqtt::kDown) == 0 ||
+      mcpgen_mqtt::build_topic(topics.down, sizeof topics.down, opt.topic_prefix, opt.device_id, mcpgen_mqtt::kDown) ==
+          0 ||
       mcpgen_mqtt::build_topic(topics.state, sizeof topics.state, opt.topic_prefix, opt.device_id,
                                mcpgen_mqtt::kState) == 0) {
     log("mqtt: topic prefix and device id are too long");
@@ -413,8 +412,8 @@ int run_mqtt_device(const MqttDeviceOptions& opt, mcpgen::Server& server, char* 
     log("mqtt: %s", err);
     return 2;
   }
-  log("%s %s (spec %s): device %s, client %s, broker %s:%s", server.spec().device_name,
-      server.spec().device_version, server.spec().fingerprint, opt.device_id, opt.client_id, c.host, c.port);
+  log("%s %s (spec %s): device %s, client %s, broker %s:%s", server.spec().device_name, server.spec().device_version,
+      server.spec().fingerprint, opt.device_id, opt.client_id, c.host, c.port);
   mosquitto_lib_init();
   c.mosq = mosquitto_new(opt.client_id, true, &c);
   if (c.mosq == nullptr || !configure(c)) {

@@ -47,7 +47,7 @@ void ota_log(const char* fmt, ...) {
 struct OtaState {
   char active = 'a';
   bool pending = false;  // the active slot was just installed and has not reached the backend
-  int attempts = 0;      // boots of the pending slot so far
+  int attempts = 0;  // boots of the pending slot so far
 };
 
 void path_in_dir(char* out, size_t n, const char* name) { snprintf(out, n, "%s/%s", g_dir, name); }
@@ -347,16 +347,16 @@ int bio_recv(void* ctx, unsigned char* buf, size_t len) {
   return errno == EAGAIN || errno == EWOULDBLOCK ? MBEDTLS_ERR_SSL_TIMEOUT : MBEDTLS_ERR_NET_RECV_FAILED;
 }
 
-void tls_error(int rc, char* out, size_t n) {
-  mbedtls_strerror(rc, out, n);
-}
+void tls_error(int rc, char* out, size_t n) { mbedtls_strerror(rc, out, n); }
 
 // The TLS handshake on c->fd, verifying the server's certificate against --ota-ca and its
 // name against the URL's host.
 bool tls_open(Conn* c, const Url& u, char* err, size_t errn) {
   if (g_ca == nullptr) {
-    snprintf(err, errn, "https://%s:%s: no CA to verify the image server with; start the simulator with "
-             "--ota-ca CA.pem", u.host, u.port);
+    snprintf(err, errn,
+             "https://%s:%s: no CA to verify the image server with; start the simulator with "
+             "--ota-ca CA.pem",
+             u.host, u.port);
     return false;
   }
   mbedtls_ssl_init(&c->ssl);
@@ -454,8 +454,8 @@ ssize_t conn_read(Conn* c, char* buf, size_t n, char* why, size_t whyn) {
 }
 
 // Downloads url into path, at most size + 1 bytes; fills sha (32 bytes) and *got.
-bool download(const char* url, const char* path, long long size, unsigned char sha[32], long long* got,
-              char* err, size_t errn) {
+bool download(const char* url, const char* path, long long size, unsigned char sha[32], long long* got, char* err,
+              size_t errn) {
   Url u;
   if (!parse_http_url(url, &u)) {
     snprintf(err, errn, "url %s: expected http://host[:port]/path or https://host[:port]/path", url);
@@ -659,8 +659,8 @@ mcpgen::Result mcpgen_builtin_upgrade_firmware(const McpgenBuiltinUpgradeFirmwar
     return fail(ctx, passive, "not an mcpgen image: no MCPGEN-OTA-IMAGE marker (build it with device.ota: true)");
   }
   if (strcmp(m.name, MCPGEN_SPEC_DEVICE_NAME) != 0) {
-    return fail(ctx, passive, "the image is for device '%s' (spec %s), this device is '%s'", m.name,
-                m.fingerprint, MCPGEN_SPEC_DEVICE_NAME);
+    return fail(ctx, passive, "the image is for device '%s' (spec %s), this device is '%s'", m.name, m.fingerprint,
+                MCPGEN_SPEC_DEVICE_NAME);
   }
   if (strcmp(m.version, args.version) != 0) {
     return fail(ctx, passive, "the image carries version %s, the request announced %s", m.version, args.version);
@@ -670,8 +670,8 @@ mcpgen::Result mcpgen_builtin_upgrade_firmware(const McpgenBuiltinUpgradeFirmwar
   next.pending = true;
   next.attempts = 0;
   if (!save_state(next)) return fail(ctx, passive, "cannot write the OTA state in %s", g_dir);
-  snprintf(ctx.scratch(), ctx.scratch_size(), "installed %s %s (spec %s) into slot %c; rebooting", m.name,
-           m.version, m.fingerprint, next.active);
+  snprintf(ctx.scratch(), ctx.scratch_size(), "installed %s %s (spec %s) into slot %c; rebooting", m.name, m.version,
+           m.fingerprint, next.active);
   ota_log("%s", ctx.scratch());
   pthread_t t;
   if (pthread_create(&t, nullptr, reboot_later, nullptr) == 0) pthread_detach(t);

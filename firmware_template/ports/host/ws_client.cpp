@@ -78,8 +78,9 @@ WsClient::WsClient() : impl_(nullptr) {}
 WsClient::~WsClient() = default;
 
 bool WsClient::init(char* err, size_t err_cap) {
-  snprintf(err, err_cap, "this simulator was built without WebSocket support: install libwebsockets-dev "
-                         "(apt-get install libwebsockets-dev) and rebuild it");
+  snprintf(err, err_cap,
+           "this simulator was built without WebSocket support: install libwebsockets-dev "
+           "(apt-get install libwebsockets-dev) and rebuild it");
   return false;
 }
 
@@ -214,9 +215,7 @@ int callback(lws* wsi, lws_callback_reasons reason, void*, void* in, size_t len)
       }
       return 0;
     }
-    case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
-      c.http_status = lws_http_client_http_response(wsi);
-      return 0;
+    case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP: c.http_status = lws_http_client_http_response(wsi); return 0;
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
       if (c.http_status == 0) c.http_status = lws_http_client_http_response(wsi);
       const char* why = in != nullptr ? static_cast<const char*>(in) : "connection failed";
@@ -236,9 +235,7 @@ int callback(lws* wsi, lws_callback_reasons reason, void*, void* in, size_t len)
       c.opened = true;
       c.events->on_open();
       return 0;
-    case LWS_CALLBACK_CLIENT_RECEIVE:
-      on_receive(c, wsi, static_cast<const char*>(in), len);
-      return 0;
+    case LWS_CALLBACK_CLIENT_RECEIVE: on_receive(c, wsi, static_cast<const char*>(in), len); return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {  // another thread queued a message
       QueueLock lock(c);
       if (c.wsi != nullptr && c.count > 0) lws_callback_on_writable(c.wsi);
@@ -285,8 +282,7 @@ int callback(lws* wsi, lws_callback_reasons reason, void*, void* in, size_t len)
       c.done = true;
       return 0;
     }
-    default:
-      return 0;
+    default: return 0;
   }
 }
 

@@ -41,10 +41,10 @@ struct HttpHeader {
 // What the simulator does with one connection (called from WsClient::run).
 class WsEvents {
  public:
-  virtual void on_open() = 0;                       // handshake done
+  virtual void on_open() = 0;  // handshake done
   virtual void on_text(char* msg, size_t len) = 0;  // one whole text message, NUL-terminated
-  virtual void on_oversized() = 0;                  // a text message longer than the buffer
-  virtual bool on_timer() = 0;                      // set_timer expired; false closes (1000)
+  virtual void on_oversized() = 0;  // a text message longer than the buffer
+  virtual bool on_timer() = 0;  // set_timer expired; false closes (1000)
 
  protected:
   ~WsEvents() = default;
@@ -64,8 +64,8 @@ class WsClient {
   // `buf` (cap bytes) receives the text messages. Returns false when it never opened
   // (err: "cannot connect ..." or "handshake rejected: HTTP/1.1 <status>"), true after
   // an open connection ended (err: why).
-  bool run(const WsUrl& url, const HttpHeader* headers, size_t header_count, char* buf, size_t cap,
-           WsEvents& events, char* err, size_t err_cap);
+  bool run(const WsUrl& url, const HttpHeader* headers, size_t header_count, char* buf, size_t cap, WsEvents& events,
+           char* err, size_t err_cap);
 
   // Queues one text message (written when the socket is writable, in order); false
   // when the connection is gone or the queue is full.

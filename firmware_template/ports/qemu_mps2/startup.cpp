@@ -50,10 +50,10 @@ extern "C" __attribute__((section(".isr_vector"), used)) const Vector g_vectors[
     reinterpret_cast<Vector>(__stack_top__),
     Reset_Handler,
     Default_Handler,  // NMI
-    Fault_Handler,    // HardFault
-    Fault_Handler,    // MemManage
-    Fault_Handler,    // BusFault
-    Fault_Handler,    // UsageFault
+    Fault_Handler,  // HardFault
+    Fault_Handler,  // MemManage
+    Fault_Handler,  // BusFault
+    Fault_Handler,  // UsageFault
     nullptr,
     nullptr,
     nullptr,

@@ -23,7 +23,7 @@ constexpr long kSysWrite0 = 0x04;  // write a NUL-terminated string to the conso
 
 // PLIC of the virt machine. Context 0 is hart 0 in M-mode.
 constexpr uintptr_t kPlicBase = 0x0C000000u;
-constexpr uintptr_t kPlicPriority = kPlicBase;             // + 4 * source
+constexpr uintptr_t kPlicPriority = kPlicBase;  // + 4 * source
 constexpr uintptr_t kPlicEnableCtx0 = kPlicBase + 0x2000u;  // bit per source
 constexpr uintptr_t kPlicThresholdCtx0 = kPlicBase + 0x200000u;
 constexpr uintptr_t kPlicClaimCtx0 = kPlicBase + 0x200004u;

@@ -5,9 +5,9 @@ namespace {
 
 // Register offsets (DLAB = 0 unless noted) and bits.
 constexpr uintptr_t kRbrThr = 0;  // receive buffer / transmit holding; DLAB=1: divisor low
-constexpr uintptr_t kIer = 1;     // interrupt enable; DLAB=1: divisor high
-constexpr uintptr_t kLcr = 3;     // line control
-constexpr uintptr_t kLsr = 5;     // line status
+constexpr uintptr_t kIer = 1;  // interrupt enable; DLAB=1: divisor high
+constexpr uintptr_t kLcr = 3;  // line control
+constexpr uintptr_t kLsr = 5;  // line status
 constexpr uint8_t kLcrDlab = 0x80;
 constexpr uint8_t kLcr8N1 = 0x03;
 constexpr uint8_t kIerRxAvailable = 0x01;

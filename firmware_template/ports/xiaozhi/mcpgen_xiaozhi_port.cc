@@ -93,7 +93,8 @@ const char* string_member(const cJSON* obj, const char* key) {
 Outcome decode_image(const char* tool, const cJSON* item) {
   const char* data = string_member(item, "data");
   const char* mime = string_member(item, "mimeType");
-  if (data == nullptr || mime == nullptr) return Outcome::Error(std::string("internal error: image result of ") + tool + " has no data");
+  if (data == nullptr || mime == nullptr)
+    return Outcome::Error(std::string("internal error: image result of ") + tool + " has no data");
   const unsigned char* src = reinterpret_cast<const unsigned char*>(data);
   size_t src_len = strlen(data);
   size_t need = 0;
@@ -118,7 +119,8 @@ Outcome decode_image(const char* tool, const cJSON* item) {
 // The core's tools/call reply -> an Outcome.
 Outcome convert(const char* tool, ReturnKind returns, const char* reply) {
   Tree root(cJSON_Parse(reply));
-  if (!cJSON_IsObject(root.get())) return Outcome::Error(std::string("internal error: unreadable core reply for ") + tool);
+  if (!cJSON_IsObject(root.get()))
+    return Outcome::Error(std::string("internal error: unreadable core reply for ") + tool);
   const cJSON* error = cJSON_GetObjectItemCaseSensitive(root.get(), "error");
   if (cJSON_IsObject(error)) {
     const char* message = string_member(error, "message");
@@ -126,7 +128,8 @@ Outcome convert(const char* tool, ReturnKind returns, const char* reply) {
   }
   const cJSON* result = cJSON_GetObjectItemCaseSensitive(root.get(), "result");
   const cJSON* content = cJSON_GetObjectItemCaseSensitive(result, "content");
-  if (!cJSON_IsArray(content)) return Outcome::Error(std::string("internal error: core reply for ") + tool + " has no content");
+  if (!cJSON_IsArray(content))
+    return Outcome::Error(std::string("internal error: core reply for ") + tool + " has no content");
   const cJSON* first = cJSON_GetArrayItem(content, 0);
   const char* text = first != nullptr ? string_member(first, "text") : nullptr;
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "isError"))) {
@@ -134,7 +137,8 @@ Outcome convert(const char* tool, ReturnKind returns, const char* reply) {
   }
   if (returns == ReturnKind::kNone) return Outcome::Text(std::string());
   if (returns == ReturnKind::kImage) {
-    if (first == nullptr) return Outcome::Error(std::string("internal error: core reply for ") + tool + " has no image");
+    if (first == nullptr)
+      return Outcome::Error(std::string("internal error: core reply for ") + tool + " has no image");
     return decode_image(tool, first);
   }
   if (text == nullptr) return Outcome::Error(std::string("internal error: core reply for ") + tool + " has no text");
@@ -150,7 +154,8 @@ Outcome convert(const char* tool, ReturnKind returns, const char* reply) {
     }
     case ReturnKind::kObject: {
       Tree obj(cJSON_Parse(text));
-      if (!cJSON_IsObject(obj.get())) return Outcome::Error(std::string("internal error: object result of ") + tool + " is not JSON");
+      if (!cJSON_IsObject(obj.get()))
+        return Outcome::Error(std::string("internal error: object result of ") + tool + " is not JSON");
       return Outcome::Object(obj.release());
     }
     case ReturnKind::kNumber:
@@ -308,7 +313,8 @@ Outcome run_tool(const char* name, ReturnKind returns, const ArgsWriter& write_a
   write_request(measure, name, write_args);
   Buffer request(measure.size() + 1);  // the core NUL-terminates in place
   Buffer reply(returns == ReturnKind::kImage ? MCPGEN_XIAOZHI_IMAGE_REPLY_SIZE : MCPGEN_RESPONSE_BUFFER_SIZE);
-  if (request.get() == nullptr || reply.get() == nullptr) return Outcome::Error(std::string("out of memory calling ") + name);
+  if (request.get() == nullptr || reply.get() == nullptr)
+    return Outcome::Error(std::string("out of memory calling ") + name);
   JsonWriter w(request.get(), request.size() - 1);
   write_request(w, name, write_args);
   if (w.overflowed() || w.size() != measure.size()) {

@@ -20,7 +20,8 @@
 #include "mcpgen_xiaozhi_port.h"
 
 #if !defined(__cpp_exceptions)
-#error "The stock xiaozhi McpServer reports tool errors only through C++ exceptions and its main/mcp_server.h throws: build the firmware with CONFIG_COMPILER_CXX_EXCEPTIONS=y, as upstream's sdkconfig.defaults does"
+#error \
+    "The stock xiaozhi McpServer reports tool errors only through C++ exceptions and its main/mcp_server.h throws: build the firmware with CONFIG_COMPILER_CXX_EXCEPTIONS=y, as upstream's sdkconfig.defaults does"
 #endif
 
 namespace mcpgen {
@@ -36,8 +37,8 @@ inline ReturnValue to_stock(Outcome&& outcome) {
     case Outcome::Kind::kText: return outcome.text();
     case Outcome::Kind::kObject: return outcome.release_object();  // the stock McpTool::Call deletes it
     case Outcome::Kind::kImage:
-      return new ImageContent(
-          outcome.text(), std::string(reinterpret_cast<const char*>(outcome.image_data()), outcome.image_size()));
+      return new ImageContent(outcome.text(),
+                              std::string(reinterpret_cast<const char*>(outcome.image_data()), outcome.image_size()));
   }
   throw std::runtime_error("internal error: unknown outcome");
 }

@@ -49,9 +49,15 @@ inline esp_err_t esp_https_ota_get_img_desc(esp_https_ota_handle_t h, esp_app_de
   return n == sizeof *d ? ESP_OK : ESP_FAIL;
 }
 
-inline int esp_https_ota_get_image_size(esp_https_ota_handle_t h) { return static_cast<int>(static_cast<FakeOta*>(h)->size); }
-inline int esp_https_ota_get_image_len_read(esp_https_ota_handle_t h) { return static_cast<int>(static_cast<FakeOta*>(h)->read); }
-inline bool esp_https_ota_is_complete_data_received(esp_https_ota_handle_t h) { return static_cast<FakeOta*>(h)->complete; }
+inline int esp_https_ota_get_image_size(esp_https_ota_handle_t h) {
+  return static_cast<int>(static_cast<FakeOta*>(h)->size);
+}
+inline int esp_https_ota_get_image_len_read(esp_https_ota_handle_t h) {
+  return static_cast<int>(static_cast<FakeOta*>(h)->read);
+}
+inline bool esp_https_ota_is_complete_data_received(esp_https_ota_handle_t h) {
+  return static_cast<FakeOta*>(h)->complete;
+}
 
 inline esp_err_t esp_https_ota_perform(esp_https_ota_handle_t h) {
   FakeOta* o = static_cast<FakeOta*>(h);

@@ -30,8 +30,7 @@ namespace {
 // replies that echo them as crashes.
 class JsonCheck {
  public:
-  JsonCheck(const char* s, size_t n)
-      : p_(reinterpret_cast<const unsigned char*>(s)), end_(p_ + n) {}
+  JsonCheck(const char* s, size_t n) : p_(reinterpret_cast<const unsigned char*>(s)), end_(p_ + n) {}
   // True when the whole input is one JSON value with optional whitespace around it.
   bool document() {
     ws();
@@ -163,16 +162,11 @@ class JsonCheck {
           ++p_;
           ws();
         }
-      case '"':
-        return string();
-      case 't':
-        return literal("true");
-      case 'f':
-        return literal("false");
-      case 'n':
-        return literal("null");
-      default:
-        return number();
+      case '"': return string();
+      case 't': return literal("true");
+      case 'f': return literal("false");
+      case 'n': return literal("null");
+      default: return number();
     }
   }
 
@@ -211,12 +205,29 @@ void handle_one(mcpgen::Server& server, const uint8_t* data, size_t len, char* o
 // The oracle checks itself before any fuzzing: a checker that accepted everything would
 // make every run pass.
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  static const char* const kGood[] = {
-      "{}", " [1, -0.5e+3, true, false, null, \"a\\u00e9\\ud800\\n\"] ", "{\"k\":{\"x\":[[]]}}",
-      "\"\xc3\xa9\xf0\x9f\x98\x80\"", "0", "-0.0E-0"};
-  static const char* const kBad[] = {"",       "{",          "{}}",        "[1,]",     "{\"a\" 1}", "01",
-                                     "1.",     "-",          "\"\\x\"",     "\"\\u12\"", "\"\x01\"",   "\"\xc0\xaf\"",
-                                     "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "tru", "{} {}", "\"open"};
+  static const char* const kGood[] = {"{}",
+                                      " [1, -0.5e+3, true, false, null, \"a\\u00e9\\ud800\\n\"] ",
+                                      "{\"k\":{\"x\":[[]]}}",
+                                      "\"\xc3\xa9\xf0\x9f\x98\x80\"",
+                                      "0",
+                                      "-0.0E-0"};
+  static const char* const kBad[] = {"",
+                                     "{",
+                                     "{}}",
+                                     "[1,]",
+                                     "{\"a\" 1}",
+                                     "01",
+                                     "1.",
+                                     "-",
+                                     "\"\\x\"",
+                                     "\"\\u12\"",
+                                     "\"\x01\"",
+                                     "\"\xc0\xaf\"",
+                                     "\"\xed\xa0\x80\"",
+                                     "\"\xf4\x90\x80\x80\"",
+                                     "tru",
+                                     "{} {}",
+                                     "\"open"};
   for (const char* s : kGood) {
     if (!JsonCheck(s, strlen(s)).document()) fail("oracle self-test: valid JSON rejected", s, strlen(s));
   }

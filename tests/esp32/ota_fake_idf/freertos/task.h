@@ -4,7 +4,10 @@
 #include "freertos/FreeRTOS.h"
 typedef int* TaskHandle_t;
 typedef void (*TaskFunction_t)(void*);
-inline TaskHandle_t xTaskGetCurrentTaskHandle() { static int t; return &t; }
+inline TaskHandle_t xTaskGetCurrentTaskHandle() {
+  static int t;
+  return &t;
+}
 inline BaseType_t xTaskCreate(TaskFunction_t fn, const char*, unsigned, void* arg, unsigned, TaskHandle_t*) {
   fn(arg);
   return pdPASS;
