@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -139,15 +140,75 @@ def test_the_port_implements_and_registers_the_update_handler(ota_project: Path)
         assert component in chk._cmake_words(reg.group(1)), component
 
 
-def test_both_ports_embed_the_marker_the_backend_reads() -> None:
-    """mcpgen.runtime.ota.read_image finds the same marker in a simulator and a firmware.bin."""
+MARKER_DRIVER = r"""
+// Writes a marker made by the ports' macro between filler bytes to argv[1]; then prints
+// what mcpgen_ota::find_marker finds in argv[2] ("-" when it finds none).
+#include <stdio.h>
+#include <stdlib.h>
+#include "mcpgen/ota_marker.h"
+static const char kMarker[] = MCPGEN_OTA_IMAGE_MARKER("desk-lamp", "0.4.0", "0123456789abcdef");
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  FILE* out = fopen(argv[1], "wb");
+  if (out == nullptr) return 2;
+  fputs("\x7f" "ELF...MCPGEN-OTA-IMAGE|cut", out);
+  fwrite(kMarker, 1, sizeof kMarker, out);
+  fclose(out);
+  static char data[1 << 16];
+  FILE* in = fopen(argv[2], "rb");
+  if (in == nullptr) return 2;
+  size_t n = fread(data, 1, sizeof data, in);
+  fclose(in);
+  mcpgen_ota::Marker m;
+  if (!mcpgen_ota::find_marker(data, n, &m)) return puts("-") < 0;
+  printf("%s %s %s\n", m.name, m.version, m.fingerprint);
+  return 0;
+}
+"""
+
+
+def test_both_ports_embed_the_marker_the_backend_reads(tmp_path: Path) -> None:
+    """One rule for the OTA image marker: both ports make theirs with the core's macro and
+    find it with the core's parser (mcpgen/ota_marker.h), and the backend's reader
+    (mcpgen.runtime.ota.read_image) agrees with that parser both ways."""
+    from mcpgen.runtime.ota import read_image
+
     ports = resources.firmware_template() / "ports"
-    marker = re.compile(r'mcpgen_ota_image_marker\[\] =\s*("MCPGEN-OTA-IMAGE\|"[^;]*);')
-    found = {p: marker.search((ports / p).read_text(encoding="utf-8")) for p in
-             ("host/ota.cpp", "esp_idf/mcpgen_esp_ota.cpp")}
-    assert all(found.values())
-    texts = {" ".join(m.group(1).split()) for m in found.values() if m}
-    assert len(texts) == 1
+    for port in ("host/ota.cpp", "esp_idf/mcpgen_esp_ota.cpp"):
+        text = " ".join((ports / port).read_text(encoding="utf-8").split())
+        assert '#include "mcpgen/ota_marker.h"' in text, port
+        assert ("mcpgen_ota_image_marker[] = MCPGEN_OTA_IMAGE_MARKER(MCPGEN_SPEC_DEVICE_NAME, "
+                "MCPGEN_SPEC_DEVICE_VERSION, MCPGEN_SPEC_FINGERPRINT);") in text, port
+        assert "mcpgen_ota::find_marker(" in text and "MCPGEN-OTA-IMAGE|" not in text, port
+    cxx = shutil.which("g++")
+    if cxx is None:
+        pytest.skip("g++ is not installed (scripts/dev.sh installs it)")
+    src, exe = tmp_path / "marker.cpp", tmp_path / "marker"
+    src.write_text(MARKER_DRIVER, encoding="utf-8")
+    core = resources.firmware_template() / "core"
+    build = subprocess.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti",
+                            f"-I{core}", str(src), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    # The C++ side writes, the backend reads.
+    written = tmp_path / "firmware.bin"
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    none = subprocess.run([str(exe), str(written), str(empty)], capture_output=True, text=True)
+    assert none.stdout == "-\n"
+    image = read_image(written)
+    assert (image.device_name, image.version, image.fingerprint) == ("desk-lamp", "0.4.0", "0123456789abcdef")
+    # Malformed candidates first (an upper-case or short fingerprint, an empty field): both
+    # skip them and take the same well-formed marker.
+    probe = tmp_path / "probe.bin"
+    probe.write_bytes(b"MCPGEN-OTA-IMAGE|a|1|0123456789ABCDEF|"
+                      b"MCPGEN-OTA-IMAGE|b|2|0123|"
+                      b"MCPGEN-OTA-IMAGE||3|0123456789abcdef|"
+                      b"MCPGEN-OTA-IMAGE|lamp-2|2.0.1|fedcba9876543210|")
+    found = subprocess.run([str(exe), str(tmp_path / "unused.bin"), str(probe)],
+                           capture_output=True, text=True)
+    theirs = read_image(probe)
+    assert found.stdout.split() == [theirs.device_name, theirs.version, theirs.fingerprint]
+    assert found.stdout.split() == ["lamp-2", "2.0.1", "fedcba9876543210"]
 
 
 def test_esp32_targets_build_an_ota_spec(tmp_path: Path) -> None:

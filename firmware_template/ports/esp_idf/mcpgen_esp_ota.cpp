@@ -47,16 +47,16 @@
 #include "freertos/task.h"
 #include "mbedtls/sha256.h"
 #include "mcpgen/json_reader.h"
+#include "mcpgen/ota_marker.h"
 
 // What an image says about itself (the backend's mcpgen.runtime.ota.read_image reads it
 // from firmware.bin; the update handler finds it in a downloaded image).
 extern "C" __attribute__((used)) const char mcpgen_ota_image_marker[] =
-    "MCPGEN-OTA-IMAGE|" MCPGEN_SPEC_DEVICE_NAME "|" MCPGEN_SPEC_DEVICE_VERSION "|" MCPGEN_SPEC_FINGERPRINT "|";
+    MCPGEN_OTA_IMAGE_MARKER(MCPGEN_SPEC_DEVICE_NAME, MCPGEN_SPEC_DEVICE_VERSION, MCPGEN_SPEC_FINGERPRINT);
 
 namespace {
 
 const char* const kTag = "mcpgen-ota";
-const char kMarkerPrefix[] = "MCPGEN-OTA-IMAGE|";
 constexpr size_t kChunk = 4096;
 constexpr size_t kCarry = 256;  // longer than any marker: one split across two chunks is found whole
 
@@ -108,41 +108,7 @@ bool failf(Job* job, const char* fmt, ...) {
   return false;
 }
 
-struct Marker {
-  char name[128];
-  char version[72];
-  char fingerprint[24];
-};
-
-// Finds "MCPGEN-OTA-IMAGE|name|version|fingerprint|" (16 hex digits) in data[0, n).
-bool parse_marker(const char* data, size_t n, Marker* m) {
-  const size_t plen = sizeof kMarkerPrefix - 1;
-  for (size_t i = 0; i + plen < n; ++i) {
-    if (memcmp(data + i, kMarkerPrefix, plen) != 0) continue;
-    const char* p = data + i + plen;
-    const char* end = data + n;
-    const char* fields[3];
-    size_t lens[3];
-    bool ok = true;
-    for (int k = 0; k < 3 && ok; ++k) {
-      fields[k] = p;
-      while (p < end && *p != '|' && *p != 0 && *p != '\n') ++p;
-      lens[k] = static_cast<size_t>(p - fields[k]);
-      ok = p < end && *p == '|' && lens[k] > 0;
-      ++p;
-    }
-    if (!ok || lens[0] >= sizeof m->name || lens[1] >= sizeof m->version || lens[2] != 16) continue;
-    if (strspn(fields[2], "0123456789abcdef") < 16) continue;
-    memcpy(m->name, fields[0], lens[0]);
-    m->name[lens[0]] = 0;
-    memcpy(m->version, fields[1], lens[1]);
-    m->version[lens[1]] = 0;
-    memcpy(m->fingerprint, fields[2], 16);
-    m->fingerprint[16] = 0;
-    return true;
-  }
-  return false;
-}
+using Marker = mcpgen_ota::Marker;
 
 // Reads the first `size` bytes of the partition back: their SHA-256 (hex) and the marker.
 bool read_back(Job* job, const esp_partition_t* part, size_t size, char hex[65], Marker* m, bool* found) {
@@ -163,7 +129,7 @@ bool read_back(Job* job, const esp_partition_t* part, size_t size, char hex[65],
       break;
     }
     mbedtls_sha256_update(&sha, reinterpret_cast<const unsigned char*>(buf + carry), n);
-    if (!*found) *found = parse_marker(buf, carry + n, m);
+    if (!*found) *found = mcpgen_ota::find_marker(buf, carry + n, m);
     const size_t have = carry + n;
     carry = have < kCarry ? have : kCarry;
     memmove(buf, buf + have - carry, carry);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mcp_tools.h"
+#include "mcpgen/ota_marker.h"
 #include "tcp.h"
 
 namespace hostport {
@@ -255,7 +256,7 @@ void ota_mark_valid() {
 // What an image says about itself: the update handler finds it in a downloaded image
 // and refuses one of another device, or one that does not carry the announced version.
 extern "C" __attribute__((used)) const char mcpgen_ota_image_marker[] =
-    "MCPGEN-OTA-IMAGE|" MCPGEN_SPEC_DEVICE_NAME "|" MCPGEN_SPEC_DEVICE_VERSION "|" MCPGEN_SPEC_FINGERPRINT "|";
+    MCPGEN_OTA_IMAGE_MARKER(MCPGEN_SPEC_DEVICE_NAME, MCPGEN_SPEC_DEVICE_VERSION, MCPGEN_SPEC_FINGERPRINT);
 
 namespace hostport {
 namespace {
@@ -555,13 +556,9 @@ bool download(const char* url, const char* path, long long size, unsigned char s
   return ok;
 }
 
-struct Marker {
-  char name[128];
-  char version[72];
-  char fingerprint[24];
-};
+using Marker = mcpgen_ota::Marker;
 
-// Finds "MCPGEN-OTA-IMAGE|name|version|fingerprint|" (a 16-hex fingerprint) in the file.
+// Finds the image marker (mcpgen/ota_marker.h) in the file.
 bool find_marker(const char* path, Marker* m) {
   FILE* f = fopen(path, "rb");
   if (f == nullptr) return false;
@@ -572,32 +569,7 @@ bool find_marker(const char* path, Marker* m) {
   bool found = false;
   if (data != nullptr && fread(data, 1, static_cast<size_t>(n), f) == static_cast<size_t>(n)) {
     data[n] = 0;
-    const char prefix[] = "MCPGEN-OTA-IMAGE|";
-    const size_t plen = sizeof prefix - 1;
-    for (long i = 0; i + static_cast<long>(plen) < n && !found; ++i) {
-      if (memcmp(data + i, prefix, plen) != 0) continue;
-      const char* p = data + i + plen;
-      const char* end = data + n;
-      const char* fields[3];
-      size_t lens[3];
-      bool ok = true;
-      for (int k = 0; k < 3 && ok; ++k) {
-        fields[k] = p;
-        while (p < end && *p != '|' && *p != 0 && *p != '\n') ++p;
-        lens[k] = static_cast<size_t>(p - fields[k]);
-        ok = p < end && *p == '|' && lens[k] > 0;
-        ++p;
-      }
-      if (!ok || lens[0] >= sizeof m->name || lens[1] >= sizeof m->version || lens[2] != 16) continue;
-      if (strspn(fields[2], "0123456789abcdef") < 16) continue;
-      memcpy(m->name, fields[0], lens[0]);
-      m->name[lens[0]] = 0;
-      memcpy(m->version, fields[1], lens[1]);
-      m->version[lens[1]] = 0;
-      memcpy(m->fingerprint, fields[2], 16);
-      m->fingerprint[16] = 0;
-      found = true;
-    }
+    found = mcpgen_ota::find_marker(data, static_cast<size_t>(n), m);
   }
   free(data);
   fclose(f);

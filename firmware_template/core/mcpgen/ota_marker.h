@@ -1,0 +1,59 @@
+// The OTA image marker (docs/ota.md), one copy for every port that updates itself
+// (ports/esp_idf on esp_https_ota, ports/host in the simulator's two slots): a firmware
+// built with `device.ota: true` carries "MCPGEN-OTA-IMAGE|name|version|fingerprint|"
+// (a 16-hex spec fingerprint), the update handler finds it in a downloaded image, and the
+// backend reads it with mcpgen.runtime.ota.read_image (the same rule as a regex).
+// Header-only, the C library only, so both ports include it from the core.
+#pragma once
+
+#include <stddef.h>
+#include <string.h>
+
+// The marker's text for the spec being built (a string literal, from the generated macros).
+#define MCPGEN_OTA_MARKER_PREFIX "MCPGEN-OTA-IMAGE|"
+#define MCPGEN_OTA_IMAGE_MARKER(name, version, fingerprint) \
+  MCPGEN_OTA_MARKER_PREFIX name "|" version "|" fingerprint "|"
+
+namespace mcpgen_ota {
+
+constexpr size_t kFingerprintLen = 16;
+
+struct Marker {
+  char name[128];
+  char version[72];
+  char fingerprint[24];
+};
+
+// Finds the first well-formed marker in data[0, n): three non-empty fields ended by '|'
+// (no NUL or newline inside), a name and version that fit, a 16-digit lower-case hex
+// fingerprint. A malformed candidate is skipped and the search goes on.
+inline bool find_marker(const char* data, size_t n, Marker* m) {
+  const size_t plen = sizeof MCPGEN_OTA_MARKER_PREFIX - 1;
+  for (size_t i = 0; i + plen < n; ++i) {
+    if (memcmp(data + i, MCPGEN_OTA_MARKER_PREFIX, plen) != 0) continue;
+    const char* p = data + i + plen;
+    const char* end = data + n;
+    const char* fields[3];
+    size_t lens[3];
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; ++k) {
+      fields[k] = p;
+      while (p < end && *p != '|' && *p != 0 && *p != '\n') ++p;
+      lens[k] = static_cast<size_t>(p - fields[k]);
+      ok = p < end && *p == '|' && lens[k] > 0;
+      ++p;
+    }
+    if (!ok || lens[0] >= sizeof m->name || lens[1] >= sizeof m->version || lens[2] != kFingerprintLen) continue;
+    if (strspn(fields[2], "0123456789abcdef") < kFingerprintLen) continue;
+    memcpy(m->name, fields[0], lens[0]);
+    m->name[lens[0]] = 0;
+    memcpy(m->version, fields[1], lens[1]);
+    m->version[lens[1]] = 0;
+    memcpy(m->fingerprint, fields[2], kFingerprintLen);
+    m->fingerprint[kFingerprintLen] = 0;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace mcpgen_ota
