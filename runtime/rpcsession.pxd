@@ -39,10 +39,15 @@ cdef long long _RID_MAX
 cdef Py_ssize_t _RING_SPARE, _RING_MAX
 cdef dict _HEADS
 cdef bytes _ERROR_KEY
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 cdef extern from "string.h":
     const void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
+    void *memcpy(void *dest, const void *src, size_t n)
 cdef bint _has_error_key(bytes data)
 cdef Py_ssize_t _HEADS_MAX
+@cython.locals(nd=Py_ssize_t, v="long long", n1=Py_ssize_t, n2=Py_ssize_t, n3=Py_ssize_t, n4=Py_ssize_t,
+               out=bytes, p="char *")
+cdef bytes _request_bytes(bytes open_, long long rid, bytes head, bytes body, bytes close)
 
 
 cdef class RpcSession:
@@ -52,6 +57,8 @@ cdef class RpcSession:
     cdef Py_ssize_t _live
     cdef Py_ssize_t _fast_live
     cdef dict _extra
+    cdef object _head_name
+    cdef bytes _head
     cdef public bint on_sweep
     cdef readonly long long next_id
     cdef readonly long long last_id

@@ -136,8 +136,11 @@ _RING_MAX = 4096
 #: with many devices, and a dict per device). Bounded: names past it are encoded per call.
 _HEADS: dict = {}
 _ERROR_KEY = b'"error"'  # the fast path also decodes error replies, whatever the call's kind
-if not cython.compiled:  # the compiled build calls libc's memmem (declared in rpcsession.pxd)
+if not cython.compiled:  # the compiled build calls these C functions (declared in rpcsession.pxd)
     memmem: Any = None
+    memcpy: Any = None
+    PyBytes_FromStringAndSize: Any = None
+    PyBytes_AS_STRING: Any = None
 
 
 def _has_error_key(data: bytes) -> bool:
@@ -152,6 +155,42 @@ def _has_error_key(data: bytes) -> bool:
     return _ERROR_KEY in data
 
 _HEADS_MAX = 4096
+
+
+def _request_bytes(open_: bytes, rid: int, head: bytes, body: bytes, close: bytes) -> bytes:
+    """``open_ + str(rid) + head + body + close``: a request's frame.
+
+    The compiled build writes it into one new bytes object, the id's digits in place:
+    ``f"{rid}".encode()`` and ``b"".join`` of a tuple cost as much as the rest of the
+    encoding (issue 32). ``rid`` is one of ours: > 0.
+    """
+    if not cython.compiled:
+        return b"".join((open_, f"{rid}".encode(), head, body, close))
+    digits = cython.declare(cython.char[24])
+    nd = 0
+    v = rid
+    while True:
+        nd += 1
+        digits[24 - nd] = 48 + v % 10
+        v //= 10
+        if v == 0:
+            break
+    n1 = len(open_)
+    n2 = len(head)
+    n3 = len(body)
+    n4 = len(close)
+    out = PyBytes_FromStringAndSize(cython.NULL, n1 + nd + n2 + n3 + n4)
+    p = PyBytes_AS_STRING(out)
+    memcpy(p, cython.cast(cython.p_const_char, open_), n1)
+    p += n1
+    memcpy(p, cython.address(digits[24 - nd]), nd)
+    p += nd
+    memcpy(p, cython.cast(cython.p_const_char, head), n2)
+    p += n2
+    memcpy(p, cython.cast(cython.p_const_char, body), n3)
+    p += n3
+    memcpy(p, cython.cast(cython.p_const_char, close), n4)
+    return out
 
 
 class RpcSession:
@@ -178,6 +217,9 @@ class RpcSession:
         # straight to the general path instead of being parsed twice.
         self._fast_live = 0
         self._extra: Optional[dict] = None
+        # The last tool called and its encoded head: a repeated call skips the _HEADS lookup.
+        self._head_name: Optional[str] = None
+        self._head = _EMPTY
         self.on_sweep = False  # on the loop's Deadlines sweep list (runtime.deadlines)
         self.next_id = 1
         self.last_id = 0
@@ -213,13 +255,20 @@ class RpcSession:
 
     def tools_call(self, name: str, arguments: object) -> bytes:
         """Encodes ``tools/call`` with a fresh id (``last_id``); ``arguments`` must be a dict."""
-        head = _HEADS.get(name)
-        if head is None:
-            head = b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":'
-            if len(_HEADS) < _HEADS_MAX:
-                _HEADS[name] = head
+        if name is self._head_name:  # the same tool again (the bindings pass one str object)
+            head = self._head
+        else:
+            shared = _HEADS.get(name)
+            if shared is None:
+                head = b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":'
+                if len(_HEADS) < _HEADS_MAX:
+                    _HEADS[name] = head
+            else:
+                head = shared
+            self._head_name = name
+            self._head = head
         rid = self._take_id()
-        return b"".join((self._req_open, f"{rid}".encode(), head, _dumps(arguments), self._call_close))
+        return _request_bytes(self._req_open, rid, head, _dumps(arguments), self._call_close)
 
     def request(self, method: str, params: object = None) -> bytes:
         """Encodes a request with a fresh id (``last_id``)."""

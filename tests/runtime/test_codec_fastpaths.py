@@ -239,6 +239,26 @@ def test_encoded_ids_match_the_counter() -> None:
     assert req["payload"]["id"] == 1236 and req["payload"]["params"]["_meta"] == {"progressToken": 7}
 
 
+@pytest.mark.parametrize("session_id", ["s", None])
+def test_every_id_is_written_in_full_in_both_framings(session_id: object) -> None:
+    # the compiled encoder writes the id's digits itself: 1 digit, carries (9 -> 10, 99 -> 100)
+    s = RpcSession(session_id)  # type: ignore[arg-type]
+    for rid in range(1, 1002):
+        data = s.tools_call("self.light.set_rgb", {"r": rid})
+        msg = orjson.loads(data)
+        payload = msg["payload"] if session_id is not None else msg
+        assert payload == {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                           "params": {"name": "self.light.set_rgb", "arguments": {"r": rid}}}
+
+
+def test_alternating_and_equal_but_distinct_tool_names_encode_their_own_name() -> None:
+    # the session remembers its last tool's head by identity; any other name is looked up
+    s = RpcSession("s")
+    names = ["self.a", "self.b", "self.a", "".join(["self.", "b"]), "".join(["self.", "b"]), "self.ü"]
+    for name in names:
+        assert orjson.loads(s.tools_call(name, {}))["payload"]["params"]["name"] == name
+
+
 def test_plain_int_helper() -> None:
     plain_int = getattr(wire, "plain_int", None)
     if plain_int is None:
