@@ -38,7 +38,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Optional, Union
 
 from mcpgen.extras import missing_extra
@@ -58,6 +58,7 @@ from mcpgen.runtime.broker import BrokerLink, TopicLayout
 from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
+from mcpgen.runtime.fanout import Fanout
 from mcpgen.runtime.hub import hello_refusal
 
 log = logging.getLogger("mcpgen.runtime.fleet")
@@ -266,6 +267,15 @@ class MqttFleet(TopicLayout):
                 lambda t: self._opening.pop(device_id, None) if self._opening.get(device_id) is t else None
             )
         return await asyncio.shield(task)
+
+    async def fanout(self, device_ids: Iterable[str], *, timeout: Optional[float] = None) -> Fanout:
+        """A :class:`~mcpgen.runtime.fanout.Fanout` over ``device_ids`` (results keyed by id;
+        typed: ``DeskLamp.fanout(await fleet.fanout(ids))``). Their handles are opened at
+        once as :meth:`device` does; a device that cannot be opened gets that error as its
+        result. ``timeout``: each device's call deadline (default ``call_timeout``)."""
+        ids = list(device_ids)
+        opened = await asyncio.gather(*(self.device(i) for i in ids), return_exceptions=True)
+        return Fanout(dict(zip(ids, opened, strict=True)), timeout=timeout)
 
     def on_notification(self, callback: NotificationCallback) -> Callable[[], None]:
         """``callback(device_id, method, params)`` for device notifications this worker
