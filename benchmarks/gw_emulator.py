@@ -36,7 +36,7 @@ from mcpgen.codegen.spec import mcp_json
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.runtime.loop import run
 
-MAX_DEVICES = 12000
+MAX_DEVICES = 19000  # under the 20,000 descriptors a process may hold on the benchmark machines
 CONNECT_CONCURRENCY = 64
 # An adapter, not a Logger: picows creates a child Logger per connection for a Logger.
 _LOGGER = logging.LoggerAdapter(logging.getLogger("benchmarks.gw_emulator"), {})
@@ -164,6 +164,7 @@ async def run_device(
     stats: Stats,
     ready: asyncio.Event,
     gate: asyncio.Semaphore,
+    source: Optional[str] = None,
 ) -> Optional[WSTransport]:
     headers = {
         "Authorization": "Bearer bench-token",
@@ -183,6 +184,7 @@ async def run_device(
                 max_frame_size=1 << 20,
                 read_buffer_init_size=4096,
                 logger_name=_LOGGER,
+                **({"local_addr": (source, 0)} if source else {}),
             )
             await asyncio.wait_for(hello_done, 60)
         except Exception as exc:  # noqa: BLE001 - counted and reported
@@ -215,7 +217,7 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
 
 async def main_async(args: argparse.Namespace) -> int:
     host = urlparse(args.url).hostname
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host not in ("127.0.0.1", "localhost", "::1") or (args.source and not args.source.startswith("127.")):
         print("the emulator only connects to loopback", file=sys.stderr)
         return 2
     count = min(args.count, MAX_DEVICES)
@@ -223,13 +225,16 @@ async def main_async(args: argparse.Namespace) -> int:
     stats = Stats(count)
     ready = asyncio.Event()
     stop = asyncio.Event()
-    gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+    gate = asyncio.Semaphore(args.concurrency)
     loop = asyncio.get_running_loop()
     threading.Thread(target=_watch_stdin, args=(loop, stop), daemon=True).start()
     parent = os.getppid()
     t0 = time.monotonic()
     connecting = asyncio.gather(
-        *(run_device(args.url, i, args.prefix, replies, stats, ready, gate) for i in range(count))
+        *(
+            run_device(args.url, i, args.prefix, replies, stats, ready, gate, args.source)
+            for i in range(count)
+        )
     )
     try:
         await asyncio.wait_for(ready.wait(), args.max_seconds)
@@ -265,6 +270,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         "--spec", default=os.path.join(os.path.dirname(__file__), "..", "toolspec", "desk_lamp.yaml")
     )
     ap.add_argument("--max-seconds", type=float, default=600.0)
+    ap.add_argument(
+        "--source",
+        default=None,
+        help="loopback source address (127.0.0.x): each has its own ~28,000 ephemeral ports",
+    )
+    ap.add_argument("--concurrency", type=int, default=CONNECT_CONCURRENCY, help="connections opened at once")
     args = ap.parse_args(argv)
     raise_nofile_limit()
     return run(main_async(args))
