@@ -126,7 +126,7 @@ async def _command(gw: Any, cmd: dict[str, Any], base_rss: int) -> dict[str, Any
         return {"ready": len(_ready(gw)), "rss": rss_bytes(), "base_rss": base_rss}
     if op == "memory":
         gc.collect()
-        return {"ready": len(_ready(gw)), "rss": rss_bytes(), "base_rss": base_rss}
+        return {"ready": len(_ready(gw)), "rss": rss_bytes(), "base_rss": base_rss, "cpu": _cpu()}
     if op == "call_all":  # one call to every device at once
         devices = _ready(gw)
         lat: list[float] = []
@@ -284,6 +284,11 @@ def run(
         conn = [e.read(60) for e in emus]
         out["emulator_failed"] = sum(c.get("failed", 0) for c in conn)
         mem = ctl.ask({"cmd": "memory"}, 120)
+        # CPU spent so far (connecting, session setup): the gateway workers' vs the emulators'.
+        out["setup_cpu_seconds"] = {
+            "gateway": round(sum(r["cpu"] for r in mem), 1),
+            "emulators": round(sum(e.request({"cmd": "cpu"}, 60)["cpu_seconds"] for e in emus), 1),
+        }
         out["devices_per_worker"] = [r["ready"] for r in sorted(mem, key=lambda r: r["worker"])]
         grown = sum(r["rss"] - r["base_rss"] for r in mem)
         out["rss_total_mib"] = round(sum(r["rss"] for r in mem) / 2**20, 1)
