@@ -223,3 +223,17 @@ def test_stubs_type_fanout_results(sim_mod: ModuleType) -> None:
     assert "def fanout(cls, devices:" in stub
     assert "class AudioSpeakerToolsFanout:" in stub  # every namespace, the first one too
     assert "async def set_volume(self, *, volume: int) -> FanoutResults[bool]:" in stub
+
+
+@pytest.mark.parametrize("session_id", [None, "sid-1"])
+def test_call_encoded_frames_like_tools_call(session_id: Optional[str]) -> None:
+    from mcpgen.runtime import codec
+
+    args = {"r": 1, "g": 2, "b": 3, "name": "ü"}
+    plain, shared = codec.RpcSession(session_id), codec.RpcSession(session_id)
+    plain.tools_call("warm-up", {})  # both at id 2 next
+    shared.tools_call("warm-up", {})
+    tail = codec.tools_call_tail("self.light.set_rgb", args)
+    slot = object()
+    assert shared.call_encoded(tail, slot, codec.KIND_BOOLEAN) == plain.tools_call("self.light.set_rgb", args)
+    assert shared.last_id == 2 and shared.is_pending(2) and shared.pending[2].future is slot
