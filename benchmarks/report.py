@@ -8,6 +8,7 @@ from typing import Any, Optional
 FINDINGS = Path(__file__).resolve().parent / "findings.md"
 RELEASE_CALLS = Path(__file__).resolve().parent / "release_calls.md"
 OTA_ROLLOUT = Path(__file__).resolve().parent / "ota_rollout.md"
+SCALE = Path(__file__).resolve().parent / "scale.md"
 
 
 def _ns(x: float) -> str:
@@ -548,6 +549,8 @@ def render(data: dict[str, Any]) -> str:
         out += ["## 5. Calls through an older release's bindings", "", RELEASE_CALLS.read_text().strip(), ""]
     if OTA_ROLLOUT.exists() and not quick:  # measured on its own (benchmarks/ota_rollout.py)
         out += ["## 6. Rolling over-the-air upgrade", "", OTA_ROLLOUT.read_text().strip(), ""]
+    if SCALE.exists() and not quick:  # measured on its own (benchmarks/scale.py)
+        out += ["## 7. Scale and fan-out", "", SCALE.read_text().strip(), ""]
     if FINDINGS.exists() and not quick:
         out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
     return "\n".join(out) + "\n"

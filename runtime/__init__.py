@@ -31,6 +31,7 @@ from mcpgen.runtime.errors import (  # noqa: E402
     ToolError,
     ValidationError,
 )
+from mcpgen.runtime.fanout import Fanout, FanoutResults  # noqa: E402
 from mcpgen.runtime.fleet import MqttFleet as MqttFleet  # noqa: E402  (aiomqtt is imported on start)
 from mcpgen.runtime.gateway import Gateway  # noqa: E402
 from mcpgen.runtime.hub import DeviceHub  # noqa: E402
@@ -54,6 +55,8 @@ __all__ = [
     "DeviceDisconnected",
     "DeviceHub",
     "DeviceTimeout",
+    "Fanout",
+    "FanoutResults",
     "Gateway",
     "Handshake",
     "HmacAuth",

@@ -17,7 +17,7 @@ import from the three directly.
 from __future__ import annotations
 
 from mcpgen.runtime.deadlines import CallOwner, CallSite, Deadlines, deadlines_for
-from mcpgen.runtime.rpcsession import Pending, RpcSession
+from mcpgen.runtime.rpcsession import Pending, RpcSession, tools_call_tail
 from mcpgen.runtime.wire import (
     FRAME_ERROR,
     FRAME_INVALID,
@@ -75,6 +75,7 @@ __all__ = [
     "Frame",
     "Pending",
     "RpcSession",
+    "tools_call_tail",
     "CallOwner",
     "Deadlines",
     "deadlines_for",

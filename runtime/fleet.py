@@ -38,7 +38,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Optional, Union, Unpack
 
 from mcpgen.extras import missing_extra
@@ -57,6 +57,7 @@ from mcpgen.runtime.auth import authenticate, hello_handshake
 from mcpgen.runtime.broker import BrokerLink, TopicLayout
 from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
+from mcpgen.runtime.fanout import Fanout
 from mcpgen.runtime.hub import hello_refusal
 from mcpgen.runtime.options import HasSessionOptions, SessionKeywords, SessionOptions, session_options
 
@@ -255,6 +256,15 @@ class MqttFleet(TopicLayout, HasSessionOptions):
                 lambda t: self._opening.pop(device_id, None) if self._opening.get(device_id) is t else None
             )
         return await asyncio.shield(task)
+
+    async def fanout(self, device_ids: Iterable[str], *, timeout: Optional[float] = None) -> Fanout:
+        """A :class:`~mcpgen.runtime.fanout.Fanout` over ``device_ids`` (results keyed by id;
+        typed: ``DeskLamp.fanout(await fleet.fanout(ids))``). Their handles are opened at
+        once as :meth:`device` does; a device that cannot be opened gets that error as its
+        result. ``timeout``: each device's call deadline (default ``call_timeout``)."""
+        ids = list(device_ids)
+        opened = await asyncio.gather(*(self.device(i) for i in ids), return_exceptions=True)
+        return Fanout(dict(zip(ids, opened, strict=True)), timeout=timeout)
 
     def on_notification(self, callback: NotificationCallback) -> Callable[[], None]:
         """``callback(device_id, method, params)`` for device notifications this worker

@@ -27,10 +27,13 @@ connected to it (see :mod:`mcpgen.runtime.workers`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import http
 import logging
 import time
+import types
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any, Optional, Unpack
 
 from picows import WSAutoPingStrategy, WSCloseCode
@@ -51,6 +54,7 @@ from picows.picows import WSProtocol  # type: ignore[attr-defined]  # isort: ski
 
 log = logging.getLogger("mcpgen.runtime.gateway")
 
+_NO_HEADERS: Mapping[str, str] = types.MappingProxyType({})
 #: Largest HTTP upgrade request accepted (request line and headers).
 MAX_REQUEST = 16384
 #: How often the gateway's sweep looks at handshakes, hellos and closing connections.
@@ -245,7 +249,9 @@ class Gateway(DeviceHub):
 
     def _upgrade(self, transport: asyncio.Transport, hs: Handshake, data: bytes) -> None:
         """Hands an accepted connection to picows with the bytes read so far."""
-        link = DeviceLink(self, hs, self.max_frame)
+        # The headers were for the authenticator: the connection keeps only the fields it
+        # logs and the session reads (~1.3 KB per device less with 100,000 devices).
+        link = DeviceLink(self, dataclasses.replace(hs, headers=_NO_HEADERS), self.max_frame)
         transport.set_write_buffer_limits(high=WRITE_HIGH, low=WRITE_LOW)
         proto = _ChunkedWSProtocol(
             None,  # host:port (client side only)

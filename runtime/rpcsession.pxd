@@ -95,6 +95,8 @@ cdef class RpcSession:
     cpdef bytes request(self, str method, object params=*)
     cpdef expect(self, object request_id, object future, int kind)
     cpdef bytes call(self, str name, object arguments, object future, int kind)
+    @cython.locals(rid="long long")
+    cpdef bytes call_encoded(self, bytes tail, object future, int kind)
     cpdef bint is_pending(self, object request_id)
     @cython.locals(p=Pending)
     cpdef bint forget(self, object request_id)

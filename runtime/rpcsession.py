@@ -451,6 +451,15 @@ class RpcSession:
             self._put(self.last_id, future, kind)
         return data
 
+    def call_encoded(self, tail: bytes, future: Any, kind: int) -> bytes:
+        """:meth:`call` with the bytes after the id prebuilt (:func:`tools_call_tail`): a
+        fan-out encodes its arguments once and only the id and envelope differ per session."""
+        rid = self._take_id()
+        data = _request_bytes(self._req_open, rid, tail, b"", self._call_close)
+        if self._put_rid(rid, future, kind) is None:
+            self._put(rid, future, kind)
+        return data
+
     def is_pending(self, request_id: object) -> bool:
         """True while ``request_id`` waits for its reply."""
         return self._find(request_id) is not None
@@ -708,3 +717,7 @@ class RpcSession:
             return None
         return self._take(key)
 
+
+def tools_call_tail(name: str, arguments: object) -> bytes:
+    """The part of a ``tools/call`` request after its id (for :meth:`RpcSession.call_encoded`)."""
+    return b',"method":"tools/call","params":{"name":' + _dumps(name) + b',"arguments":' + _dumps(arguments)

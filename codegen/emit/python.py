@@ -49,7 +49,7 @@ TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 # The C-level constant of each return kind (runtime/wire.pxd; the bindings declare their own).
 _KIND_CONST = {kind: f"_K_{kind.upper()}" for kind in RETURN_KINDS}
 # Attributes of the generated classes that tools must not shadow.
-_CLASS_RESERVED = frozenset({"FINGERPRINT", "SPEC", "DEVICE_NAME", "DEVICE_VERSION", "device"})
+_CLASS_RESERVED = frozenset({"FINGERPRINT", "SPEC", "DEVICE_NAME", "DEVICE_VERSION", "device", "fanout"})
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
 
 
@@ -272,7 +272,7 @@ def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView],
     if root_class in classes or len(classes) != len(order) - 1:
         raise ValueError("namespace class names collide; rename the tools")
     td_names = {d.name for d in dicts}
-    clash = td_names & (classes | {root_class})
+    clash = td_names & (classes | {root_class, root_class + "Fanout"})
     if clash:
         raise ValueError(f"generated names collide: {sorted(clash)}")
     return order

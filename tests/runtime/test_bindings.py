@@ -370,6 +370,13 @@ async def main(device: Device, theme: str) -> None:
     XiaozhiSim(device, policy="strcit")  # E
     Gateway(port=0, policy="off")
     Gateway(port=0, policy="warning")  # E the runtime API's policy is a Literal too
+    lamps = DeskLamp.fanout([device, lamp], timeout=2.0)
+    powered = await lamps.light.set_power(on=False)
+    flags: dict[object, bool] = powered.ok
+    wrong: dict[object, str] = powered.ok  # E the values are the tool's bool
+    await lamps.light.set_effect(effect="rainbw")  # E validated like a single call
+    totals = await XiaozhiSim.fanout([device]).counter.add(amount=1)
+    n: int = totals[device]
 """
     snippet = tmp_path / "use_sim.py"
     snippet.write_text(code, encoding="utf-8")

@@ -543,3 +543,25 @@ async def test_spec_mismatch_from_setup_is_typed() -> None:
     with pytest.raises(SpecMismatch) as err:
         await device.setup(fingerprint="0000000000000000", policy="strict")
     assert (err.value.expected, err.value.actual) == ("0000000000000000", "ffffffffffffffff")
+
+
+async def test_upgrade_headers_reach_the_authenticator_but_are_not_kept(fake_devices) -> None:
+    """A connection keeps only the handshake fields it uses: the headers (~1.3 KB per device)
+    are dropped once the authenticator has seen them (issue 32, memory per device)."""
+    seen: list[Any] = []
+
+    class Recording:
+        def authenticate(self, hs: Any) -> bool:
+            seen.append(dict(hs.headers))
+            return True
+
+    async with Gateway(port=0, auth=Recording()) as gw:
+        fake = FakeWsDevice(f"ws://127.0.0.1:{gw.port}/", "kept-light")
+        fake_devices.append(fake)
+        await fake.start()
+        device = await gw.wait_for_device("kept-light", timeout=5)
+        assert seen and seen[0]["Device-Id"] == "kept-light" and seen[0]["Client-Id"] == "client-uuid"
+        (link,) = list(gw._links)
+        assert link.handshake.device_id == "kept-light" and dict(link.handshake.headers) == {}
+        assert device.client_id == "client-uuid"
+        assert await device.call("self.audio_speaker.set_volume", {"volume": 3}) is True

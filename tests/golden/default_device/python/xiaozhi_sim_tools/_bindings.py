@@ -15,6 +15,7 @@ from typing import Any, Literal, TypedDict
 from mcpgen.runtime import validate as _v
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
+from mcpgen.runtime.fanout import Fanout as _Fanout
 from mcpgen.runtime.errors import NotSupported as _NotSupported
 from mcpgen.runtime.codec import (
     KIND_BOOLEAN,
@@ -682,6 +683,15 @@ class XiaozhiSim:
         """The wrapped runtime.Device."""
         return self._device
 
+    @classmethod
+    def fanout(cls, devices: Any, *, timeout: Any = None, policy: str = "warn") -> Any:
+        """The same tool methods, each calling every one of ``devices`` at once (runtime.fanout):
+        ``await XiaozhiSim.fanout(devices).<tool>(...)`` returns a FanoutResults, each device's
+        value or typed error. The arguments are validated once, by this version's rules.
+        ``policy``: ``"strict"`` does not call a device reporting another spec fingerprint
+        (its result is SpecMismatch), ``"warn"`` calls it, ``"off"`` skips the check."""
+        return XiaozhiSimFanout(_Fanout(devices, timeout=timeout, fingerprint=FINGERPRINT, policy=policy))
+
     def __repr__(self) -> str:
         return f"<XiaozhiSim {self._device!r}>"
 
@@ -710,6 +720,56 @@ class XiaozhiSim:
         """
         if self._release is not None:
             return self._release.reboot()
+        try:
+            args = args_reboot()
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.reboot", args, _K_NONE)
+
+
+class XiaozhiSimFanout:
+    """``XiaozhiSim.fanout(devices)``: the tools of ``xiaozhi-sim``, each called on every
+    device of one runtime.fanout.Fanout and awaited as one."""
+
+    def __init__(self, fan: Any) -> None:
+        self.group = fan
+        self._device = fan
+        self._invoke = fan.invoke
+        self.audio_speaker = AudioSpeakerTools(fan)
+        self.screen = ScreenTools(fan)
+        self.display = DisplayTools(fan)
+        self.sensor = SensorTools(fan)
+        self.counter = CounterTools(fan)
+        self.network = NetworkTools(fan)
+        self.camera = CameraTools(fan)
+
+    def __len__(self) -> int:
+        return len(self.group)
+
+    def __repr__(self) -> str:
+        return f"<XiaozhiSimFanout of {len(self.group)} devices>"
+
+    def get_device_status(self) -> Awaitable[GetDeviceStatusResult]:
+        """Provides the real-time information of the device, including the current status of the
+        audio speaker, screen and battery. Use this before changing any setting.
+
+        MCP tool ``self.get_device_status``.
+
+        Returns: object
+        """
+        try:
+            args = args_get_device_status()
+        except Exception as exc:
+            return _fail(exc)
+        return self._invoke("self.get_device_status", args, _K_OBJECT)
+
+    def reboot(self) -> Awaitable[None]:
+        """Reboot the device. Only the user can trigger this, never the assistant.
+
+        MCP tool ``self.reboot`` (user-only).
+
+        Returns: none
+        """
         try:
             args = args_reboot()
         except Exception as exc:

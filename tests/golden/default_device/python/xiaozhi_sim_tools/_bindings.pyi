@@ -2,11 +2,13 @@
 # Do not edit: change the spec, then rebuild with `codegen build SPEC --target TARGET`.
 # Type stubs of _bindings (the compiled module carries no annotations).
 
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypedDict
 
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.codec import Image
 from mcpgen.runtime.device import Device
+from mcpgen.runtime.fanout import Fanout, FanoutResults
 
 DEVICE_NAME: str
 DEVICE_VERSION: str
@@ -50,6 +52,67 @@ def args_counter_add(amount: int) -> dict[str, Any]: ...
 def args_network_set_hostname(hostname: str) -> dict[str, Any]: ...
 
 def args_camera_snapshot() -> dict[str, Any]: ...
+
+# At run time the fan-out uses CameraTools itself, bound to a Fanout.
+class CameraToolsFanout:
+    async def snapshot(self) -> FanoutResults[Image]:
+        """Take a small picture with the camera and return it as a PNG image. (on every device)"""
+
+
+# At run time the fan-out uses NetworkTools itself, bound to a Fanout.
+class NetworkToolsFanout:
+    async def set_hostname(self, *, hostname: str) -> FanoutResults[str]:
+        """Set the device hostname (lowercase letters, digits and hyphens). (on every device)"""
+
+
+# At run time the fan-out uses CounterTools itself, bound to a Fanout.
+class CounterToolsFanout:
+    async def add(self, *, amount: int = ...) -> FanoutResults[int]:
+        """Add a signed amount to the device counter and return the new value. (on every device)"""
+
+
+# At run time the fan-out uses SensorTools itself, bound to a Fanout.
+class SensorToolsFanout:
+    async def read_temperature(self, *, unit: Literal["celsius", "fahrenheit"] = ...) -> FanoutResults[float]:
+        """Read the temperature sensor in degrees Celsius. (on every device)"""
+
+
+# At run time the fan-out uses DisplayTools itself, bound to a Fanout.
+class DisplayToolsFanout:
+    async def show_text(self, *, scroll: bool = ..., seconds: float = ..., text: str) -> FanoutResults[str]:
+        """Show a short message on the screen for a number of seconds. (on every device)"""
+
+
+# At run time the fan-out uses ScreenTools itself, bound to a Fanout.
+class ScreenToolsFanout:
+    async def set_brightness(self, *, brightness: int) -> FanoutResults[bool]:
+        """Set the brightness of the screen. (on every device)"""
+    async def set_theme(self, *, theme: Literal["light", "dark"]) -> FanoutResults[bool]:
+        """Set the theme of the screen. (on every device)"""
+
+
+# At run time the fan-out uses AudioSpeakerTools itself, bound to a Fanout.
+class AudioSpeakerToolsFanout:
+    async def set_volume(self, *, volume: int) -> FanoutResults[bool]:
+        """Set the volume of the audio speaker. (on every device)"""
+
+
+class XiaozhiSimFanout:
+    group: Fanout
+    audio_speaker: AudioSpeakerToolsFanout
+    screen: ScreenToolsFanout
+    display: DisplayToolsFanout
+    sensor: SensorToolsFanout
+    counter: CounterToolsFanout
+    network: NetworkToolsFanout
+    camera: CameraToolsFanout
+    def __init__(self, fan: Fanout) -> None: ...
+    def __len__(self) -> int: ...
+    async def get_device_status(self) -> FanoutResults[GetDeviceStatusResult]:
+        """Provides the real-time information of the device, including the current status of the audio speak... (on every device)"""
+    async def reboot(self) -> FanoutResults[None]:
+        """Reboot the device. (on every device)"""
+
 
 class CameraTools:
     def __init__(self, device: Device) -> None: ...
@@ -112,6 +175,8 @@ class XiaozhiSim:
     @property
     def device(self) -> Device: ...
     def supports(self, tool: str, param: str | None = None) -> bool: ...
+    @classmethod
+    def fanout(cls, devices: Iterable[Any] | Mapping[Any, Any] | Fanout, *, timeout: float | None = ..., policy: str = ...) -> XiaozhiSimFanout: ...
     async def get_device_status(self) -> GetDeviceStatusResult:
         """Provides the real-time information of the device, including the current status of the audio speak..."""
     async def reboot(self) -> None:

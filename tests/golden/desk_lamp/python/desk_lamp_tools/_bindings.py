@@ -18,6 +18,7 @@ from mcpgen.runtime.events import check_params as _check_event_params
 from mcpgen.runtime.resources import ResourceReader as _ResourceReader
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
+from mcpgen.runtime.fanout import Fanout as _Fanout
 from mcpgen.runtime.errors import NotSupported as _NotSupported
 from mcpgen.runtime.codec import (
     KIND_BOOLEAN,
@@ -620,6 +621,15 @@ class DeskLamp:
         """The wrapped runtime.Device."""
         return self._device
 
+    @classmethod
+    def fanout(cls, devices: Any, *, timeout: Any = None, policy: str = "warn") -> Any:
+        """The same tool methods, each calling every one of ``devices`` at once (runtime.fanout):
+        ``await DeskLamp.fanout(devices).<tool>(...)`` returns a FanoutResults, each device's
+        value or typed error. The arguments are validated once, by this version's rules.
+        ``policy``: ``"strict"`` does not call a device reporting another spec fingerprint
+        (its result is SpecMismatch), ``"warn"`` calls it, ``"off"`` skips the check."""
+        return DeskLampFanout(_Fanout(devices, timeout=timeout, fingerprint=FINGERPRINT, policy=policy))
+
     def __repr__(self) -> str:
         return f"<DeskLamp {self._device!r}>"
 
@@ -636,3 +646,22 @@ class DeskLamp:
         if self._release is not None:
             return self._release.on_power_changed(callback)
         return self.events._hub.subscribe("power_changed", callback)
+
+
+class DeskLampFanout:
+    """``DeskLamp.fanout(devices)``: the tools of ``desk-lamp``, each called on every
+    device of one runtime.fanout.Fanout and awaited as one."""
+
+    def __init__(self, fan: Any) -> None:
+        self.group = fan
+        self._device = fan
+        self._invoke = fan.invoke
+        self.light = LightTools(fan)
+        self.timer = TimerTools(fan)
+        self.button = ButtonTools(fan)
+
+    def __len__(self) -> int:
+        return len(self.group)
+
+    def __repr__(self) -> str:
+        return f"<DeskLampFanout of {len(self.group)} devices>"

@@ -2,11 +2,13 @@
 # Do not edit: change the spec, then rebuild with `codegen build SPEC --target TARGET`.
 # Type stubs of _bindings (the compiled module carries no annotations).
 
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Literal, NamedTuple, TypedDict
 
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.device import Device
 from mcpgen.runtime.events import EventStream
+from mcpgen.runtime.fanout import Fanout, FanoutResults
 from mcpgen.runtime.resources import ResourceUpdates
 
 DEVICE_NAME: str
@@ -32,6 +34,39 @@ def args_timer_set(minutes: int) -> dict[str, Any]: ...
 def args_light_set_effect(effect: Literal["none", "breathe", "rainbow", "candle"], speed: float) -> dict[str, Any]: ...
 
 def args_button_press(count: int) -> dict[str, Any]: ...
+
+# At run time the fan-out uses ButtonTools itself, bound to a Fanout.
+class ButtonToolsFanout:
+    async def press(self, *, count: int = ...) -> FanoutResults[bool]:
+        """Press the lamp's physical button (for tests and demos): each press toggles the power. (on every device)"""
+
+
+# At run time the fan-out uses TimerTools itself, bound to a Fanout.
+class TimerToolsFanout:
+    async def set(self, *, minutes: int) -> FanoutResults[int]:
+        """Switch the lamp off after a number of minutes (0 cancels the timer). (on every device)"""
+
+
+# At run time the fan-out uses LightTools itself, bound to a Fanout.
+class LightToolsFanout:
+    async def set_rgb(self, *, b: int, g: int, r: int) -> FanoutResults[bool]:
+        """Set the lamp colour from red, green and blue components. (on every device)"""
+    async def set_power(self, *, on: bool) -> FanoutResults[bool]:
+        """Switch the lamp on or off. (on every device)"""
+    async def get_state(self) -> FanoutResults[LightGetStateResult]:
+        """Current colour, power and timer of the lamp. (on every device)"""
+    async def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = ...) -> FanoutResults[str]:
+        """Start a light effect. (on every device)"""
+
+
+class DeskLampFanout:
+    group: Fanout
+    light: LightToolsFanout
+    timer: TimerToolsFanout
+    button: ButtonToolsFanout
+    def __init__(self, fan: Fanout) -> None: ...
+    def __len__(self) -> int: ...
+
 
 class ButtonTools:
     def __init__(self, device: Device) -> None: ...
@@ -110,6 +145,8 @@ class DeskLamp:
     @property
     def device(self) -> Device: ...
     def supports(self, tool: str, param: str | None = None) -> bool: ...
+    @classmethod
+    def fanout(cls, devices: Iterable[Any] | Mapping[Any, Any] | Fanout, *, timeout: float | None = ..., policy: str = ...) -> DeskLampFanout: ...
     def on_button_pressed(self, callback: Callable[[ButtonPressedEvent], Any]) -> Callable[[], None]: ...
     def on_power_changed(self, callback: Callable[[PowerChangedEvent], Any]) -> Callable[[], None]: ...
 
