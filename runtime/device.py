@@ -173,6 +173,12 @@ class Device:
         return self._closed
 
     @property
+    def send_now(self) -> Optional[Callable[[bytes], None]]:
+        """The transport's synchronous send, or ``None`` when it must await its sends
+        (what a fan-out writes its frames with)."""
+        return self._send_now
+
+    @property
     def close_reason(self) -> str:
         return self._close_reason
 

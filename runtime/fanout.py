@@ -270,17 +270,16 @@ class Fanout:
             if isinstance(dev, BaseException):
                 run.settle_error(i, dev)
                 continue
-            if dev._closed:
-                run.settle_error(i, DeviceDisconnected(
-                    f"device {dev.device_id!r} is disconnected ({dev._close_reason})"))
+            if dev.closed:
+                run.settle_error(i, dev.disconnected_error())
                 continue
             t = dev.call_timeout if timeout is None else timeout
-            send_now = dev._send_now
+            send_now = dev.send_now
             if send_now is None:  # a transport that must await its sends: one task for it
                 self._spawn_single(loop, run, i, dev, name, arguments, kind, t)
                 continue
             slot = _Slot(run, i)
-            session = dev._session
+            session = dev.session
             data = session.call_encoded(tail, slot, kind)
             rid = session.last_id
             try:
@@ -288,7 +287,7 @@ class Fanout:
             except Exception as exc:
                 session.forget(rid)
                 slot.run = None
-                run.settle_error(i, dev._send_failed(exc))
+                run.settle_error(i, dev.send_error(exc))
                 continue
             slots[i] = slot
             rids[i] = rid
@@ -343,11 +342,11 @@ class Fanout:
                 continue
             dev = targets[i]
             rid = run.rids[i]
-            dev._session.forget(rid)
+            dev.session.forget(rid)
             slot.set_exception(DeviceTimeout(
                 f"{name}: no reply from device {dev.device_id!r} within {t:g}s (request {rid})"))
-            if not dev._closed:
-                dev._send_cancelled(rid, "timeout")
+            if not dev.closed:
+                dev.send_cancelled(rid, "timeout")
 
     def _abandon(self, run: _Run, reason: str) -> None:
         """The fan-out was cancelled: every device still working is told so (as single calls)."""
@@ -361,8 +360,8 @@ class Fanout:
                 run.tasks[i].cancel()
                 continue
             dev = targets[i]
-            if dev._session.forget(rid) and not dev._closed:
-                dev._send_cancelled(rid, reason)
+            if dev.session.forget(rid) and not dev.closed:
+                dev.send_cancelled(rid, reason)
 
 
 async def _single(dev: Any, name: str, arguments: dict, kind: int, timeout: Optional[float]) -> Any:
