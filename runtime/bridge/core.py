@@ -268,9 +268,10 @@ class Bridge:
                 log.exception("tools-changed listener failed")
         for session in list(self._sessions.values()):
             if session.push is not None and session.protocol_version is not None and not session.closed:
-                self._spawn(session.push(TOOLS_CHANGED))
+                self.spawn(session.push(TOOLS_CHANGED))
 
-    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
+        """Runs ``coro`` in the background; the bridge keeps it until it ends."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -284,11 +285,11 @@ class Bridge:
                 emit, client_token = route
                 forwarded = {k: v for k, v in params.items() if k != "_meta"}
                 forwarded["progressToken"] = client_token
-                sending = self._spawn(emit(notification("notifications/progress", forwarded)))
+                sending = self.spawn(emit(notification("notifications/progress", forwarded)))
                 # the call's answer waits for these (the transport may end the stream with it)
                 self._progress_sends.setdefault(str(params.get("progressToken")), set()).add(sending)
         elif method == "notifications/tools/list_changed":
-            self._spawn(self._refresh(device))
+            self.spawn(self._refresh(device))
         elif method == "notifications/resources/updated" and self.devices.get(device.device_id) is device:
             self._forward_resource_update(device.device_id, params)
         elif (event := event_name(method)) is not None and self.devices.get(device.device_id) is device:
@@ -306,7 +307,7 @@ class Bridge:
             if session.push is None or session.protocol_version is None or session.closed:
                 continue
             if mapped in session.subscriptions:
-                self._spawn(session.push(updated))
+                self.spawn(session.push(updated))
 
     async def subscribe_request(
         self, session: Session, method: str, params: dict[str, Any]
@@ -363,9 +364,9 @@ class Bridge:
             if session.push is None or session.protocol_version is None or session.closed:
                 continue
             if session.wants_level(EVENT_LEVEL):
-                self._spawn(session.push(message))
+                self.spawn(session.push(message))
             if uri in session.subscriptions:
-                self._spawn(session.push(updated))
+                self.spawn(session.push(updated))
         for callback in list(self._event_listeners):
             try:
                 callback(uri)
@@ -472,7 +473,8 @@ class Bridge:
         return {}
 
     @staticmethod
-    def _set_level(session: Session, params: dict[str, Any]) -> dict[str, Any]:
+    def set_level(session: Session, params: dict[str, Any]) -> dict[str, Any]:
+        """``logging/setLevel``: the level of the log notifications ``session`` receives."""
         level = params.get("level")
         if level not in LOG_LEVELS:
             allowed = ", ".join(LOG_LEVELS)
@@ -516,14 +518,16 @@ class Bridge:
             return self.events.contents(device_id)
         raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {quote(method)}")
 
-    def _tools_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
+    def tools_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
+        """The ``tools/list`` result for a client of protocol ``version`` (one page)."""
         if params.get("cursor") is not None:
             raise RpcFailure(INVALID_PARAMS, "invalid cursor (this server returns one page)")
         return {"tools": self.exported_tools(version)}
 
     # ------------------------------------------------------------------ tools/call
 
-    async def _tools_call(self, params: dict[str, Any], emit: Emit | None, version: str) -> dict[str, Any]:
+    async def tools_call(self, params: dict[str, Any], emit: Emit | None, version: str) -> dict[str, Any]:
+        """Runs one ``tools/call`` on the device that serves the tool (``emit`` forwards progress)."""
         name = params.get("name")
         if not isinstance(name, str):
             raise RpcFailure(INVALID_PARAMS, "tools/call needs a tool name")

@@ -90,7 +90,7 @@ class SdkConnection:
         ]
 
     def _publish(self, event: ToolsListChanged | ResourceUpdated) -> None:
-        self.bridge._spawn(self.bus.publish(event))
+        self.bridge.spawn(self.bus.publish(event))
 
     def seen(self, ctx: Ctx) -> None:
         self._sdk_session = ctx.session
@@ -158,7 +158,7 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
         return own if isinstance(own, SdkConnection) else shared
 
     async def list_tools(ctx: Ctx) -> dict[str, Any]:
-        return bridge._tools_list(_raw(ctx), ctx.protocol_version)
+        return bridge.tools_list(_raw(ctx), ctx.protocol_version)
 
     async def call_tool(ctx: Ctx) -> dict[str, Any]:
         async def emit(message: dict[str, Any]) -> None:
@@ -166,7 +166,7 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
             typed = _typed_notification(message)
             await ctx.session.send_notification(typed, related_request_id=ctx.request_id)
 
-        return await bridge._tools_call(_raw(ctx), emit, ctx.protocol_version)
+        return await bridge.tools_call(_raw(ctx), emit, ctx.protocol_version)
 
     async def resources(ctx: Ctx) -> dict[str, Any]:
         return await bridge.resources_request(ctx.method, _raw(ctx))
@@ -178,7 +178,7 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
         return await bridge.complete(_raw(ctx))
 
     async def set_level(ctx: Ctx) -> dict[str, Any]:
-        return bridge._set_level(connection_of(ctx).session, _raw(ctx))
+        return bridge.set_level(connection_of(ctx).session, _raw(ctx))
 
     def input_schema(name: str) -> dict[str, Any] | None:
         # for the SDK's Mcp-Param-* header checks (2026-07-28 HTTP), without a tools/list per call
