@@ -287,7 +287,7 @@ class Device:
         if on_progress is not None and key in self._progress:
             raise ValueError(f"progress token {token!r} is already in use by another call")
         if self._closed:
-            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+            raise self.disconnected_error()
         params = {"name": name, "arguments": arguments, "_meta": {"progressToken": token}}
         fut = self._loop.create_future()
         data = self._session.request("tools/call", params)
@@ -335,9 +335,13 @@ class Device:
         """The error a call on this closed handle raises."""
         return DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
 
+    def timeout_error(self, rid: int, t: float, what: str) -> DeviceTimeout:
+        """The error of request ``rid`` (``what``) that had no reply within ``t`` seconds."""
+        return DeviceTimeout(f"{what}: no reply from device {self.device_id!r} within {t:g}s (request {rid})")
+
     async def _invoke(self, name: str, arguments: dict, kind: int, timeout: Optional[float]) -> Any:
         if self._closed:
-            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+            raise self.disconnected_error()
         fut = self._loop.create_future()
         data = self._session.call(name, arguments, fut, kind)
         return await self._complete(self._session.last_id, fut, data, timeout, name)
@@ -347,7 +351,7 @@ class Device:
     ) -> Any:
         """Any JSON-RPC request; returns the ``result`` as sent."""
         if self._closed:
-            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+            raise self.disconnected_error()
         fut = self._loop.create_future()
         data = self._session.request(method, params)
         rid = self._session.last_id
@@ -374,7 +378,7 @@ class Device:
     async def notify(self, method: str, params: Optional[dict] = None) -> None:
         """Sends a notification to the device."""
         if self._closed:
-            raise DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+            raise self.disconnected_error()
         await self._send(self._session.notification(method, params))
 
     async def _complete(
@@ -414,11 +418,7 @@ class Device:
                 raise
             except Exception as exc:
                 self._session.forget(rid)
-                if self._closed:
-                    raise DeviceDisconnected(
-                        f"device {self.device_id!r} is disconnected ({self._close_reason})"
-                    ) from exc
-                raise DeviceDisconnected(f"sending to device {self.device_id!r} failed: {exc}") from exc
+                raise self.send_error(exc) from exc
             finally:
                 del self._sending[rid]
             return await fut
@@ -430,7 +430,7 @@ class Device:
     def send_error(self, exc: BaseException) -> DeviceDisconnected:
         """The error a call raises when sending its frame failed with ``exc``."""
         if self._closed:
-            return DeviceDisconnected(f"device {self.device_id!r} is disconnected ({self._close_reason})")
+            return self.disconnected_error()
         return DeviceDisconnected(f"sending to device {self.device_id!r} failed: {exc}")
 
     def send_cancelled(self, rid: int, reason: str) -> None:
@@ -449,7 +449,7 @@ class Device:
         """Called by the loop's deadline sweep; a call answered meanwhile is skipped."""
         if not self._session.is_pending(rid):
             return
-        exc = DeviceTimeout(f"{what}: no reply from device {self.device_id!r} within {t:g}s (request {rid})")
+        exc = self.timeout_error(rid, t, what)
         if self._session.fail(rid, exc):
             sender = self._sending.get(rid)
             if sender is not None:

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Optional, TypeVar, Union
 
 from mcpgen.runtime import rpcsession, wire
-from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, McpDeviceError, SpecMismatch
+from mcpgen.runtime.errors import DeviceDisconnected, McpDeviceError, SpecMismatch
 
 log = logging.getLogger("mcpgen.runtime.fanout")
 
@@ -343,8 +343,7 @@ class Fanout:
             dev = targets[i]
             rid = run.rids[i]
             dev.session.forget(rid)
-            slot.set_exception(DeviceTimeout(
-                f"{name}: no reply from device {dev.device_id!r} within {t:g}s (request {rid})"))
+            slot.set_exception(dev.timeout_error(rid, t, name))
             if not dev.closed:
                 dev.send_cancelled(rid, "timeout")
 
