@@ -16,8 +16,8 @@ class McpDeviceError(Exception):
 
 # ToolError and RpcError are raised for device replies on the decode hot path, where
 # runtime.wire builds them without running __init__ (BaseException.__new__ with the
-# same ``args``, then the slots below): keep wire._tool_error / wire._new_rpc_error in
-# step with these constructors (tests/runtime/test_codec.py compares them).
+# same ``args``, then ToolError's slots): keep wire._tool_error / wire._new_rpc_error in
+# step with these constructors (tests/runtime/test_codec_fastpaths.py compares them).
 # The attributes are slots, which are much cheaper to set than instance-dict entries.
 
 
@@ -42,18 +42,31 @@ class RpcError(McpDeviceError):
     """A JSON-RPC error object from the device.
 
     ``code`` is ``None`` when the device sent none (stock xiaozhi firmware omits it).
+    ``args`` is ``(code, message, data)``, as an ``OSError``'s is ``(errno, strerror)``;
+    ``str(e)`` is ``"[code] message"`` (``message`` alone without a code), made when read:
+    a backend builds one per error reply and mostly branches on ``code``.
     """
 
-    __slots__ = ("code", "message", "data")
+    __slots__ = ()
 
     def __init__(self, code: Optional[int], message: str, data: Any = None) -> None:
-        super().__init__(f"[{code}] {message}" if code is not None else message)
-        self.code = code
-        self.message = message
-        self.data = data
+        super().__init__(code, message, data)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.code, self.message, self.data))
+    @property
+    def code(self) -> Optional[int]:
+        return self.args[0]
+
+    @property
+    def message(self) -> str:
+        return self.args[1]
+
+    @property
+    def data(self) -> Any:
+        return self.args[2]
+
+    def __str__(self) -> str:
+        code, message, _ = self.args
+        return message if code is None else f"[{code}] {message}"
 
 
 class ProtocolError(McpDeviceError):
@@ -98,8 +111,10 @@ class NotSupported(McpDeviceError):
 
     def __init__(self, tool: str, param: Optional[str], version: str) -> None:
         what = f"parameter `{param}` of tool `{tool}`" if param else f"`{tool}`"
-        super().__init__(f"{what} is not supported by the device's spec version {version} "
-                         "(update its firmware, or ask bindings.supports() first)")
+        super().__init__(
+            f"{what} is not supported by the device's spec version {version} "
+            "(update its firmware, or ask bindings.supports() first)"
+        )
         self.tool = tool
         self.param = param
         self.version = version

@@ -11,6 +11,7 @@ into the waiting future without building any intermediate object.
 from __future__ import annotations
 
 import asyncio
+import struct
 from typing import Any, Optional, Union
 
 import cython
@@ -29,6 +30,7 @@ from mcpgen.runtime.wire import (
     KIND_STRING,
     PROTOCOL_VERSION,
     FastReplyError,
+    fast_envelope_decode,
     fast_reply_decode,
 )
 
@@ -49,6 +51,46 @@ _dumps = orjson.dumps
 _JSONDecodeError = orjson.JSONDecodeError
 _fast_decode = fast_reply_decode  # None without msgspec
 _FastError = FastReplyError
+
+# Each field of the fast path's Structs holds its own value here, so a C view that read
+# a field at the wrong place would read a wrong value (rpcsession.pxd).
+_LAYOUT_SAMPLE = (
+    b'{"type":"T","payload":{"id":4,"method":"M","result":{"content":[{"text":"X"}],"isError":true},'
+    b'"error":{"code":5,"message":"E","data":6}}}'
+)
+
+
+def _sized(obj: object, fields: int) -> bool:
+    """Whether ``obj`` is an object header plus ``fields`` pointers, nothing else."""
+    t = type(obj)
+    size = object.__basicsize__ + fields * _WORD
+    return t.__basicsize__ == size and not (t.__itemsize__ or t.__dictoffset__ or t.__weakrefoffset__)
+
+
+def _views_match() -> bool:
+    """Whether the compiled build's C views of the fast path's Structs read what msgspec
+    decoded (uncompiled they are attribute reads, and this is true)."""
+    e = _fast_env_decode(_LAYOUT_SAMPLE)
+    if not _sized(e, 2):  # each size is checked before anything is read through its view
+        return False
+    m = e.payload
+    if not (_sized(m, 4) and _sized(m.result, 2) and _sized(m.error, 3)):
+        return False
+    item = m.result.content[0]
+    return (
+        _sized(item, 1)
+        and (e.type, m.id, m.method, m.result.isError, item.text) == ("T", 4, "M", True, "X")
+        and (m.error.code, m.error.message, m.error.data) == (5, "E", 6)
+        and type(_fast_decode(b"{}")) is type(m)
+    )
+
+
+_WORD = struct.calcsize("P")
+_fast_env_decode = fast_envelope_decode
+if _fast_decode is not None and not _views_match():
+    _fast_decode = None  # every reply takes the general path, which reads dicts
+#: Whether replies take the msgspec fast path (msgspec installed and its layout checked).
+FAST_REPLIES = _fast_decode is not None
 
 # Resolving the caller's future: for the C-implemented asyncio.Future (what every event
 # loop's create_future returns) the unbound methods are called directly, which skips the
@@ -153,6 +195,7 @@ def _has_error_key(data: bytes) -> bool:
         key = cython.cast(cython.p_const_char, _ERROR_KEY)
         return memmem(cython.cast(cython.p_const_char, data), len(data), key, 7) != cython.NULL
     return _ERROR_KEY in data
+
 
 _HEADS_MAX = 4096
 
@@ -621,18 +664,19 @@ class RpcSession:
         every other frame exactly as if this did not exist.
         """
         try:
-            m = _fast_decode(data)
+            if self.session_id is None:
+                m = _fast_decode(data)
+            else:  # an envelope session: its device wraps replies (else: the general path)
+                env = _fast_env_decode(data)
+                if env.type != "mcp":
+                    return False
+                m = env.payload
         except _FastError:
             return False
         except (TypeError, ValueError):  # invalid UTF-8 inside a string, lone surrogates...
             return False
-        etype = m.type
-        if etype is not None:
-            if etype != "mcp":
-                return False
-            m = m.payload
-            if m is None:
-                return False
+        if m is None:
+            return False
         if m.method is not None:
             return False
         rid = m.id
@@ -661,7 +705,8 @@ class RpcSession:
         content = res.content
         if content is None or len(content) != 1:
             return False
-        text = content[0].text
+        item = content[0]
+        text = item.text
         if type(text) is not str:
             return False
         s = text

@@ -5,7 +5,15 @@ cimport cython
 cdef object _loads
 cdef object _dumps
 cdef object _JSONDecodeError
-cdef object _exc_new
+cdef extern from *:
+    """
+    /* An exception of `type` with these args, __init__ not run: the type's own tp_new
+       (BaseException's), called directly instead of through BaseException.__new__. */
+    static PyObject *mcpgen_exc_new(PyObject *type, PyObject *args) {
+        return ((PyTypeObject *)type)->tp_new((PyTypeObject *)type, args, NULL);
+    }
+    """
+    object _exc_new "mcpgen_exc_new"(object type, tuple args)
 cdef double _INF
 cdef bint _COMPILED
 
@@ -39,7 +47,6 @@ cdef Frame classify(object msg)
 @cython.locals(e=dict)
 cpdef object rpc_error(object err)
 cdef object rpc_error_fields(object code, object msg, object data)
-@cython.locals(icode=long)
 cdef object _new_rpc_error(object code, object message, object data)
 @cython.locals(item=dict)
 cdef object _content_text(object content)

@@ -21,6 +21,7 @@ import base64
 import types
 from typing import Any, Optional, Union
 
+import cython
 import orjson
 
 from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION
@@ -41,15 +42,18 @@ except ImportError:  # optional: the general path handles everything alone
     _msgspec = None  # type: ignore[assignment]  # (mypy: a module, msgspec is a dependency)
 
 # The Structs below are made at run time (defstruct): mypy knows neither their fields nor
-# what the decoder returns, so the fast path is typed Any.
-fast_reply_decode: Any  # None without msgspec
+# what the decoders return, so the fast path is typed Any.
+fast_reply_decode: Any  # a bare JSON-RPC reply; None without msgspec
+fast_envelope_decode: Any  # a reply in a xiaozhi envelope; None without msgspec
 FastReplyError: type[Exception]
 
 if _msgspec is not None:
     # gc=False: the decoded Structs are never in a reference cycle (JSON has none), so
     # they stay out of the cyclic GC (no tracking, and fewer collections per reply).
     # Only the fields the fast path reads are declared: msgspec skips the others without
-    # building them (a content item's "type" is not needed to take its "text").
+    # building them (a content item's "type" is not needed to take its "text"), and every
+    # declared field a frame lacks costs a default to fill in.
+    # The compiled RpcSession reads these Structs through C views (rpcsession.pxd).
     _Content = _msgspec.defstruct("_Content", [("text", Any, None)], gc=False)
     _Result = _msgspec.defstruct(
         "_Result",
@@ -72,25 +76,23 @@ if _msgspec is not None:
         ],
         gc=False,
     )
-    _Outer = _msgspec.defstruct(
-        "_Outer",
-        [
-            ("type", Any, None),
-            ("payload", Optional[_Inner], None),
-            ("id", Any, None),
-            ("method", Any, None),
-            ("result", Optional[_Result], None),
-            ("error", Optional[_Err], None),
-        ],
-        gc=False,
-    )
-    fast_reply_decode = _msgspec.json.Decoder(_Outer).decode
+    _Env = _msgspec.defstruct("_Env", [("type", Any, None), ("payload", Optional[_Inner], None)], gc=False)
+    fast_reply_decode = _msgspec.json.Decoder(_Inner).decode
+    fast_envelope_decode = _msgspec.json.Decoder(_Env).decode
     FastReplyError = _msgspec.MsgspecError
 else:
-    fast_reply_decode = None
+    fast_reply_decode = fast_envelope_decode = None
     FastReplyError = Exception
+    # rpcsession.pxd imports these types by name when the module loads
+    _Env = _Inner = _Err = _Result = _Content = object
 
-_exc_new = BaseException.__new__
+if not cython.compiled:  # compiled: a direct call of the type's tp_new (wire.pxd)
+
+    def _exc_new(cls: type, args: tuple) -> Any:
+        """An exception of ``cls`` with these ``args``, its ``__init__`` not run."""
+        return BaseException.__new__(cls, *args)
+
+
 _INF = float("inf")
 
 
@@ -320,22 +322,11 @@ def rpc_error_fields(code: object, msg: object, data: object) -> RpcError:
 def _new_rpc_error(code: Optional[int], message: str, data: object) -> RpcError:
     """``RpcError(code, message, data)`` without running its interpreted ``__init__``.
 
-    The object is the same as the constructor's (``args``, ``code``, ``message``,
-    ``data``; tests/runtime check it): on the decode hot path the Python-level
-    ``__init__`` and ``super().__init__`` cost more than parsing the reply.
+    The object is the same as the constructor's (its ``args`` are the three fields;
+    tests/runtime check it): on the decode hot path the Python-level ``__init__`` and
+    ``super().__init__`` cost more than parsing the reply.
     """
-    if code is None:
-        text = message
-    elif -2147483648 <= code <= 2147483647:  # JSON-RPC codes: formatted as a C int when compiled
-        icode = code
-        text = f"[{icode}] {message}"
-    else:
-        text = f"[{code}] {message}"
-    exc = _exc_new(RpcError, text)
-    exc.code = code
-    exc.message = message
-    exc.data = data
-    return exc
+    return _exc_new(RpcError, (code, message, data))
 
 
 def _content_text(content: object) -> Optional[str]:
@@ -355,7 +346,7 @@ def _tool_error(content: object) -> ToolError:
     """``ToolError(message, content)`` for an ``isError`` result, built like :func:`_new_rpc_error`."""
     text = _content_text(content)
     message = text if text is not None else "tool failed"
-    exc = _exc_new(ToolError, message)
+    exc = _exc_new(ToolError, (message,))
     exc.message = message
     exc.content = list(content) if type(content) is list and content else []
     return exc
@@ -642,6 +633,7 @@ __all__ = [
     "undecodable",
     "kind_code",
     "fast_reply_decode",
+    "fast_envelope_decode",
     "FastReplyError",
     "HELLO_VERSION",
     "encode_envelope",
