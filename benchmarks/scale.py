@@ -17,7 +17,8 @@ ephemeral ports towards the gateway's one port). It reports:
   picows+uvloop echo server of the gateway benchmark (``benchmarks.gw_echo``) driving the
   same number of devices, and with that server's bare broadcast (the same frame to every
   device in one pass, replies counted unread: the floor a fan-out cannot undercut): CPU
-  per device-call, its user/system split and the ratios, from the same run.
+  per device-call, its user/system split and the ratios, from the same run;
+  ``--baseline-fanout FANOUT_PY`` adds another revision's ``Fanout`` as one more row.
 
 How many workers: each connection holds one file descriptor in a gateway worker (and one
 in an emulator), so a process serves at most its descriptor limit (``ulimit -Hn``) minus

@@ -11,8 +11,10 @@ Why this is cheaper than N calls (docs/runtime.md, "Fan-out"): the arguments are
 encoded once (only the id and the session envelope differ per device,
 :meth:`RpcSession.call_encoded <mcpgen.runtime.rpcsession.RpcSession.call_encoded>`), every
 frame is written in one pass without a coroutine or a future per device, each reply
-lands in a small slot of one aggregate that the decode path completes directly, and one
-timer per distinct timeout stands for every device's deadline. Each device still behaves
+lands in its device's slot (one per device and Fanout, reused by every run) that the
+decode path completes directly, and one timer per distinct timeout stands for every
+device's deadline. What is left per device is close to the transport's own floor of one
+send and one read (benchmarks/scale.md, "Fan-out"). Each device still behaves
 as for a single call: its own timeout (``call_timeout`` unless one is given), a
 ``notifications/cancelled`` when it times out or the fan-out is cancelled, late replies
 ignored.
