@@ -7,6 +7,12 @@ and waits for any text frame back, one in flight per device: the cost of moving 
 request and its reply through that transport and a future, which the gateway cannot
 undercut. Same JSON-lines control protocol and figures as ``benchmarks.gw_worker``.
 
+With picows, ``{"cmd": "broadcast", "rounds": k}`` is the floor of a fan-out: each round
+sends every device its precomputed frame in one pass (``transport.send`` of prebuilt
+bytes: nothing encoded, no id, no future per device) and counts the replies in the
+frame callback without looking at them; the round ends when every device answered.
+It reports the process's user and system CPU per device-call (``getrusage``).
+
 * ``picows``: a picows server on uvloop; the reply resolves the waiting future from the
   frame callback (what the gateway's compiled listener does, minus the MCP work).
 * ``websockets``: a websockets server on plain asyncio, one reader task per connection
@@ -17,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
+import resource
 import sys
 import time
 from typing import Any, Optional
@@ -44,9 +52,29 @@ def _server_hello(index: int) -> tuple[str, bytes]:
     return sid, orjson.dumps({"type": "hello", "transport": "websocket", "session_id": sid, "version": 3})
 
 
+def cpu_split() -> tuple[float, float]:
+    """This process's (user, system) CPU seconds so far."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime, ru.ru_stime
+
+
+def with_split(res: dict[str, Any], before: tuple[float, float]) -> dict[str, Any]:
+    """``res`` with its ``cpu_us_per_call`` split into user and system time, in the shares
+    the process spent of each since ``before``."""
+    user, system = cpu_split()
+    du, ds = user - before[0], system - before[1]
+    share = du / (du + ds) if du + ds > 0 else 0.0
+    res["user_us_per_call"] = res["cpu_us_per_call"] * share
+    res["system_us_per_call"] = res["cpu_us_per_call"] * (1 - share)
+    return res
+
+
 class PicowsEcho:
     def __init__(self) -> None:
         self.links: list[Any] = []
+        # The broadcast round in progress: replies still due, and what to wake at zero.
+        self.due = 0
+        self.round_done: Optional[asyncio.Future] = None
 
     async def start(self) -> int:
         from picows import WSListener, WSMsgType, ws_create_server
@@ -73,6 +101,13 @@ class PicowsEcho:
                 if fut is not None:
                     self.fut = None
                     fut.set_result(None)
+                    return
+                done = server_self.round_done
+                if done is not None and self.request:  # a broadcast reply: counted, not read
+                    server_self.due -= 1
+                    if server_self.due == 0:
+                        server_self.round_done = None
+                        done.set_result(None)
                     return
                 if not self.request:  # the device hello
                     sid, hello = _server_hello(len(server_self.links))
@@ -106,6 +141,33 @@ class PicowsEcho:
             return call
 
         return [make(link) for link in self.links]
+
+    async def broadcast(self, rounds: int, timeout: float) -> dict[str, Any]:
+        """``rounds`` broadcasts to every device (see the module docstring)."""
+        loop = asyncio.get_running_loop()
+        text = self._text
+        pairs = [(link.transport, link.request) for link in self.links]
+        gc.collect()
+        before = cpu_split()
+        t0 = time.perf_counter()
+        for _ in range(rounds):
+            done = loop.create_future()
+            self.due = len(pairs)
+            self.round_done = done
+            for transport, request in pairs:
+                transport.send(text, request)
+            try:
+                await asyncio.wait_for(done, timeout)
+            except TimeoutError:
+                self.round_done = None
+                return {"error": f"broadcast: {self.due} of {len(pairs)} devices did not answer"}
+        elapsed = time.perf_counter() - t0
+        calls = rounds * len(pairs)
+        user, system = cpu_split()
+        cpu = user - before[0] + system - before[1]
+        res = {"devices": len(pairs), "calls": calls, "errors": 0, "seconds": elapsed, "cpu_seconds": cpu,
+               "cpu_us_per_call": cpu / calls * 1e6 if calls else 0.0}
+        return with_split(res, before)
 
     async def close(self) -> None:
         for link in self.links:
@@ -182,13 +244,16 @@ async def main_async(transport: str) -> int:
                     {"ready": len(server.callers()), "rss": rss_bytes(), "seconds": time.perf_counter() - t0}
                 )
             elif op == "bench":
+                before = cpu_split()
                 res = await drive(
                     server.callers(),
                     float(cmd.get("duration", 1.0)),
                     int(cmd.get("per_device", 1 << 30)),
                     bool(cmd.get("freeze")),
                 )
-                _emit(res)
+                _emit(with_split(res, before))
+            elif op == "broadcast" and isinstance(server, PicowsEcho):
+                _emit(await server.broadcast(int(cmd.get("rounds", 1)), float(cmd.get("timeout", 60))))
             else:
                 _emit({"error": f"unknown command {op!r}"})
     finally:

@@ -15,7 +15,10 @@ ephemeral ports towards the gateway's one port). It reports:
 * with ``--echo`` (at most one process's worth of devices): fan-out calls
   (:mod:`mcpgen.runtime.fanout`) and single calls, interleaved in rounds with the bare
   picows+uvloop echo server of the gateway benchmark (``benchmarks.gw_echo``) driving the
-  same number of devices: CPU per device-call and the ratios, from the same run.
+  same number of devices, and with that server's bare broadcast (the same frame to every
+  device in one pass, replies counted unread: the floor a fan-out cannot undercut): CPU
+  per device-call, its user/system split and the ratios, from the same run;
+  ``--baseline-fanout FANOUT_PY`` adds another revision's ``Fanout`` as one more row.
 
 How many workers: each connection holds one file descriptor in a gateway worker (and one
 in an emulator), so a process serves at most its descriptor limit (``ulimit -Hn``) minus
@@ -42,6 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
+from benchmarks.gw_echo import cpu_split, with_split
 from benchmarks.procutil import Child, raise_nofile_limit, rss_bytes
 
 TOOL = "self.light.set_rgb"
@@ -151,24 +155,43 @@ async def _command(gw: Any, cmd: dict[str, Any], base_rss: int) -> dict[str, Any
         return {"devices": len(_ready(gw)), "cpu": _cpu() - c0, "seconds": time.perf_counter() - t0}
     if op == "fanout":
         devices = _ready(gw)
-        fan = Fanout(devices)
+        fan = (Fanout if not cmd.get("module") else _fanout_class(cmd["module"]))(devices)
         errors = 0
         walls = []
-        c0 = _cpu()
+        gc.collect()
+        before = cpu_split()
         for _ in range(int(cmd["rounds"])):
             t0 = time.perf_counter()
             res = await fan.invoke(TOOL, dict(ARGS), codec.KIND_BOOLEAN)
             walls.append(time.perf_counter() - t0)
             errors += len(res.errors)
-        cpu = _cpu() - c0
+        user, system = cpu_split()
         calls = len(devices) * int(cmd["rounds"])
-        return {"devices": len(devices), "device_calls": calls, "errors": errors, "cpu": cpu, "walls": walls}
+        return {"devices": len(devices), "device_calls": calls, "errors": errors, "walls": walls,
+                "cpu": user - before[0] + system - before[1], "user": user - before[0],
+                "system": system - before[1]}
     if op == "calls":  # single calls back to back, one in flight per device (the gateway benchmark's)
         from benchmarks.gw_worker import drive
 
         callers = [_caller(d, codec.KIND_BOOLEAN) for d in _ready(gw)]
-        return await drive(callers, float(cmd["seconds"]), 1 << 30)
+        before = cpu_split()
+        return with_split(await drive(callers, float(cmd["seconds"]), 1 << 30), before)
     raise ValueError(f"unknown command {op!r}")
+
+
+def _fanout_class(path: str) -> Any:
+    """``Fanout`` of the fanout.py at ``path`` (another revision's, for a before/after row)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mcpgen_scale_baseline_fanout", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{path}: not a Python file")
+    mod = sys.modules.get(spec.name)
+    if mod is None:
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[spec.name] = mod
+    return mod.Fanout
 
 
 def _caller(dev: Any, kind: int) -> Callable[[], Any]:
@@ -237,6 +260,7 @@ def run(
     fanout_rounds: int = 5,
     call_seconds: float = 3.0,
     ready_timeout: float = 600.0,
+    baseline_fanout: Optional[str] = None,
 ) -> dict[str, Any]:
     from mcpgen.runtime.workers import Workers
 
@@ -327,7 +351,7 @@ def run(
         )
         if echo:
             out["fanout"] = _fanout_vs_echo(
-                ctl, devices, rounds, fanout_rounds, call_seconds, log, echo_procs
+                ctl, devices, rounds, fanout_rounds, call_seconds, log, echo_procs, baseline_fanout
             )
         return out
     finally:
@@ -338,9 +362,10 @@ def run(
 
 def _fanout_vs_echo(
     ctl: Control, devices: int, rounds: int, fanout_rounds: int, call_seconds: float, log: Log,
-    procs: list[Child],
+    procs: list[Child], baseline_fanout: Optional[str] = None,
 ) -> dict[str, Any]:
-    """Fan-out and single calls in the gateway vs the bare picows echo, interleaved."""
+    """Fan-out and single calls in the gateway vs the bare picows echo and broadcast,
+    interleaved; with ``baseline_fanout`` (a fanout.py) also that one's fan-out as a row."""
     echo = Child(["-m", "benchmarks.gw_echo", "--transport", "picows"], name="picows echo")
     procs.append(echo)
     port = echo.read(60)["port"]
@@ -348,31 +373,71 @@ def _fanout_vs_echo(
     ready = echo.request({"cmd": "await", "n": devices, "timeout": 600}, 660)
     if ready["ready"] < devices:
         raise RuntimeError(f"echo: only {ready['ready']} of {devices} devices")
-    rows: dict[str, list[float]] = {"fanout": [], "single": [], "echo": []}
+    names: tuple[str, ...] = ("fanout", "broadcast", "single", "echo")
+    if baseline_fanout:
+        names = ("baseline_fanout", *names)
+    rows: dict[str, list[float]] = {k: [] for k in names}
+    split: dict[str, list[list[float]]] = {k: [] for k in names}  # [user, system] µs per round
     errors = 0
     for _ in range(rounds):
-        fo = ctl.ask({"cmd": "fanout", "rounds": fanout_rounds}, 600)
-        calls = sum(r["device_calls"] for r in fo)
-        rows["fanout"].append(sum(r["cpu"] for r in fo) / calls * 1e6)
-        errors += sum(r["errors"] for r in fo)
+        for row, module in (("baseline_fanout", baseline_fanout), ("fanout", None)):
+            if row not in rows:
+                continue
+            fo = ctl.ask({"cmd": "fanout", "rounds": fanout_rounds, "module": module}, 600)
+            calls = sum(r["device_calls"] for r in fo)
+            rows[row].append(sum(r["cpu"] for r in fo) / calls * 1e6)
+            split[row].append([sum(r[k] for r in fo) / calls * 1e6 for k in ("user", "system")])
+            errors += sum(r["errors"] for r in fo)
+        b = echo.request({"cmd": "broadcast", "rounds": fanout_rounds, "timeout": 120}, 600)
+        if "error" in b:
+            raise RuntimeError(f"picows echo: {b['error']}")
+        rows["broadcast"].append(b["cpu_us_per_call"])
+        split["broadcast"].append([b["user_us_per_call"], b["system_us_per_call"]])
         single = ctl.ask({"cmd": "calls", "seconds": call_seconds}, call_seconds + 300)
         n = sum(r["calls"] for r in single)
         rows["single"].append(sum(r["cpu_seconds"] for r in single) / n * 1e6 if n else 0.0)
+        split["single"].append([sum(r["user_us_per_call"] * r["calls"] for r in single) / n if n else 0.0,
+                                sum(r["system_us_per_call"] * r["calls"] for r in single) / n if n else 0.0])
         errors += sum(r["errors"] for r in single)
         e = echo.request({"cmd": "bench", "duration": call_seconds}, call_seconds + 300)
         rows["echo"].append(e["cpu_us_per_call"])
+        split["echo"].append([e["user_us_per_call"], e["system_us_per_call"]])
     med = {k: statistics.median(v) for k, v in rows.items()}
+    med_split = {k: [statistics.median(u for u, _ in v), statistics.median(s for _, s in v)]
+                 for k, v in split.items()}
+
+    def paired(a: str, b: str) -> float:
+        return statistics.median(x / y for x, y in zip(rows[a], rows[b], strict=True))
+
     ratios = {
-        "fanout_vs_echo": statistics.median(f / e for f, e in zip(rows["fanout"], rows["echo"], strict=True)),
-        "single_vs_echo": statistics.median(s / e for s, e in zip(rows["single"], rows["echo"], strict=True)),
+        "fanout_vs_echo": paired("fanout", "echo"),
+        "broadcast_vs_echo": paired("broadcast", "echo"),
+        "fanout_vs_broadcast": paired("fanout", "broadcast"),
+        "single_vs_echo": paired("single", "echo"),
     }
+    if baseline_fanout:
+        ratios["fanout_vs_baseline_fanout"] = paired("fanout", "baseline_fanout")
+    for i in range(rounds):
+        if baseline_fanout:
+            log(f"  round {i + 1}: baseline fan-out ({baseline_fanout}) {rows['baseline_fanout'][i]:.2f} us")
+        log(
+            f"  round {i + 1}: fan-out {rows['fanout'][i]:.2f} us, "
+            f"bare broadcast {rows['broadcast'][i]:.2f} us, "
+            f"single calls {rows['single'][i]:.2f} us, bare echo {rows['echo'][i]:.2f} us per device-call"
+        )
     log(
-        f"  CPU per device-call at {devices:,}: fan-out {med['fanout']:.2f} us, single calls "
-        f"{med['single']:.2f} us, bare picows echo {med['echo']:.2f} us; fan-out/echo "
-        f"{ratios['fanout_vs_echo']:.2f}x, single/echo {ratios['single_vs_echo']:.2f}x "
-        f"({rounds} interleaved rounds, {errors} errors)"
+        f"  CPU per device-call at {devices:,} (median, user + system): "
+        + ", ".join(f"{k} {med[k]:.2f} us ({med_split[k][0]:.2f} + {med_split[k][1]:.2f})" for k in names)
     )
-    return {"us_per_device_call": rows, "median": med, "ratios": ratios, "errors": errors,
+    log(
+        f"  fan-out/echo {ratios['fanout_vs_echo']:.2f}x, broadcast/echo {ratios['broadcast_vs_echo']:.2f}x, "
+        f"fan-out/broadcast {ratios['fanout_vs_broadcast']:.2f}x, "
+        f"single/echo {ratios['single_vs_echo']:.2f}x"
+        + (f", fan-out/baseline {ratios['fanout_vs_baseline_fanout']:.2f}x" if baseline_fanout else "")
+        + f" ({rounds} interleaved rounds, medians of paired rounds, {errors} errors)"
+    )
+    return {"us_per_device_call": rows, "user_system_us": split, "median": med,
+            "median_user_system": med_split, "ratios": ratios, "errors": errors,
             "fanout_rounds": fanout_rounds, "call_seconds": call_seconds}
 
 
@@ -384,10 +449,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--idle-seconds", type=float, default=60.0)
     ap.add_argument("--echo", action="store_true", help="fan-out and single calls vs the bare picows echo")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--baseline-fanout", default=None, metavar="FANOUT_PY",
+        help="with --echo: also run the Fanout of this fanout.py (e.g. another revision's, from "
+        "`git show REV:runtime/fanout.py`) as an interleaved row, for before/after figures",
+    )
     ap.add_argument("--quick", action="store_true", help="smoke mode: small and short, figures meaningless")
     ap.add_argument("--json", default=None, help="also write the result to this file")
     args = ap.parse_args(argv)
-    kw: dict[str, Any] = {"idle_seconds": args.idle_seconds, "echo": args.echo, "rounds": args.rounds}
+    baseline = None if args.baseline_fanout is None else str(Path(args.baseline_fanout).resolve())
+    kw: dict[str, Any] = {"idle_seconds": args.idle_seconds, "echo": args.echo, "rounds": args.rounds,
+                          "baseline_fanout": baseline}
     if args.quick:
         kw.update(idle_seconds=1.0, rounds=1, fanout_rounds=2, call_seconds=0.5, ready_timeout=120.0)
     res = run(args.devices, lambda s: print(s, file=sys.stderr, flush=True),

@@ -5,13 +5,15 @@
 waits for every session, warms up, prints ``READY <pid>`` (attach then, e.g.
 ``perf record -F 1999 -g -p <pid> -- sleep 8``), then for ``--seconds`` makes fan-out calls
 to all devices (``--mode fanout``) or single calls, one in flight per device (``--mode
-single``), and prints the user and system CPU per device-call (``getrusage``).
+single``), and prints the user and system CPU per device-call (``getrusage``) and the
+time the cyclic garbage collector took meanwhile (``gc.callbacks``), per device-call.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import resource
 import sys
@@ -51,6 +53,16 @@ async def main_async(devices: int, mode: str, seconds: float) -> int:
         await drive(callers, 1.0, 1 << 30) if mode == "single" else await fan.invoke(TOOL, ARGS, kind)
         print(f"READY {os.getpid()}", flush=True)
         await asyncio.sleep(1.0)
+        gc_time = [0.0, 0.0, 0]  # seconds in collections, when the running one started, collections
+
+        def on_gc(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start":
+                gc_time[1] = time.perf_counter()
+            else:
+                gc_time[0] += time.perf_counter() - gc_time[1]
+                gc_time[2] += 1
+
+        gc.callbacks.append(on_gc)
         ru0 = resource.getrusage(resource.RUSAGE_SELF)
         if mode == "single":
             calls = (await drive(callers, seconds, 1 << 30))["calls"]
@@ -61,9 +73,11 @@ async def main_async(devices: int, mode: str, seconds: float) -> int:
                 await fan.invoke(TOOL, ARGS, kind)
                 calls += len(devs)
         ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        gc.callbacks.remove(on_gc)
         user = (ru1.ru_utime - ru0.ru_utime) / calls * 1e6
         system = (ru1.ru_stime - ru0.ru_stime) / calls * 1e6
-        print(f"{mode}: {calls:,} device-calls, {user:.2f} us user + {system:.2f} us system each", flush=True)
+        print(f"{mode}: {calls:,} device-calls, {user:.2f} us user + {system:.2f} us system each; "
+              f"{int(gc_time[2])} GC collections, {gc_time[0] / calls * 1e6:.2f} us each", flush=True)
     finally:
         emu.stop()
         await gw.close()

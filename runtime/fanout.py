@@ -11,8 +11,10 @@ Why this is cheaper than N calls (docs/runtime.md, "Fan-out"): the arguments are
 encoded once (only the id and the session envelope differ per device,
 :meth:`RpcSession.call_encoded <mcpgen.runtime.rpcsession.RpcSession.call_encoded>`), every
 frame is written in one pass without a coroutine or a future per device, each reply
-lands in a small slot of one aggregate that the decode path completes directly, and one
-timer per distinct timeout stands for every device's deadline. Each device still behaves
+lands in its device's slot (one per device and Fanout, reused by every run) that the
+decode path completes directly, and one timer per distinct timeout stands for every
+device's deadline. What is left per device is close to the transport's own floor of one
+send and one read (benchmarks/scale.md, "Fan-out"). Each device still behaves
 as for a single call: its own timeout (``call_timeout`` unless one is given), a
 ``notifications/cancelled`` when it times out or the fan-out is cancelled, late replies
 ignored.
@@ -105,16 +107,23 @@ class FanoutResults(Generic[T]):
 
 class _Slot:
     """One device's place in a fan-out, registered in its session's pending table in place
-    of a future: the decode path calls ``done()`` then ``set_result``/``set_exception``."""
+    of a future: the decode path calls ``done()`` then ``set_result``/``set_exception``.
 
-    __slots__ = ("run", "index")
+    A :class:`Fanout` keeps one slot per device and reuses it in each of its runs (no
+    allocation per device-call); ``run`` is the run it reports to, None once settled.
+    """
 
-    def __init__(self, run: _Run, index: int) -> None:
-        self.run: Optional[_Run] = run
+    __slots__ = ("run", "index", "rid")
+
+    # The decode path asks done() before set_result(): bool() (False) answers without an
+    # interpreter frame per reply. Always False is still right: a settled slot (run None)
+    # ignores whatever comes after, as a done future would.
+    done = bool
+
+    def __init__(self, index: int) -> None:
+        self.run: Optional[_Run] = None
         self.index = index
-
-    def done(self) -> bool:
-        return self.run is None
+        self.rid = 0  # the request id of its device's call in the current run (-1: a task's)
 
     def cancelled(self) -> bool:
         return False
@@ -135,20 +144,25 @@ class _Slot:
             run.settle_error(self.index, exc)
 
 
+#: What a run needs of one device that can send at once: its result index, the Device, its
+#: session's ``call_encoded``, the session, its ``send_now`` and its slot (all fixed for a
+#: Device's life, so read once per Fanout instead of once per call).
+_Entry = tuple[int, Any, Any, Any, Any, _Slot]
+
+
 class _Run:
     """One fan-out call in flight: the aggregate every slot reports to."""
 
-    __slots__ = ("values", "errors", "left", "future", "slots", "rids", "timers", "tasks")
+    __slots__ = ("values", "errors", "left", "future", "entries", "timers", "tasks")
 
-    def __init__(self, n: int, future: asyncio.Future) -> None:
+    def __init__(self, n: int, future: asyncio.Future, entries: list[_Entry]) -> None:
         self.values: list[Any] = [None] * n
         self.errors: dict[int, McpDeviceError] = {}
         self.left = n
         self.future = future
-        self.slots: list[Optional[_Slot]] = [None] * n
-        self.rids: list[int] = [0] * n
+        self.entries = entries
         self.timers: list[asyncio.TimerHandle] = []
-        self.tasks: dict[int, asyncio.Task] = {}  # devices called through a task (no send_now)
+        self.tasks: dict[int, tuple[_Slot, asyncio.Task]] = {}  # devices called through a task
 
     def settle_error(self, index: int, exc: BaseException) -> None:
         self.errors[index] = exc if isinstance(exc, McpDeviceError) else _wrapped(exc)
@@ -225,6 +239,11 @@ class Fanout:
                     continue
                 others += 1
             self._targets.append(dev)
+        # Sorted by _prepare on the first run; _busy while a run uses the entries' slots.
+        self._entries: Optional[list[_Entry]] = None
+        self._tasked: list[tuple[int, Any]] = []
+        self._failed: list[tuple[int, BaseException]] = []
+        self._busy = False
         if others:
             log.warning("fan-out: %d of %d devices report another spec fingerprint than %r",
                         others, len(pairs), fingerprint)
@@ -252,70 +271,102 @@ class Fanout:
         """The bindings' entry point (as ``Device.invoke``): nothing is sent before it is awaited."""
         return self._run(name, arguments, kind, self.timeout if timeout is None else timeout)
 
+    def _prepare(self) -> None:
+        """Sorts the targets once: failed in advance, sent at once (with their slots), or
+        called through a task (a transport that must await its sends)."""
+        self._entries = []
+        self._tasked = []
+        self._failed = []
+        for i, dev in enumerate(self._targets):
+            if isinstance(dev, BaseException):
+                self._failed.append((i, dev))
+            elif dev.send_now is None:
+                self._tasked.append((i, dev))
+            else:
+                session = dev.session
+                self._entries.append((i, dev, session.call_encoded, session, dev.send_now, _Slot(i)))
+
     async def _run(
         self, name: str, arguments: dict, kind: int, timeout: Optional[float]
     ) -> FanoutResults[Any]:
         loop = asyncio.get_running_loop()
-        targets = self._targets
-        n = len(targets)
-        run = _Run(n, loop.create_future())
+        n = len(self._targets)
+        if self._entries is None:
+            self._prepare()
+        entries: list[_Entry] = self._entries  # type: ignore[assignment]
+        if self._busy:  # another run of this Fanout is in flight: its slots are taken
+            entries = [(i, d, e, s, send, _Slot(i)) for i, d, e, s, send, _ in entries]
+        run = _Run(n, loop.create_future(), entries)
         if n == 0:
             return FanoutResults(self.keys, run.values, run.errors)
-        tail = rpcsession.tools_call_tail(name, arguments)
-        by_timeout: dict[float, list[int]] = {}
-        slots = run.slots
-        rids = run.rids
-        for i in range(n):
-            dev = targets[i]
-            if isinstance(dev, BaseException):
-                run.settle_error(i, dev)
-                continue
-            if dev.closed:
-                run.settle_error(i, dev.disconnected_error())
-                continue
-            t = dev.call_timeout if timeout is None else timeout
-            send_now = dev.send_now
-            if send_now is None:  # a transport that must await its sends: one task for it
-                self._spawn_single(loop, run, i, dev, name, arguments, kind, t)
-                continue
-            slot = _Slot(run, i)
-            session = dev.session
-            data = session.call_encoded(tail, slot, kind)
-            rid = session.last_id
-            try:
-                send_now(data)
-            except Exception as exc:
-                session.forget(rid)
-                slot.run = None
-                run.settle_error(i, dev.send_error(exc))
-                continue
-            slots[i] = slot
-            rids[i] = rid
-            if t is not None and t >= 0:
-                group = by_timeout.get(t)
-                if group is None:
-                    by_timeout[t] = group = []
-                group.append(i)
-        for t, group in by_timeout.items():
-            run.timers.append(loop.call_later(t, self._expire, run, group, t, name))
-        if run.left == 0:
-            run.finish()
+        owns = not self._busy
+        self._busy = True
         try:
+            self._send_all(loop, run, name, arguments, kind, timeout)
             await run.future
-        except asyncio.CancelledError:
+        except BaseException:  # cancelled (or failed while sending): nothing may stay behind
             for h in run.timers:
                 h.cancel()
             self._abandon(run, "cancelled by the client")
             raise
+        finally:
+            if owns:
+                self._busy = False
         return FanoutResults(self.keys, run.values, run.errors)
+
+    def _send_all(
+        self, loop: asyncio.AbstractEventLoop, run: _Run, name: str, arguments: dict, kind: int,
+        timeout: Optional[float],
+    ) -> None:
+        """Writes every device's frame (the per-device loop: keep it lean) and sets the timers."""
+        for i, err in self._failed:
+            run.settle_error(i, err)
+        for i, dev in self._tasked:
+            if dev.closed:
+                run.settle_error(i, dev.disconnected_error())
+            else:
+                self._spawn_single(loop, run, i, dev, name, arguments, kind,
+                                   dev.call_timeout if timeout is None else timeout)
+        tail = rpcsession.tools_call_tail(name, arguments)
+        for i, dev, encode, session, send_now, slot in run.entries:
+            if dev.closed:
+                run.settle_error(i, dev.disconnected_error())
+                continue
+            slot.run = run
+            data = encode(tail, slot, kind)
+            slot.rid = session.last_id
+            try:
+                send_now(data)
+            except Exception as exc:
+                session.forget(slot.rid)
+                slot.run = None
+                run.settle_error(i, dev.send_error(exc))
+        # One timer per distinct deadline; each expires the devices of its deadline.
+        if timeout is not None:
+            deadlines = {timeout: None}
+        else:
+            timeouts = [dev.call_timeout for _, dev, _, _, _, _ in run.entries]
+            deadlines = dict.fromkeys(timeouts)
+            if len(deadlines) > 1:  # devices with different call_timeouts: one group each
+                groups: dict[float, list[_Entry]] = {t: [] for t in deadlines}
+                for entry, t in zip(run.entries, timeouts, strict=True):
+                    groups[t].append(entry)
+                deadlines = groups  # type: ignore[assignment]
+        for t, group in deadlines.items():
+            if t is not None and t >= 0:
+                run.timers.append(loop.call_later(t, self._expire, run, group, t, name))
+        if run.left == 0:
+            run.finish()
 
     def _spawn_single(
         self, loop: asyncio.AbstractEventLoop, run: _Run, i: int, dev: Any, name: str,
         arguments: dict, kind: int, t: Optional[float],
     ) -> None:
         """A device whose transport awaits its sends: a single call in a task, its outcome
-        put in the device's slot."""
-        slot = _Slot(run, i)
+        put in a slot of its own (the task may end after the run)."""
+        slot = _Slot(i)
+        slot.run = run
+        slot.rid = -1
         task = loop.create_task(_single(dev, name, arguments, kind, -1.0 if t is None else t))
 
         def done(task: asyncio.Task) -> None:
@@ -329,38 +380,33 @@ class Fanout:
                 slot.set_result(task.result())
 
         task.add_done_callback(done)
-        run.slots[i] = slot
-        run.rids[i] = -1  # task-driven: the task has its own deadline
-        run.tasks[i] = task
+        run.tasks[i] = (slot, task)
 
-    def _expire(self, run: _Run, group: list[int], t: float, name: str) -> None:
-        """The deadline of ``group``'s devices: those still waiting fail as a single call would."""
-        targets = self._targets
-        for i in group:
-            slot = run.slots[i]
-            if slot is None or slot.run is None:
+    def _expire(self, run: _Run, group: Optional[list[_Entry]], t: float, name: str) -> None:
+        """The deadline ``t`` of ``group``'s devices (None: all of them): those still waiting
+        fail as a single call would."""
+        for _, dev, _, session, _, slot in run.entries if group is None else group:
+            if slot.run is not run:
                 continue
-            dev = targets[i]
-            rid = run.rids[i]
-            dev.session.forget(rid)
+            rid = slot.rid
+            session.forget(rid)
             slot.set_exception(dev.timeout_error(rid, t, name))
             if not dev.closed:
                 dev.send_cancelled(rid, "timeout")
 
     def _abandon(self, run: _Run, reason: str) -> None:
         """The fan-out was cancelled: every device still working is told so (as single calls)."""
-        targets = self._targets
-        for i, slot in enumerate(run.slots):
-            if slot is None or slot.run is None:
+        for _, dev, _, session, _, slot in run.entries:
+            if slot.run is not run:
                 continue
             slot.run = None
-            rid = run.rids[i]
-            if rid < 0:
-                run.tasks[i].cancel()
-                continue
-            dev = targets[i]
-            if dev.session.forget(rid) and not dev.closed:
+            rid = slot.rid
+            if session.forget(rid) and not dev.closed:
                 dev.send_cancelled(rid, reason)
+        for slot, task in run.tasks.values():
+            if slot.run is run:
+                slot.run = None
+                task.cancel()
 
 
 async def _single(dev: Any, name: str, arguments: dict, kind: int, timeout: Optional[float]) -> Any:

@@ -1,7 +1,7 @@
 """Smoke test of the scale benchmark (``python -m benchmarks.scale --quick``): it connects
 its devices through two gateway workers and two emulators on their own loopback source
-addresses, calls every device, and runs the fan-out against the bare echo. No assertion
-is about speed."""
+addresses, calls every device, and runs the fan-out against the bare echo and the bare broadcast.
+No assertion is about speed."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def test_quick_scale_run(tmp_path: Path) -> None:
     out = tmp_path / "scale.json"
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.scale", "--quick", "--devices", "200", "--workers", "2",
-         "--emulators", "2", "--echo", "--json", str(out)],
+         "--emulators", "2", "--echo", "--json", str(out),
+         "--baseline-fanout", str(REPO / "runtime" / "fanout.py")],  # a before/after row, here the same code
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -44,4 +45,11 @@ def test_quick_scale_run(tmp_path: Path) -> None:
     assert res["idle"]["cpu_seconds"] >= 0 and res["rss_kib_per_device"] > 0
     fan = res["fanout"]
     assert fan["errors"] == 0
-    assert set(fan["median"]) == {"fanout", "single", "echo"} and all(v > 0 for v in fan["median"].values())
+    assert set(fan["median"]) == {"baseline_fanout", "fanout", "broadcast", "single", "echo"}
+    assert all(v > 0 for v in fan["median"].values())
+    # The bare broadcast reference answered every device each round, with its CPU split.
+    assert len(fan["us_per_device_call"]["broadcast"]) == 1
+    user, system = fan["median_user_system"]["broadcast"]
+    assert user > 0 and system >= 0
+    assert set(fan["ratios"]) >= {"fanout_vs_echo", "broadcast_vs_echo", "fanout_vs_broadcast",
+                                  "fanout_vs_baseline_fanout"}

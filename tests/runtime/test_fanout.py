@@ -169,6 +169,55 @@ async def test_strict_policy_skips_devices_of_another_spec(
         Fanout([object()])
 
 
+async def test_one_fanout_awaited_twice_at_once_keeps_the_runs_apart(
+    sim_mod: ModuleType, gateway: Gateway, ws_url: str, fake_devices: list
+) -> None:
+    # A Fanout reuses one slot per device from run to run; a second run while the first
+    # is in flight must get slots of its own, and each run its own replies.
+    devs = await _connect(gateway, ws_url, fake_devices, {"s": "ok", "t": "ok"})
+    group = sim_mod.XiaozhiSim.fanout([d for _, d in devs.values()])
+    both = asyncio.gather(group.counter.add(amount=2), group.counter.add(amount=3))
+    first, second = await asyncio.wait_for(both, 10)  # shared slots would leave one run hanging
+    assert list(first.ok.values()) == [2, 2] and list(second.ok.values()) == [5, 5]
+    third = await group.counter.add(amount=1)  # the reused slots still work afterwards
+    assert list(third.ok.values()) == [6, 6]
+    assert all(dev.session.pending_count == 0 for _, dev in devs.values())
+
+
+async def test_a_late_reply_to_a_timed_out_run_does_not_reach_the_next(
+    gateway: Gateway, ws_url: str, fake_devices: list
+) -> None:
+    # The second run reuses the device's slot: the first run's late reply, arriving while
+    # the second waits, must be dropped as stale, not settle the second run.
+    devs = await _connect(gateway, ws_url, fake_devices, {"u": "hang", "v": "ok"})
+    fan = Fanout({k: d for k, (_, d) in devs.items()}, timeout=0.3)
+    res = await fan.call("self.audio_speaker.set_volume", {"volume": 11})
+    assert isinstance(res.error("u"), DeviceTimeout) and res["v"] is True
+    fake_u, dev_u = devs["u"]
+    task = asyncio.ensure_future(fan.call("self.audio_speaker.set_volume", {"volume": 12}, timeout=10))
+    await _until(lambda: len(_calls(fake_u)) == 2)
+    fake_u.core.release.set()  # both calls are answered now, the timed-out one first
+    res = await task
+    assert res.all_ok and res["u"] is True
+    assert dev_u.session.stale == 1 and dev_u.session.pending_count == 0
+    assert fake_u.core.state["volume"] == 12
+
+
+async def test_devices_with_different_call_timeouts_expire_each_at_its_own(
+    gateway: Gateway, ws_url: str, fake_devices: list
+) -> None:
+    devs = await _connect(gateway, ws_url, fake_devices, {"w": "hang", "x": "hang", "y": "ok"})
+    devs["w"][1].call_timeout = 0.2
+    devs["x"][1].call_timeout = 0.5
+    fan = Fanout({k: d for k, (_, d) in devs.items()})  # no timeout: each device's own
+    res = await fan.call("self.audio_speaker.set_volume", {"volume": 13})
+    assert "within 0.2s" in str(res.error("w")) and "within 0.5s" in str(res.error("x"))
+    assert res["y"] is True
+    for name in ("w", "x"):
+        await _until(lambda name=name: bool(_cancelled(devs[name][0])))
+        assert _cancelled(devs[name][0])[0]["reason"] == "timeout"
+
+
 class _AwaitingTransport:
     """A transport without send_now (like serial links): the fan-out calls it through a task."""
 
