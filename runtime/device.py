@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional, Protocol, Union
 
 from mcpgen.jsonrpc import METHOD_NOT_FOUND
-from mcpgen.runtime import deadlines, resources, rpcsession, session_setup, wire
+from mcpgen.runtime import deadlines, resources, rpcsession, session_setup, shared, wire
 from mcpgen.runtime.compat import Fingerprints, Policy
 from mcpgen.runtime.errors import (
     DeviceDisconnected,
@@ -40,6 +40,11 @@ NotificationCallback = Callable[[str, dict], Any]
 #: ``on_progress(progress, total, message)`` for ``notifications/progress`` of one call.
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
 ProgressToken = Union[str, int]
+
+
+def _return_kind(tool: ToolInfo) -> int:
+    """How a call's result is decoded when no binding said: by the tool's output schema."""
+    return wire.KIND_OBJECT if tool.output_schema is not None else wire.KIND_AUTO
 
 
 class Transport(Protocol):
@@ -679,12 +684,9 @@ class Device:
         return list(tools)
 
     def _set_tools(self, tools: list[ToolInfo]) -> None:
-        self._tools = tools
-        self._tool_map = {t.name: t for t in tools}
+        # One set of tables for every handle whose device reported the same tools.
+        self._tools, self._tool_map, self._kinds = shared.tool_tables(tools, _return_kind)
         self._validators = {}
-        self._kinds = {
-            t.name: (wire.KIND_OBJECT if t.output_schema is not None else wire.KIND_AUTO) for t in tools
-        }
         if self._tools_changed is not None:
             self._tools_changed.set()
 
