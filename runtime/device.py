@@ -684,9 +684,9 @@ class Device:
         return list(tools)
 
     def _set_tools(self, tools: list[ToolInfo]) -> None:
-        # One set of tables for every handle whose device reported the same tools.
-        self._tools, self._tool_map, self._kinds = shared.tool_tables(tools, _return_kind)
-        self._validators = {}
+        # One set of tables (and of argument validators) for every handle whose device
+        # reported the same tools.
+        self._tools, self._tool_map, self._kinds, self._validators = shared.tool_tables(tools, _return_kind)
         if self._tools_changed is not None:
             self._tools_changed.set()
 

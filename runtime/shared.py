@@ -25,7 +25,7 @@ from mcpgen.runtime import wire
 MAX_SHARED = 256
 
 _JSON: dict[bytes, Any] = {}
-_TABLES: dict[tuple[int, ...], tuple[list, dict, dict]] = {}
+_TABLES: dict[tuple[int, ...], tuple[list, dict, dict, dict]] = {}
 T = TypeVar("T")
 
 
@@ -43,16 +43,23 @@ def shared_json(value: T) -> T:
     return value
 
 
-def tool_tables(tools: list, kind_of: Any) -> tuple[list, dict, dict]:
-    """``(tools, by name, return kind by name)`` for a tool list, shared by every handle
-    whose list holds the same tools in the same order. The tools themselves are already
-    one object per distinct description (``session_setup``), so the list is keyed by
-    their identities; the entry holds them, so those identities stay theirs."""
+def tool_tables(tools: list, kind_of: Any) -> tuple[list, dict, dict, dict]:
+    """``(tools, by name, return kind by name, validators)`` for a tool list, shared by
+    every handle whose list holds the same tools in the same order. The tools themselves
+    are already one object per distinct description (``session_setup``), so the list is
+    keyed by their identities; the entry holds them, so those identities stay theirs.
+    ``validators`` starts empty: handles add each tool's argument validator (built from
+    the tool's schema alone) on its first validated call, once for all of them."""
     key = tuple(map(id, tools))
     got = _TABLES.get(key)
     if got is not None:
         return got
-    tables = (list(tools), {t.name: t for t in tools}, {t.name: kind_of(t) for t in tools})
+    tables: tuple[list, dict, dict, dict] = (
+        list(tools),
+        {t.name: t for t in tools},
+        {t.name: kind_of(t) for t in tools},
+        {},
+    )
     if len(_TABLES) < MAX_SHARED:
         _TABLES[key] = tables
     return tables

@@ -28,6 +28,7 @@ async def test_devices_that_report_alike_share_their_tables(fake_devices: list[F
         assert a._tool_map is b._tool_map and a._kinds is b._kinds
         assert await a.call("self.counter.add", {"amount": 2}) == 2
         assert await b.call("self.counter.add", {"amount": 5}) == 5  # each its own device
+        assert a._validators is b._validators and "self.counter.add" in a._validators
 
 
 async def test_devices_with_other_fingerprints_or_tools_keep_their_own(
@@ -43,6 +44,7 @@ async def test_devices_with_other_fingerprints_or_tools_keep_their_own(
         assert extra <= {t.name for t in a.tools}
         assert not extra & {t.name for t in b.tools}
         assert extra.isdisjoint(b._kinds) and extra <= set(a._kinds)
+        assert a._validators is not b._validators
 
 
 async def test_a_device_whose_fingerprint_changes_on_reconnect_gets_its_own_tables(
