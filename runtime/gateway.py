@@ -464,6 +464,7 @@ class Gateway(DeviceHub):
                 link.ping_outstanding = True
                 link.ping_sent = now
                 link.transport.send_ping()
+                link.compact_read_buffer()  # idle: what a large message grew is not needed
             link.frames_seen = link.frames
 
 class _ChunkedWSProtocol(WSProtocol):

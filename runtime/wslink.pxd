@@ -32,6 +32,7 @@ cdef class DeviceLink(WSListener):
     cdef public double stall_deadline
     cdef object _parts
     cdef int _part_type
+    cdef MemoryBuffer _rbuf
 
     cpdef on_ws_connected(self, WSTransport transport)
     @cython.locals(mt=int, session=RpcSession, data=bytes, f=object)

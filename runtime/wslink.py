@@ -142,6 +142,8 @@ class DeviceLink(WSListener):
         self.stall_deadline = 0.0
         self._parts: Optional[bytearray] = None
         self._part_type = 0
+        # picows' receive buffer, found on the first compact_read_buffer (compiled only).
+        self._rbuf: Any = None
 
     # -- picows callbacks (per frame: on_ws_frame) --------------------------------------
 
@@ -233,7 +235,10 @@ class DeviceLink(WSListener):
         bytes when it grew past that and holds no unparsed bytes; True when it did.
 
         Must not run inside a picows callback of this connection (the parser points into
-        the buffer): the gateway calls it from a task's done callback. picows keeps the
+        the buffer): the gateway calls it from the setup task's done callback, and from
+        its keepalive sweep for devices idle for a ping interval (a large message since
+        grew the buffer again). After the first call it costs a few C field reads when
+        there is nothing to give back. picows keeps the
         buffer in its protocol's C fields and has no API to shrink it; its
         :class:`MemoryBuffer` type is public (``picows.pxd``), so the compiled module
         swaps its memory. The buffer is found as the protocol's one ``MemoryBuffer``
@@ -250,10 +255,12 @@ class DeviceLink(WSListener):
         if t is None or t.is_disconnected or self.state != RUNNING:
             return False
         proto = t.underlying_transport.get_protocol()
-        found = [r for r in gc.get_referents(proto) if isinstance(r, MemoryBuffer)]  # type: ignore[name-defined]  # noqa: F821 - cimported (wslink.pxd)
-        if len(found) != 1:
-            return False
-        buf = found[0]
+        buf = self._rbuf
+        if buf is None:  # (picows makes it once per connection and resizes it in place)
+            found = [r for r in gc.get_referents(proto) if isinstance(r, MemoryBuffer)]  # type: ignore[name-defined]  # noqa: F821 - cimported (wslink.pxd)
+            if len(found) != 1:
+                return False
+            buf = self._rbuf = found[0]
         if buf.capacity <= IDLE_READ_BUFFER:
             return False
         free = len(WSProtocol.get_buffer(proto, -1))

@@ -101,3 +101,26 @@ async def test_compacting_an_idle_link_keeps_the_connection_working() -> None:
             await asyncio.sleep(0.01)
         assert seen == [{"data": "z" * 3000}]
         sock.close()
+
+
+@pytest.mark.skipif(not runtime.COMPILED, reason="the pure-Python link cannot reach picows' buffer")
+async def test_a_buffer_grown_by_a_large_message_is_given_back_when_the_device_idles(
+    fake_devices: list[FakeWsDevice],
+) -> None:
+    """The keepalive sweep pings a device that sent nothing for a ping interval; the
+    buffer a large reply grew goes back to the idle size then, and calls go on."""
+    async with Gateway(port=0, ping_interval=0.2) as gw:
+        fake = FakeWsDevice(url_of(gw), "dev-2", token=None)
+        fake_devices.append(fake)
+        await fake.start()
+        device = await gw.wait_for_device("dev-2", timeout=5)
+        link = next(iter(gw._links))
+        assert await device.call("self.test.big", {"n": 8000}) == "x" * 8000
+        assert free_bytes(link) > IDLE_FREE
+        for _ in range(100):  # two ping intervals at most, and the pongs
+            if free_bytes(link) == IDLE_FREE:
+                break
+            await asyncio.sleep(0.05)
+        assert free_bytes(link) == IDLE_FREE
+        assert await device.call("self.test.big", {"n": 3000}) == "x" * 3000
+        assert not device.closed
