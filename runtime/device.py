@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional, Protocol, Union
 
 from mcpgen.jsonrpc import METHOD_NOT_FOUND
-from mcpgen.runtime import deadlines, resources, rpcsession, session_setup, wire
+from mcpgen.runtime import deadlines, resources, rpcsession, session_setup, shared, wire
 from mcpgen.runtime.compat import Fingerprints, Policy
 from mcpgen.runtime.errors import (
     DeviceDisconnected,
@@ -40,6 +40,11 @@ NotificationCallback = Callable[[str, dict], Any]
 #: ``on_progress(progress, total, message)`` for ``notifications/progress`` of one call.
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
 ProgressToken = Union[str, int]
+
+
+def _return_kind(tool: ToolInfo) -> int:
+    """How a call's result is decoded when no binding said: by the tool's output schema."""
+    return wire.KIND_OBJECT if tool.output_schema is not None else wire.KIND_AUTO
 
 
 class Transport(Protocol):
@@ -132,7 +137,8 @@ class Device:
         self._tool_map: dict[str, ToolInfo] = {}
         self._validators: dict[str, SchemaValidator] = {}
         self._kinds: dict[str, int] = {}
-        self._bound_kinds: dict[str, int] = {}
+        # Created on first use (like the sets below): most gateway devices never use them.
+        self._bound_kinds: Optional[dict[str, int]] = None
         self._callbacks: list[NotificationCallback] = []
         self._message_callbacks: list[Callable[[dict], Any]] = []
         self._close_callbacks: list[Callable[[Device], Any]] = []
@@ -140,11 +146,11 @@ class Device:
         self._relist_pending = False
         # Sets are 216 bytes even when empty: these two are created on first use.
         self._tasks: Optional[set[asyncio.Task]] = None
-        self._sending: dict[int, Optional[asyncio.Task]] = {}
+        self._sending: Optional[dict[int, Optional[asyncio.Task]]] = None
         self._send_expired: Optional[set[int]] = None
         self._tools_changed: Optional[asyncio.Event] = None
-        self._progress: dict[str, ProgressCallback] = {}
-        self._progress_ids = itertools.count(1)
+        self._progress: Optional[dict[str, ProgressCallback]] = None
+        self._progress_ids: Optional[itertools.count[int]] = None
         self._deadlines = deadlines.deadlines_for(self._loop)
         # Transports that can send without waiting (the gateway's WebSocket links) offer
         # send_now(data): calls then skip the per-call coroutine and stalled-send handling.
@@ -235,7 +241,8 @@ class Device:
             args = {}
         else:
             args = arguments if type(arguments) is dict else dict(arguments)
-        kind = self._bound_kinds.get(name)
+        bound = self._bound_kinds
+        kind = None if bound is None else bound.get(name)
         if kind is None:
             kind = self._kinds.get(name, wire.KIND_AUTO)
         if progress_token is None and on_progress is None:
@@ -280,11 +287,16 @@ class Device:
         on_progress: Optional[ProgressCallback],
     ) -> Any:
         if token is None:
+            if self._progress_ids is None:
+                self._progress_ids = itertools.count(1)
             token = f"mcpgen-progress-{next(self._progress_ids)}"
         elif isinstance(token, bool) or not isinstance(token, (str, int)):
             raise TypeError(f"progress_token must be a str or an int, not {type(token).__name__}")
         key = str(token)
-        if on_progress is not None and key in self._progress:
+        progress = self._progress
+        if progress is None:
+            progress = self._progress = {}
+        if on_progress is not None and key in progress:
             raise ValueError(f"progress token {token!r} is already in use by another call")
         if self._closed:
             raise self.disconnected_error()
@@ -294,12 +306,12 @@ class Device:
         rid = self._session.last_id
         self._session.expect(rid, fut, kind)
         if on_progress is not None:
-            self._progress[key] = on_progress
+            progress[key] = on_progress
         try:
             return await self._complete(rid, fut, data, timeout, name)
         finally:
-            if on_progress is not None and self._progress.get(key) is on_progress:
-                del self._progress[key]
+            if on_progress is not None and progress.get(key) is on_progress:
+                del progress[key]
 
     def invoke(
         self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None
@@ -404,7 +416,10 @@ class Device:
             # While the frame is being written (a stalled link can block here), the
             # timeout must still end the call: expire_request cancels the task and we turn that
             # cancellation back into the DeviceTimeout it stands for.
-            self._sending[rid] = asyncio.current_task()
+            sending = self._sending
+            if sending is None:
+                sending = self._sending = {}
+            sending[rid] = asyncio.current_task()
             try:
                 await self._transport.send(data)
             except asyncio.CancelledError:
@@ -420,7 +435,7 @@ class Device:
                 self._session.forget(rid)
                 raise self.send_error(exc) from exc
             finally:
-                del self._sending[rid]
+                del sending[rid]
             return await fut
         except asyncio.CancelledError:
             if self._session.forget(rid) and not self._closed:
@@ -451,7 +466,7 @@ class Device:
             return
         exc = self.timeout_error(rid, t, what)
         if self._session.fail(rid, exc):
-            sender = self._sending.get(rid)
+            sender = None if self._sending is None else self._sending.get(rid)
             if sender is not None:
                 if self._send_expired is None:
                     self._send_expired = set()
@@ -568,7 +583,7 @@ class Device:
         token = params.get("progressToken")
         if token is None or isinstance(token, (dict, list)):
             return
-        cb = self._progress.get(str(token))
+        cb = None if self._progress is None else self._progress.get(str(token))
         if cb is None:
             return
         progress = params.get("progress")
@@ -642,8 +657,11 @@ class Device:
 
     def set_return_kinds(self, kinds: Mapping[str, Union[str, int]]) -> None:
         """Declares tools' return kinds (from a known spec) for :meth:`call` decoding."""
+        bound = self._bound_kinds
+        if bound is None:
+            bound = self._bound_kinds = {}
         for name, k in kinds.items():
-            self._bound_kinds[name] = wire.kind_code(k) if isinstance(k, str) else int(k)
+            bound[name] = wire.kind_code(k) if isinstance(k, str) else int(k)
 
     async def setup(
         self,
@@ -679,12 +697,9 @@ class Device:
         return list(tools)
 
     def _set_tools(self, tools: list[ToolInfo]) -> None:
-        self._tools = tools
-        self._tool_map = {t.name: t for t in tools}
-        self._validators = {}
-        self._kinds = {
-            t.name: (wire.KIND_OBJECT if t.output_schema is not None else wire.KIND_AUTO) for t in tools
-        }
+        # One set of tables (and of argument validators) for every handle whose device
+        # reported the same tools.
+        self._tools, self._tool_map, self._kinds, self._validators = shared.tool_tables(tools, _return_kind)
         if self._tools_changed is not None:
             self._tools_changed.set()
 

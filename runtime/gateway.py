@@ -349,7 +349,9 @@ class Gateway(DeviceHub):
         except Exception as exc:
             device.connection_lost(f"sending the server hello failed: {exc}")
             return
-        self._start_setup(device)
+        # Setup's tools/list reply grew the receive buffer; an idle device needs less
+        # (run from the task's done callback: never inside this link's frame callback).
+        self._start_setup(device).add_done_callback(lambda _t: link.compact_read_buffer())
 
     def link_closing(self, link: DeviceLink) -> None:
         self._young.discard(link)
@@ -462,6 +464,7 @@ class Gateway(DeviceHub):
                 link.ping_outstanding = True
                 link.ping_sent = now
                 link.transport.send_ping()
+                link.compact_read_buffer()  # idle: what a large message grew is not needed
             link.frames_seen = link.frames
 
 class _ChunkedWSProtocol(WSProtocol):

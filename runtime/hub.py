@@ -32,7 +32,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Optional, Unpack
 
-from mcpgen.runtime import wire
+from mcpgen.runtime import shared, wire
 from mcpgen.runtime.auth import Handshake, authenticate
 from mcpgen.runtime.device import Device, Transport
 from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
@@ -199,7 +199,7 @@ class DeviceHub(HasSessionOptions):
         device_id = hs.device_id
         device = Device(transport, device_id=device_id, session_id=session_id, call_timeout=self.call_timeout)
         device.client_id = hs.client_id
-        device.hello = hello
+        device.hello = shared.shared_json(hello)  # one copy for all devices that said the same
         old = self._live.get(device_id)
         self._live[device_id] = device
         if old is not None:

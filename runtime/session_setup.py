@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 from mcpgen import __version__
-from mcpgen.runtime import wire
+from mcpgen.runtime import shared, wire
 from mcpgen.runtime.compat import Fingerprints, Policy, accepted, check_policy
 from mcpgen.runtime.errors import DeviceTimeout, ProtocolError, SpecMismatch
 
@@ -124,6 +124,7 @@ async def setup(
     result = await _initialize(device, params, t, init_retry)
     if not isinstance(result, dict):
         raise ProtocolError("initialize returned a non-object result")
+    result = shared.shared_json(result)  # one copy for all devices that answered alike
     device.initialize_result = result
     pv = result.get("protocolVersion")
     device.protocol_version = pv if isinstance(pv, str) else None

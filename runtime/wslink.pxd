@@ -2,6 +2,7 @@
 cimport cython
 from picows.picows cimport MemoryBuffer, WSFrame, WSListener, WSTransport
 from picows.picows cimport WSMsgType as _CMsgType
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from mcpgen.runtime.rpcsession cimport RpcSession
 
 cdef int _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PONG
@@ -31,6 +32,7 @@ cdef class DeviceLink(WSListener):
     cdef public double stall_deadline
     cdef object _parts
     cdef int _part_type
+    cdef MemoryBuffer _rbuf
 
     cpdef on_ws_connected(self, WSTransport transport)
     @cython.locals(mt=int, session=RpcSession, data=bytes, f=object)
@@ -43,3 +45,5 @@ cdef class DeviceLink(WSListener):
     cpdef resume_writing(self)
     cpdef on_ws_disconnected(self, WSTransport transport)
     cpdef send_now(self, bytes data)
+    @cython.locals(buf=MemoryBuffer, data=cython.p_char, free=Py_ssize_t)
+    cpdef bint compact_read_buffer(self)

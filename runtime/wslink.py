@@ -18,6 +18,7 @@ gateway's (``runtime/gateway.py``); this module only moves frames.
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Optional, Protocol
 
 import cython
@@ -26,6 +27,10 @@ if not cython.compiled:  # the compiled build gets these from wslink.pxd (cimpor
     from picows import WSListener
 
 from picows import WSCloseCode, WSMsgType
+
+# picows' protocol class (not in its top-level API): its get_buffer tells how much of the
+# receive buffer is free (compact_read_buffer).
+from picows.picows import WSProtocol  # type: ignore[attr-defined]  # isort: skip
 
 from mcpgen.runtime.errors import DeviceDisconnected
 from mcpgen.runtime.wire import FRAME_INVALID
@@ -44,6 +49,13 @@ _F_INVALID = FRAME_INVALID
 
 #: Initial send buffer of a connection (picows grows it for larger messages).
 WRITE_BUFFER = 256
+#: Receive buffer a connection is given back once its session is set up (picows grows
+#: it for larger frames). Setup's ``tools/list`` reply (a few KiB) doubles picows' 2 KiB
+#: starting buffer to 4 KiB, and picows never shrinks it; what an idle device sends
+#: afterwards (call replies, pongs) is a few hundred bytes.
+IDLE_READ_BUFFER = 1024
+#: Bytes picows keeps past the usable end of its receive buffer (for its SIMD unmasking).
+_READ_SLACK = 256
 
 # Connection states.
 AWAIT_HELLO = 0  # handshake done, waiting for the device's hello
@@ -130,6 +142,8 @@ class DeviceLink(WSListener):
         self.stall_deadline = 0.0
         self._parts: Optional[bytearray] = None
         self._part_type = 0
+        # picows' receive buffer, found on the first compact_read_buffer (compiled only).
+        self._rbuf: Any = None
 
     # -- picows callbacks (per frame: on_ws_frame) --------------------------------------
 
@@ -213,6 +227,53 @@ class DeviceLink(WSListener):
                 self._not_a_reply(f, data)
         elif self.state == AWAIT_HELLO:
             self.gateway.link_hello(self, data)
+
+    # -- memory: an idle connection's receive buffer -----------------------------------
+
+    def compact_read_buffer(self) -> bool:
+        """Gives the connection's receive buffer back down to :data:`IDLE_READ_BUFFER`
+        bytes when it grew past that and holds no unparsed bytes; True when it did.
+
+        Must not run inside a picows callback of this connection (the parser points into
+        the buffer): the gateway calls it from the setup task's done callback, and from
+        its keepalive sweep for devices idle for a ping interval (a large message since
+        grew the buffer again). After the first call it costs a few C field reads when
+        there is nothing to give back. picows keeps the
+        buffer in its protocol's C fields and has no API to shrink it; its
+        :class:`MemoryBuffer` type is public (``picows.pxd``), so the compiled module
+        swaps its memory. The buffer is found as the protocol's one ``MemoryBuffer``
+        referent and the unparsed byte count read from picows' own ``get_buffer`` (its
+        free tail); anything unexpected leaves the buffer alone. A fresh block, not a
+        ``realloc``: shrunk in place, each 4 KiB block left a 3 KiB hole between live
+        ones that glibc kept (1.4 KB per device of free heap at 3,000 devices); a freed
+        whole block is reused by the next connection's. Pure Python (no C access):
+        does nothing.
+        """
+        if not cython.compiled:
+            return False
+        t = self.transport
+        if t is None or t.is_disconnected or self.state != RUNNING:
+            return False
+        proto = t.underlying_transport.get_protocol()
+        buf = self._rbuf
+        if buf is None:  # (picows makes it once per connection and resizes it in place)
+            found = [r for r in gc.get_referents(proto) if isinstance(r, MemoryBuffer)]  # type: ignore[name-defined]  # noqa: F821 - cimported (wslink.pxd)
+            if len(found) != 1:
+                return False
+            buf = self._rbuf = found[0]
+        if buf.capacity <= IDLE_READ_BUFFER:
+            return False
+        free = len(WSProtocol.get_buffer(proto, -1))
+        if free != buf.size:  # unparsed bytes wait in the buffer: not now
+            return False
+        data = cython.cast(cython.p_char, PyMem_Malloc(IDLE_READ_BUFFER))  # type: ignore[name-defined]  # noqa: F821 - cimported
+        if data == cython.NULL:
+            return False
+        PyMem_Free(buf.data)  # type: ignore[name-defined]  # noqa: F821 - cimported (wslink.pxd)
+        buf.data = data
+        buf.capacity = IDLE_READ_BUFFER
+        buf.size = IDLE_READ_BUFFER - _READ_SLACK
+        return True
 
     # -- back-pressure: a device that does not read what we send -------------------------
 
