@@ -50,6 +50,7 @@ def test_quick_scale_run(tmp_path: Path) -> None:
     # The bare broadcast reference answered every device each round, with its CPU split.
     assert len(fan["us_per_device_call"]["broadcast"]) == 1
     user, system = fan["median_user_system"]["broadcast"]
-    assert user > 0 and system >= 0
+    # (either part may be 0 in so short a run: the kernel charges CPU time by ticks)
+    assert user >= 0 and system >= 0 and user + system > 0
     assert set(fan["ratios"]) >= {"fanout_vs_echo", "broadcast_vs_echo", "fanout_vs_broadcast",
                                   "fanout_vs_baseline_fanout"}
