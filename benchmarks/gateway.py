@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any, Optional
 
+from benchmarks import procutil
 from benchmarks.procutil import Child, raise_nofile_limit
 
 Log = Callable[[str], None]
@@ -80,19 +81,8 @@ def run_count(
             info[mode] = procs[mode].read(60)
         for mode in owners:
             url = f"ws://127.0.0.1:{info[mode]['port']}/"
-            emus[mode] = Child(
-                [
-                    "-m",
-                    "benchmarks.gw_emulator",
-                    "--url",
-                    url,
-                    "--count",
-                    str(count),
-                    "--max-seconds",
-                    str(max(120.0, 60 + rounds * duration * 3 * len(modes) + count * 0.05)),
-                ],
-                name=f"emulator ({mode})",
-            )
+            max_s = max(120.0, 60 + rounds * duration * 3 * len(modes) + count * 0.05)
+            emus[mode] = procutil.emulator(url, count, max_s, name=f"emulator ({mode})")
             # Connect one emulator at a time: the machine has few cores.
             conn = emus[mode].read(120 + count * 0.1)
             if conn.get("connected", 0) < count:

@@ -31,7 +31,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any, Optional
 
-from benchmarks import memstats
+from benchmarks import memstats, procutil
 from benchmarks.procutil import Child, raise_nofile_limit
 
 WARMUP = 50
@@ -78,21 +78,7 @@ async def _bare_server(auto_ping: bool) -> tuple[Any, int]:
 
 async def _emulators(url: str, count: int, prefix: str) -> Child:
     def start() -> Child:
-        child = Child(
-            [
-                "-m",
-                "benchmarks.gw_emulator",
-                "--url",
-                url,
-                "--count",
-                str(count),
-                "--prefix",
-                prefix,
-                "--max-seconds",
-                "600",
-            ],
-            name=f"emulator {prefix}",
-        )
+        child = procutil.emulator(url, count, 600, prefix=prefix)
         child.read(300)  # {"connected": n, "failed": m} once every connection is up
         return child
 

@@ -55,6 +55,25 @@ def write_line(stream: IO[str], obj: Any) -> None:
     stream.flush()
 
 
+def emulator(
+    url: str,
+    count: int,
+    max_seconds: float,
+    *,
+    prefix: Optional[str] = None,
+    source: Optional[str] = None,
+    name: Optional[str] = None,
+) -> Child:
+    """An emulator process (``benchmarks.gw_emulator``) connecting ``count`` devices to ``url``."""
+    argv = ["-m", "benchmarks.gw_emulator", "--url", url, "--count", str(count)]
+    argv += ["--max-seconds", str(max_seconds)]
+    if prefix is not None:
+        argv += ["--prefix", prefix]
+    if source is not None:
+        argv += ["--source", source]
+    return Child(argv, name=name or f"emulator {prefix or url}")
+
+
 class Child:
     """A child Python process controlled with JSON lines on stdin/stdout."""
 

@@ -45,6 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
+from benchmarks import procutil
 from benchmarks.gw_echo import cpu_split, with_split
 from benchmarks.procutil import Child, raise_nofile_limit, rss_bytes
 
@@ -239,13 +240,7 @@ def _split(total: int, parts: int) -> list[int]:
 
 
 def _emulator(url: str, count: int, prefix: str, source: str, max_seconds: float) -> Child:
-    return Child(
-        [
-            "-m", "benchmarks.gw_emulator", "--url", url, "--count", str(count), "--prefix", prefix,
-            "--source", source, "--max-seconds", str(max_seconds),
-        ],
-        name=f"emulator {prefix}",
-    )
+    return procutil.emulator(url, count, max_seconds, prefix=prefix, source=source)
 
 
 def run(
