@@ -18,7 +18,6 @@ only, ``nextCursor`` holding the next tool's name, results carrying only text co
 from __future__ import annotations
 
 import base64
-import types
 from typing import Any, Optional, Union
 
 import cython
@@ -96,12 +95,7 @@ if not cython.compiled:  # compiled: a direct call of the type's tp_new (wire.px
 _INF = float("inf")
 
 
-def _compiled() -> bool:
-    """True in the Cython build (its functions are not interpreted Python functions)."""
-    return not isinstance(_compiled, types.FunctionType)
-
-
-_COMPILED = _compiled()
+_COMPILED = cython.compiled  # a constant of the build (True in the Cython one)
 
 # Return kinds: how the ``result`` of a ``tools/call`` is turned into a Python value.
 KIND_RAW = -1  # the MCP result object as sent (call_raw, initialize, tools/list)
