@@ -452,6 +452,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smoke mode: small and short, figures meaningless")
     ap.add_argument("--json", default=None, help="also write the result to this file")
     args = ap.parse_args(argv)
+    if args.baseline_fanout is not None:  # checked before any process starts
+        if not args.echo:
+            ap.error("--baseline-fanout is a row of the --echo comparison: add --echo")
+        if not Path(args.baseline_fanout).is_file():
+            ap.error(f"--baseline-fanout: {args.baseline_fanout} is not a file (make one with "
+                     "`git show REV:runtime/fanout.py > old_fanout.py`)")
     baseline = None if args.baseline_fanout is None else str(Path(args.baseline_fanout).resolve())
     kw: dict[str, Any] = {"idle_seconds": args.idle_seconds, "echo": args.echo, "rounds": args.rounds,
                           "baseline_fanout": baseline}

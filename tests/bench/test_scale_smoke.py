@@ -54,3 +54,13 @@ def test_quick_scale_run(tmp_path: Path) -> None:
     assert user >= 0 and system >= 0 and user + system > 0
     assert set(fan["ratios"]) >= {"fanout_vs_echo", "broadcast_vs_echo", "fanout_vs_broadcast",
                                   "fanout_vs_baseline_fanout"}
+
+
+def test_a_missing_baseline_fanout_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    missing = tmp_path / "old_fanout.py"
+    for extra, expected in (([], "add --echo"), (["--echo"], "is not a file")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks.scale", "--quick", "--baseline-fanout", str(missing), *extra],
+            cwd=REPO, capture_output=True, text=True, timeout=60,
+        )
+        assert proc.returncode == 2 and expected in proc.stderr, proc.stderr
