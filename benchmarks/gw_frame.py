@@ -14,8 +14,8 @@ second, source-only copy imported by :mod:`benchmarks.purepy`):
 That is everything the gateway adds per call to the transport, loop and future that the
 picows echo of ``benchmarks/gateway.py`` also pays, so the ratio of the two builds here is
 the compiled build's own gain. A second measurement (``call_*`` keys) runs the same round
-trip as the gateway does, through ``CallSite.call``: the coroutine a binding method
-returns, its future, and its resumption with the decoded value. The cyclic GC is off
+trip as the gateway does, through ``CallSite.call``: the awaitable (``PendingCall``) a
+binding method returns, its future, and its resumption with the decoded value. The cyclic GC is off
 while a batch runs (as in the hot path section); what the GC costs under load is the
 gateway section's business. Prints medians (ns per call) and the per-round ratio.
 """
@@ -105,10 +105,10 @@ def _batch(
 def _batch_call(
     codec: ModuleType, wslink: ModuleType, loop: asyncio.AbstractEventLoop, sock: socket.socket
 ) -> float:
-    """The whole call as the gateway runs it: ``CallSite.call`` (the one coroutine per call a
-    binding method returns), stepped by hand where the loop would: it runs to its ``await``
-    (future, encode, pending slot, deadline, send), the reply frame resolves the future, and
-    the coroutine resumes and returns the value."""
+    """The whole call as the gateway runs it: ``CallSite.call`` (the awaitable a binding
+    method returns), awaited by a caller's coroutine that is stepped by hand where the
+    loop would: it runs to its ``await`` (future, encode, pending slot, deadline, send),
+    the reply frame resolves the future, and the caller resumes with the value."""
     from picows import WSMsgType
     from picows.picows import WSTransport, _make_test_ws_frame  # type: ignore[attr-defined]
 
@@ -119,7 +119,7 @@ def _batch_call(
     link.session = session
     link.state = wslink.RUNNING
     deadlines = codec.Deadlines(loop)
-    site = codec.CallSite(session, loop, deadlines, _Owner(), link.send_now)
+    site = codec.CallSite(session, loop, deadlines, _Owner(), link)
     first = session.next_id
     frames = [_make_test_ws_frame(WSMsgType.TEXT, _reply(first + i), True, False) for i in range(N)]
     call, on_frame = site.call, link.on_ws_frame
@@ -129,7 +129,7 @@ def _batch_call(
     gc.disable()
     t0 = time.perf_counter()
     for i in range(N):
-        coro = call("self.light.set_rgb", ARGS, kind)
+        coro = _caller(call("self.light.set_rgb", ARGS, kind))
         coro.send(None)  # yields the future it waits on
         on_frame(transport, frames[i])
         try:
@@ -141,6 +141,11 @@ def _batch_call(
     deadlines.close()
     assert values == [True] * N
     return dt / N
+
+
+async def _caller(call: Any) -> Any:
+    """The binding's caller (``await lamp.light.set_rgb(...)``): the interpreter's ``await``."""
+    return await call
 
 
 class _Logger:

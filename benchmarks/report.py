@@ -303,9 +303,10 @@ def _gateway(g: dict[str, Any]) -> list[str]:
         cns = fr_.get("call_ns_per_call")
         if cns:
             out[-1] += (
-                " The whole call as the gateway runs it (`CallSite.call`, the one coroutine per call a "
-                "binding method returns: its future, the same round trip, and its resumption with the "
-                f"value): compiled {cns['compiled']:,.0f} ns, pure Python {cns['pure Python']:,.0f} ns; "
+                " The whole call as the gateway runs it (`CallSite.call`, the awaitable a binding "
+                "method returns, awaited by a caller's coroutine: its future, the same round trip, and "
+                "the caller's resumption with the value): "
+                f"compiled {cns['compiled']:,.0f} ns, pure Python {cns['pure Python']:,.0f} ns; "
                 f"pure / compiled {fr_['call_pure_vs_compiled']:.2f}×."
             )
     w = g.get("workers")

@@ -6,7 +6,7 @@ The code lives in three compiled modules, one job each (docs/architecture.md):
   result kinds and result decoding (no state);
 * :mod:`mcpgen.runtime.rpcsession`: :class:`RpcSession`, per-connection request ids, the
   pending-reply table and the request encoder;
-* :mod:`mcpgen.runtime.deadlines`: :class:`Deadlines` and :class:`CallSite`, the
+* :mod:`mcpgen.runtime.deadlines`: :class:`Deadlines`, :class:`CallSite` and its :class:`PendingCall`, the
   event-loop glue (call deadlines, the compiled ``tools/call`` path).
 
 This module re-exports their public names, so ``mcpgen.runtime.codec.X`` (used by the
@@ -16,7 +16,7 @@ import from the three directly.
 
 from __future__ import annotations
 
-from mcpgen.runtime.deadlines import CallOwner, CallSite, Deadlines, deadlines_for
+from mcpgen.runtime.deadlines import CallOwner, CallSite, Deadlines, PendingCall, deadlines_for
 from mcpgen.runtime.rpcsession import Pending, RpcSession, tools_call_tail
 from mcpgen.runtime.wire import (
     FRAME_ERROR,
@@ -80,6 +80,7 @@ __all__ = [
     "Deadlines",
     "deadlines_for",
     "CallSite",
+    "PendingCall",
     "decode_frame",
     "decode_result",
     "rpc_error",

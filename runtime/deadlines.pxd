@@ -8,6 +8,7 @@ cdef double _INF
 cdef class Deadlines:
     cdef object _loop
     cdef object _time
+    cdef readonly object create_future
     cdef public double resolution
     cdef dict _buckets
     cdef long long _last
@@ -44,4 +45,61 @@ cdef class CallSite:
     cdef readonly Deadlines deadlines
     cdef readonly object owner
     cdef object _create_future
-    cdef object _send_now
+    cdef object _transport
+    cdef public bint closed
+    cdef public double timeout
+
+
+cdef int _NEW, _WAITING, _DONE
+
+
+@cython.final
+cdef class PendingCall:
+    cdef CallSite site
+    cdef str name
+    cdef object arguments
+    cdef int kind
+    cdef double timeout
+    cdef int state
+    cdef long long rid
+    cdef object fut
+
+
+@cython.locals(site=CallSite, session=RpcSession, deadlines=Deadlines, data=bytes, rid="long long")
+cdef object _pending_step(PendingCall call)
+cdef bint _pending_done(PendingCall call) noexcept
+@cython.locals(site=CallSite)
+cdef void _cancel_call(PendingCall call) except *
+
+
+cdef extern from *:
+    """
+    /* PendingCall's am_send slot (deadlines.py says why): the interpreter's `await`
+       asks it for the next step and gets PYGEN_NEXT with the future to wait on, or
+       PYGEN_RETURN with the call's result, without raising StopIteration. */
+    typedef PyObject *(*mcpgen_step_fn)(PyObject *);
+    typedef int (*mcpgen_done_fn)(PyObject *);
+    static mcpgen_step_fn mcpgen_pending_step = NULL;
+    static mcpgen_done_fn mcpgen_pending_done = NULL;
+    static PySendResult mcpgen_pending_send(PyObject *self, PyObject *arg, PyObject **result) {
+        (void)arg;
+        PyObject *r = mcpgen_pending_step(self);
+        *result = r;
+        if (r == NULL) return PYGEN_ERROR;
+        return mcpgen_pending_done(self) ? PYGEN_RETURN : PYGEN_NEXT;
+    }
+    static int mcpgen_install_send_impl(PyObject *cls, mcpgen_step_fn step, mcpgen_done_fn done) {
+        PyTypeObject *t = (PyTypeObject *)cls;
+        if (t->tp_as_async == NULL) {
+            PyErr_SetString(PyExc_TypeError, "PendingCall has no async slots");
+            return -1;
+        }
+        mcpgen_pending_step = step;
+        mcpgen_pending_done = done;
+        t->tp_as_async->am_send = mcpgen_pending_send;
+        return 0;
+    }
+    #define mcpgen_install_send(cls, step, done) \
+        mcpgen_install_send_impl((cls), (mcpgen_step_fn)(step), (mcpgen_done_fn)(done))
+    """
+    int _install_send "mcpgen_install_send"(object cls, object (*step)(PendingCall), bint (*done)(PendingCall) noexcept) except -1

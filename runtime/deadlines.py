@@ -12,6 +12,7 @@ sends without waiting. Both talk to the handle a call belongs to (the
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import logging
 import weakref
 from typing import Any, Optional, Protocol
@@ -21,21 +22,24 @@ import cython
 if not cython.compiled:  # the compiled build cimports these (deadlines.pxd)
     from mcpgen.runtime.rpcsession import RpcSession
 
+    def _install_send(cls: type, step: Any, done: Any) -> None:
+        """The compiled build points ``cls``'s ``am_send`` slot at ``step`` (deadlines.pxd)."""
+
 _INF = float("inf")
 
 
-class CallOwner(Protocol):
-    """What a call's deadline and its compiled path need from the handle it belongs to.
+class Expiring(Protocol):
+    """What a deadline hands a due call to."""
 
-    Read only when a call starts (``closed``, ``call_timeout``) or ends badly (the
-    methods); :class:`~mcpgen.runtime.device.Device` implements it.
-    """
+    def expire_request(self, request_id: Any, timeout: float, what: Any) -> None:
+        """The deadline of ``request_id`` passed (``timeout`` seconds; ``what`` names the call)."""
+        ...
 
-    @property
-    def closed(self) -> bool: ...
 
-    @property
-    def call_timeout(self) -> Optional[float]: ...
+class CallOwner(Expiring, Protocol):
+    """What a :class:`CallSite` needs from the handle its calls belong to, when a call ends
+    badly; :class:`~mcpgen.runtime.device.Device` implements it (and keeps the site's
+    :attr:`CallSite.closed` and :attr:`CallSite.timeout` current)."""
 
     def disconnected_error(self) -> BaseException:
         """The error a call on the closed handle raises."""
@@ -47,10 +51,6 @@ class CallOwner(Protocol):
 
     def send_cancelled(self, request_id: int, reason: str) -> None:
         """Tells the device to stop working on ``request_id`` (best effort, never raises)."""
-        ...
-
-    def expire_request(self, request_id: Any, timeout: float, what: Any) -> None:
-        """The deadline of ``request_id`` passed (``timeout`` seconds; ``what`` names the call)."""
         ...
 
 
@@ -71,6 +71,8 @@ class Deadlines:
     def __init__(self, loop: Any, resolution: float = 0.05) -> None:
         self._loop = loop
         self._time = loop.time
+        #: ``loop.create_future``, one bound method for every CallSite on the loop.
+        self.create_future = loop.create_future
         self.resolution = resolution
         self._buckets: dict = {}
         self._last = 0
@@ -79,7 +81,7 @@ class Deadlines:
         self._next_due = _INF
 
     def add(
-        self, timeout: float, owner: CallOwner, request_id: object, what: object, pending: Any = None
+        self, timeout: float, owner: Expiring, request_id: object, what: object, pending: Any = None
     ) -> None:
         """Arranges ``owner.expire_request(request_id, timeout, what)`` at ``timeout`` seconds from now.
 
@@ -98,7 +100,7 @@ class Deadlines:
             self._start()
 
     def add_call(
-        self, session: RpcSession, request_id: int, timeout: float, owner: CallOwner, what: object
+        self, session: RpcSession, request_id: int, timeout: float, owner: Expiring, what: object
     ) -> None:
         """The deadline of a call :meth:`RpcSession.call` just registered (no allocation)."""
         p = None
@@ -240,49 +242,191 @@ class CallSite:
 
     :meth:`Device.invoke <mcpgen.runtime.device.Device.invoke>` (and the generated
     bindings, through :attr:`Device.invoker <mcpgen.runtime.device.Device.invoker>`) run
-    :meth:`call`: one compiled coroutine per call, and nothing happens before it is
-    awaited. ``owner`` is the Device (a :class:`CallOwner`), read only when a call starts
-    or ends badly.
+    :meth:`call`. ``transport`` is the connection's object with a ``send_now(data)``
+    method. ``owner`` is the Device (a :class:`CallOwner`), read only when a call ends
+    badly: what every call needs from it, whether it is closed and its default timeout,
+    are copies kept here (:attr:`closed`, :attr:`timeout`), which the Device updates,
+    and a call's deadline names this site, which hands it on. Measured with a thousand
+    devices (docs/benchmarks.md): objects a call touches only to read one field are out
+    of the CPU cache by then, so each costs a cache miss; that is also why the send goes
+    through ``transport.send_now`` (the type's method, shared by every device) and not
+    through a bound method object kept per device.
     """
 
     def __init__(
-        self, session: RpcSession, loop: Any, deadlines: Deadlines, owner: CallOwner, send_now: Any
+        self,
+        session: RpcSession,
+        loop: Any,
+        deadlines: Deadlines,
+        owner: CallOwner,
+        transport: Any,
+        timeout: Optional[float] = None,
     ) -> None:
         self.session = session
         self.deadlines = deadlines
         self.owner = owner
-        self._create_future = loop.create_future
-        self._send_now = send_now
+        self._create_future = deadlines.create_future
+        self._transport = transport
+        #: True once the owner is closed: calls fail with ``owner.disconnected_error()``.
+        self.closed = False
+        #: Seconds a call waits when it names no timeout (< 0: no deadline).
+        self.timeout = -1.0 if timeout is None or timeout < 0 else timeout
 
-    async def call(self, name: str, arguments: object, kind: int, timeout: Optional[float] = None) -> object:
-        """Encodes the call, registers its future and deadline, sends, waits (as Device.invoke)."""
-        owner = self.owner
-        if owner.closed:
-            raise owner.disconnected_error()
+    def expire_request(self, request_id: Any, timeout: float, what: Any) -> None:
+        """A call's deadline passed (its deadline names this site): the owner fails it."""
+        self.owner.expire_request(request_id, timeout, what)
+
+    def call(self, name: str, arguments: object, kind: int, timeout: Optional[float] = None) -> PendingCall:
+        """The call as an awaitable (:class:`PendingCall`): awaiting it encodes the call,
+        registers its future and deadline, sends, and waits (as ``Device.invoke``)."""
+        c = cython.declare(PendingCall, PendingCall.__new__(PendingCall))
+        c.site = self
+        c.name = name
+        c.arguments = arguments
+        c.kind = kind
+        c.state = _NEW
+        c.rid = 0
+        c.fut = None
         if timeout is None:
-            timeout = owner.call_timeout
-        t = -1.0 if timeout is None or timeout < 0 else timeout  # < 0: no deadline
-        fut = self._create_future()
-        session = self.session
-        data = _start_call(session, self.deadlines, owner, name, arguments, fut, kind, t)
+            c.timeout = self.timeout
+        else:
+            c.timeout = -1.0 if timeout < 0 else timeout
+        return c
+
+
+# What a PendingCall is doing (PendingCall.state).
+_NEW = 0  # not awaited yet: nothing sent
+_WAITING = 1  # sent; waiting on its future
+_DONE = 2  # returned, raised, or closed
+
+
+class PendingCall:
+    """One ``tools/call`` made through :meth:`CallSite.call`: an awaitable that is its own
+    iterator, so awaiting it costs one object where an ``async def`` costs four.
+
+    Hand-written because a coroutine was the largest cost of a call that is ours and not
+    the transport's: a compiled ``async def`` is a coroutine object, its closure, the
+    wrapper Python's ``await`` asks it for, and the future's own iterator, all alive (and
+    scanned by the cyclic GC) while the call is in flight; with a thousand calls in
+    flight they are also out of the CPU cache by the time the reply comes. This object
+    yields the future itself, as ``asyncio.Future.__await__`` does, and its compiled
+    build answers the interpreter's ``send`` slot directly (``am_send``: no
+    ``StopIteration`` per result).
+
+    Nothing happens before it is awaited (as with a coroutine). It is registered as a
+    :class:`collections.abc.Coroutine`, so ``asyncio.create_task`` takes it; it can be
+    awaited once. Cancelling the task that awaits it tells the device to stop (as a
+    cancelled ``Device.invoke`` does).
+    """
+
+    # Set by CallSite.call (C fields in the compiled build: deadlines.pxd).
+    site: CallSite
+    name: str
+    arguments: object
+    kind: int
+    timeout: float
+    state: int
+    rid: int
+    fut: Any
+
+    def __await__(self) -> PendingCall:
+        return self
+
+    def __iter__(self) -> PendingCall:
+        return self
+
+    def __next__(self) -> object:
+        value = _pending_step(self)
+        if self.state == _DONE:
+            raise StopIteration(value)
+        return value
+
+    def send(self, value: object) -> object:
+        """``coroutine.send``: the value is ignored (the call waits on its own future)."""
+        return self.__next__()
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> object:
+        """``coroutine.throw``: raises the exception here, as at the ``await`` of a coroutine
+        (a ``CancelledError`` forgets the call and tells the device to stop)."""
+        exc = typ if val is None else val
+        if isinstance(exc, type):
+            exc = exc()
+        if self.state == _WAITING:
+            self.state = _DONE
+            if isinstance(exc, _CancelledError):
+                _cancel_call(self)
+        if tb is not None:
+            raise exc.with_traceback(tb)
+        raise exc
+
+    def close(self) -> None:
+        """``coroutine.close``: the call is no longer awaited (its reply, if any, is dropped)."""
+        self.state = _DONE
+
+    def __repr__(self) -> str:
+        state = ("new", "waiting", "done")[self.state]
+        return f"<PendingCall {self.name!r} {state}>"
+
+
+def _pending_step(call: PendingCall) -> object:
+    """One step of an awaited call: the future to wait on, or (state ``_DONE``) its result."""
+    state = call.state
+    if state == _NEW:
+        site = call.site
+        if site.closed:
+            call.state = _DONE
+            raise site.owner.disconnected_error()
+        fut = site._create_future()
+        session = site.session
+        deadlines = site.deadlines
+        data = _start_call(session, deadlines, site, call.name, call.arguments, fut, call.kind, call.timeout)
         rid = session.last_id
+        call.rid = rid
+        call.fut = fut
+        call.arguments = None
+        call.state = _WAITING
         try:
-            self._send_now(data)
+            site._transport.send_now(data)
         except Exception as exc:
             session.forget(rid)
-            raise owner.send_error(exc) from exc
+            call.state = _DONE
+            raise site.owner.send_error(exc) from exc
+        fut._asyncio_future_blocking = True  # what a future's own iterator sets: the Task waits on it
+        return fut
+    if state == _WAITING:
+        fut = call.fut
+        if not fut.done():  # stepped by hand before the reply
+            fut._asyncio_future_blocking = True
+            return fut
+        call.state = _DONE
         try:
-            return await fut
+            return fut.result()
         except _CancelledError:
-            if session.forget(rid) and not owner.closed:
-                owner.send_cancelled(rid, "cancelled by the client")
+            _cancel_call(call)
             raise
+    raise RuntimeError("cannot reuse an already awaited call")
+
+
+def _pending_done(call: PendingCall) -> bool:
+    return call.state == _DONE
+
+
+def _cancel_call(call: PendingCall) -> None:
+    """The caller gave up: the reply is no longer wanted, and the device is told."""
+    site = call.site
+    if site.session.forget(call.rid) and not site.closed:
+        site.owner.send_cancelled(call.rid, "cancelled by the client")
+
+
+collections.abc.Coroutine.register(PendingCall)
+if cython.compiled:
+    _install_send(PendingCall, _pending_step, _pending_done)
 
 
 def _start_call(
     session: RpcSession,
     deadlines: Deadlines,
-    owner: CallOwner,
+    owner: Expiring,
     name: str,
     arguments: object,
     fut: Any,
@@ -309,4 +453,4 @@ def _log_exception(msg: str, arg: object) -> None:
     logging.getLogger("mcpgen.runtime.deadlines").exception(msg, arg)
 
 
-__all__ = ["CallOwner", "Deadlines", "CallSite", "deadlines_for"]
+__all__ = ["CallOwner", "Expiring", "Deadlines", "CallSite", "PendingCall", "deadlines_for"]

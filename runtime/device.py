@@ -67,7 +67,7 @@ class Device:
     # other attributes possible (created only when one is set).
     __slots__ = (
         "device_id",
-        "call_timeout",
+        "_call_timeout",
         "server_info",
         "protocol_version",
         "capabilities",
@@ -116,7 +116,7 @@ class Device:
         loop: Optional[asyncio.AbstractEventLoop] = None,
     ) -> None:
         self.device_id = device_id
-        self.call_timeout = call_timeout
+        self._call_timeout = call_timeout
         self.server_info: dict = {}
         self.protocol_version: Optional[str] = None
         self.capabilities: dict = {}
@@ -159,7 +159,7 @@ class Device:
         self._site: Optional[deadlines.CallSite] = (
             None
             if self._send_now is None
-            else deadlines.CallSite(self._session, self._loop, self._deadlines, self, self._send_now)
+            else deadlines.CallSite(self._session, self._loop, self._deadlines, self, transport, call_timeout)
         )
 
     # -- properties ---------------------------------------------------------------------
@@ -177,6 +177,17 @@ class Device:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def call_timeout(self) -> float:
+        """Seconds a call waits for its reply when it names no timeout."""
+        return self._call_timeout
+
+    @call_timeout.setter
+    def call_timeout(self, value: float) -> None:
+        self._call_timeout = value
+        if self._site is not None:  # the compiled call path keeps its own copy
+            self._site.timeout = -1.0 if value is None or value < 0 else value
 
     @property
     def send_now(self) -> Optional[Callable[[bytes], None]]:
@@ -321,7 +332,7 @@ class Device:
         Returns an awaitable (``await device.invoke(...)``); nothing is sent before it is
         awaited. On transports that send without waiting (the gateway) the whole call
         runs in the compiled :meth:`deadlines.CallSite.call <mcpgen.runtime.deadlines.CallSite.call>`
-        coroutine.
+        (a :class:`~mcpgen.runtime.deadlines.PendingCall`, awaitable once).
         """
         site = self._site
         if site is None:
@@ -622,6 +633,8 @@ class Device:
         if self._closed:
             return
         self._closed = True
+        if self._site is not None:
+            self._site.closed = True
         self._close_reason = reason
         n = self._session.fail_all(DeviceDisconnected(f"device {self.device_id!r} disconnected: {reason}"))
         if n:

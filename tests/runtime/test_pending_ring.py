@@ -126,15 +126,21 @@ async def test_slot_deadlines_fire_once_and_skip_answered_calls() -> None:
     wheel.close()
 
 
+class _Sender:
+    """A CallSite's transport: keeps what it is asked to send."""
+
+    def __init__(self, sent: list[bytes]) -> None:
+        self.send_now = sent.append
+
+
 async def test_call_site_times_out_through_the_slot_deadline() -> None:
     loop = asyncio.get_running_loop()
     s = codec.RpcSession()
     owner = _Owner(s)
-    owner.closed = False  # type: ignore[attr-defined]
     sent: list[bytes] = []
     deadlines = codec.Deadlines(loop, resolution=0.02)
     try:
-        site = codec.CallSite(s, loop, deadlines, owner, sent.append)
+        site = codec.CallSite(s, loop, deadlines, owner, _Sender(sent))
         await site.call("t", {}, codec.KIND_BOOLEAN, 0.05)
     except TimeoutError as exc:
         assert str(exc) == "t"
