@@ -6,6 +6,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from mcpgen.runtime.rpcsession cimport RpcSession
 
 cdef int _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PONG
+cdef int _AWAIT_HELLO, _RUNNING, _CLOSING
 cdef _CMsgType _MT_TEXT
 cdef object _CC_OK, _CC_TOO_BIG, _CC_INVALID_TEXT
 cdef int _F_INVALID

@@ -61,6 +61,10 @@ _READ_SLACK = 256
 AWAIT_HELLO = 0  # handshake done, waiting for the device's hello
 RUNNING = 1  # session frames go to RpcSession.feed
 CLOSING = 2  # we sent a close frame; waiting for the device's or for close_timeout
+# The same as C ints for this module's own comparisons (a module constant is a Python int).
+_AWAIT_HELLO = AWAIT_HELLO
+_RUNNING = RUNNING
+_CLOSING = CLOSING
 
 
 class LinkOwner(Protocol):
@@ -128,7 +132,7 @@ class DeviceLink(WSListener):
         # RpcSession is cimported there, so this module cannot import it for mypy).
         self.device: Any = None
         self.session: Any = None
-        self.state = AWAIT_HELLO
+        self.state = _AWAIT_HELLO
         self.frames = 0
         self.frames_seen = 0
         self.deadline = 0.0
@@ -180,7 +184,7 @@ class DeviceLink(WSListener):
                 f = session.feed(data)
                 if f is not None:
                     self._not_a_reply(f, data)
-            elif self.state == AWAIT_HELLO:
+            elif self.state == _AWAIT_HELLO:
                 self.gateway.link_hello(self, frame.get_payload_as_bytes())
             return
         self._other_frame(frame, mt)
@@ -191,7 +195,7 @@ class DeviceLink(WSListener):
             self.ping_outstanding = False
             return
         if mt == _CLOSE:
-            if self.state != CLOSING:
+            if self.state != _CLOSING:
                 self.close_reason = f"connection closed (code {int(frame.get_close_code())})"
                 self.transport.send_close(frame.get_close_code())
             self.transport.disconnect()
@@ -225,7 +229,7 @@ class DeviceLink(WSListener):
             f = session.feed(data)
             if f is not None:
                 self._not_a_reply(f, data)
-        elif self.state == AWAIT_HELLO:
+        elif self.state == _AWAIT_HELLO:
             self.gateway.link_hello(self, data)
 
     # -- memory: an idle connection's receive buffer -----------------------------------
@@ -252,7 +256,7 @@ class DeviceLink(WSListener):
         if not cython.compiled:
             return False
         t = self.transport
-        if t is None or t.is_disconnected or self.state != RUNNING:
+        if t is None or t.is_disconnected or self.state != _RUNNING:
             return False
         proto = t.underlying_transport.get_protocol()
         buf = self._rbuf
@@ -319,7 +323,7 @@ class DeviceLink(WSListener):
                 elif hs.sent is not None:
                     code = int(hs.sent.code)
             self.close_reason = "" if self.oversize else f"connection closed (code {code})"
-        self.state = CLOSING
+        self.state = _CLOSING
         self.session = None
         self.gateway.link_lost(self)
 
@@ -332,7 +336,7 @@ class DeviceLink(WSListener):
 
     def send_now(self, data: bytes) -> None:
         """Queues one text frame (picows writes at once or buffers; it never blocks)."""
-        if self.state == CLOSING or self.transport.is_disconnected:
+        if self.state == _CLOSING or self.transport.is_disconnected:
             raise DeviceDisconnected("the WebSocket connection is closed")
         if self.write_paused:  # the one per-send check: a flag
             self.gateway.check_backlog(self, len(data))
@@ -346,9 +350,9 @@ class DeviceLink(WSListener):
 
     def shutdown(self, code: Any = None, reason: str = "session closed") -> None:
         """Starts the closing handshake; the gateway's sweep aborts it after close_timeout."""
-        if self.state == CLOSING:
+        if self.state == _CLOSING:
             return
-        self.state = CLOSING
+        self.state = _CLOSING
         self.session = None
         t = self.transport
         if t is None or t.is_disconnected:
