@@ -46,12 +46,6 @@ from mcpgen.runtime.hub import DeviceHub
 from mcpgen.runtime.options import SessionKeywords, SessionOptions
 from mcpgen.runtime.wslink import DeviceLink
 
-# picows' protocol class is not in its top-level API, but its own ws_connect hands a
-# connected transport to it the same way (set_protocol + connection_made); the gateway
-# does so after it has read and authenticated the HTTP upgrade request itself, because
-# picows' request hook is synchronous and authenticators may be async.
-from picows.picows import WSProtocol  # type: ignore[attr-defined]  # isort: skip
-
 log = logging.getLogger("mcpgen.runtime.gateway")
 
 _NO_HEADERS: Mapping[str, str] = types.MappingProxyType({})
@@ -62,9 +56,8 @@ SWEEP_INTERVAL = 0.1
 #: Initial receive buffer of a connection (picows grows it for larger frames): small, so
 #: that 10,000 idle devices stay cheap.
 READ_BUFFER = 2048
-#: Most bytes read from one connection at a time (one read per connection and loop turn):
-#: the per-device budget of a loop turn, so one flooding device cannot starve the others.
-READ_CHUNK = 16384
+#: Most bytes read from one connection at a time (wslink.READ_CHUNK, re-exported here).
+READ_CHUNK = wslink.READ_CHUNK
 #: Send-buffer watermarks of a connection: over the high one the device is not reading
 #: what we send, and we stop reading from it until it drains below the low one.
 WRITE_HIGH = 65536
@@ -248,12 +241,18 @@ class Gateway(DeviceHub):
         ).encode() + body
 
     def _upgrade(self, transport: asyncio.Transport, hs: Handshake, data: bytes) -> None:
-        """Hands an accepted connection to picows with the bytes read so far."""
+        """Hands an accepted connection to picows with the bytes read so far.
+
+        picows' own ws_connect hands a connected transport to its protocol the same way
+        (set_protocol + connection_made); the gateway does so after it has read and
+        authenticated the HTTP upgrade request itself, because picows' request hook is
+        synchronous and authenticators may be async.
+        """
         # The headers were for the authenticator: the connection keeps only the fields it
         # logs and the session reads (~1.3 KB per device less with 100,000 devices).
         link = DeviceLink(self, dataclasses.replace(hs, headers=_NO_HEADERS), self.max_frame)
         transport.set_write_buffer_limits(high=WRITE_HIGH, low=WRITE_LOW)
-        proto = _ChunkedWSProtocol(
+        proto = wslink.ChunkedWSProtocol(
             None,  # host:port (client side only)
             None,  # path (client side only)
             False,  # server side
@@ -466,20 +465,6 @@ class Gateway(DeviceHub):
                 link.transport.send_ping()
                 link.compact_read_buffer()  # idle: what a large message grew is not needed
             link.frames_seen = link.frames
-
-class _ChunkedWSProtocol(WSProtocol):
-    """picows' protocol, reading at most :data:`READ_CHUNK` bytes at a time.
-
-    picows offers its whole free read buffer and doubles the buffer whenever a read fills
-    it, so a device that floods grows its buffer to what the kernel holds (megabytes) and
-    has all of it parsed in one loop turn while the other devices wait. One read per
-    connection and turn is the event loop's fairness; this bounds what that read is.
-    """
-
-    def get_buffer(self, size_hint: int) -> memoryview:
-        buf: memoryview = WSProtocol.get_buffer(self, size_hint)
-        return buf[:READ_CHUNK] if len(buf) > READ_CHUNK else buf
-
 
 class _HttpUpgrade(asyncio.Protocol):
     """A new connection until its HTTP upgrade request is read and authenticated.

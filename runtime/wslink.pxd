@@ -11,6 +11,7 @@ cdef _CMsgType _MT_TEXT
 cdef object _CC_OK, _CC_TOO_BIG, _CC_INVALID_TEXT
 cdef int _F_INVALID
 cdef Py_ssize_t WRITE_BUFFER
+cdef Py_ssize_t _READ_CHUNK
 
 
 cdef class DeviceLink(WSListener):

@@ -29,7 +29,7 @@ if not cython.compiled:  # the compiled build gets these from wslink.pxd (cimpor
 from picows import WSCloseCode, WSMsgType
 
 # picows' protocol class (not in its top-level API): its get_buffer tells how much of the
-# receive buffer is free (compact_read_buffer).
+# receive buffer is free (compact_read_buffer), and ChunkedWSProtocol bounds it.
 from picows.picows import WSProtocol  # type: ignore[attr-defined]  # isort: skip
 
 from mcpgen.runtime.errors import DeviceDisconnected
@@ -54,6 +54,10 @@ WRITE_BUFFER = 256
 #: starting buffer to 4 KiB, and picows never shrinks it; what an idle device sends
 #: afterwards (call replies, pongs) is a few hundred bytes.
 IDLE_READ_BUFFER = 1024
+#: Most bytes read from one connection at a time (one read per connection and loop turn):
+#: the per-device budget of a loop turn, so one flooding device cannot starve the others.
+READ_CHUNK = 16384
+_READ_CHUNK = READ_CHUNK  # a C int for get_buffer's comparison
 #: Bytes picows keeps past the usable end of its receive buffer (for its SIMD unmasking).
 _READ_SLACK = 256
 
@@ -65,6 +69,22 @@ CLOSING = 2  # we sent a close frame; waiting for the device's or for close_time
 _AWAIT_HELLO = AWAIT_HELLO
 _RUNNING = RUNNING
 _CLOSING = CLOSING
+
+
+class ChunkedWSProtocol(WSProtocol):
+    """picows' protocol, reading at most :data:`READ_CHUNK` bytes at a time.
+
+    picows offers its whole free read buffer and doubles the buffer whenever a read fills
+    it, so a device that floods grows its buffer to what the kernel holds (megabytes) and
+    has all of it parsed in one loop turn while the other devices wait. One read per
+    connection and turn is the event loop's fairness; this bounds what that read is.
+    It lives in this compiled module because the event loop asks for a buffer before
+    every read: interpreted, this method was a Python frame per reply.
+    """
+
+    def get_buffer(self, size_hint: int) -> memoryview:
+        buf = WSProtocol.get_buffer(self, size_hint)
+        return buf[:_READ_CHUNK] if len(buf) > _READ_CHUNK else buf
 
 
 class LinkOwner(Protocol):
