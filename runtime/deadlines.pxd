@@ -35,6 +35,7 @@ cdef class Deadlines:
 
 cdef object _deadlines
 cdef object _CancelledError
+cdef object _Future, _future_done, _future_result
 
 cdef bytes _start_call(RpcSession session, Deadlines deadlines, object owner, str name, object arguments,
                        object fut, int kind, double timeout)
@@ -65,7 +66,7 @@ cdef class PendingCall:
     cdef object fut
 
 
-@cython.locals(site=CallSite, session=RpcSession, deadlines=Deadlines, data=bytes, rid="long long")
+@cython.locals(site=CallSite, session=RpcSession, deadlines=Deadlines, data=bytes, rid="long long", exact=bint)
 cdef object _pending_step(PendingCall call)
 cdef bint _pending_done(PendingCall call) noexcept
 @cython.locals(site=CallSite)

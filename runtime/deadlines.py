@@ -235,6 +235,11 @@ class Deadlines:
 
 _deadlines: Any = weakref.WeakKeyDictionary()
 _CancelledError = asyncio.CancelledError
+# The C future's methods, called directly on futures of exactly that type (the loop's):
+# no method lookup per call.
+_Future = asyncio.Future
+_future_done = asyncio.Future.done
+_future_result = asyncio.Future.result
 
 
 class CallSite:
@@ -395,12 +400,13 @@ def _pending_step(call: PendingCall) -> object:
         return fut
     if state == _WAITING:
         fut = call.fut
-        if not fut.done():  # stepped by hand before the reply
+        exact = type(fut) is _Future
+        if not (_future_done(fut) if exact else fut.done()):  # stepped by hand before the reply
             fut._asyncio_future_blocking = True
             return fut
         call.state = _DONE
         try:
-            return fut.result()
+            return _future_result(fut) if exact else fut.result()
         except _CancelledError:
             _cancel_call(call)
             raise

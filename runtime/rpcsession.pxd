@@ -87,24 +87,27 @@ cdef Py_ssize_t _HEADS_MAX
 cdef bytes _request_bytes(bytes open_, long long rid, bytes head, bytes body, bytes close)
 
 
+# Fields in the order a call reads them, the rare ones last: with a thousand devices a
+# session is out of the CPU cache when its next call starts, and each cache line of it
+# that a call reads is a miss.
 cdef class RpcSession:
-    cdef list _slots
     cdef Pending _slot0
     cdef long long _mask
+    cdef list _slots
     cdef Py_ssize_t _live
     cdef Py_ssize_t _fast_live
-    cdef dict _extra
-    cdef object _head_name
-    cdef bytes _head
-    cdef public bint on_sweep
     cdef readonly long long next_id
     cdef readonly long long last_id
-    cdef public long long stale
-    cdef readonly object session_id
-    cdef bytes _env_open
-    cdef bytes _env_close
+    cdef object _head_name
+    cdef bytes _head
     cdef bytes _req_open
     cdef bytes _call_close
+    cdef public bint on_sweep
+    cdef readonly object session_id
+    cdef dict _extra
+    cdef public long long stale
+    cdef bytes _env_open
+    cdef bytes _env_close
 
     cdef _set_framing(self, object session_id)
     cdef long long _take_id(self)
