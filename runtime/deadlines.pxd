@@ -66,6 +66,8 @@ cdef class PendingCall:
     cdef object fut
 
 
+@cython.locals(c=PendingCall)
+cdef PendingCall _new_call(CallSite site, str name, object arguments, int kind, object timeout)
 @cython.locals(site=CallSite, session=RpcSession, deadlines=Deadlines, data=bytes, rid="long long", exact=bint)
 cdef object _pending_step(PendingCall call)
 cdef bint _pending_done(PendingCall call) noexcept

@@ -281,22 +281,35 @@ class CallSite:
         """A call's deadline passed (its deadline names this site): the owner fails it."""
         self.owner.expire_request(request_id, timeout, what)
 
+    def __call__(
+        self, name: str, arguments: object, kind: int, timeout: Optional[float] = None
+    ) -> PendingCall:
+        """:meth:`call` (what ``Device.invoker`` hands the bindings: the site itself, not a
+        bound method, which would be one more object per device to miss in the cache)."""
+        return _new_call(self, name, arguments, kind, timeout)
+
     def call(self, name: str, arguments: object, kind: int, timeout: Optional[float] = None) -> PendingCall:
         """The call as an awaitable (:class:`PendingCall`): awaiting it encodes the call,
         registers its future and deadline, sends, and waits (as ``Device.invoke``)."""
-        c = cython.declare(PendingCall, PendingCall.__new__(PendingCall))
-        c.site = self
-        c.name = name
-        c.arguments = arguments
-        c.kind = kind
-        c.state = _NEW
-        c.rid = 0
-        c.fut = None
-        if timeout is None:
-            c.timeout = self.timeout
-        else:
-            c.timeout = -1.0 if timeout < 0 else timeout
-        return c
+        return _new_call(self, name, arguments, kind, timeout)
+
+
+def _new_call(
+    site: CallSite, name: str, arguments: object, kind: int, timeout: Optional[float]
+) -> PendingCall:
+    c = PendingCall.__new__(PendingCall)
+    c.site = site
+    c.name = name
+    c.arguments = arguments
+    c.kind = kind
+    c.state = _NEW
+    c.rid = 0
+    c.fut = None
+    if timeout is None:
+        c.timeout = site.timeout
+    else:
+        c.timeout = -1.0 if timeout < 0 else timeout
+    return c
 
 
 # What a PendingCall is doing (PendingCall.state).

@@ -344,10 +344,11 @@ class Device:
     @property
     def invoker(self) -> Callable[[str, dict, int, Optional[float]], Awaitable[Any]]:
         """:meth:`invoke` itself, or the same call without this method's frame (the
-        compiled ``CallSite.call`` of gateway devices). The generated bindings take it
-        once per handle: ``invoker(name, arguments, kind, timeout=None)``."""
+        compiled ``CallSite`` of gateway devices, which calls as ``CallSite.call``). The
+        generated bindings take it once per handle: ``invoker(name, arguments, kind,
+        timeout=None)``."""
         site = self._site
-        return self.invoke if site is None else site.call
+        return self.invoke if site is None else site
 
     async def _disconnected(self) -> Any:
         raise self.disconnected_error()

@@ -194,7 +194,9 @@ async def test_the_device_keeps_its_sites_copies_current() -> None:
         await device.invoke("t", {}, codec.KIND_BOOLEAN)
     device.call_timeout = 5.0
     assert device.call_timeout == 5.0
-    task = asyncio.create_task(device.invoke("t", {}, codec.KIND_BOOLEAN))
+    # what the bindings call: the site itself (one object per device, not a bound method)
+    assert isinstance(device.invoker, codec.CallSite)
+    task = asyncio.create_task(device.invoker("t", {}, codec.KIND_BOOLEAN))
     await asyncio.sleep(0.15)
     assert not task.done()  # 5 s now, not 0.05
     device.connection_lost("test")
