@@ -2,8 +2,9 @@
 
 For each device count, one process per row is started: the gateway
 (``benchmarks.gw_worker``) once per runtime build (the pure one with
-``MCPGEN_PURE_PYTHON=1``), and two bare-transport references (``benchmarks.gw_echo``:
-picows on uvloop, websockets on asyncio). Each gets its own emulator process
+``MCPGEN_PURE_PYTHON=1``), and three bare-transport references (``benchmarks.gw_echo``:
+picows on uvloop with picows' default transport, the same on uvloop's own TCP stream
+that the gateway uses, websockets on asyncio). Each gets its own emulator process
 (``benchmarks.gw_emulator``, picows clients) that connects that many devices over
 loopback. Then rounds alternate between the rows in random order: in each round one
 process at a time drives ``tools/call`` round trips (the generated bindings' call of
@@ -30,7 +31,9 @@ Log = Callable[[str], None]
 MODES = ("compiled", "pure Python")
 #: Reference rows measured in the same interleaved run. "compiled + gc.freeze()" is the
 #: compiled gateway process itself, with the round run after gc.freeze().
-EXTRA = ("compiled + gc.freeze()", "picows echo", "websockets echo")
+#: "picows echo (uvloop stream)" is the picows echo on the transport the gateway runs on.
+STREAM_ECHO = "picows echo (uvloop stream)"
+EXTRA = ("compiled + gc.freeze()", "picows echo", STREAM_ECHO, "websockets echo")
 ALL = MODES + EXTRA
 
 
@@ -50,6 +53,8 @@ def _summary(m: dict[str, Any]) -> str:
 def _process(mode: str, bindings_dir: Optional[str]) -> Child:
     if mode == "picows echo":
         return Child(["-m", "benchmarks.gw_echo", "--transport", "picows"], name=mode)
+    if mode == STREAM_ECHO:
+        return Child(["-m", "benchmarks.gw_echo", "--transport", "picows-stream"], name=mode)
     if mode == "websockets echo":
         return Child(["-m", "benchmarks.gw_echo", "--transport", "websockets"], name=mode)
     extra = ["--bindings", bindings_dir] if bindings_dir else []
@@ -170,6 +175,9 @@ def run_count(
             "compiled", "websockets echo", "cpu_us_per_call"
         )
         out["cpu_per_call_compiled_vs_picows_echo"] = paired("compiled", "picows echo", "cpu_us_per_call")
+        cpu = "cpu_us_per_call"
+        out["cpu_per_call_compiled_vs_picows_stream_echo"] = paired("compiled", STREAM_ECHO, cpu)
+        out["cpu_per_call_stream_echo_vs_picows_echo"] = paired(STREAM_ECHO, "picows echo", cpu)
         out["cpu_per_call_freeze_vs_compiled"] = paired(
             "compiled + gc.freeze()", "compiled", "cpu_us_per_call"
         )
@@ -184,6 +192,8 @@ def run_count(
                     "cpu_above_picows_echo_pure_vs_compiled",
                     "cpu_per_call_compiled_vs_websockets_echo",
                     "cpu_per_call_compiled_vs_picows_echo",
+                    "cpu_per_call_compiled_vs_picows_stream_echo",
+                    "cpu_per_call_stream_echo_vs_picows_echo",
                     "cpu_per_call_freeze_vs_compiled",
                 )
                 if out.get(k) is not None

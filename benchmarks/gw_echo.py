@@ -14,7 +14,12 @@ frame callback without looking at them; the round ends when every device answere
 It reports the process's user and system CPU per device-call (``getrusage``).
 
 * ``picows``: a picows server on uvloop; the reply resolves the waiting future from the
-  frame callback (what the gateway's compiled listener does, minus the MCP work).
+  frame callback (what the gateway's compiled listener does, minus the MCP work). picows
+  runs it on its default transport, aiofastnet's (it reads with ``recv()``).
+* ``picows-stream``: the same on uvloop's own TCP stream, the transport the gateway runs
+  on (libuv reads with ``read()``; uvloop's buffered-protocol path asks picows for a
+  buffer before every read). The gateway keeps that transport for its per-turn read
+  bound (``wslink.READ_CHUNK``), which aiofastnet, reading up to 256 KiB per turn, lacks.
 * ``websockets``: a websockets server on plain asyncio, one reader task per connection
   (what the gateway was built on before).
 """
@@ -70,7 +75,8 @@ def with_split(res: dict[str, Any], before: tuple[float, float]) -> dict[str, An
 
 
 class PicowsEcho:
-    def __init__(self) -> None:
+    def __init__(self, use_aiofastnet: bool = True) -> None:
+        self.use_aiofastnet = use_aiofastnet
         self.links: list[Any] = []
         # The broadcast round in progress: replies still due, and what to wake at zero.
         self.due = 0
@@ -124,6 +130,7 @@ class PicowsEcho:
             read_buffer_init_size=2048,
             logger_name=logging.LoggerAdapter(logging.getLogger("benchmarks.gw_echo"), {}),
             backlog=1024,
+            use_aiofastnet=self.use_aiofastnet,
         )
         return int(self.server.sockets[0].getsockname()[1])
 
@@ -225,7 +232,7 @@ class WebsocketsEcho:
 
 
 async def main_async(transport: str) -> int:
-    server: Any = PicowsEcho() if transport == "picows" else WebsocketsEcho()
+    server: Any = WebsocketsEcho() if transport == "websockets" else PicowsEcho(transport == "picows")
     port = await server.start()
     loop = asyncio.get_running_loop()
     _emit({"port": port, "compiled": False, "rss": rss_bytes(), "loop": type(loop).__module__})
@@ -263,12 +270,12 @@ async def main_async(transport: str) -> int:
 
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="bare-transport reference server of the gateway benchmark")
-    ap.add_argument("--transport", choices=("picows", "websockets"), required=True)
+    ap.add_argument("--transport", choices=("picows", "picows-stream", "websockets"), required=True)
     args = ap.parse_args(argv)
     raise_nofile_limit()
     from mcpgen.runtime.loop import run
 
-    return run(main_async(args.transport), use_uvloop=args.transport == "picows")
+    return run(main_async(args.transport), use_uvloop=args.transport != "websockets")
 
 
 if __name__ == "__main__":
