@@ -89,9 +89,9 @@ cdef bytes _request_bytes(bytes open_, long long rid, bytes head, bytes body, by
 
 # Fields in the order a call reads them, the rare ones last: with a thousand devices a
 # session is out of the CPU cache when its next call starts, and each cache line of it
-# that a call reads is a miss.
-cdef class RpcSession:
-    cdef Pending _slot0
+# that a call reads is a miss. The inherited Pending fields come first: the session is its
+# ring's slot while one call at a time is in flight (rpcsession.py says why).
+cdef class RpcSession(Pending):
     cdef long long _mask
     cdef list _slots
     cdef Py_ssize_t _live
@@ -115,6 +115,8 @@ cdef class RpcSession:
     cdef long long _ring_index(self, object request_id) except -2
     @cython.locals(old=list, n=Py_ssize_t, mask="long long", slots=list, p=Pending, i=Py_ssize_t)
     cdef _grow(self)
+    @cython.locals(q=Pending)
+    cdef Pending _own_slot_moved(self)
     @cython.locals(p=Pending, q=Pending)
     cdef Pending _put(self, object request_id, object future, int kind)
     @cython.locals(p=Pending, n=Py_ssize_t)

@@ -236,23 +236,27 @@ def _request_bytes(open_: bytes, rid: int, head: bytes, body: bytes, close: byte
     return out
 
 
-class RpcSession:
+class RpcSession(Pending):
     """Per-session request ids, pending-reply table and frame encoder.
 
     Ids start at 1 and only grow: an id is never reused within a session. With a
     ``session_id`` frames are xiaozhi envelopes, without one bare JSON-RPC. The table
     of pending requests reuses its slots: a call in flight allocates nothing there.
+
+    The session is itself a :class:`Pending`: the ring's only slot until two calls in
+    flight collide (the common case is one call per device). With a thousand devices
+    a call's session is out of the CPU cache when its next call starts and when its
+    reply comes: a slot of its own was one more object to miss, twice per call.
     """
 
     def __init__(self, session_id: Optional[str] = None) -> None:
+        Pending.__init__(self, None, 0)
         # The pending table: a ring of reusable slots indexed by ``id & _mask`` (ids only
         # grow, so calls in flight rarely collide), plus an overflow dict (created on
         # first use) for colliding ids, ids that are not ours and non-integer ids.
-        # The first slot is also kept in _slot0: while the ring has one slot (one call
-        # in flight, the common case) a call reads it without the list (two cache lines
-        # fewer per lookup with many devices).
-        self._slot0 = _free_slot()
-        self._slots: list = [self._slot0]
+        # While the ring has one slot (_mask 0) that slot is the session itself and
+        # _slots is None; the first collision makes a list of separate slots.
+        self._slots: Any = None  # list of Pending once _mask > 0
         self._mask = 0
         self._live = 0
         # Pending calls of a kind the msgspec fast path decodes (none..string): with none
@@ -376,21 +380,40 @@ class RpcSession:
         return -1
 
     def _grow(self) -> None:
-        """Doubles the ring; live slots keep their objects (distinct before, distinct after)."""
-        old = self._slots
+        """Doubles the ring; live slots keep their objects (distinct before, distinct after),
+        except the session's own, whose call moves to a slot of its own."""
+        old = self.ring()
         n = len(old) * 2
         mask = n - 1
         slots: list = [None] * n
         for x in old:
             p = x
             if p.rid != 0:
+                if p is self:
+                    p = self._own_slot_moved()
                 slots[p.rid & mask] = p
         for i in range(n):
             if slots[i] is None:
                 slots[i] = _free_slot()
         self._slots = slots
-        self._slot0 = slots[0]
         self._mask = mask
+
+    def _own_slot_moved(self) -> Pending:
+        """A separate slot holding the session's own slot's call (which is then free)."""
+        q = _free_slot()
+        q.future = self.future
+        q.kind = self.kind
+        q.rid = self.rid
+        q.due = self.due
+        q.timeout = self.timeout
+        q.owner = self.owner
+        q.what = self.what
+        self.future = None
+        self.rid = 0
+        self.due = -1.0
+        self.owner = None
+        self.what = None
+        return q
 
     def _put(self, request_id: object, future: Any, kind: int) -> Pending:
         """Registers ``future`` for ``request_id`` in a free ring slot or the overflow dict."""
@@ -419,9 +442,12 @@ class RpcSession:
 
     def _put_rid(self, rid: int, future: Any, kind: int) -> Optional[Pending]:
         """The ring part of :meth:`_put` (``rid`` in 1.._RID_MAX); None: the slot is taken."""
-        p = self._slot0 if self._mask == 0 else self._slots[rid & self._mask]
+        if self._mask == 0:
+            p = self
+        else:
+            p = self._slots[rid & self._mask]
         if p.rid != 0 and p.rid != rid:
-            n = len(self._slots)
+            n = self._mask + 1
             if n < _RING_MAX and n < _RING_SPARE * (self._live + 1):
                 self._grow()
                 p = self._slots[rid & self._mask]
@@ -448,7 +474,10 @@ class RpcSession:
         i = self._ring_index(request_id)
         if i >= 0:
             rid = request_id
-            p = self._slot0 if self._mask == 0 else self._slots[i]
+            if self._mask == 0:
+                p = self
+            else:
+                p = self._slots[i]
             if p.rid == rid:
                 return p
         if self._extra:
@@ -460,7 +489,10 @@ class RpcSession:
         i = self._ring_index(request_id)
         if i >= 0:
             rid = request_id
-            p = self._slot0 if self._mask == 0 else self._slots[i]
+            if self._mask == 0:
+                p = self
+            else:
+                p = self._slots[i]
             if p.rid == rid:
                 self._release(p)
                 return p
@@ -469,11 +501,15 @@ class RpcSession:
         return None
 
     def _release(self, p: Pending) -> None:
-        """Frees a ring slot (the future stays readable until the slot's next use)."""
+        """Frees a ring slot (the future stays readable until the slot's next use).
+
+        The deadline's ``owner`` and ``what`` stay too (the sweep reads them only while
+        ``rid`` is set; the next call with a deadline replaces them): releasing the owner
+        here wrote to an object (the device's CallSite) that the reply otherwise never
+        touches, a cache miss per reply with many devices.
+        """
         p.rid = 0
         p.due = -1.0
-        p.owner = None
-        p.what = None
         self._live -= 1
         if _K_NONE <= p.kind <= _K_STRING:
             self._fast_live -= 1
@@ -511,7 +547,7 @@ class RpcSession:
     def pending(self) -> dict:
         """A snapshot ``{request id: Pending}`` of the requests waiting for replies."""
         out: dict = {}
-        for x in self._slots:
+        for x in self.ring():
             p = x
             if p.rid != 0:
                 out[p.rid] = p
@@ -538,7 +574,7 @@ class RpcSession:
     def fail_all(self, exc: BaseException) -> int:
         """Ends every pending request with ``exc``; returns how many there were."""
         futs = []
-        for x in self._slots:
+        for x in self.ring():
             p = x
             if p.rid != 0:
                 self._release(p)
@@ -556,10 +592,14 @@ class RpcSession:
 
     def ring_slot(self, request_id: int) -> Pending:
         """The ring slot ``request_id`` (> 0) maps to: its call's, when ``slot.rid == request_id``."""
-        return self._slot0 if self._mask == 0 else self._slots[request_id & self._mask]
+        if self._mask == 0:
+            return self
+        return self._slots[request_id & self._mask]
 
     def ring(self) -> list:
         """The ring's slots, to scan for due calls (the overflow dict is not in it)."""
+        if self._mask == 0:
+            return [self]
         return self._slots
 
     def ring_idle(self) -> bool:
@@ -569,7 +609,7 @@ class RpcSession:
     @property
     def ring_slots(self) -> int:
         """Slots in the pending table's ring (it grows only while calls in flight collide)."""
-        return len(self._slots)
+        return self._mask + 1
 
     @property
     def pending_count(self) -> int:

@@ -148,3 +148,29 @@ async def test_call_site_times_out_through_the_slot_deadline() -> None:
         raise AssertionError("no timeout")
     assert len(sent) == 1 and s.pending_count == 0
     deadlines.close()
+
+
+async def test_the_first_call_keeps_its_reply_and_deadline_when_the_ring_grows() -> None:
+    """One call in flight lives in the session itself; a second call moves it to a slot
+    of its own (the ring grows), with its future, kind and deadline."""
+    loop = asyncio.get_running_loop()
+    wheel = codec.Deadlines(loop, resolution=0.02)
+    s = codec.RpcSession()
+    owner = _Owner(s)
+    slow = loop.create_future()
+    s.call("slow", {}, slow, codec.KIND_STRING)
+    slow_id = s.last_id
+    wheel.add_call(s, slow_id, 0.06, owner, "slow")
+    assert s.ring_slots == 1 and s.pending[slow_id] is s  # the session is the only slot
+    answered = loop.create_future()
+    s.call("t", {}, answered, codec.KIND_INTEGER)
+    assert s.ring_slots > 1 and s.pending[slow_id] is not s
+    assert s.pending[slow_id].future is slow and s.pending[slow_id].what == "slow"
+    assert s.feed(_reply(s.last_id, "7")) is None and answered.result() == 7
+    await asyncio.sleep(0.25)
+    assert owner.fired == [(slow_id, 0.06, "slow")] and isinstance(slow.exception(), TimeoutError)
+    assert s.pending_count == 0 and s.future is None  # nothing left in the session's own slot
+    wheel.close()
+    text = loop.create_future()
+    s.call("again", {}, text, codec.KIND_STRING)
+    assert s.feed(_reply(s.last_id, "ok")) is None and text.result() == "ok"
