@@ -43,30 +43,31 @@ setup() {
   $PY scripts/dev_runtime_record.py
 }
 
+# The test command's passes (scripts/passes.sh): each runs and reports, whatever an earlier one did.
+. scripts/passes.sh
+
 case "${1:-}" in
   setup) setup ;;
   demo)  setup; shift; exec codegen demo "$@" ;;
   test)
     setup; shift
-    log "ruff"
-    $PY -m ruff check .
+    # Every pass runs and reports, whatever an earlier one did: a failure in one must never
+    # hide the next (set -e would stop at the first). The exit status is non-zero if any failed.
+    scripts_dir="$($PY -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
     # From the repository root, so mypy reads [tool.mypy] in pyproject.toml; it checks the
     # package that setup just installed (a tree of links to this checkout's sources).
-    log "mypy"
-    $PY -m mypy
+    run_pass "ruff" $PY -m ruff check .
+    run_pass "mypy" $PY -m mypy
     # The layering of docs/architecture.md, as contracts on the installed package (.importlinter).
-    log "import contracts"
-    scripts_dir="$($PY -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
-    "$scripts_dir/lint-imports" --no-cache
+    run_pass "import contracts" "$scripts_dir/lint-imports" --no-cache
     # The C++ style (.clang-format), with the clang-format the test extra pins (its output
     # differs between major versions). Generated files under tests/golden stay as codegen
     # writes them.
-    log "C++ style"
-    git ls-files -z '*.cpp' '*.cc' '*.h' ':!tests/golden' | xargs -0 "$scripts_dir/clang-format" --dry-run --Werror
-    log "tests: compiled runtime"
-    MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
-    log "tests: the same runtime as pure Python"
-    MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 $PY -m pytest -q tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
+    run_pass "C++ style" bash -c 'git ls-files -z "*.cpp" "*.cc" "*.h" ":!tests/golden" | xargs -0 "$1" --dry-run --Werror' _ "$scripts_dir/clang-format"
+    run_pass "tests: compiled runtime" env MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
+    run_pass "tests: the same runtime as pure Python" env MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 \
+      $PY -m pytest -q tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
+    report_passes
     ;;
   bench) setup; shift; exec $PY -m benchmarks "$@" ;;
   dist)  setup; shift; exec $PY scripts/dist.py "$@" ;;
