@@ -311,7 +311,8 @@ async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url:
                        old_fingerprint=old.fingerprint or "")
     if server is not None:
         url = server.url_for(device_id)
-    args: dict[str, object] = {"url": url, "sha256": image.sha256, "size": image.size, "version": image.version}
+    args: dict[str, object] = {"url": url, "sha256": image.sha256, "size": image.size,
+                               "version": image.version}
     if allow_downgrade:  # only when asked: devices built before the argument existed still take the call
         args["allow_downgrade"] = True
     try:
@@ -343,8 +344,8 @@ async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url:
         res.outcome = "rolled_back"
         res.detail = "the new image did not come up; the device returned to its old one"
     else:
-        res.detail = (f"came back as {res.new_version} (spec {res.new_fingerprint}), expected {image.version} "
-                      f"(spec {image.fingerprint})")
+        res.detail = (f"came back as {res.new_version} (spec {res.new_fingerprint}), "
+                      f"expected {image.version} (spec {image.fingerprint})")
     return res
 
 
@@ -405,8 +406,8 @@ async def rollout(
     halted = False
 
     async def one(device_id: str) -> DeviceResult:
-        r = await update_device(hub, device_id, image, url, deadline=deadline, allow_downgrade=allow_downgrade,
-                                server=server)
+        r = await update_device(hub, device_id, image, url, deadline=deadline,
+                                allow_downgrade=allow_downgrade, server=server)
         if on_result is not None:
             on_result(r)
         return r

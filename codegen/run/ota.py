@@ -59,8 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deadline", type=float, default=60.0,
                    help="seconds per device to install and come back (default: 60)")
     p.add_argument("--sign-key", type=Path, metavar="KEY.pem",
-                   help="sign the image with this ECDSA P-256 private key before serving it (ESP-IDF's signed-app "
-                        "block, written by espsecure; for devices whose spec has device.ota.public_key)")
+                   help="sign the image with this ECDSA P-256 private key before serving it (ESP-IDF's "
+                        "signed-app block, written by espsecure; for devices whose spec has "
+                        "device.ota.public_key)")
     p.add_argument("--allow-downgrade", action="store_true",
                    help="let devices install an image whose version is lower than the one they run "
                         "(they refuse it otherwise)")
@@ -76,9 +77,9 @@ async def run(args: argparse.Namespace, out: Out = print) -> int:
         except UnsafeUrl as exc:
             raise BuildError(f"--url: {exc}") from None
     if not args.mqtt and not args.token and not is_loopback(args.host):
-        raise BuildError(f"--host {args.host}: the gateway would listen beyond this machine and take any device "
-                         "that connects (and any such device would be sent the image); give the devices' token "
-                         "(--token), or listen on 127.0.0.1")
+        raise BuildError(f"--host {args.host}: the gateway would listen beyond this machine and take any "
+                         "device that connects (and any such device would be sent the image); give the "
+                         "devices' token (--token), or listen on 127.0.0.1")
     signed_dir: Optional[Path] = None
     image_path = args.image
     if args.sign_key is not None:
@@ -143,8 +144,8 @@ async def _run(args: argparse.Namespace, out: Out, image_path: Path) -> int:
             out(f"[{done}/{len(ids)}] {r.line()}")
 
         report = await rollout(hub, ids, image, url, batch=args.batch, max_failures=args.max_failures,
-                               deadline=args.deadline, on_result=progress, allow_downgrade=args.allow_downgrade,
-                               server=server)
+                               deadline=args.deadline, on_result=progress,
+                               allow_downgrade=args.allow_downgrade, server=server)
     finally:
         if server is not None:
             await server.close()
@@ -199,9 +200,9 @@ async def _gateway_devices(gw: Gateway, args: argparse.Namespace) -> list[str]:
     except (DeviceTimeout, TimeoutError):
         wanted = len(dict.fromkeys(args.device)) or args.devices
         raise BuildError(f"{len(ids)} of {wanted} device(s) connected to {gw.url} within {args.wait:g}s "
-                         f"({', '.join(ids) or 'none'}); check that the simulators run and point at this "
-                         "gateway (a simulator that cannot start, e.g. an --ota-dir it cannot create, says why "
-                         "on its stderr)") from None
+                         f"({', '.join(ids) or 'none'}); check that the simulators run and point at "
+                         "this gateway (a simulator that cannot start, e.g. an --ota-dir it cannot create, "
+                         "says why on its stderr)") from None
     return ids
 
 

@@ -84,8 +84,8 @@ def require_signing_supported(spec: Spec, board: str) -> None:
     """Raises ``BuildError`` for a signed spec on a board whose ESP-IDF has no ECDSA app signing."""
     if spec.ota_signing is not None and board not in SIGNED_BOARDS:
         raise BuildError(
-            f"{spec.source}: device.ota.public_key: signed OTA images use ESP-IDF's ECDSA signed-app scheme, "
-            f"which ESP-IDF offers on the esp32 only (the {board} signs apps with RSA-3072, the Secure Boot V2 "
-            "scheme, which codegen does not produce). Build --target esp32 or host, or drop public_key for "
-            f"the {board} (its updates are then trusted by their SHA-256 only)."
+            f"{spec.source}: device.ota.public_key: signed OTA images use ESP-IDF's ECDSA signed-app "
+            f"scheme, which ESP-IDF offers on the esp32 only (the {board} signs apps with RSA-3072, the "
+            "Secure Boot V2 scheme, which codegen does not produce). Build --target esp32 or host, or drop "
+            f"public_key for the {board} (its updates are then trusted by their SHA-256 only)."
         )

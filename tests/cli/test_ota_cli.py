@@ -36,13 +36,15 @@ def test_a_gateway_beyond_loopback_needs_a_token(tmp_path: Path, host: str) -> N
 
 
 def test_a_url_with_cr_lf_is_refused_before_anything_listens(tmp_path: Path) -> None:
-    err = one_line_error(codegen_ota(str(image(tmp_path)), "--url", "http://h/fw\r\nX-Injected: 1", "--port", "0"))
+    url = "http://h/fw\r\nX-Injected: 1"
+    err = one_line_error(codegen_ota(str(image(tmp_path)), "--url", url, "--port", "0"))
     assert "--url" in err and "control character 0x0d" in err
 
 
 def test_a_missing_or_wrong_signing_key_is_a_clear_error(tmp_path: Path) -> None:
     pytest.importorskip("cryptography")
-    err = one_line_error(codegen_ota(str(image(tmp_path)), "--sign-key", str(tmp_path / "nope.pem"), "--port", "0"))
+    missing = str(tmp_path / "nope.pem")
+    err = one_line_error(codegen_ota(str(image(tmp_path)), "--sign-key", missing, "--port", "0"))
     assert "--sign-key" in err and "no such file" in err and "generate_signing_key" in err
     wrong = tmp_path / "wrong.pem"
     secret_line = "MHcCAQEEIBrokenButSecretLookingMaterialAAAAAAAAAAAAAAAAAAAoAoGCCqGSM49"

@@ -122,7 +122,8 @@ async def test_allow_downgrade_is_sent_only_when_asked_and_refusals_are_typed(tm
     fleet = FakeFleet(["a"], fetch=False)
     await rollout(fleet, ["a"], image, "http://127.0.0.1:1/fw.bin", allow_downgrade=True)
     assert fleet.calls[0][1]["allow_downgrade"] is True
-    fleet = FakeFleet(["a"], refuse="downgrade refused: the image carries version 0.2.0, this device runs 0.4.0")
+    refusal = "downgrade refused: the image carries version 0.2.0, this device runs 0.4.0"
+    fleet = FakeFleet(["a"], refuse=refusal)
     [r] = (await rollout(fleet, ["a"], image, "http://127.0.0.1:1/fw.bin")).results
     assert (r.outcome, r.reason) == ("failed", "downgrade")
     for text, reason in [("unsigned image: no signature block", "unsigned"),
@@ -137,7 +138,8 @@ def test_skipped_and_offline_lines_say_what_they_know() -> None:
     skipped = DeviceResult("lamp-3", "skipped", detail="rollout halted: more than 0 failures")
     assert skipped.line() == "lamp-3  skipped  rollout halted: more than 0 failures"
     assert "()" not in DeviceResult("lamp-4", "offline", duration=0.2, detail="not connected").line()
-    failed = DeviceResult("lamp-5", "failed", old_version="0.4.0", old_fingerprint=OLD_FP, detail="bad signature")
+    failed = DeviceResult("lamp-5", "failed", old_version="0.4.0", old_fingerprint=OLD_FP,
+                          detail="bad signature")
     assert failed.line() == f"lamp-5  failed  0.4.0 ({OLD_FP}) -> (unchanged)  0.0s  bad signature"
     updated = DeviceResult("lamp-6", "updated", "0.4.0", "0.5.0", OLD_FP, NEW_FP, 1.25)
     assert updated.line() == f"lamp-6  updated  0.4.0 ({OLD_FP}) -> 0.5.0 ({NEW_FP})  1.2s"
@@ -181,7 +183,8 @@ def test_slow_clients_share_the_image_buffer(tmp_path: Path) -> None:
         grown = loop.run_until_complete(main())
     finally:
         loop.close()
-    print(f"\n{clients} readless clients of a {size >> 20} MiB image: {grown / 2**20:.2f} MiB allocated at peak")
+    print(f"\n{clients} readless clients of a {size >> 20} MiB image: "
+          f"{grown / 2**20:.2f} MiB allocated at peak")
     assert grown < clients * 512 * 1024, f"{grown} bytes for {clients} clients"
 
 

@@ -70,7 +70,8 @@ def test_both_key_forms_give_the_same_point_and_the_fingerprint_of_ota_true(keys
     assert from_pem.fingerprint == from_raw.fingerprint == plain.fingerprint
     header = emit_cpp.emit(from_pem)[emit_cpp.HEADER_PATH]
     first = keys["raw"].read_bytes()[0]
-    assert "#define MCPGEN_SPEC_OTA_SIGNED 1" in header and "#define MCPGEN_SPEC_OTA_SECURE_VERSION 3" in header
+    assert "#define MCPGEN_SPEC_OTA_SIGNED 1" in header
+    assert "#define MCPGEN_SPEC_OTA_SECURE_VERSION 3" in header
     assert f"#define MCPGEN_SPEC_OTA_PUBLIC_KEY {{0x{first:02x}, " in header
     assert "MCPGEN_SPEC_OTA_SIGNED" not in emit_cpp.emit(plain)[emit_cpp.HEADER_PATH]
 
@@ -79,7 +80,8 @@ def test_both_key_forms_give_the_same_point_and_the_fingerprint_of_ota_true(keys
     ("{public_key: missing.pem}", "device.ota.public_key", "cannot read"),
     ("{public_key: ota_key.pem}", "device.ota.public_key", "holds a private key"),
     ("{public_key: rsa_pub.pem}", "device.ota.public_key", "not an uncompressed ECDSA P-256"),
-    ("{public_key: ota_pub.pem, secure_version: 33}", "device.ota.secure_version", "expected 0 to 32, got 33"),
+    ("{public_key: ota_pub.pem, secure_version: 33}", "device.ota.secure_version",
+     "expected 0 to 32, got 33"),
     ("{public_key: ota_pub.pem, signed: yes}", "device.ota.signed", ""),
     ("{secure_version: 1}", "device.ota", "public_key"),
     ('"yes"', "device.ota", "expected true or false"),
@@ -100,7 +102,8 @@ def test_a_wrong_ota_mapping_is_a_located_error(keys: dict[str, Path], tmp_path:
         assert secret not in str(exc.value)
 
 
-def test_the_esp32_project_enables_signed_apps_and_anti_rollback(keys: dict[str, Path], tmp_path: Path) -> None:
+def test_the_esp32_project_enables_signed_apps_and_anti_rollback(keys: dict[str, Path],
+                                                                 tmp_path: Path) -> None:
     signed = spec("\n  ota: {public_key: ota_pub.pem, secure_version: 2}", str(tmp_path / "lamp.yaml"))
     text = esp32_ota.signed_sdkconfig(signed)
     for line in ("CONFIG_SECURE_SIGNED_APPS_NO_SECURE_BOOT=y", "CONFIG_SECURE_SIGNED_APPS_ECDSA_SCHEME=y",
@@ -112,7 +115,7 @@ def test_the_esp32_project_enables_signed_apps_and_anti_rollback(keys: dict[str,
     assert esp32_ota.signed_sdkconfig(spec("\n  ota: true", str(tmp_path / "lamp.yaml"))) == ""
     esp32_ota.require_signing_supported(signed, "esp32")
     for board in ("esp32s3", "esp32c3"):
-        with pytest.raises(BuildError, match=f"ESP-IDF offers on the esp32 only .the {board} signs apps with RSA"):
+        with pytest.raises(BuildError, match=f"on the esp32 only .the {board} signs apps with RSA"):
             esp32_ota.require_signing_supported(signed, board)
 
 

@@ -119,7 +119,7 @@ DEVICE: dict[str, Schema] = {
             "secure_version (ESP-IDF's anti-rollback counter, default 0).",
             "properties": {
                 "public_key": {"type": "string", "pattern": NONEMPTY,
-                               "description": "Path of the ECDSA P-256 public key images must be signed for."},
+                               "description": "Path of the ECDSA P-256 key images must be signed for."},
                 "secure_version": {"type": "integer", "minimum": 0, "maximum": 32,
                                    "description": "ESP-IDF anti-rollback secure_version of this build."},
             },

@@ -45,7 +45,6 @@ from mcpgen.codegen.spec.yaml_source import (
     describe,
 )
 
-
 #: ESP-IDF's secure_version is counted in a 32-bit eFuse field on the ESP32.
 MAX_SECURE_VERSION = 32
 
@@ -112,8 +111,8 @@ class SpecChecker(ToolRules, CrossToolRules):
 
     def ota_mapping(self, node: yaml.MappingNode) -> Any:
         """``device.ota: {public_key: PATH, secure_version: N}``: the :class:`OtaSigning`, or BAD."""
-        m = self.mapping(node, "device.ota", allowed=("public_key", "secure_version"), required=("public_key",),
-                         what="true, false or a mapping with `public_key`")
+        m = self.mapping(node, "device.ota", allowed=("public_key", "secure_version"),
+                         required=("public_key",), what="true, false or a mapping with `public_key`")
         if m is None:
             return BAD
         secure_version = 0
@@ -227,7 +226,7 @@ class SpecChecker(ToolRules, CrossToolRules):
                 if o is BAD and len(self.errors) > before:  # say that a mapping is the other form
                     e = self.errors[-1]
                     self.errors[-1] = dataclasses.replace(
-                        e, hint="write true or false, or a mapping `{public_key: KEY}` for signed images only")
+                        e, hint="write true or false, or a mapping `{public_key: KEY}` for signed images")
         if not ok or name is BAD or version is BAD:
             return None
         return DeviceSpec(
