@@ -240,7 +240,8 @@ class DeviceResult:
         """One progress line: ``lamp-3  updated  0.3.1 (b06a...) -> 0.4.0 (77c2...)  2.1s``;
         a device that never ran the update (skipped, offline) says only what it knows."""
         if self.old_fingerprint or self.new_fingerprint:
-            new = f"{self.new_version} ({self.new_fingerprint})" if self.new_fingerprint else "(unchanged)"
+            unknown = "(not back)" if self.outcome == "offline" else "(unchanged)"
+            new = f"{self.new_version} ({self.new_fingerprint})" if self.new_fingerprint else unknown
             change = f"{self.old_version} ({self.old_fingerprint}) -> {new}"
             text = f"{self.device_id}  {self.outcome}  {change}  {self.duration:.1f}s"
         else:

@@ -138,6 +138,8 @@ def test_skipped_and_offline_lines_say_what_they_know() -> None:
     skipped = DeviceResult("lamp-3", "skipped", detail="rollout halted: more than 0 failures")
     assert skipped.line() == "lamp-3  skipped  rollout halted: more than 0 failures"
     assert "()" not in DeviceResult("lamp-4", "offline", duration=0.2, detail="not connected").line()
+    gone = DeviceResult("lamp-7", "offline", old_version="0.4.0", old_fingerprint=OLD_FP, duration=60.0)
+    assert gone.line() == f"lamp-7  offline  0.4.0 ({OLD_FP}) -> (not back)  60.0s"
     failed = DeviceResult("lamp-5", "failed", old_version="0.4.0", old_fingerprint=OLD_FP,
                           detail="bad signature")
     assert failed.line() == f"lamp-5  failed  0.4.0 ({OLD_FP}) -> (unchanged)  0.0s  bad signature"
