@@ -57,9 +57,11 @@ async def test_device_pattern_redos_is_a_tool_error_at_once_and_the_loop_keeps_t
     async with RawClient(bridge) as client:
         async with Ticker() as ticker:
             started = time.perf_counter()
-            for i in range(calls):
-                reply = await client.request(call("self__hostile__say", {"text": SENTENCE}, id=10 + i))
-            ms = (time.perf_counter() - started) * 1000 / calls
+            for done in range(1, calls + 1):
+                reply = await client.request(call("self__hostile__say", {"text": SENTENCE}, id=10 + done))
+                if time.perf_counter() - started > MAX_LAG:
+                    break  # stalled (jsonschema's `re` took ~14 s a call): the ticker shows it
+            ms = (time.perf_counter() - started) * 1000 / done
         good = await client.request(call("self__hostile__say", {"text": "hello world "}, id=99))
     print(f"\nbridge tools/call, {EVIL_PATTERN}, a 46-character sentence: {ms:.3f} ms a call (with the SDK)")
     result = reply["result"]

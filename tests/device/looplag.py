@@ -11,10 +11,14 @@ import asyncio
 import contextlib
 from typing import Optional
 
-#: The ReDoS reproduction: a device reports this pattern, a user or an LLM sends this
-#: 46-character sentence that almost matches (Python's `re` backtracked for ~13 s on it).
+#: The ReDoS reproduction: a device reports this pattern, a user or an LLM sends a
+#: 46-character sentence that almost matches. `re` backtracks through about 2^22 ways of
+#: splitting SENTENCE's last word (about 6 s on a loaded 2-core machine, seconds anywhere):
+#: enough to show a stall in bounded time. ALL_A (45 letters and "!", 2^44 ways) would
+#: never finish on `re`; RE2 answers both in microseconds.
 EVIL_PATTERN = r"^(\w+\s?)*$"
-SENTENCE = "a" * 45 + "!"
+SENTENCE = "a " * 11 + "a" * 23 + "!"
+ALL_A = "a" * 45 + "!"
 #: A generous bound on one loop stall (RE2 answers in microseconds; `re` took ~13,500 ms).
 MAX_LAG = 1.0
 
