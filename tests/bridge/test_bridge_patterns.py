@@ -64,11 +64,11 @@ async def test_device_pattern_redos_is_a_tool_error_at_once_and_the_loop_keeps_t
             ms = (time.perf_counter() - started) * 1000 / done
         good = await client.request(call("self__hostile__say", {"text": "hello world "}, id=99))
     print(f"\nbridge tools/call, {EVIL_PATTERN}, a 46-character sentence: {ms:.3f} ms a call (with the SDK)")
+    assert ticker.max_gap < MAX_LAG, f"the loop stalled {ticker.max_gap * 1000:.0f} ms"
     result = reply["result"]
     text = result["content"][0]["text"]
     assert result["isError"] is True and "invalid arguments for self.hostile.say" in text, text
     assert "text: must match" in text
-    assert ticker.max_gap < MAX_LAG, f"the loop stalled {ticker.max_gap * 1000:.0f} ms"
     assert good["result"].get("isError") is not True
     assert device.calls == [("self.hostile.say", {"text": "hello world "})]  # the refused ones never left
 
