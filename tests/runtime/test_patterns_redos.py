@@ -183,3 +183,16 @@ def test_surrogates_and_non_ascii_values_are_checked_not_crashed() -> None:
     assert v.validate({"s": "é\ud800ü"}) == {"s": "é\ud800ü"}
     with pytest.raises(ValidationError):
         v.validate({"s": "éx"})
+
+
+def test_bindings_generated_before_re2_still_check_on_re2() -> None:
+    """Older generated bindings pass their own compiled ``re`` patterns to ``check_str``:
+    the text is run on RE2 (the same verdict, in linear time)."""
+    import re
+
+    old_style = re.compile(EVIL)
+    with pytest.raises(ValidationError) as info:
+        validate.check_str("text", ALL_A, None, None, old_style)
+    assert info.value.rule == "pattern"
+    assert validate.check_str("text", "hello world ", None, None, old_style) == "hello world "
+    assert validate.compile_pattern(old_style) is validate.compile_pattern(EVIL)  # one cache
