@@ -15,6 +15,7 @@ Imports neither the generator nor the runtime (``.importlinter``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Google's own binding of RE2 (PyPI `google-re2`): a runtime dependency for this alone.
@@ -23,12 +24,21 @@ import re2
 #: Longest pattern text compiled (characters); a longer one is refused unread.
 MAX_PATTERN_LENGTH = 8192
 #: RE2's memory budget per pattern (program and DFA cache); a pattern whose program does
-#: not fit is refused at compile time ("pattern too large").
-PATTERN_MAX_MEM = 1 << 20
+#: not fit (about 10,000 instructions) is refused at compile time ("pattern too large").
+#: It also bounds the time a compile takes: RE2 gives up once the budget is spent (about
+#: 0.2 s for the costliest texts on a loaded 2-core machine, docs/security.md).
+PATTERN_MAX_MEM = 1 << 18
 #: Bound on one check's work: the text's length (characters) x the RE2 program's size
 #: (instructions). RE2's worst case is proportional to that product (benchmarks/hotpath.py
 #: prints the time of a check at the bound): a longer text is refused without running.
 MAX_PATTERN_WORK = 1 << 20
+#: What RE2's compile time grows with, capped before compiling (the memory budget alone
+#: let a 104-character text of eight `[a-z]{1,1000}` compile for about a second): the sum
+#: of the counts of all counted repeats, and the number of Unicode class escapes.
+MAX_REPEAT_TOTAL = 2000
+MAX_UNICODE_CLASSES = 64
+# A counted repeat's bounds (`{3}`, `{3,}`, `{3,9}`): no nested quantifier, so linear.
+_COUNTED = re.compile(r"\{(\d{1,9})(?:,(\d{0,9}))?\}")
 #: Characters of RE2's error text kept in a refusal's reason.
 _REASON_LIMIT = 80
 
@@ -83,6 +93,12 @@ def compile_re2(source: str) -> Any:
     RE2 does not have (RE2's own message, e.g. ``invalid perl operator: (?=``)."""
     if len(source) > MAX_PATTERN_LENGTH:
         raise ValueError(f"it is {len(source)} characters long (at most {MAX_PATTERN_LENGTH})")
+    repeats = sum(int(m.group(2) or m.group(1)) for m in _COUNTED.finditer(source))
+    if repeats > MAX_REPEAT_TOTAL:
+        raise ValueError(f"its counted repeats add up to {repeats} (at most {MAX_REPEAT_TOTAL})")
+    classes = source.count("\\p") + source.count("\\P")
+    if classes > MAX_UNICODE_CLASSES:
+        raise ValueError(f"it has {classes} Unicode class escapes (at most {MAX_UNICODE_CLASSES})")
     try:
         return re2.compile(ecma_escapes(source), _OPTIONS)
     except re2.error as exc:
@@ -122,6 +138,8 @@ def refusal(source: str) -> str:
 __all__ = [
     "MAX_PATTERN_LENGTH",
     "MAX_PATTERN_WORK",
+    "MAX_REPEAT_TOTAL",
+    "MAX_UNICODE_CLASSES",
     "PATTERN_MAX_MEM",
     "UNANCHORED",
     "compile_re2",
