@@ -601,6 +601,7 @@ class DeskLamp:
             self.timer = impl.timer
             self.button = impl.button
             self.events = impl.events
+            self.resources = impl.resources
             return
         self._release = None
         self._supported = _SUPPORTED
