@@ -205,8 +205,13 @@ def test_unknown_fingerprints_follow_the_policy(built: tuple[ModuleType, str, st
                                                 caplog: pytest.LogCaptureFixture) -> None:
     mod, fp1, _fp2 = built
     with caplog.at_level(logging.WARNING):
-        dev = mod.EvoDev(FakeDevice("ffffffffffffffff"))
-    assert dev.version == "2.0.0" and "ffffffffffffffff" in caplog.text
+        dev = mod.EvoDev(FakeDevice("ffffffffffffffff", server_info={"name": "evo-dev", "version": "2.1.0-dev"}))
+    # reported as what it is, never as the newest release it does not run
+    assert dev.version == "2.1.0-dev" and "ffffffffffffffff" in caplog.text
+    assert "not a released one" in caplog.text and "'2.1.0-dev'" in caplog.text
+    assert "NOT by the device's own schemas" in caplog.text and "version 2.0.0's ranges" in caplog.text
+    assert "(device.call() validates against the schemas the device reported)" in caplog.text
+    assert mod.EvoDev(FakeDevice("eeeeeeeeeeeeeeee"), policy="warn").version == "unknown"
     assert mod.EvoDev(FakeDevice(fp1), policy="off").version == "2.0.0"
 
 
