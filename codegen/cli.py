@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from mcpgen.codegen import __version__
-from mcpgen.extras import GENERATOR_DIST, OPTIONAL_MODULES, missing_extra_line
+from mcpgen.extras import GENERATOR_DIST, missing_extra_line
 
 if TYPE_CHECKING:  # for annotations only: the commands import the generator when they run
     from mcpgen.codegen.spec.model import Spec
@@ -551,14 +551,38 @@ def cmd_console(args: argparse.Namespace) -> int:
     try:
         from mcpgen.runtime.console.cli import run
     except ModuleNotFoundError as exc:
-        package = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
-        if package is None:  # not an extra's module: a bug, reported as one
-            raise
         # the console extra, whichever of its packages is missing (mcp is the bridge's too)
-        _err(f"{package[1]} is not installed (the web console): pip install '{GENERATOR_DIST}[console]'")
+        line = missing_extra_line(exc.name, "the web console", dist=GENERATOR_DIST, extra="console")
+        if line is None:  # not an extra's module: a bug, reported as one
+            raise
+        _err(line)
         return 1
     _log_level_from_verbosity(args)
+    fingerprints = _spec_fingerprints(getattr(args, "spec", None) or [])
+    if fingerprints is None:
+        return 1
+    args.fingerprints = fingerprints
     return asyncio.run(run(args))
+
+
+def _spec_fingerprints(paths: list[Path]) -> Optional[list[str]]:
+    """``codegen console --spec``: the fingerprints the devices are checked against, each
+    spec's and those of its released versions (``codegen release``); None after an error."""
+    from mcpgen.codegen.emit.python import releases_of
+    from mcpgen.codegen.errors import BuildError
+
+    out: list[str] = []
+    for path in paths:
+        spec = _load(path)
+        if spec is None:
+            return None
+        try:
+            released = [r.fingerprint for r in releases_of(spec)]
+        except BuildError as exc:
+            _err(str(exc))
+            return None
+        out += [fp for fp in [*released, spec.fingerprint] if fp not in out]
+    return out
 
 
 def cmd_ota(args: argparse.Namespace) -> int:
@@ -823,6 +847,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(any_options=True)
     else:
         add_console_arguments(p)
+        p.add_argument("--spec", type=Path, action="append", default=[], metavar="YAML",
+                       help="a spec of the devices: each device is checked against its fingerprint "
+                            "and its released versions' (the page shows spec match or mismatch; "
+                            "repeatable)")
     p.set_defaults(func=cmd_console)
     return parser
 

@@ -252,11 +252,15 @@ class DeviceSources:
             raise AttachError(f"the backend runtime is not importable: {exc}") from exc
         if len(args.device_id) > len(args.device_cmd):
             raise AttachError(str(usage_error(args)))
+        # The fingerprints of the specs the caller knows (``codegen console --spec``): each
+        # device's session is checked against them (policy warn: another one is dynamic mode).
+        fingerprint = list(getattr(args, "fingerprints", None) or []) or None
         for index, command in enumerate(args.device_cmd):
             given = args.device_id[index] if index < len(args.device_id) else None
             try:
                 device = await runtime.connect_process(
-                    shlex.split(command), call_timeout=args.call_timeout, device_id=given
+                    shlex.split(command), call_timeout=args.call_timeout, device_id=given,
+                    fingerprint=fingerprint,
                 )
             except Exception as exc:
                 raise AttachError(f"could not start device {command!r}: {exc}") from exc
@@ -265,7 +269,7 @@ class DeviceSources:
         for url in args.serial:
             try:
                 device = await runtime.connect_serial(
-                    url, baudrate=args.baudrate, call_timeout=args.call_timeout
+                    url, baudrate=args.baudrate, call_timeout=args.call_timeout, fingerprint=fingerprint
                 )
             except Exception as exc:
                 raise AttachError(f"could not open the device on serial port {url}: {exc}") from exc
@@ -276,6 +280,7 @@ class DeviceSources:
                 port=args.gateway_port,
                 auth=device_authenticator(args),
                 call_timeout=args.call_timeout,
+                fingerprint=fingerprint,
             )
             await gateway.start()
             self.hubs.append((gateway, "websocket"))
@@ -301,6 +306,7 @@ class DeviceSources:
                 password=password,
                 auth=device_authenticator(args),
                 call_timeout=args.call_timeout,
+                fingerprint=fingerprint,
             )
             try:
                 await mqtt.start()
