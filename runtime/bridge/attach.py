@@ -108,6 +108,22 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
     d.add_argument(
         "--call-timeout", type=float, default=30.0, help="seconds a tool call may take (default: 30)"
     )
+    parser.add_argument(
+        "device_argv",
+        nargs="*",
+        metavar="-- CMD [ARG ...]",
+        help="a device command after a lone `--`, one word per argument: like --device-cmd, "
+        "but no launcher can split or join its words (e.g. -- ./sim --stdio); it comes last",
+    )
+
+
+def take_trailing_command(args: argparse.Namespace) -> None:
+    """Moves the trailing ``-- CMD ARG...`` into ``args.device_cmd`` (quoted so that
+    :class:`DeviceSources` splits it back into exactly those words); idempotent."""
+    trailing = getattr(args, "device_argv", None)
+    if trailing:
+        args.device_cmd = [*args.device_cmd, shlex.join(trailing)]
+        args.device_argv = []
 
 
 def has_sources(args: argparse.Namespace) -> bool:
@@ -120,6 +136,7 @@ NO_SOURCES = "no devices: give --device-cmd CMD, --serial PORT, --gateway-port P
 
 def usage_error(args: argparse.Namespace) -> str | None:
     """What is wrong with the device options before anything starts (exit 2), or None."""
+    take_trailing_command(args)
     if not has_sources(args):
         return NO_SOURCES
     if len(args.device_id) > len(args.device_cmd):
@@ -225,6 +242,7 @@ class DeviceSources:
         on_device: OnDevice,
         open_gateway_risk: str = "clients will call",
     ) -> None:
+        take_trailing_command(args)
         self.args = args
         self.on_device = on_device
         #: completes the open-gateway warning: "... a device whose tools <this>"
@@ -341,6 +359,7 @@ __all__ = [
     "has_sources",
     "is_loopback",
     "many_can_connect",
+    "take_trailing_command",
     "unique_id",
     "url_host",
     "usage_error",

@@ -198,3 +198,9 @@ async def test_codegen_console_checks_devices_against_the_given_spec(built_defau
             [device] = await until_devices(client, 1)
             assert device["compatibility"]["status"] == "mismatch", device["compatibility"]
 
+
+async def test_codegen_console_takes_the_device_command_after_a_double_dash(built_default: Built) -> None:
+    async with codegen_console("--token", "t", "--", str(built_default.exe), "--stdio") as running:
+        async with httpx.AsyncClient(base_url=running.base, headers={"Authorization": "Bearer t"}) as client:
+            [device] = await until_devices(client, 1)
+            assert device["transport"] == "stdio" and device["name"] == "xiaozhi-sim"
