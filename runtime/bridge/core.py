@@ -22,6 +22,7 @@ from typing import Any
 
 from mcpgen import __version__
 from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
+from mcpgen.runtime.errors import range_error
 from mcpgen.runtime.events import event_name
 
 from . import device_resources
@@ -44,6 +45,14 @@ from .protocol import (
 )
 
 log = logging.getLogger("mcpgen.runtime.bridge")
+
+# jsonschema's range keywords -> (the rule, the comparison) of runtime.errors.range_error.
+_RANGE_RULES = {
+    "minimum": ("minimum", ">="),
+    "exclusiveMinimum": ("minimum", ">"),
+    "maximum": ("maximum", "<="),
+    "exclusiveMaximum": ("maximum", "<"),
+}
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one message to the client on the channel of the request being handled."""
@@ -583,8 +592,12 @@ class Bridge:
         parts = []
         for err in errors[:5]:
             where = "/".join(str(p) for p in err.absolute_path)
+            text = f"{where}: {err.message}" if where else err.message
+            if err.validator in _RANGE_RULES:  # the runtime's wording of a range error
+                rule, op = _RANGE_RULES[str(err.validator)]
+                text = str(range_error(where, rule, op, err.validator_value, err.instance))
             # jsonschema quotes the offending value in full: cut each part to size
-            parts.append(clip(f"{where}: {err.message}" if where else err.message, 2 * QUOTE_LIMIT))
+            parts.append(clip(text, 2 * QUOTE_LIMIT))
         return "; ".join(parts)
 
     def _call_kwargs(self, device: DeviceLike, bridge_token: str | None) -> dict[str, Any]:
