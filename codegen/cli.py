@@ -331,6 +331,8 @@ def _warn_missing_handlers(spec: Spec, spec_path: Path, handlers_file: Path) -> 
         ui.warn(m.format())
     for o in handlers.orphaned_handlers(spec, handlers_file):
         ui.warn(o.format())
+    for stale in handlers.stale_members(spec, handlers_file):
+        ui.warn(stale.format())
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
