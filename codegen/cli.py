@@ -368,8 +368,18 @@ def cmd_new(args: argparse.Namespace) -> int:
     example_specs.place_schema(directory)
     spec_path.write_text(text, encoding="utf-8")
     ui.info(f"wrote {spec_path}")
-    if generate_all(spec_path, Path(args.output) if args.output else directory / "build", ui.info) is None:
-        return 1
+    if args.output:
+        if generate_all(spec_path, Path(args.output), ui.info) is None:
+            return 1
+    else:
+        # Nothing generated beside the spec (a DIRECTORY/build left there went stale with the
+        # first edit; `codegen build` writes build/<stem>/<target>): the starter handlers only.
+        from mcpgen.codegen.emit import cpp as emit_cpp
+
+        spec = _load(spec_path)
+        if spec is None:
+            return 1
+        emit_cpp.ensure_handlers(spec, spec_path, ui.info, check=False)
     ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
     ui.info(f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
             "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
@@ -698,7 +708,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "codegen new my-robot --directory specs/")
     p.add_argument("name", help="device name, becomes serverInfo.name and NAME.yaml, e.g. my-robot")
     p.add_argument("--directory", default=".", help="where to write NAME.yaml (default: ., e.g. specs/)")
-    p.add_argument("-o", "--output", help="generated output directory (default: DIRECTORY/build)")
+    p.add_argument("-o", "--output", help="also generate the code into this directory (default: none; "
+                   "codegen build writes build/<stem>/<target>), e.g. -o build/my-robot")
     p.set_defaults(func=cmd_new)
 
     p = command("examples", "copy the example specs and their handlers out of the package",
