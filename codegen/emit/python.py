@@ -352,9 +352,8 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
     # An older release still has the newest version's ``resources`` attribute (the .pyi
     # declares it): a resource only a newer version serves raises NotSupported, nothing sent.
     own_resources = {r.name for r in spec.resources}
-    ctx["absent_resources"] = (
-        [(py_ident(r.name), r.name) for r in newest.resources if r.name not in own_resources] if newest else []
-    )
+    later = newest.resources if newest is not None else ()
+    ctx["absent_resources"] = [(py_ident(r.name), r.name) for r in later if r.name not in own_resources]
     if ctx["absent_resources"] and not ctx["resources_class"]:
         ctx["resources_class"] = cls + "Resources"
     return ctx

@@ -250,7 +250,9 @@ def missing_transports(cxx: str = "g++") -> str:
     if not ws_available(cxx):
         notes.append(f"no --ws: {WS_PACKAGE} was not found; apt-get install {WS_PACKAGE} and build again")
     if not mqtt_available(cxx):
-        notes.append(f"no --mqtt: {MQTT_PACKAGE} was not found; apt-get install {MQTT_PACKAGE} and build again")
+        notes.append(
+            f"no --mqtt: {MQTT_PACKAGE} was not found; apt-get install {MQTT_PACKAGE} and build again"
+        )
     return "; ".join(notes)
 
 

@@ -207,7 +207,8 @@ async def test_events_resource_list_read_and_subscribe() -> None:
 
         # an unknown device's events: -32002, as resources/read answers (it answered {})
         unknown = await client.request(req("resources/subscribe", {"uri": "mcpgen://devices/x/events"}, id=9))
-        assert unknown["error"]["code"] == -32002 and "no device 'x' is connected" in unknown["error"]["message"]
+        assert unknown["error"]["code"] == -32002
+        assert "no device 'x' is connected" in unknown["error"]["message"]
 
         bridge.remove_device("aa:bb")
         gone = await client.request(req("resources/read", {"uri": EVENTS_URI}, id=7))
@@ -297,7 +298,8 @@ async def test_subscriptions_per_session_are_bounded(monkeypatch: pytest.MonkeyP
         for n in range(3):
             bridge.add_device(FakeDevice(f"d{n}"))
         for n in range(2):
-            ok = await client.request(req("resources/subscribe", {"uri": f"mcpgen://devices/d{n}/events"}, id=n + 1))
+            uri = f"mcpgen://devices/d{n}/events"
+            ok = await client.request(req("resources/subscribe", {"uri": uri}, id=n + 1))
             assert ok["result"] == {}
         full = await client.request(req("resources/subscribe", {"uri": "mcpgen://devices/d2/events"}, id=9))
         assert full["error"]["code"] == -32602 and "at most 2 subscriptions" in full["error"]["message"]

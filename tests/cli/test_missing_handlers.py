@@ -201,7 +201,8 @@ def test_renamed_parameter_is_reported_at_the_handler_line_before_compiling(
     handlers = tmp_path / "desk_lamp_handlers.cpp"
     read_line = line_of(handlers, "g_lamp.timer_minutes = args.minutes;")
     out = tmp_path / "out"
-    proc = codegen("build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings", cwd=tmp_path)
+    proc = codegen("build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings",
+                   cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert (
         f"desk_lamp_handlers.cpp:{read_line}: handler `timer_set` reads `args.minutes`, "

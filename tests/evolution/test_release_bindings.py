@@ -205,7 +205,8 @@ def test_unknown_fingerprints_follow_the_policy(built: tuple[ModuleType, str, st
                                                 caplog: pytest.LogCaptureFixture) -> None:
     mod, fp1, _fp2 = built
     with caplog.at_level(logging.WARNING):
-        dev = mod.EvoDev(FakeDevice("ffffffffffffffff", server_info={"name": "evo-dev", "version": "2.1.0-dev"}))
+        info = {"name": "evo-dev", "version": "2.1.0-dev"}
+        dev = mod.EvoDev(FakeDevice("ffffffffffffffff", server_info=info))
     # reported as what it is, never as the newest release it does not run
     assert dev.version == "2.1.0-dev" and "ffffffffffffffff" in caplog.text
     assert "not a released one" in caplog.text and "'2.1.0-dev'" in caplog.text

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from mcpgen.codegen.run import console, run_qemu
-from mcpgen.codegen.spec.loader import load_spec
-from mcpgen.codegen.spec.examples import example_arguments
 from mcpgen.codegen.resources import example_spec
+from mcpgen.codegen.run import console, run_qemu
+from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.spec.loader import load_spec
 
 
 class FakeDevice:
