@@ -508,6 +508,9 @@ def render(data: dict[str, Any]) -> str:
     out = [
         "# Benchmarks",
         "",
+        "Extras: the developer install (`scripts/dev.sh setup`, the `[test]` extra: it has `[serial]`, "
+        "`[mqtt]`, `[bridge]`, `[console]`).",
+        "",
         f"Written by `{data.get('command', 'python -m benchmarks')}` on {data.get('generated', '?')} "
         "(code: `benchmarks/`; raw figures: `docs/benchmarks.json`). Re-run with `python -m benchmarks` "
         "(`--only hotpath|gateway|device`, `--quick` for a smoke run).",

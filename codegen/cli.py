@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from mcpgen.codegen import __version__
-from mcpgen.extras import GENERATOR_DIST, OPTIONAL_MODULES, missing_extra_line
+from mcpgen.extras import GENERATOR_DIST, missing_extra_line
 
 if TYPE_CHECKING:  # for annotations only: the commands import the generator when they run
     from mcpgen.codegen.spec.model import Spec
@@ -330,6 +330,8 @@ def _warn_missing_handlers(spec: Spec, spec_path: Path, handlers_file: Path) -> 
         ui.warn(m.format())
     for o in handlers.orphaned_handlers(spec, handlers_file):
         ui.warn(o.format())
+    for stale in handlers.stale_members(spec, handlers_file):
+        ui.warn(stale.format())
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -365,8 +367,18 @@ def cmd_new(args: argparse.Namespace) -> int:
     example_specs.place_schema(directory)
     spec_path.write_text(text, encoding="utf-8")
     ui.info(f"wrote {spec_path}")
-    if generate_all(spec_path, Path(args.output) if args.output else directory / "build", ui.info) is None:
-        return 1
+    if args.output:
+        if generate_all(spec_path, Path(args.output), ui.info) is None:
+            return 1
+    else:
+        # Nothing generated beside the spec (a DIRECTORY/build left there went stale with the
+        # first edit; `codegen build` writes build/<stem>/<target>): the starter handlers only.
+        from mcpgen.codegen.emit import cpp as emit_cpp
+
+        spec = _load(spec_path)
+        if spec is None:
+            return 1
+        emit_cpp.ensure_handlers(spec, spec_path, ui.info, check=False)
     ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
     ui.info(f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
             "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
@@ -554,16 +566,40 @@ def cmd_console(args: argparse.Namespace) -> int:
     try:
         from mcpgen.runtime.console.cli import run
     except ModuleNotFoundError as exc:
-        package = OPTIONAL_MODULES.get((exc.name or "").split(".")[0])
-        if package is None:  # not an extra's module: a bug, reported as one
-            raise
         # the console extra, whichever of its packages is missing (mcp is the bridge's too)
-        _err(f"{package[1]} is not installed (the web console): pip install '{GENERATOR_DIST}[console]'")
+        line = missing_extra_line(exc.name, "the web console", dist=GENERATOR_DIST, extra="console")
+        if line is None:  # not an extra's module: a bug, reported as one
+            raise
+        _err(line)
         return 1
     import asyncio
 
     _log_level_from_verbosity(args)
+    fingerprints = _spec_fingerprints(getattr(args, "spec", None) or [])
+    if fingerprints is None:
+        return 1
+    args.fingerprints = fingerprints
     return asyncio.run(run(args))
+
+
+def _spec_fingerprints(paths: list[Path]) -> Optional[list[str]]:
+    """``codegen console --spec``: the fingerprints the devices are checked against, each
+    spec's and those of its released versions (``codegen release``); None after an error."""
+    from mcpgen.codegen.emit.python import releases_of
+    from mcpgen.codegen.errors import BuildError
+
+    out: list[str] = []
+    for path in paths:
+        spec = _load(path)
+        if spec is None:
+            return None
+        try:
+            released = [r.fingerprint for r in releases_of(spec)]
+        except BuildError as exc:
+            _err(str(exc))
+            return None
+        out += [fp for fp in [*released, spec.fingerprint] if fp not in out]
+    return out
 
 
 def cmd_ota(args: argparse.Namespace) -> int:
@@ -753,7 +789,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "codegen new my-robot --directory specs/")
     p.add_argument("name", help="device name, becomes serverInfo.name and NAME.yaml, e.g. my-robot")
     p.add_argument("--directory", default=".", help="where to write NAME.yaml (default: ., e.g. specs/)")
-    p.add_argument("-o", "--output", help="generated output directory (default: DIRECTORY/build)")
+    p.add_argument("-o", "--output", help="also generate the code into this directory (default: none; "
+                   "codegen build writes build/<stem>/<target>), e.g. -o build/my-robot")
     p.set_defaults(func=cmd_new)
 
     p = command("examples", "copy the example specs and their handlers out of the package",
@@ -911,6 +948,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.set_defaults(any_options=True)
         else:
             add_console_arguments(p)
+            p.add_argument("--spec", type=Path, action="append", default=[], metavar="YAML",
+                           help="a spec of the devices: each device is checked against its fingerprint "
+                                "and its released versions' (the page shows spec match or mismatch; "
+                                "repeatable)")
 
     p.defer(console_arguments)
     p.set_defaults(func=cmd_console)

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import importlib
 
-from mcpgen.runtime._purepy import COMPILED_MODULES, is_compiled, prefer_source
+from mcpgen.extras import missing_extra
+from mcpgen.runtime._purepy import COMPILED_MODULES, is_compiled, prefer_source, pure_python_requested
 
 #: The compiled modules (``_purepy.COMPILED_MODULES``, the list setup.py compiles).
 HOT_MODULES: tuple[str, ...] = COMPILED_MODULES
 prefer_source(HOT_MODULES)
+if pure_python_requested():
+    try:  # the modules' source imports Cython's shadow module: the [pure] extra
+        import cython  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise missing_extra(exc, "MCPGEN_PURE_PYTHON=1 runs the runtime from source") from None
 
 from mcpgen.runtime.auth import Authenticator, Handshake, HmacAuth, TokenAuth  # noqa: E402
 from mcpgen.runtime.device import Device, ToolInfo  # noqa: E402

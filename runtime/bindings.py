@@ -36,12 +36,19 @@ def bind_device(
     if policy != "off" and actual != fingerprint:
         if policy == "strict":
             raise SpecMismatch(fingerprint, actual)
+        newest = (releases or {}).get(fingerprint, "this")
         log.warning(
-            "%s bound to device %r whose spec fingerprint is %r, not %r: the device may reject calls",
+            "%s bound to device %r whose spec fingerprint %r is not %s (it reports version %r): "
+            "its .version is that; the typed methods still check arguments by version %s's "
+            "ranges and enums and decode results by its return kinds, NOT by the device's own "
+            "schemas, so the device may refuse a call as a tool error (device.call() validates "
+            "against the schemas the device reported)",
             cls_name,
             getattr(device, "device_id", "?"),
             actual,
-            fingerprint,
+            "a released one" if releases else repr(fingerprint),
+            reported_version(device),
+            newest,
         )
     setter = getattr(device, "set_return_kinds", None)
     if setter is not None:
@@ -49,4 +56,21 @@ def bind_device(
     return None
 
 
-__all__ = ["POLICIES", "Policy", "bind_device"]
+def reported_version(device: Any) -> str:
+    """The version a device reports of itself (``serverInfo.version``), ``"unknown"`` without one."""
+    info = getattr(device, "server_info", None)
+    version = info.get("version") if isinstance(info, dict) else None
+    return version if isinstance(version, str) and version else "unknown"
+
+
+def version_of(device: Any, *, fingerprint: str, version: str, policy: Policy) -> str:
+    """What the bindings' ``.version`` says of a device they serve with their own version:
+    ``version`` when the device reports the bindings' fingerprint (or ``policy`` is
+    ``"off"``, which does not look), else the version the device reports of itself, never
+    one it does not run."""
+    if policy == "off" or getattr(device, "fingerprint", None) == fingerprint:
+        return version
+    return reported_version(device)
+
+
+__all__ = ["POLICIES", "Policy", "bind_device", "reported_version", "version_of"]

@@ -119,6 +119,11 @@ class UnsupportedPattern(ValidationError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.argument, self.pattern, self.reason))
+def range_error(argument: str, rule: str, op: str, bound: Any, value: Any) -> ValidationError:
+    """A value outside its range, in the one wording every check uses (runtime.validate,
+    the bridge): ``volume: must be <= 100, got 101``. ``rule`` is ``minimum`` or
+    ``maximum``, ``op`` one of ``>=``, ``>``, ``<=``, ``<``."""
+    return ValidationError(argument, rule, f"must be {op} {bound}, got {value}")
 
 
 class SpecMismatch(McpDeviceError):

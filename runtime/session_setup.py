@@ -174,7 +174,8 @@ def check_fingerprint(device: SetupTarget, expected: Fingerprints, policy: Polic
         raise SpecMismatch(shown, device.fingerprint)
     log.warning(
         "device %s: spec fingerprint %r differs from the expected %r; using dynamic mode "
-        "(arguments validated against the schemas the device reported)",
+        "(device.call() validates arguments against the schemas the device reported; "
+        "typed bindings check them by their own version's rules only)",
         device.device_id,
         device.fingerprint,
         expected if isinstance(expected, str) else sorted(accepted(expected)),

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Optional, Union
 
 from mcpgen.patterns import MAX_PATTERN_WORK, UNANCHORED, compile_re2, max_subject, program_size
-from mcpgen.runtime.errors import QUOTE_LIMIT, UnsupportedPattern, ValidationError, clip
+from mcpgen.runtime.errors import QUOTE_LIMIT, UnsupportedPattern, ValidationError, clip, range_error
 
 _INF = math.inf
 #: Compiled patterns (or the reason RE2 refused one) by source text, for every validator.
@@ -170,9 +170,9 @@ def check_int(name: str, v: object, lo: Optional[int] = None, hi: Optional[int] 
     if isinstance(v, bool) or not isinstance(v, int):
         raise _type_error(name, v, "an integer")
     if lo is not None and v < lo:
-        raise ValidationError(name, "minimum", f"must be >= {lo}, got {v}")
+        raise range_error(name, "minimum", ">=", lo, v)
     if hi is not None and v > hi:
-        raise ValidationError(name, "maximum", f"must be <= {hi}, got {v}")
+        raise range_error(name, "maximum", "<=", hi, v)
     return int(v)
 
 
@@ -189,9 +189,9 @@ def check_number(
     else:
         v = int(v)
     if lo is not None and v < lo:
-        raise ValidationError(name, "minimum", f"must be >= {lo}, got {v}")
+        raise range_error(name, "minimum", ">=", lo, v)
     if hi is not None and v > hi:
-        raise ValidationError(name, "maximum", f"must be <= {hi}, got {v}")
+        raise range_error(name, "maximum", "<=", hi, v)
     return v
 
 
@@ -356,11 +356,11 @@ class _Prop:
         if self.has_lo:
             if v < self.lo or (self.lo_exclusive and v == self.lo):
                 op = ">" if self.lo_exclusive else ">="
-                raise ValidationError(self.name, "minimum", f"must be {op} {self.lo}, got {v}")
+                raise range_error(self.name, "minimum", op, self.lo, v)
         if self.has_hi:
             if v > self.hi or (self.hi_exclusive and v == self.hi):
                 op = "<" if self.hi_exclusive else "<="
-                raise ValidationError(self.name, "maximum", f"must be {op} {self.hi}, got {v}")
+                raise range_error(self.name, "maximum", op, self.hi, v)
 
 
 def _is_num(v: object) -> bool:

@@ -17,6 +17,10 @@ struct LampState {
 
 LampState g_lamp;
 
+// Every handler that writes g_lamp calls this: clients that subscribed to the status
+// resource (lamp://status) hear that it changed, sent at once, before the call's reply.
+void status_changed() { mcpgen::resource_updated("lamp://status"); }
+
 }  // namespace
 
 namespace tools {
@@ -25,8 +29,7 @@ mcpgen::Result light_set_rgb(const LightSetRgbArgs& args, mcpgen::Context&) {
   g_lamp.rgb[0] = args.r;
   g_lamp.rgb[1] = args.g;
   g_lamp.rgb[2] = args.b;
-  // Clients that subscribed to the status resource hear that it changed (sent at once).
-  mcpgen::resource_updated("lamp://status");
+  status_changed();
   return mcpgen::Result::Bool(true);
 }
 
@@ -37,6 +40,7 @@ mcpgen::Result light_set_power(const LightSetPowerArgs& args, mcpgen::Context& c
     mcpgen::events::emit_power_changed(args.on, "assistant");
   }
   g_lamp.on = args.on;
+  status_changed();
   return mcpgen::Result::Bool(true);
 }
 
@@ -57,11 +61,13 @@ mcpgen::Result light_get_state(const LightGetStateArgs&, mcpgen::Context& ctx) {
 
 mcpgen::Result timer_set(const TimerSetArgs& args, mcpgen::Context&) {
   g_lamp.timer_minutes = args.minutes;
+  status_changed();
   return mcpgen::Result::Int(g_lamp.timer_minutes);
 }
 
 mcpgen::Result light_set_effect(const LightSetEffectArgs& args, mcpgen::Context& ctx) {
   snprintf(g_lamp.effect, sizeof g_lamp.effect, "%s", args.effect);
+  status_changed();
   char speed[32];
   mcpgen::format_double(args.speed, speed);
   snprintf(ctx.scratch(), ctx.scratch_size(), "effect %s at speed %s", g_lamp.effect, speed);
@@ -74,6 +80,7 @@ mcpgen::Result button_press(const ButtonPressArgs& args, mcpgen::Context&) {
   for (int64_t i = 0; i < args.count; ++i) g_lamp.on = !g_lamp.on;
   mcpgen::events::emit_button_pressed(args.count);
   if (args.count % 2 == 1) mcpgen::events::emit_power_changed(g_lamp.on, "button");
+  status_changed();
   return mcpgen::Result::Bool(g_lamp.on);
 }
 

@@ -11,6 +11,12 @@ is gone from the spec (removed or renamed) still names the args struct the gener
 header no longer declares, which g++ would report as ``'GetStatusArgs' does not name a
 type``; instead the error names the handler, its file:line and the tool it served.
 
+A handler of a tool that is still there but whose parameter was renamed reads a member
+its args struct no longer has (``args.red`` after ``red`` became ``r``), which g++ would
+report as ``'const LightSetRgbArgs' has no member named 'red'``; instead the error names
+the handlers file line, the old member, the tool's parameter it probably became (the one
+the body does not read) and the fix.
+
 The check reads C++ with a regular expression, not a compiler: a handler counts as
 defined when its name is followed by a parameter list whose first parameter is the
 tool's args struct (``light_set(const LightSetArgs& args, ...``), in the handlers file or
@@ -29,6 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcpgen.codegen.emit.literals import cpp_field_name
 from mcpgen.codegen.emit.writer import write_once
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Spec, Tool
@@ -178,6 +185,95 @@ def orphaned_handlers(spec: Spec, path: Path) -> list[OrphanedHandler]:
     return out
 
 
+@dataclass(frozen=True)
+class StaleMember:
+    """A handler reading a member its tool's args struct no longer has (a renamed parameter)."""
+
+    handler: str
+    tool: str
+    struct: str
+    member: str  # the old parameter, as the handler reads it
+    renamed_to: str  # the tool's parameter the handler does not read ("" when not one)
+    params: tuple[str, ...]  # every parameter the struct has, as members
+    file: str
+    line: int
+
+    def format(self) -> str:
+        if self.renamed_to:
+            fix = (f"parameter `{self.member}` of tool `{self.tool}` is now `{self.renamed_to}`: "
+                   f"read `args.{self.renamed_to}` instead of `args.{self.member}`")
+        else:
+            have = ", ".join(f"`{p}`" for p in self.params) or "none"
+            fix = (f"tool `{self.tool}` has no parameter `{self.member}` any more (its parameters: {have}): "
+                   f"read one of those, or put `{self.member}` back in the spec")
+        return (
+            f"{self.file}:{self.line}: handler `{self.handler}` reads `args.{self.member}`, which "
+            f"`{self.struct}` no longer has;\n    {fix}"
+        )
+
+
+def _body_end(code: str, start: int) -> int:
+    """The index just past the ``}`` closing the block opened at or after ``start``, or -1."""
+    opening = code.find("{", start)
+    if opening < 0 or code.find(";", start, opening) >= 0:
+        return -1  # a declaration, not a definition
+    depth = 0
+    for i in range(opening, len(code)):
+        if code[i] == "{":
+            depth += 1
+        elif code[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def stale_members(spec: Spec, path: Path) -> list[StaleMember]:
+    """Members a handler reads from its args (``args.<name>``) that the tool's args struct
+    does not have: parameters renamed or removed in the spec since the handler was written."""
+    tools = {cpp_args_struct(t.handler): t for t in spec.tools if not is_builtin(spec, t)}
+    out: list[StaleMember] = []
+    for file, text in _local_files(Path(path), set()):
+        code = _blank(text)
+        for m in _HANDLER_DEF.finditer(code):
+            tool = tools.get(m.group(2))
+            if tool is None or m.group(1) != tool.handler:
+                continue
+            param = re.match(r"\s*(?:\[\[[^\]]*\]\]\s*)?([A-Za-z_]\w*)", code[m.end():])
+            end = _body_end(code, m.end())
+            if param is None or end < 0:
+                continue
+            body_start = code.find("{", m.end())
+            body = code[body_start:end]
+            fields = [cpp_field_name(p.name) for p in tool.params]
+            read = re.compile(rf"\b{re.escape(param.group(1))}\s*(?:\.|->)\s*([A-Za-z_]\w*)")
+            used = {r.group(1) for r in read.finditer(body)}
+            unread = [f for f in fields if f not in used]
+            for r in read.finditer(body):
+                member = r.group(1)
+                if member in fields or any(s.member == member and s.handler == tool.handler for s in out):
+                    continue
+                line = code.count("\n", 0, body_start + r.start()) + 1
+                out.append(StaleMember(tool.handler, tool.name, m.group(2), member,
+                                       unread[0] if len(unread) == 1 else "", tuple(fields), str(file), line))
+    return out
+
+
+class StaleMembersError(BuildError):
+    """Raised before compiling when a handler reads parameters its tool no longer has."""
+
+    def __init__(self, handlers: Path, stale: Iterable[StaleMember]) -> None:
+        self.handlers = handlers
+        self.stale = list(stale)
+        n = len(self.stale)
+        lines = [
+            f"{handlers}: {n} read{'s' if n != 1 else ''} of parameters the spec no longer has "
+            "(nothing was compiled)",
+            *(s.format() for s in self.stale),
+        ]
+        super().__init__("\n".join(lines))
+
+
 def missing_handlers(spec: Spec, path: Path) -> list[Tool]:
     """The tools of ``spec`` whose handler ``path`` (and its local includes) does not define."""
     code = _code_of(Path(path), set())
@@ -255,7 +351,8 @@ def describe_missing(spec: Spec, spec_path: Path, tools: Iterable[Tool]) -> list
 def check_handlers(spec: Spec, spec_path: Path, path: Path | None = None) -> None:
     """Raises ``MissingHandlersError`` when a tool of ``spec`` has no handler in its file
     (listing orphaned handlers too: a renamed tool shows as both), else
-    ``OrphanedHandlersError`` when the file has handlers of tools the spec lacks."""
+    ``OrphanedHandlersError`` when the file has handlers of tools the spec lacks, else
+    ``StaleMembersError`` when a handler reads a parameter its tool no longer has."""
     path = handlers_path(spec_path) if path is None else Path(path)
     missing = missing_handlers(spec, path)
     orphans = orphaned_handlers(spec, path)
@@ -263,6 +360,9 @@ def check_handlers(spec: Spec, spec_path: Path, path: Path | None = None) -> Non
         raise MissingHandlersError(path, Path(spec_path), describe_missing(spec, spec_path, missing), orphans)
     if orphans:
         raise OrphanedHandlersError(path, orphans)
+    stale = stale_members(spec, path)
+    if stale:
+        raise StaleMembersError(path, stale)
 
 
 def append_missing(spec: Spec, spec_path: Path, log: Log = print) -> list[Tool]:

@@ -347,6 +347,13 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
     ctx["older"] = []
     ctx["release_of"] = newest.fingerprint if newest is not None else ""
     add_resource_context(ctx, spec, _required_param_view)
+    # An older release still has the newest version's ``resources`` attribute (the .pyi
+    # declares it): a resource only a newer version serves raises NotSupported, nothing sent.
+    own_resources = {r.name for r in spec.resources}
+    later = newest.resources if newest is not None else ()
+    ctx["absent_resources"] = [(py_ident(r.name), r.name) for r in later if r.name not in own_resources]
+    if ctx["absent_resources"] and not ctx["resources_class"]:
+        ctx["resources_class"] = cls + "Resources"
     return ctx
 
 

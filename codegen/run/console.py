@@ -106,14 +106,7 @@ def parse_arguments(text: str) -> dict[str, Any]:
     return args
 
 
-def _show(value: Any) -> str:
-    def default(o: Any) -> Any:
-        mime = getattr(o, "mime_type", None)
-        if mime is not None:  # runtime.Image
-            return f"<image {mime}, {len(o.data)} bytes>"
-        return repr(o)
-
-    return json.dumps(value, ensure_ascii=False, default=default)
+_show = run_qemu.show_value  # one way to print a value, for every target
 
 
 class Console:

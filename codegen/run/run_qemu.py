@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -275,9 +276,17 @@ def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.
         dev.close()
 
 
-def _short(value: Any, limit: int = 100) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def show_value(value: Any) -> str:
+    """A call's arguments or result as every run prints them (host, QEMU, the console):
+    JSON, an image as ``<image MIME, N bytes>``."""
+
+    def default(o: Any) -> Any:
+        mime = getattr(o, "mime_type", None)
+        if mime is not None:  # runtime.Image
+            return f"<image {mime}, {len(o.data)} bytes>"
+        return repr(o)
+
+    return json.dumps(value, ensure_ascii=False, default=default)
 
 
 async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
@@ -300,9 +309,9 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
                 result = await device.call(tool.name, args, timeout=10.0)
             except Exception as exc:  # report every tool, then fail
                 failures += 1
-                log(f"  call {tool.name}({_short(args)}) FAILED: {type(exc).__name__}: {exc}")
+                log(f"  call {tool.name}({show_value(args)}) FAILED: {type(exc).__name__}: {exc}")
             else:
-                log(f"  call {tool.name}({_short(args)}) -> {_short(result)}")
+                log(f"  call {tool.name}({show_value(args)}) -> {show_value(result)}")
     finally:
         await device.close()
     return failures

@@ -240,7 +240,20 @@ class HostTarget(Target):
     def build(self, ctx: BuildContext) -> list[Built]:
         exe = compile_simulator(ctx.with_log(_counting(ctx.log)))
         pydir = make_bindings(ctx)
-        return [Built("simulator", exe), bindings_built(pydir)]
+        return [Built("simulator", exe, missing_transports()), bindings_built(pydir)]
+
+
+def missing_transports(cxx: str = "g++") -> str:
+    """The result line's note on a simulator built without a transport (said again at the
+    end of the build, where it is seen: the compile log's one line scrolls away)."""
+    notes = []
+    if not ws_available(cxx):
+        notes.append(f"no --ws: {WS_PACKAGE} was not found; apt-get install {WS_PACKAGE} and build again")
+    if not mqtt_available(cxx):
+        notes.append(
+            f"no --mqtt: {MQTT_PACKAGE} was not found; apt-get install {MQTT_PACKAGE} and build again"
+        )
+    return "; ".join(notes)
 
 
 def _counting(log: Log) -> Log:

@@ -108,6 +108,22 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
     d.add_argument(
         "--call-timeout", type=float, default=30.0, help="seconds a tool call may take (default: 30)"
     )
+    parser.add_argument(
+        "device_argv",
+        nargs="*",
+        metavar="-- CMD [ARG ...]",
+        help="a device command after a lone `--`, one word per argument: like --device-cmd, "
+        "but no launcher can split or join its words (e.g. -- ./sim --stdio); it comes last",
+    )
+
+
+def take_trailing_command(args: argparse.Namespace) -> None:
+    """Moves the trailing ``-- CMD ARG...`` into ``args.device_cmd`` (quoted so that
+    :class:`DeviceSources` splits it back into exactly those words); idempotent."""
+    trailing = getattr(args, "device_argv", None)
+    if trailing:
+        args.device_cmd = [*args.device_cmd, shlex.join(trailing)]
+        args.device_argv = []
 
 
 def has_sources(args: argparse.Namespace) -> bool:
@@ -120,6 +136,7 @@ NO_SOURCES = "no devices: give --device-cmd CMD, --serial PORT, --gateway-port P
 
 def usage_error(args: argparse.Namespace) -> str | None:
     """What is wrong with the device options before anything starts (exit 2), or None."""
+    take_trailing_command(args)
     if not has_sources(args):
         return NO_SOURCES
     if len(args.device_id) > len(args.device_cmd):
@@ -225,6 +242,7 @@ class DeviceSources:
         on_device: OnDevice,
         open_gateway_risk: str = "clients will call",
     ) -> None:
+        take_trailing_command(args)
         self.args = args
         self.on_device = on_device
         #: completes the open-gateway warning: "... a device whose tools <this>"
@@ -252,11 +270,15 @@ class DeviceSources:
             raise AttachError(f"the backend runtime is not importable: {exc}") from exc
         if len(args.device_id) > len(args.device_cmd):
             raise AttachError(str(usage_error(args)))
+        # The fingerprints of the specs the caller knows (``codegen console --spec``): each
+        # device's session is checked against them (policy warn: another one is dynamic mode).
+        fingerprint = list(getattr(args, "fingerprints", None) or []) or None
         for index, command in enumerate(args.device_cmd):
             given = args.device_id[index] if index < len(args.device_id) else None
             try:
                 device = await runtime.connect_process(
-                    shlex.split(command), call_timeout=args.call_timeout, device_id=given
+                    shlex.split(command), call_timeout=args.call_timeout, device_id=given,
+                    fingerprint=fingerprint,
                 )
             except Exception as exc:
                 raise AttachError(f"could not start device {command!r}: {exc}") from exc
@@ -265,7 +287,7 @@ class DeviceSources:
         for url in args.serial:
             try:
                 device = await runtime.connect_serial(
-                    url, baudrate=args.baudrate, call_timeout=args.call_timeout
+                    url, baudrate=args.baudrate, call_timeout=args.call_timeout, fingerprint=fingerprint
                 )
             except Exception as exc:
                 raise AttachError(f"could not open the device on serial port {url}: {exc}") from exc
@@ -276,6 +298,7 @@ class DeviceSources:
                 port=args.gateway_port,
                 auth=device_authenticator(args),
                 call_timeout=args.call_timeout,
+                fingerprint=fingerprint,
             )
             await gateway.start()
             self.hubs.append((gateway, "websocket"))
@@ -301,6 +324,7 @@ class DeviceSources:
                 password=password,
                 auth=device_authenticator(args),
                 call_timeout=args.call_timeout,
+                fingerprint=fingerprint,
             )
             try:
                 await mqtt.start()
@@ -335,6 +359,7 @@ __all__ = [
     "has_sources",
     "is_loopback",
     "many_can_connect",
+    "take_trailing_command",
     "unique_id",
     "url_host",
     "usage_error",

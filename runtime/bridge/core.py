@@ -343,6 +343,14 @@ class Bridge:
         uri = params.get("uri")
         target = device_resources.device_uri(uri) if isinstance(uri, str) else None
         if target is None:
+            events_of = device_of(uri) if isinstance(uri, str) else None
+            if method == "resources/subscribe" and events_of is not None and events_of not in self.devices:
+                raise RpcFailure(
+                    RESOURCE_NOT_FOUND,
+                    f"Resource not found: no device {quote(events_of)} is connected (resources/list "
+                    "names the events URI of each one)",
+                    {"uri": _bounded(uri)},
+                )
             return self.subscribe(session, method, params)
         device_id, inner = target
         device = self.devices.get(device_id)
@@ -355,7 +363,9 @@ class Bridge:
                 await device.request(method, {"uri": inner})
             except Exception as exc:
                 code = getattr(exc, "code", None)
-                raise RpcFailure(code if isinstance(code, int) else INVALID_PARAMS, str(exc)) from None
+                # the device's message alone: the code is the error's own field, not repeated
+                message = getattr(exc, "message", None) or str(exc)
+                raise RpcFailure(code if isinstance(code, int) else INVALID_PARAMS, str(message)) from None
         if subscribing:
             if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
@@ -488,7 +498,12 @@ class Bridge:
         """``resources/subscribe`` or ``resources/unsubscribe`` for one session."""
         uri = params.get("uri")
         if not isinstance(uri, str) or device_of(uri) is None:
-            raise RpcFailure(INVALID_PARAMS, f"{method}: not a device events URI: {quote(uri)}")
+            raise RpcFailure(
+                INVALID_PARAMS,
+                f"{method}: {quote(uri)} is not a resource that can be subscribed to: give a "
+                "device's events URI (mcpgen://devices/<id>/events) or the URI of a device "
+                "resource with subscribe (resources/list)",
+            )
         if method == "resources/subscribe":
             if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")

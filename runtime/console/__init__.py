@@ -21,6 +21,6 @@ try:  # prometheus_client and the bridge's HTTP stack: the `console` extra
     from .metrics import FleetMetrics, outcome_of
     from .server import serve_console
 except ModuleNotFoundError as exc:
-    raise missing_extra(exc, "the web console") from None
+    raise missing_extra(exc, "the web console", extra="console") from None
 
 __all__ = ["Console", "ConsoleApp", "ConsoleError", "FleetMetrics", "Guard", "outcome_of", "serve_console"]

@@ -51,6 +51,17 @@ async def test_cli_stdio_with_process_device(mode: str) -> None:
         assert after.is_error and "not connected" in after.content[0].text
 
 
+async def test_cli_device_command_after_a_double_dash_keeps_its_words() -> None:
+    """``-- CMD ARG...``: what MCP Inspector's argument list (which splits a quoted
+    --device-cmd at its spaces) cannot break; the device's own options stay its own."""
+    argv = ["-m", "mcpgen.runtime.bridge", "--transport", "stdio", "--log-level", "WARNING",
+            "--", sys.executable, str(HERE / "fake_device_proc.py"), "--stock-camera"]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=subprocess_env())
+    async with Client(params, mode="legacy", read_timeout_seconds=20) as client:
+        photo = await client.call_tool("self__camera__take_photo", {})  # only with --stock-camera
+        assert not photo.is_error and photo.content[0].type == "image"
+
+
 async def test_stock_nested_image_reaches_mcp_clients_as_image_content() -> None:
     """A stock device's image (a JSON string nested in the item) arrives as MCP image content."""
     argv = bridge_argv("--transport", "stdio")

@@ -266,3 +266,22 @@ def test_stdio_raw_batches_and_parse_errors(version: str, batch_ok: bool) -> Non
         assert isinstance(middle, list) and {m["id"] for m in middle} == {2, 3}
     else:
         assert middle["error"]["code"] == -32600 and middle["id"] is None
+
+
+async def test_a_range_error_has_the_runtime_wording() -> None:
+    """The bridge's own check and the runtime's validator word a range error alike."""
+    from mcpgen.runtime.errors import ValidationError
+    from mcpgen.runtime.validate import SchemaValidator
+
+    device = FakeDevice("one")
+    bridge = Bridge()
+    bridge.add_device(device)
+    [volume] = [t for t in device.tools if t.name == "self.audio_speaker.set_volume"]
+    with pytest.raises(ValidationError) as raised:
+        SchemaValidator(volume.input_schema).validate({"volume": 101})
+    assert str(raised.value) == "volume: must be <= 100, got 101"
+    async with RawClient(bridge) as client:
+        result = (await client.request(call("self__audio_speaker__set_volume", {"volume": 101})))["result"]
+    assert result["isError"] is True
+    assert str(raised.value) in result["content"][0]["text"], result
+    assert "greater than the maximum" not in result["content"][0]["text"]

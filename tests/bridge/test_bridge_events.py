@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx2 as httpx
 import mcp_types as types
+import pytest
 from bridge_fakes import FakeDevice
 from bridge_testlib import HttpBridge
 from mcp import Client
@@ -180,6 +181,8 @@ async def test_events_resource_list_read_and_subscribe() -> None:
         assert sub == {"jsonrpc": "2.0", "id": 3, "result": {}}
         bad = await client.request(req("resources/subscribe", {"uri": "file:///etc/passwd"}, id=4))
         assert bad["error"]["code"] == -32602
+        assert "not a device events URI" not in bad["error"]["message"]  # device resources count too
+        assert "is not a resource that can be subscribed to" in bad["error"]["message"]
         await client.settle()
         pushed.clear()
 
@@ -202,12 +205,10 @@ async def test_events_resource_list_read_and_subscribe() -> None:
         await client.settle()
         assert [m["method"] for m in pushed] == ["notifications/message"]
 
-        for n in range(1024):  # devices that may connect later count too, up to a bound
-            uri = f"mcpgen://devices/d{n}/events"
-            await client.request(req("resources/subscribe", {"uri": uri}, id=100 + n))
-        extra = {"uri": "mcpgen://devices/x/events"}
-        full = await client.request(req("resources/subscribe", extra, id=9))
-        assert full["error"]["code"] == -32602
+        # an unknown device's events: -32002, as resources/read answers (it answered {})
+        unknown = await client.request(req("resources/subscribe", {"uri": "mcpgen://devices/x/events"}, id=9))
+        assert unknown["error"]["code"] == -32002
+        assert "no device 'x' is connected" in unknown["error"]["message"]
 
         bridge.remove_device("aa:bb")
         gone = await client.request(req("resources/read", {"uri": EVENTS_URI}, id=7))
@@ -286,3 +287,36 @@ async def test_event_store_replays_after_an_id_and_ignores_foreign_ones() -> Non
 
 def _note(n: int) -> JSONRPCNotification:
     return JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params={"n": n})
+
+
+async def test_subscriptions_per_session_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpgen.runtime.bridge import core
+
+    monkeypatch.setattr(core, "MAX_SUBSCRIPTIONS", 2)
+    bridge = Bridge()
+    async with RawClient(bridge) as client:
+        for n in range(3):
+            bridge.add_device(FakeDevice(f"d{n}"))
+        for n in range(2):
+            uri = f"mcpgen://devices/d{n}/events"
+            ok = await client.request(req("resources/subscribe", {"uri": uri}, id=n + 1))
+            assert ok["result"] == {}
+        full = await client.request(req("resources/subscribe", {"uri": "mcpgen://devices/d2/events"}, id=9))
+        assert full["error"]["code"] == -32602 and "at most 2 subscriptions" in full["error"]["message"]
+
+
+async def test_a_device_refusing_a_subscription_is_quoted_without_the_code_again() -> None:
+    from mcpgen.runtime.errors import RpcError
+
+    class Refusing(FakeDevice):
+        async def request(self, method: str, params: Any, timeout: Any = None) -> Any:
+            raise RpcError(-32602, "Invalid params: resource icon does not support subscribe")
+
+    bridge = Bridge()
+    async with RawClient(bridge) as client:
+        bridge.add_device(Refusing("lamp"))
+        uri = "mcpgen://devices/lamp/lamp://icon.png"
+        answer = await client.request(req("resources/subscribe", {"uri": uri}, id=2))
+    assert answer["error"] == {
+        "code": -32602, "message": "Invalid params: resource icon does not support subscribe"
+    }  # not "[-32602] Invalid params: ..."

@@ -50,3 +50,15 @@ def test_new_spec_names_the_schema_copied_beside_it(tmp_path: Path) -> None:
     assert spec.read_text(encoding="utf-8").splitlines()[0] == (
         "# yaml-language-server: $schema=./toolspec.schema.json")
     assert (tmp_path / "specs" / "toolspec.schema.json").read_bytes() == resources.spec_schema().read_bytes()
+
+
+def test_new_leaves_no_generated_tree_beside_the_spec(tmp_path: Path) -> None:
+    # It wrote specs/build/, which went stale with the first edit of the spec.
+    proc = codegen("new", "my-fan", "--directory", "specs", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "specs").iterdir()) == [
+        "my_fan.yaml", "my_fan_handlers.cpp", "toolspec.schema.json"]
+    assert not (tmp_path / "build").exists()
+    proc = codegen("new", "my-box", "--directory", "specs", "-o", "gen", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "gen").is_dir() and not (tmp_path / "specs" / "build").exists()

@@ -183,3 +183,45 @@ def test_orphaned_handler_names_its_tool_from_the_stub_comment(tmp_path: Path) -
     assert [m.tool for m in info.value.missing] == ["self.fan.set_speed"]
     assert [o.handler for o in info.value.orphans] == ["timer_set"]
     assert "handler `timer_set` has no tool in the spec" in str(info.value)
+
+
+@pytest.mark.parametrize(("target", "tool"), [("host", "g++"), ("xiaozhi", None)])
+def test_renamed_parameter_is_reported_at_the_handler_line_before_compiling(
+    tmp_path: Path, target: str, tool: str | None
+) -> None:
+    # Issue 43: `minutes` renamed to `duration` surfaced as g++'s
+    # "'const struct TimerSetArgs' has no member named 'minutes'".
+    if tool:
+        _needs(tool)
+    spec = copy_spec(tmp_path)
+    text = spec.read_text(encoding="utf-8")
+    old = "      minutes: {type: integer, min: 0, max: 720}"
+    assert old in text
+    spec.write_text(text.replace(old, "      duration: {type: integer, min: 0, max: 720}"), encoding="utf-8")
+    handlers = tmp_path / "desk_lamp_handlers.cpp"
+    read_line = line_of(handlers, "g_lamp.timer_minutes = args.minutes;")
+    out = tmp_path / "out"
+    proc = codegen("build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings",
+                   cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        f"desk_lamp_handlers.cpp:{read_line}: handler `timer_set` reads `args.minutes`, "
+        "which `TimerSetArgs` no longer has" in proc.stderr
+    ), proc.stderr
+    assert "parameter `minutes` of tool `self.timer.set` is now `duration`" in proc.stderr
+    assert "read `args.duration` instead of `args.minutes`" in proc.stderr
+    assert "has no member named" not in proc.stderr + proc.stdout and "Traceback" not in proc.stderr
+    assert not list(out.rglob("*.o"))
+
+
+def test_a_removed_parameter_names_the_ones_left(tmp_path: Path) -> None:
+    from mcpgen.codegen.emit import handlers as handlers_mod
+    from mcpgen.codegen.spec.loader import load_spec
+
+    spec_path = copy_spec(tmp_path)
+    text = spec_path.read_text(encoding="utf-8")
+    spec_path.write_text(text.replace("      speed: {type: number, min: 0.1, max: 10, default: 1.0}\n", ""),
+                         encoding="utf-8")
+    (stale,) = handlers_mod.stale_members(load_spec(spec_path), tmp_path / "desk_lamp_handlers.cpp")
+    assert (stale.handler, stale.member, stale.renamed_to) == ("light_set_effect", "speed", "")
+    assert "its parameters: `effect`" in stale.format() and "put `speed` back in the spec" in stale.format()

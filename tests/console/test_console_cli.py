@@ -181,3 +181,26 @@ async def test_more_device_ids_than_commands_is_refused() -> None:
     )  # fmt: skip
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 2 and b"2 --device-id for 1 --device-cmd" in err
+
+
+async def test_codegen_console_checks_devices_against_the_given_spec(built_default: Built) -> None:
+    """--spec: the page says "spec match" for a device of that spec (it said "no spec" always)."""
+    sim = shlex.join([str(built_default.exe), "--stdio"])
+    spec = str(REPO / "toolspec" / "default_device.yaml")
+    async with codegen_console("--spec", spec, "--device-cmd", sim, "--token", "t") as running:
+        async with httpx.AsyncClient(base_url=running.base, headers={"Authorization": "Bearer t"}) as client:
+            [device] = await until_devices(client, 1)
+            assert device["compatibility"]["status"] == "match", device["compatibility"]
+            assert device["compatibility"]["label"] == "spec match"
+    other = str(REPO / "toolspec" / "desk_lamp.yaml")
+    async with codegen_console("--spec", other, "--device-cmd", sim, "--token", "t") as running:
+        async with httpx.AsyncClient(base_url=running.base, headers={"Authorization": "Bearer t"}) as client:
+            [device] = await until_devices(client, 1)
+            assert device["compatibility"]["status"] == "mismatch", device["compatibility"]
+
+
+async def test_codegen_console_takes_the_device_command_after_a_double_dash(built_default: Built) -> None:
+    async with codegen_console("--token", "t", "--", str(built_default.exe), "--stdio") as running:
+        async with httpx.AsyncClient(base_url=running.base, headers={"Authorization": "Bearer t"}) as client:
+            [device] = await until_devices(client, 1)
+            assert device["transport"] == "stdio" and device["name"] == "xiaozhi-sim"

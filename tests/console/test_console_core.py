@@ -149,3 +149,19 @@ async def test_the_console_listener_turns_nagle_off_on_accepted_connections() ->
         _reader, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
         assert await asyncio.wait_for(accepted, 5) != 0
         writer.close()
+
+
+def test_pages_have_a_favicon() -> None:
+    """Both pages name an inline SVG icon (the CSP allows data: images), so the browser
+    shows one and asks the server for no /favicon.ico."""
+    import re
+    import xml.etree.ElementTree as ET
+    from importlib.resources import files
+    from urllib.parse import unquote
+
+    for page in ("index.html", "login.html"):
+        html = (files("mcpgen.runtime.console") / "static" / page).read_text(encoding="utf-8")
+        found = re.search(r'<link rel="icon" type="image/svg\+xml" href="data:image/svg\+xml,([^"]+)">', html)
+        assert found, page
+        svg = ET.fromstring(unquote(found.group(1)))
+        assert svg.tag == "{http://www.w3.org/2000/svg}svg" and svg.get("viewBox") == "0 0 16 16"

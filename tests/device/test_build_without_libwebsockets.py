@@ -32,3 +32,19 @@ def test_build_without_libwebsockets_works_and_says_what_is_missing(
     assert proc.returncode == 2
     assert "install libwebsockets-dev (apt-get install libwebsockets-dev)" in proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr  # one line
+    assert proc.stderr.startswith("error: --ws: this simulator was built without WebSocket support")
+    # with OTA options too: refused at once, before the OTA supervisor starts anything
+    proc = subprocess.run([str(exe), "--ws", "ws://127.0.0.1:1/", "--ota-dir", str(tmp_path / "ota")],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (tmp_path / "ota").exists()
+
+
+def test_the_end_of_the_build_says_which_transport_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build_host, "ws_available", lambda cxx="g++": False)
+    note = build_host.missing_transports()
+    assert note.startswith("no --ws: libwebsockets-dev was not found; apt-get install libwebsockets-dev")
+    line = build_host.Built("simulator", Path("sim"), note).format()
+    assert line == f"simulator: sim ({note})"
+    monkeypatch.setattr(build_host, "ws_available", lambda cxx="g++": True)
+    assert build_host.missing_transports() == ""

@@ -373,3 +373,28 @@ def test_a_long_variable_name_is_matched(pages: StdioSim) -> None:
     assert pages.request("resources/read", {"uri": "r:abc"})["result"]["contents"][0]["text"] == "abc"
     reply = pages.request("resources/read", {"uri": "r:123456789"})
     assert reply["error"]["code"] == -32602 and "at most 8 characters" in reply["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("self.light.set_power", {"on": True}),
+        ("self.timer.set", {"minutes": 5}),
+        ("self.light.set_effect", {"effect": "breathe"}),
+        ("self.button.press", {}),
+        ("self.light.set_rgb", {"r": 3, "g": 2, "b": 1}),
+    ],
+)
+def test_every_tool_that_changes_the_status_announces_it(lamp: StdioSim, tool: str, arguments: dict) -> None:
+    """A subscriber of lamp://status hears of every change, not only set_rgb's."""
+    assert lamp.request("resources/subscribe", {"uri": "lamp://status"})["result"] == {}
+    lamp.send_line(json.dumps({"jsonrpc": "2.0", "id": 901, "method": "tools/call",
+                               "params": {"name": tool, "arguments": arguments}}))
+    notes = []
+    while True:
+        line = lamp.read_json()
+        if line.get("id") == 901:
+            break
+        notes.append(line)
+    assert {"jsonrpc": "2.0", "method": "notifications/resources/updated",
+            "params": {"uri": "lamp://status"}} in notes, notes

@@ -8,6 +8,11 @@ Every fence names its language. Blocks in ``sh``, ``console`` and ``python`` are
 * ``<!-- doc-test: server (WHAT) -->``: the block's last command (for ``python``, the
   whole script) serves until stopped: it passes when it is still running, without a
   traceback, a few seconds after it started; the commands before it must succeed.
+* ``[EXTRA]`` at the end of a marker (``<!-- doc-test: [bridge] -->``,
+  ``<!-- doc-test: server (WHAT) [console] -->``): the block needs that pip extra
+  (pyproject.toml). It runs as above, and once more as a pip user without it (the extra's
+  modules hidden): then it must end in the one-line "install the extra" message of
+  ``mcpgen.extras``, never a traceback.
 
 A ``console`` block is a transcript: ``$ COMMAND`` lines are run, ``mcp> LINE`` lines
 are fed to the command's standard input, every other line is expected output, in order
@@ -25,7 +30,9 @@ RUN_LANGS = frozenset({"sh", "console", "python"})
 MARKER_KINDS = frozenset({"skip", "server"})
 
 _FENCE = re.compile(r"^(\s*)```(.*)$")
-_MARKER = re.compile(r"^\s*<!--\s*doc-test:\s*(\S+)\s*(?:\((.*)\))?\s*-->\s*$")
+_MARKER = re.compile(
+    r"^\s*<!--\s*doc-test:\s*(?:([a-z]+)\s*(?:\((.*)\))?)?\s*(?:\[([a-z0-9_-]+)\])?\s*-->\s*$"
+)
 _ANY_MARKER = re.compile(r"^\s*<!--\s*doc-test:")
 
 
@@ -39,6 +46,7 @@ class Block:
     text: str
     marker: str = ""  # "", "skip" or "server"
     reason: str = ""
+    extra: str = ""  # the pip extra the block needs ("" for none)
 
     @property
     def id(self) -> str:
@@ -70,15 +78,19 @@ def parse(path: Path) -> tuple[list[Block], list[str]]:
             problems.append(f"{rel}:{i + 1}: fence never closed")
             break
         body = [text[len(indent):] if text.startswith(indent) else text.lstrip() for text in lines[i + 1:end]]
-        marker, reason = "", ""
+        marker, reason, extra = "", "", ""
         if i > 0 and _ANY_MARKER.search(lines[i - 1]):
             m = _MARKER.match(lines[i - 1])
-            if m is None or m.group(1) not in MARKER_KINDS or not (m.group(2) or "").strip():
-                problems.append(f"{rel}:{i}: expected `<!-- doc-test: skip (REASON) -->` or "
-                                f"`<!-- doc-test: server (WHAT) -->`, got {lines[i - 1].strip()!r}")
+            plain_extra = m is not None and m.group(1) is None and m.group(3) is not None
+            if m is None or not plain_extra and (
+                m.group(1) not in MARKER_KINDS or not (m.group(2) or "").strip()
+            ):
+                problems.append(f"{rel}:{i}: expected `<!-- doc-test: skip (REASON) -->`, "
+                                f"`<!-- doc-test: server (WHAT) -->` or `<!-- doc-test: [EXTRA] -->` "
+                                f"(an [EXTRA] may end the first two), got {lines[i - 1].strip()!r}")
             else:
-                marker, reason = m.group(1), m.group(2).strip()
-        blocks.append(Block(rel, i + 1, lang, "\n".join(body) + "\n", marker, reason))
+                marker, reason, extra = m.group(1) or "", (m.group(2) or "").strip(), m.group(3) or ""
+        blocks.append(Block(rel, i + 1, lang, "\n".join(body) + "\n", marker, reason, extra))
         i = end + 1
     return blocks, problems
 

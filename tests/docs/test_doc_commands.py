@@ -14,6 +14,7 @@ run, skipped (``<!-- doc-test: skip (REASON) -->``) or run as a server is descri
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from doc_blocks import REPO, RUN_LANGS, Block, all_blocks, commands, doc_files, matches, parse, transcript
+from hidden_modules import one_line, without_extra
 
 BLOCKS = [b for b in all_blocks() if b.lang in RUN_LANGS]
 SERVER_UP_SECONDS = 8.0  # a server still running this long after it started counts as started
@@ -167,6 +169,74 @@ def test_doc_block_runs_as_written(block: Block, request: pytest.FixtureRequest)
     started = time.monotonic()
     {"sh": _run_sh, "python": _run_python, "console": _run_console}[block.lang](block, doc_env)
     print(f"{block.id}: ran in {time.monotonic() - started:.1f} s")
+
+
+# -- as a pip user without the extras -----------------------------------------------------
+
+EXTRA_BLOCKS = [b for b in BLOCKS if b.extra and b.marker != "skip"]
+@pytest.mark.slow
+@pytest.mark.parametrize("block", EXTRA_BLOCKS, ids=[b.id for b in EXTRA_BLOCKS])
+def test_doc_block_without_its_extra_ends_in_the_one_line(block: Block,
+                                                          request: pytest.FixtureRequest) -> None:
+    """A pip user who skipped the page's extra gets the line naming it, not a traceback."""
+    denv: DocEnv = request.getfixturevalue("doc_env")
+    env = without_extra(denv.env, denv.work / "hide-site", block.extra)
+    if block.lang == "python":
+        script = denv.work / f"{_slug(block)}_without.py"
+        script.write_text(block.text)
+        proc = _run([str(denv.python), script.name], env, denv.work, timeout=120)
+    else:
+        proc = _run(block.text, env, denv.work, shell=True, timeout=120)
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert proc.returncode != 0, f"{block.id} ran without [{block.extra}]:\n{proc.stdout[-3000:]}"
+    assert "Traceback" not in proc.stdout, proc.stdout[-3000:]
+    assert lines and re.match(one_line(block.extra), lines[-1]), (
+        f"{block.id} without [{block.extra}] ended in:\n{proc.stdout[-3000:]}")
+
+
+# Words of a block that needs an extra: a block showing one must say which (a marker).
+NEEDS_EXTRA = {
+    "bridge": re.compile(r"codegen bridge|mcpgen\.runtime\.bridge|^from mcp |^import mcp\b", re.M),
+    "console": re.compile(r"codegen console|mcpgen\.runtime\.console|prometheus_client", re.M),
+    "mqtt": re.compile(r"async with Mqtt(Gateway|Fleet)\(|aiomqtt", re.M),  # made, not started: none
+    "serial": re.compile(r"connect_serial|--serial |run_qemu import boot", re.M),
+}
+
+
+def test_every_block_that_needs_an_extra_names_it() -> None:
+    problems = []
+    for b in BLOCKS:
+        if b.marker == "skip":
+            continue
+        for extra, words in NEEDS_EXTRA.items():
+            if words.search(b.text) and b.extra != extra and not (extra == "bridge" and b.extra == "console"):
+                problems.append(f"{b.id}: uses the [{extra}] extra; "
+                                f"mark it `<!-- doc-test: ... [{extra}] -->`")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_doc_page_states_its_extras_at_the_top() -> None:
+    """Under the title, ``Extras: ...`` names the pip extras the page needs (or none), each
+    one pyproject.toml defines, and every extra a block of the page is marked with."""
+    import tomllib
+
+    defined = set(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    problems = []
+    for path in sorted((REPO / "docs").glob("*.md")):
+        rel = path.relative_to(REPO).as_posix()
+        head = path.read_text(encoding="utf-8").splitlines()[:6]
+        line = next((h for h in head if h.startswith("Extras: ")), None)
+        if line is None:
+            problems.append(f"{rel}: no `Extras: ...` line under the title")
+            continue
+        named = set(re.findall(r"`\[([a-z0-9_-]+)\]`", line))
+        if not named and "none" not in line:
+            problems.append(f"{rel}: `Extras:` names no `[extra]` and does not say none")
+        problems += [f"{rel}: [{e}] is not an extra of pyproject.toml" for e in sorted(named - defined)]
+        marked = {b.extra for b in BLOCKS if b.file == rel and b.extra}
+        problems += [f"{rel}: a block needs [{e}], the Extras line does not name it"
+                     for e in sorted(marked - named)]
+    assert not problems, "\n".join(problems)
 
 
 def test_every_fence_names_its_language_and_markers_are_well_formed() -> None:

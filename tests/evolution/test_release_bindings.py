@@ -21,6 +21,12 @@ from mcpgen.runtime.compat import accepted, compatibility
 
 V1 = """\
 device: {name: evo-dev, version: 1.2.0}
+resources:
+  info:
+    description: The device's info.
+    mime_type: text/plain
+    content: text
+    uri: evo://info
 events:
   ping:
     description: Ping.
@@ -38,9 +44,21 @@ tools:
 """
 
 # 2.0.0: a major release may break: `status` returns a string now; plus a new event, a new
-# root-level tool, a new optional parameter and a wider range.
+# root-level tool, a new optional parameter, a wider range and a new resource.
 V2 = """\
 device: {name: evo-dev, version: 2.0.0}
+resources:
+  info:
+    description: The device's info.
+    mime_type: text/plain
+    content: text
+    uri: evo://info
+  status:
+    description: The device's status.
+    mime_type: text/plain
+    content: text
+    uri: evo://status
+    subscribe: true
 events:
   ping:
     description: Ping.
@@ -69,11 +87,17 @@ class FakeDevice:
 
     device_id = "evo-1"
 
-    def __init__(self, fingerprint: str, reply: Any = 1) -> None:
+    def __init__(self, fingerprint: str, reply: Any = 1, server_info: Any = None) -> None:
         self.fingerprint = fingerprint
         self.reply = reply
+        self.server_info = server_info or {}
         self.calls: list[tuple[str, dict, int]] = []
+        self.requests: list[tuple[str, dict]] = []
         self.kinds: dict[str, str] = {}
+
+    async def request(self, method: str, params: dict, timeout: Any = None) -> Any:
+        self.requests.append((method, params))
+        return {"contents": [{"uri": params.get("uri"), "text": "txt"}]}
 
     def set_return_kinds(self, kinds: dict[str, str]) -> None:
         self.kinds.update(kinds)
@@ -143,12 +167,52 @@ async def test_an_older_device_gets_its_own_checks_kinds_and_events(
     assert await dev2.reboot() == "ok" and dev2.supports("self.level.set", "ramp")
 
 
+async def test_every_release_has_the_resources_the_stubs_declare(built: tuple[ModuleType, str, str]) -> None:
+    mod, fp1, fp2 = built
+    old = FakeDevice(fp1)
+    dev = mod.EvoDev(old)
+    assert await dev.resources.info.read() == "txt"  # a resource 1.2.0 serves
+    assert old.requests == [("resources/read", {"uri": "evo://info"})]
+    with pytest.raises(NotSupported, match="status"):
+        await dev.resources.status.read()  # only 2.0.0 serves it: nothing sent
+    with pytest.raises(NotSupported, match="status"):
+        dev.resources.status.updates()
+    assert len(old.requests) == 1
+    new = FakeDevice(fp2)
+    assert await mod.EvoDev(new).resources.status.read() == "txt"
+    assert new.requests == [("resources/read", {"uri": "evo://status"})]
+
+
+async def test_a_release_without_resources_still_has_the_attribute(tmp_path: Path) -> None:
+    spec_path = tmp_path / "evo_dev.yaml"
+    bare = V1.replace(
+        "resources:\n  info:\n    description: The device's info.\n    mime_type: text/plain\n"
+        "    content: text\n    uri: evo://info\n", "")
+    assert "resources" not in bare
+    spec_path.write_text(bare, encoding="utf-8")
+    v1 = load_spec(spec_path)
+    write_release(spec_path, v1)
+    spec_path.write_text(V2, encoding="utf-8")
+    pydir = build_bindings(spec_path, tmp_path / "out", log=lambda _m: None, compile=False)
+    mod = import_bindings(pydir, "evo_dev_tools")
+    dev = mod.EvoDev(FakeDevice(v1.fingerprint))
+    assert dev.version == "1.2.0"
+    with pytest.raises(NotSupported, match="info"):
+        await dev.resources.info.read()
+
+
 def test_unknown_fingerprints_follow_the_policy(built: tuple[ModuleType, str, str],
                                                 caplog: pytest.LogCaptureFixture) -> None:
     mod, fp1, _fp2 = built
     with caplog.at_level(logging.WARNING):
-        dev = mod.EvoDev(FakeDevice("ffffffffffffffff"))
-    assert dev.version == "2.0.0" and "ffffffffffffffff" in caplog.text
+        info = {"name": "evo-dev", "version": "2.1.0-dev"}
+        dev = mod.EvoDev(FakeDevice("ffffffffffffffff", server_info=info))
+    # reported as what it is, never as the newest release it does not run
+    assert dev.version == "2.1.0-dev" and "ffffffffffffffff" in caplog.text
+    assert "not a released one" in caplog.text and "'2.1.0-dev'" in caplog.text
+    assert "NOT by the device's own schemas" in caplog.text and "version 2.0.0's ranges" in caplog.text
+    assert "(device.call() validates against the schemas the device reported)" in caplog.text
+    assert mod.EvoDev(FakeDevice("eeeeeeeeeeeeeeee"), policy="warn").version == "unknown"
     assert mod.EvoDev(FakeDevice(fp1), policy="off").version == "2.0.0"
 
 

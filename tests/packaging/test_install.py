@@ -175,8 +175,14 @@ def test_runtime_alone_then_generated_bindings_call_a_simulator(dist: Path, lamp
     proc = subprocess.run([backend.python, "-c", "import asyncio; from mcpgen.runtime import connect_serial; "
                            "asyncio.run(connect_serial('socket://127.0.0.1:9'))"],
                           cwd=tmp_path, env=backend.env, capture_output=True, text=True)
-    assert proc.stderr.strip().splitlines()[-1] == ("mcpgen.extras.MissingExtra: pyserial is not installed "
-                                                    "(connect_serial): pip install 'mcpgen-runtime[serial]'")
+    assert proc.stderr.strip().splitlines() == ["error: pyserial is not installed (connect_serial): "
+                                                "pip install 'mcpgen-runtime[serial]'"]  # no traceback
+    # MCPGEN_PURE_PYTHON=1 without the [pure] extra (no Cython): the same, one line
+    pure = subprocess.run([backend.python, "-c", "import mcpgen.runtime"], cwd=tmp_path,
+                          env={**backend.env, "MCPGEN_PURE_PYTHON": "1"}, capture_output=True, text=True)
+    assert pure.stderr.strip().splitlines() == [
+        "error: Cython is not installed (MCPGEN_PURE_PYTHON=1 runs the runtime from source): "
+        "pip install 'mcpgen-runtime[pure]'"], pure.stderr
 
     # The generated package depends on mcpgen-runtime only, and compiles in pip's isolated build.
     backend.pip_install(str(lamp / "python"), cwd=tmp_path)

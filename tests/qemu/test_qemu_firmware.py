@@ -108,7 +108,7 @@ def test_run_session_builds_boots_and_calls_every_tool(qemu_toolchain: QemuMachi
     text = "\n".join(out)
     assert f"in {qemu_toolchain.qemu} -M {qemu_toolchain.machine}" in text
     assert "10 tools:" in text and "self.reboot  [user only]" in text
-    assert "call self.counter.add({'amount': 1}) -> 1" in text
+    assert 'call self.counter.add({"amount": 1}) -> 1' in text  # JSON, as host runs print
     assert "FAILED" not in text
     m = re.search(r"stack high-water mark: (\d+) of 16384 bytes", text)
     assert m and 0 < int(m.group(1)) < 16384

@@ -64,10 +64,47 @@ def test_stock_tool_serves_every_clashing_name_listed_once(stock_boot_harness: H
 def test_clashing_names_are_left_out_unless_asked_for(tmp_path: Path) -> None:
     glue = build_xiaozhi(DEFAULT_SPEC, tmp_path / "out", log=_quiet)
     source = (glue / "mcpgen_xiaozhi_tools.cc").read_text(encoding="utf-8")
-    guarded = source.count("#if MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES")
+    guarded = source.count(
+        "if (MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES || !mcpgen::xiaozhi::stock_registers(board, ")
     assert guarded == len(stock_collisions(load_spec(DEFAULT_SPEC)))
     readme = (glue / "README.md").read_text(encoding="utf-8")
     assert "MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES=1" in readme and "stock\ntool serves each name" in readme
+
+
+@pytest.fixture(scope="module")
+def board_harness_exe(header_dir: Path, sanitize: bool, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default device in a stock-boot harness that tells the glue its board."""
+    tmp = tmp_path_factory.mktemp("xz_board")
+    (tmp / "spec").mkdir()
+    for src in (DEFAULT_SPEC, DEFAULT_SPEC.with_name(f"{DEFAULT_SPEC.stem}_handlers.cpp")):
+        (tmp / "spec" / src.name).write_bytes(src.read_bytes())
+    glue = build_xiaozhi(tmp / "spec" / DEFAULT_SPEC.name, tmp / "out", log=_quiet)
+    return build_harness(glue, header_dir, tmp / "harness", sanitize=sanitize, defines=())
+
+
+def test_a_spec_tool_serves_a_stock_name_the_board_does_not_register(board_harness_exe: Path) -> None:
+    """No backlight, no display: the stock firmware registers no set_brightness or
+    set_theme, so the spec's tools serve those names (decided at run time, from the board);
+    the names the stock firmware registers on every board stay the stock tools'."""
+    bare = Harness(board_harness_exe, ("--stock-boot", "--board=camera"))
+    names = [t["name"] for t in bare.list_tools()]
+    assert len(names) == len(set(names)), names
+    assert "self.screen.set_brightness" in names and "self.screen.set_theme" in names
+    brightness, theme, reboot, status = bare.calls(
+        ("self.screen.set_brightness", {"brightness": 40}),
+        ("self.screen.set_theme", {"theme": "dark"}),
+        ("self.reboot", {}),
+        ("self.get_device_status", {}),
+    )
+    assert brightness.error is None and not brightness.text.startswith("stock:"), brightness.text
+    assert theme.error is None and not theme.text.startswith("stock:"), theme.text
+    assert reboot.text == "stock:self.reboot" and status.text == "stock:self.get_device_status"
+    # A board with the hardware: the stock tools serve the names, each listed once.
+    full = Harness(board_harness_exe, ("--stock-boot", "--board=backlight,camera,display"))
+    names = [t["name"] for t in full.list_tools()]
+    assert len(names) == len(set(names)), names
+    (brightness,) = full.calls(("self.screen.set_brightness", {"brightness": 40}))
+    assert brightness.text == "stock:self.screen.set_brightness"
 
 
 def test_events_go_out_through_the_sink(lamp_harness: Harness) -> None:

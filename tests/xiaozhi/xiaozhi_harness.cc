@@ -21,6 +21,11 @@
 // registered (it sets them aside, adds its own, and appends them again; its AddTool
 // calls therefore do not see them), AddUserOnlyTools appends and skips a name already
 // registered. The stand-in stock tools answer "stock:<name>".
+//
+// With --board=<parts> (after --stock-boot; parts: a comma list of backlight, camera,
+// display, possibly empty) the board has only that hardware: the stock tools that need it
+// are registered only then (as main/mcp_server.cc does), and the glue is told the board
+// with mcpgen_register_tools(server, mcpgen_stock_board(board)).
 #include <stdio.h>
 
 #include <exception>
@@ -30,9 +35,26 @@
 #include <vector>
 
 #include "mcp_server.h"
+// The stock firmware's main component builds with HAVE_LVGL on boards with an LVGL display.
+#ifndef HAVE_LVGL
+#define HAVE_LVGL 1
+#endif
 #include "mcpgen_xiaozhi_tools.h"
 
 namespace {
+
+// A stand-in of the stock Board: only what mcpgen_stock_board and AddCommonTools ask.
+struct FakeBoard {
+  int part = 0;  // what the getters return a pointer to
+  bool backlight = true;
+  bool camera = true;
+  bool display = true;
+  void* GetBacklight() { return backlight ? &part : nullptr; }
+  void* GetCamera() { return camera ? &part : nullptr; }
+  void* GetDisplay() { return display ? &part : nullptr; }
+};
+
+FakeBoard g_board;
 
 std::vector<McpTool*> g_tools;  // what McpServer::tools_ holds, visible to the driver
 std::vector<std::string> g_notifications;
@@ -73,14 +95,21 @@ void McpServer::AddCommonTools() {
   AddTool("self.audio_speaker.set_volume", "stock",
           PropertyList(std::vector<Property>{Property("volume", kPropertyTypeInteger, 0, 100)}),
           stock_tool("self.audio_speaker.set_volume"));
-  AddTool("self.screen.set_brightness", "stock",
-          PropertyList(std::vector<Property>{Property("brightness", kPropertyTypeInteger, 0, 100)}),
-          stock_tool("self.screen.set_brightness"));
-  AddTool("self.screen.set_theme", "stock", PropertyList(std::vector<Property>{Property("theme", kPropertyTypeString)}),
-          stock_tool("self.screen.set_theme"));
-  AddTool("self.camera.take_photo", "stock",
-          PropertyList(std::vector<Property>{Property("question", kPropertyTypeString)}),
-          stock_tool("self.camera.take_photo"));
+  if (g_board.GetBacklight() != nullptr) {
+    AddTool("self.screen.set_brightness", "stock",
+            PropertyList(std::vector<Property>{Property("brightness", kPropertyTypeInteger, 0, 100)}),
+            stock_tool("self.screen.set_brightness"));
+  }
+  if (g_board.GetDisplay() != nullptr) {
+    AddTool("self.screen.set_theme", "stock",
+            PropertyList(std::vector<Property>{Property("theme", kPropertyTypeString)}),
+            stock_tool("self.screen.set_theme"));
+  }
+  if (g_board.GetCamera() != nullptr) {
+    AddTool("self.camera.take_photo", "stock",
+            PropertyList(std::vector<Property>{Property("question", kPropertyTypeString)}),
+            stock_tool("self.camera.take_photo"));
+  }
   tools_.insert(tools_.end(), registered.begin(), registered.end());
   g_tools = tools_;
 }
@@ -89,7 +118,10 @@ void McpServer::AddUserOnlyTools() {
   const char* names[] = {"self.get_system_info",        "self.reboot",          "self.upgrade_firmware",
                          "self.screen.get_info",        "self.screen.snapshot", "self.screen.preview_image",
                          "self.assets.set_download_url"};
-  for (const char* name : names) AddUserOnlyTool(name, "stock", PropertyList(), stock_tool(name));
+  for (const char* name : names) {
+    if (std::string(name).rfind("self.screen.", 0) == 0 && g_board.GetDisplay() == nullptr) continue;
+    AddUserOnlyTool(name, "stock", PropertyList(), stock_tool(name));
+  }
 }
 
 void McpServer::AddTool(const std::string& name, const std::string& description, const PropertyList& properties,
@@ -162,7 +194,16 @@ void print_and_free(cJSON* out) {
 
 int main(int argc, char** argv) {
   McpServer& server = McpServer::GetInstance();
-  mcpgen_register_tools(server);
+  std::string board = argc > 2 ? argv[2] : "";
+  if (board.rfind("--board=", 0) == 0) {
+    std::string parts = "," + board.substr(8) + ",";
+    g_board.backlight = parts.find(",backlight,") != std::string::npos;
+    g_board.camera = parts.find(",camera,") != std::string::npos;
+    g_board.display = parts.find(",display,") != std::string::npos;
+    mcpgen_register_tools(server, mcpgen_stock_board(g_board));  // as the board's InitializeTools
+  } else {
+    mcpgen_register_tools(server);
+  }
   if (argc > 1 && std::string(argv[1]) == "--stock-boot") {
     server.AddCommonTools();
     server.AddUserOnlyTools();

@@ -319,6 +319,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (stdio) return run_stdio();
+#if !MCPGEN_HOST_WS
+  if (ws.url != nullptr) {  // before anything starts (the OTA supervisor would run it first)
+    fprintf(stderr,
+            "error: --ws: this simulator was built without WebSocket support (libwebsockets-dev was not "
+            "installed when it was built): install libwebsockets-dev (apt-get install libwebsockets-dev) "
+            "and rebuild it (codegen build SPEC --target host); --stdio and --mqtt work as built\n");
+    return 2;
+  }
+#endif
   if (hostport::ota_supervisor_wanted()) return hostport::ota_supervise(argc, argv);
   if (ws.client_id == nullptr) {
     make_uuid(uuid);

@@ -346,5 +346,21 @@ cJSON* spec_info_json() {
   return obj;
 }
 
+bool stock_registers(const StockBoard& board, const char* name) {
+  if (!board.known) return true;  // not told: the stock tool keeps the name
+  // The tools the stock firmware registers only when the board has the hardware.
+  if (strcmp(name, "self.screen.set_brightness") == 0) return board.backlight;
+  if (strcmp(name, "self.camera.take_photo") == 0) return board.camera;
+  if (strncmp(name, "self.screen.", 12) == 0) return board.lvgl_display;  // set_theme, get_info, ...
+  static const char* const kEveryBoard[] = {
+      "self.get_device_status", "self.audio_speaker.set_volume", "self.get_system_info", "self.reboot",
+      "self.upgrade_firmware",  "self.assets.set_download_url",
+  };
+  for (const char* stock : kEveryBoard) {
+    if (strcmp(name, stock) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace xiaozhi
 }  // namespace mcpgen

@@ -131,5 +131,23 @@ void unlock_core();
 // string without escaping: '"' -> '\'', '\\' -> '/', control characters -> ' '.
 std::string reply_safe(const char* message);
 
+// What the stock McpServer::AddCommonTools / AddUserOnlyTools look at before registering a
+// tool that only some boards have (main/mcp_server.cc): the board's backlight, camera and
+// LVGL display. `known` false means the glue was not told (mcpgen_register_tools(server)):
+// then every stock name is taken to be registered by the stock firmware.
+struct StockBoard {
+  bool known = false;
+  bool backlight = false;
+  bool camera = false;
+  bool lvgl_display = false;
+};
+
+// Whether the stock firmware registers a tool named `name` itself on `board`: false for a
+// name it does not register at all, and for self.screen.set_brightness on a board without
+// a backlight, self.camera.take_photo without a camera, the self.screen.* tools without an
+// LVGL display. The generated glue registers the spec's tool of such a name only when this
+// is false (or when built with MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES=1).
+bool stock_registers(const StockBoard& board, const char* name);
+
 }  // namespace xiaozhi
 }  // namespace mcpgen

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict
 from mcpgen.runtime import validate as _v
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
+from mcpgen.runtime.bindings import version_of as _version_of
 from mcpgen.runtime.fanout import Fanout as _Fanout
 from mcpgen.runtime.errors import NotSupported as _NotSupported
 from mcpgen.runtime.codec import (
@@ -632,7 +633,9 @@ class XiaozhiSim:
     ``"warn"`` logs it, ``"off"`` skips the check. ``"compatible"`` (the default) serves a
     device of any released version (``RELEASES``) typed by its own version: its ranges, its
     results, its events; a tool or parameter that version lacks raises NotSupported, nothing
-    sent (``supports()`` asks first). Another fingerprint is handled as under ``"warn"``.
+    sent (``supports()`` asks first). Another fingerprint is handled as under ``"warn"``:
+    ``version`` is the version the device reports of itself, and the methods check
+    arguments by this version's rules, not by the device's own schemas.
     """
 
     FINGERPRINT = FINGERPRINT
@@ -663,7 +666,8 @@ class XiaozhiSim:
             return
         self._release = None
         self._supported = _SUPPORTED
-        self.version = DEVICE_VERSION
+        # an unknown fingerprint: the version the device reports of itself, not this one
+        self.version = _version_of(device, fingerprint=FINGERPRINT, version=DEVICE_VERSION, policy=policy)
         self.audio_speaker = AudioSpeakerTools(device)
         self.screen = ScreenTools(device)
         self.display = DisplayTools(device)

@@ -18,6 +18,7 @@ from mcpgen.runtime.events import check_params as _check_event_params
 from mcpgen.runtime.resources import ResourceReader as _ResourceReader
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
+from mcpgen.runtime.bindings import version_of as _version_of
 from mcpgen.runtime.fanout import Fanout as _Fanout
 from mcpgen.runtime.errors import NotSupported as _NotSupported
 from mcpgen.runtime.codec import (
@@ -576,7 +577,9 @@ class DeskLamp:
     ``"warn"`` logs it, ``"off"`` skips the check. ``"compatible"`` (the default) serves a
     device of any released version (``RELEASES``) typed by its own version: its ranges, its
     results, its events; a tool or parameter that version lacks raises NotSupported, nothing
-    sent (``supports()`` asks first). Another fingerprint is handled as under ``"warn"``.
+    sent (``supports()`` asks first). Another fingerprint is handled as under ``"warn"``:
+    ``version`` is the version the device reports of itself, and the methods check
+    arguments by this version's rules, not by the device's own schemas.
     """
 
     FINGERPRINT = FINGERPRINT
@@ -601,10 +604,12 @@ class DeskLamp:
             self.timer = impl.timer
             self.button = impl.button
             self.events = impl.events
+            self.resources = impl.resources
             return
         self._release = None
         self._supported = _SUPPORTED
-        self.version = DEVICE_VERSION
+        # an unknown fingerprint: the version the device reports of itself, not this one
+        self.version = _version_of(device, fingerprint=FINGERPRINT, version=DEVICE_VERSION, policy=policy)
         self.light = LightTools(device)
         self.timer = TimerTools(device)
         self.button = ButtonTools(device)
