@@ -48,6 +48,15 @@ Yaml12Resolver.add_implicit_resolver(TAG_INT, _INT_RE, list("-+0123456789"))
 Yaml12Resolver.add_implicit_resolver(TAG_FLOAT, _FLOAT_RE, list("-+.0123456789"))
 
 
+#: Deepest nesting of mappings and lists a spec may have. PyYAML composes nodes
+#: recursively, so a spec of 10,000 `[` ran out of stack ("unexpected RecursionError");
+#: a result object nested MAX_FIELD_DEPTH (32) levels takes about 64.
+MAX_NESTING = 100
+#: Most digits of an integer literal: far above any 64-bit value, and far below where
+#: Python refuses to convert (4300 decimal digits) or printing one costs time.
+MAX_INTEGER_DIGITS = 100
+
+
 class Yaml12Composer(
     yaml.reader.Reader,
     yaml.scanner.Scanner,
@@ -63,6 +72,24 @@ class Yaml12Composer(
         yaml.parser.Parser.__init__(self)
         yaml.composer.Composer.__init__(self)
         Yaml12Resolver.__init__(self)
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """PyYAML's, with the nesting counted: too deep is a located error, not a crash."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                mark = self.peek_event().start_mark
+                raise YamlSyntaxError(
+                    mark.line + 1,
+                    mark.column + 1,
+                    f"the YAML is nested more than {MAX_NESTING} levels deep here",
+                    "a spec needs far fewer levels: look for brackets `[`/`{` that are never closed "
+                    "or a generated file gone wrong",
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 @dataclass(frozen=True)
@@ -102,8 +129,10 @@ def _hint(text: str) -> str:
 
 def compose(text: str) -> yaml.Node | None:
     """Parse one YAML document into nodes; ``None`` for an empty document."""
-    composer = Yaml12Composer(text)
+    composer = None
     try:
+        # (the reader checks every character when it is made: a NUL byte raises here)
+        composer = Yaml12Composer(text)
         return composer.get_single_node()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -118,19 +147,51 @@ def compose(text: str) -> yaml.Node | None:
     except yaml.reader.ReaderError as e:
         line = text.count("\n", 0, e.position) + 1
         column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
+        what = "a NUL byte" if e.character in (0, "\0") else f"character {_char(e.character)}"
         raise YamlSyntaxError(
-            line, column, f"YAML syntax error: character {e.character!r} is not allowed",
+            line, column, f"YAML syntax error: {what} is not allowed in YAML text",
             "remove the character or save the file as plain UTF-8 text",
         ) from None
+    except RecursionError:  # a last resort: the nesting limit above comes first
+        raise YamlSyntaxError(0, 0, "the YAML is nested too deeply to read", "flatten the spec") from None
     finally:
-        composer.dispose()
+        if composer is not None:
+            composer.dispose()
+
+
+def _char(c: Any) -> str:
+    """A character PyYAML refused, for a message: ``U+0007`` and its repr."""
+    code = c if isinstance(c, int) else ord(c)
+    return f"U+{code:04X} {chr(code)!r}"
 
 
 Scalar = Union[None, bool, int, float, str]
 
 
-class UnsupportedTag(ValueError):
+class BadScalar(ValueError):
+    """A scalar that has no value under the spec's rules; ``hint`` says how to fix it."""
+
+    hint = ""
+
+
+class UnsupportedTag(BadScalar):
     """A scalar with an explicit tag we do not support (``!!binary``, ``!custom``...)."""
+
+    hint = "remove the tag"
+
+
+class IntegerTooLong(BadScalar):
+    """An integer literal of more than :data:`MAX_INTEGER_DIGITS` digits."""
+
+    hint = "a 64-bit integer has at most 19 digits; quote it if it is meant as text"
+
+
+def _integer(text: str, base: int) -> int:
+    digits = len(text.lstrip("+-")) - (2 if base != 10 else 0)
+    if digits > MAX_INTEGER_DIGITS:
+        raise IntegerTooLong(f"an integer of {digits} digits: expected at most {MAX_INTEGER_DIGITS}")
+    body = text[2:] if base != 10 else text
+    return int(body, base)
 
 
 def scalar_value(node: yaml.ScalarNode) -> Scalar:
@@ -145,10 +206,10 @@ def scalar_value(node: yaml.ScalarNode) -> Scalar:
         return text.lower() == "true"
     if tag == TAG_INT and _INT_RE.match(text):
         if text.startswith("0o"):
-            return int(text[2:], 8)
+            return _integer(text, 8)
         if text.startswith("0x"):
-            return int(text[2:], 16)
-        return int(text, 10)
+            return _integer(text, 16)
+        return _integer(text, 10)
     if tag == TAG_FLOAT and _FLOAT_RE.match(text):
         body = text.lstrip("+-").lower()
         if body == ".inf":
@@ -184,6 +245,8 @@ def describe_node(node: yaml.Node) -> str:
         return "a list"
     try:
         return describe(scalar_value(node))  # type: ignore[arg-type]
+    except IntegerTooLong as e:
+        return str(e).split(":")[0]
     except UnsupportedTag:
         return f"a value tagged {node.tag}"
 
