@@ -23,7 +23,7 @@ from mcpgen.codegen.emit.param_text import cpp_param_comment as _param_comment
 from mcpgen.codegen.emit.resources_cpp import resource_views
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
-from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.codegen.spec.model import DEFAULT_RESPONSE_BUFFER, Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
 from mcpgen.codegen.spec.ota import is_builtin
 from mcpgen.protocol import RETURN_KINDS
@@ -229,6 +229,13 @@ def _context(spec: Spec) -> dict[str, object]:
         "any_subscribe": any(r.subscribe for r in spec.resources),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
         "ota": spec.device.ota,
+        # A spec that says its build has a larger reply buffer than the core's default (its
+        # resources were checked against it): the header makes a build without it fail.
+        "response_buffer": (
+            spec.device.response_buffer
+            if spec.resources and spec.device.response_buffer != DEFAULT_RESPONSE_BUFFER
+            else None
+        ),
     }
 
 
