@@ -16,6 +16,9 @@ from typing import Any, Union
 
 import yaml
 
+# PyYAML built with libyaml (its wheels are) has a C parser; without, the Python one reads.
+_CParser: Any = getattr(yaml, "CParser", None) or getattr(getattr(yaml, "cyaml", None), "CParser", None)
+
 TAG_NULL = "tag:yaml.org,2002:null"
 TAG_BOOL = "tag:yaml.org,2002:bool"
 TAG_INT = "tag:yaml.org,2002:int"
@@ -84,8 +87,7 @@ class Yaml12Composer(
                     mark.line + 1,
                     mark.column + 1,
                     f"the YAML is nested more than {MAX_NESTING} levels deep here",
-                    "a spec needs far fewer levels: look for brackets `[`/`{` that are never closed "
-                    "or a generated file gone wrong",
+                    _NESTING_HINT,
                 )
             return super().compose_node(parent, index)
         finally:
@@ -127,8 +129,117 @@ def _hint(text: str) -> str:
     return next((hint for needle, hint in _HINTS if needle in text), "")
 
 
+def _compose_with_libyaml(text: str) -> yaml.Node | None:
+    """The nodes of one document, from libyaml's events (PyYAML's C parser, about ten
+    times faster than its pure-Python one) composed here without recursion, so nesting is
+    counted as it goes. Raises any YAML error as it comes: :func:`compose` then reads the
+    text again with the pure-Python parser, whose messages and positions it explains."""
+    parser = _CParser(text)
+    resolver = Yaml12Resolver()
+    try:
+        parser.get_event()  # stream start
+        if parser.check_event(yaml.StreamEndEvent):
+            return None
+        parser.get_event()  # document start
+        anchors: dict[str, yaml.Node] = {}
+        stack: list[yaml.Node] = []
+        keys: list[Any] = []  # per open mapping: its pending key node (None: none yet)
+        root: yaml.Node | None = None
+        while True:
+            ev: Any = parser.get_event()
+            cls = type(ev)  # (compared by identity: the events carry libyaml's Marks, not PyYAML's)
+            node: yaml.Node
+            if cls is yaml.SequenceEndEvent or cls is yaml.MappingEndEvent:
+                done = stack.pop()
+                done.end_mark = ev.end_mark
+                if isinstance(done, yaml.MappingNode):
+                    keys.pop()
+                if not stack:
+                    root = done
+                continue
+            elif cls is yaml.DocumentEndEvent:
+                break
+            elif cls is yaml.AliasEvent:
+                if ev.anchor not in anchors:
+                    raise yaml.composer.ComposerError(None, None, "found undefined alias", ev.start_mark)
+                node = anchors[ev.anchor]
+            elif cls is yaml.ScalarEvent:
+                tag = ev.tag
+                if tag is None or tag == "!":
+                    tag = resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+                node = yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style or None)
+                _anchor(anchors, ev, node)
+            elif cls is yaml.SequenceStartEvent or cls is yaml.MappingStartEvent:
+                if len(stack) >= MAX_NESTING:
+                    raise YamlSyntaxError(
+                        ev.start_mark.line + 1,
+                        ev.start_mark.column + 1,
+                        f"the YAML is nested more than {MAX_NESTING} levels deep here",
+                        _NESTING_HINT,
+                    )
+                tag = ev.tag
+                is_seq = cls is yaml.SequenceStartEvent
+                kind = yaml.SequenceNode if is_seq else yaml.MappingNode
+                if tag is None or tag == "!":
+                    tag = resolver.resolve(kind, None, ev.implicit)
+                node = kind(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                _anchor(anchors, ev, node)
+                _attach(stack, keys, node)
+                stack.append(node)
+                if not is_seq:
+                    keys.append(None)
+                continue
+            else:
+                what = f"unexpected {cls.__name__}"
+                raise yaml.composer.ComposerError(None, None, what, ev.start_mark)
+            if not stack:
+                root = node
+            else:
+                _attach(stack, keys, node)
+        if not parser.check_event(yaml.StreamEndEvent):
+            raise yaml.composer.ComposerError(None, None, "expected a single document", None)
+        return root
+    finally:
+        parser.dispose()
+
+
+def _anchor(anchors: dict[str, yaml.Node], ev: Any, node: yaml.Node) -> None:
+    if ev.anchor is None:
+        return
+    if ev.anchor in anchors:  # PyYAML's composer refuses it: let it say so
+        raise yaml.composer.ComposerError(None, None, "found duplicate anchor", ev.start_mark)
+    anchors[ev.anchor] = node
+
+
+def _attach(stack: list[yaml.Node], keys: list[Any], node: yaml.Node) -> None:
+    """Adds ``node`` to the collection being composed (a mapping takes key, then value)."""
+    if not stack:
+        return
+    parent = stack[-1]
+    if isinstance(parent, yaml.SequenceNode):
+        parent.value.append(node)
+    elif keys[-1] is None:
+        keys[-1] = node
+    else:
+        parent.value.append((keys[-1], node))
+        keys[-1] = None
+
+
+_NESTING_HINT = (
+    "a spec needs far fewer levels: look for brackets `[`/`{` that are never closed "
+    "or a generated file gone wrong"
+)
+
+
 def compose(text: str) -> yaml.Node | None:
     """Parse one YAML document into nodes; ``None`` for an empty document."""
+    if _CParser is not None:
+        try:
+            return _compose_with_libyaml(text)
+        except YamlSyntaxError:
+            raise
+        except (yaml.YAMLError, ValueError):
+            pass  # read again below, for PyYAML's own message and position
     composer = None
     try:
         # (the reader checks every character when it is made: a NUL byte raises here)
