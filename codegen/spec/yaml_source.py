@@ -231,11 +231,21 @@ _NESTING_HINT = (
 )
 
 
+#: The last text composed and its nodes: ``codegen diff`` composes the NEW spec to check it
+#: and again to locate its changes (nodes are never changed after composing).
+_last_composed: tuple[str, yaml.Node | None] = ("", None)
+
+
 def compose(text: str) -> yaml.Node | None:
     """Parse one YAML document into nodes; ``None`` for an empty document."""
+    global _last_composed
+    if text and _last_composed[0] == text:
+        return _last_composed[1]
     if _CParser is not None:
         try:
-            return _compose_with_libyaml(text)
+            root = _compose_with_libyaml(text)
+            _last_composed = (text, root)
+            return root
         except YamlSyntaxError:
             raise
         except (yaml.YAMLError, ValueError):
