@@ -7,6 +7,9 @@ Every error a device interaction can end in derives from :class:`McpDeviceError`
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
 from typing import Any, Optional
 
 
@@ -166,7 +169,49 @@ def quoted(text: object) -> str:
     return clip(str(text), QUOTE_LIMIT)
 
 
+class LogThrottle:
+    """A rate limit for a log line that a peer can cause at will (a refused upgrade, a
+    forged token): at most ``burst`` lines per ``interval`` seconds; the rest are counted,
+    and the next line logged says how many were left out. Pair it with :func:`quoted` for
+    what the peer sent, so neither the number nor the length of lines is the peer's choice.
+    """
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        *,
+        burst: int = 10,
+        interval: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.logger = logger
+        self.burst = burst
+        self.interval = interval
+        self.clock = clock
+        self.suppressed = 0  # lines left out since the last one logged
+        self._window_start = float("-inf")
+        self._in_window = 0
+
+    def warning(self, msg: str, *args: object) -> bool:
+        """Logs ``msg % args`` at WARNING unless over the rate; True when it was logged."""
+        now = self.clock()
+        if now - self._window_start >= self.interval:
+            self._window_start = now
+            self._in_window = 0
+        if self._in_window >= self.burst:
+            self.suppressed += 1
+            return False
+        self._in_window += 1
+        if self.suppressed:
+            msg += " (%d more like it left out of the log since the last line)"
+            args = (*args, self.suppressed)
+            self.suppressed = 0
+        self.logger.warning(msg, *args)
+        return True
+
+
 __all__ = [
+    "LogThrottle",
     "McpDeviceError",
     "NotSupported",
     "ToolError",

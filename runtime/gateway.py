@@ -41,7 +41,7 @@ from picows import WSAutoPingStrategy, WSCloseCode
 from mcpgen.runtime import fdlimit, memtrim, wire, wslink
 from mcpgen.runtime.auth import Handshake, bearer_token
 from mcpgen.runtime.device import Device
-from mcpgen.runtime.errors import DeviceDisconnected, quoted
+from mcpgen.runtime.errors import QUOTE_LIMIT, DeviceDisconnected, LogThrottle, clip, quoted
 from mcpgen.runtime.hub import DeviceHub
 from mcpgen.runtime.options import SessionKeywords, SessionOptions
 from mcpgen.runtime.wslink import DeviceLink
@@ -117,6 +117,8 @@ class Gateway(DeviceHub):
         self._half_open_by_source: dict[str, int] = {}
         self._refusals_unlogged = 0
         self._refusal_logged_at = -REFUSAL_LOG_INTERVAL
+        # Refused upgrade requests: a few lines per interval, what the peer sent clipped.
+        self._rejection_log = LogThrottle(log, interval=REFUSAL_LOG_INTERVAL)
         self._server: Optional[asyncio.AbstractServer] = None
         self._links: set[DeviceLink] = set()  # every upgraded connection
         self._young: set[Any] = set()  # handshakes and links waiting for a hello
@@ -233,7 +235,15 @@ class Gateway(DeviceHub):
 
     def _rejected(self, status: http.HTTPStatus, device_id: str, remote: str, reason: str) -> bytes:
         self.rejected += 1
-        log.warning("rejected device %r from %s: %s (HTTP %d)", device_id, remote, reason, status.value)
+        # The device id and the reason may carry what the peer sent (a 10 kB header): quote
+        # a bounded prefix, and log at a bounded rate (issue 40).
+        self._rejection_log.warning(
+            "rejected device %s from %s: %s (HTTP %d)",
+            quoted(repr(device_id)),
+            remote,
+            clip(reason, 4 * QUOTE_LIMIT),
+            status.value,
+        )
         body = f"{status.phrase}: {reason}\n".encode()
         return (
             f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n"

@@ -35,7 +35,7 @@ from typing import Any, Optional, Unpack
 from mcpgen.runtime import shared, wire
 from mcpgen.runtime.auth import Handshake, authenticate
 from mcpgen.runtime.device import Device, Transport
-from mcpgen.runtime.errors import DeviceTimeout, SpecMismatch
+from mcpgen.runtime.errors import DeviceTimeout, LogThrottle, SpecMismatch, quoted
 from mcpgen.runtime.options import HasSessionOptions, SessionKeywords, SessionOptions, session_options
 
 #: gc_freeze=None (auto) freezes the GC's view of set-up sessions from this many devices
@@ -82,6 +82,7 @@ class DeviceHub(HasSessionOptions):
         self.options = session_options(options, session)
         self.gc_freeze = gc_freeze
         self.rejected = 0
+        self._refusal_log = LogThrottle(self.log)  # refused hellos: a peer's choice, so rate-limited
         self.connected: dict[str, Device] = {}  # device id -> ready handle
         self._live: dict[str, Device] = {}  # device id -> newest handle, ready or in setup
         self._setups: dict[Device, asyncio.Task] = {}
@@ -164,7 +165,7 @@ class DeviceHub(HasSessionOptions):
         if reason is None:
             return None
         self.rejected += 1
-        self.log.warning("device %s: %s; refused", device_id, reason)
+        self._refusal_log.warning("device %s: %s; refused", quoted(device_id), reason)
         return reason
 
     async def _authenticate(self, hs: Handshake) -> bool:
@@ -179,7 +180,7 @@ class DeviceHub(HasSessionOptions):
         try:
             ok = self.auth.authenticate(hs)
         except Exception:
-            self.log.exception("authenticator failed for device %r", hs.device_id)
+            self.log.exception("authenticator failed for device %s", quoted(repr(hs.device_id)))
             return False
         if inspect.isawaitable(ok):
             return self._await_auth(hs, ok)
@@ -189,7 +190,7 @@ class DeviceHub(HasSessionOptions):
         try:
             return bool(await pending)
         except Exception:
-            self.log.exception("authenticator failed for device %r", hs.device_id)
+            self.log.exception("authenticator failed for device %s", quoted(repr(hs.device_id)))
             return False
 
     def _open_session(self, transport: Transport, hs: Handshake, hello: dict) -> Device:

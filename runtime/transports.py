@@ -1,8 +1,14 @@
 """Newline-delimited transports: a device simulator process (stdio) and serial links.
 
 Both carry bare JSON-RPC, one message per line (``\\n``; a trailing ``\\r`` is dropped).
-Lines that are not JSON (boot logs on a UART) are ignored; a line longer than
-``max_frame`` bytes closes the connection.
+Only JSON-RPC lines reach the session: a line must parse as a JSON object with
+``"jsonrpc": "2.0"``, and one with an ``id`` and no ``method`` (a reply) must carry
+``result`` or ``error``. Everything else (boot logs on a UART, a log line that quotes a
+request or its id, structured logs) is dropped, so it can never answer or fail a call.
+A line longer than ``max_frame`` bytes is dropped too, read to its end without being kept
+(the link resynchronizes at the next newline and stays open); when its head shows it is
+the reply to a pending call, that call fails at once with a :class:`ProtocolError` that
+says so, instead of waiting out its timeout.
 """
 
 from __future__ import annotations
@@ -11,14 +17,17 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import re
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Optional
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Optional, Union
+
+import orjson
 
 from mcpgen.extras import missing_extra
 from mcpgen.runtime.compat import Fingerprints
 from mcpgen.runtime.device import Device, Policy, start_session
-from mcpgen.runtime.errors import DeviceDisconnected
+from mcpgen.runtime.errors import DeviceDisconnected, LogThrottle, ProtocolError
 
 log = logging.getLogger("mcpgen.runtime.transports")
 stderr_log = logging.getLogger("mcpgen.runtime.process.stderr")
@@ -27,36 +36,157 @@ DEFAULT_MAX_FRAME = 1 << 20
 
 
 class FrameTooLarge(Exception):
-    """A line exceeded the transport's ``max_frame``."""
+    """A line exceeded the transport's ``max_frame`` (kept for callers; the framer no
+    longer raises it: it drops the line and resynchronizes)."""
+
+
+#: Bytes kept of the start of an overlong line, to tell whose reply it was.
+OVERLONG_HEAD = 256
 
 
 class LineFramer:
-    """Splits a byte stream into lines, refusing lines longer than ``max_frame``."""
+    """Splits a byte stream into lines. A line longer than ``max_frame`` is dropped: its
+    first :data:`OVERLONG_HEAD` bytes go to ``on_overlong`` once, and the rest is skipped
+    up to the next newline without being stored, so noise costs neither memory nor the
+    link. ``dropped`` counts such lines."""
 
-    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+    def __init__(
+        self, max_frame: int = DEFAULT_MAX_FRAME, on_overlong: Optional[Callable[[bytes], None]] = None
+    ) -> None:
         self.max_frame = max_frame
+        self.on_overlong = on_overlong
+        self.dropped = 0
         self._buf = bytearray()
+        self._skipping = False  # inside an overlong line: drop until the next newline
+
+    def _overlong(self, head: bytes) -> None:
+        self.dropped += 1
+        self._buf = bytearray()
+        if self.on_overlong is not None:
+            self.on_overlong(head[:OVERLONG_HEAD])
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        buf = self._buf
-        buf += chunk
-        if b"\n" not in chunk:
-            if len(buf) > self.max_frame:
-                raise FrameTooLarge(f"line longer than {self.max_frame} bytes")
-            return []
-        parts = buf.split(b"\n")
-        self._buf = bytearray(parts.pop())
-        if len(self._buf) > self.max_frame:
-            raise FrameTooLarge(f"line longer than {self.max_frame} bytes")
-        out = []
-        for p in parts:
-            if p.endswith(b"\r"):
-                p = p[:-1]
-            if len(p) > self.max_frame:
-                raise FrameTooLarge(f"line longer than {self.max_frame} bytes")
-            if p.strip():
-                out.append(bytes(p))
+        out: list[bytes] = []
+        start = 0
+        end = len(chunk)
+        limit = self.max_frame
+        while start < end:
+            nl = chunk.find(b"\n", start)
+            if self._skipping:
+                if nl < 0:
+                    return out
+                self._skipping = False
+                start = nl + 1
+                continue
+            stop = end if nl < 0 else nl
+            if len(self._buf) + (stop - start) > limit + 1:  # (+1: a trailing \r is not counted)
+                head = bytes(self._buf[:OVERLONG_HEAD]) + chunk[start : min(stop, start + OVERLONG_HEAD)]
+                self._overlong(head)
+                if nl < 0:
+                    self._skipping = True
+                    return out
+                start = nl + 1
+                continue
+            if nl < 0:
+                self._buf += chunk[start:]
+                return out
+            if self._buf:
+                self._buf += chunk[start:nl]
+                line = bytes(self._buf)
+                self._buf = bytearray()
+            else:
+                line = chunk[start:nl]
+            start = nl + 1
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if len(line) > limit:
+                self._overlong(line)
+                continue
+            if line.strip():
+                out.append(line)
         return out
+
+
+# A reply's head as devices write it: `{"jsonrpc":"2.0","id":<id>,"result"|"error"` (the
+# members may come in either order). Only an overlong line's head is matched against it.
+_REPLY_HEAD = re.compile(
+    rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(?P<a>-?\d{1,19}|"[^"\\]{0,128}")'
+    rb'|"id"\s*:\s*(?P<b>-?\d{1,19}|"[^"\\]{0,128}")\s*,\s*"jsonrpc"\s*:\s*"2\.0")'
+    rb'\s*,\s*"(?:result|error)"\s*:'
+)
+
+
+def reply_head_id(head: bytes) -> Optional[Union[int, str]]:
+    """The id of a JSON-RPC reply whose first bytes are ``head``, else None."""
+    m = _REPLY_HEAD.match(head)
+    if m is None:
+        return None
+    text = m.group("a") or m.group("b")
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, (int, str)) else None
+
+
+def is_jsonrpc_line(line: bytes) -> bool:
+    """Whether ``line`` is a JSON-RPC message the session may read: an object with
+    ``"jsonrpc": "2.0"``; a reply (``id``, no ``method``) also needs ``result`` or ``error``."""
+    stripped = line.lstrip()
+    if not stripped.startswith(b"{"):
+        return False  # the common log line: no parse
+    try:
+        msg = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    if type(msg) is not dict or msg.get("jsonrpc") != "2.0":
+        return False
+    if "method" in msg:
+        return True
+    return "id" in msg and ("result" in msg or "error" in msg)
+
+
+class LineLink:
+    """What both line transports do with the bytes they read: frame them, hand JSON-RPC
+    lines to the device, drop the rest, and fail the call whose reply was too long."""
+
+    def __init__(self, max_frame: int) -> None:
+        self.max_frame = max_frame
+        self.device: Optional[Device] = None
+        self.framer = LineFramer(max_frame, self._overlong)
+        self.ignored = 0  # lines that were not JSON-RPC
+        self._overlong_log = LogThrottle(log)
+
+    def deliver(self, chunk: bytes) -> None:
+        device = self.device
+        assert device is not None
+        for line in self.framer.feed(chunk):
+            if is_jsonrpc_line(line):
+                device.feed(line)
+            else:
+                self.ignored += 1
+                log.debug("device %s: ignoring a line that is not JSON-RPC: %r", device.device_id, line[:120])
+
+    def _overlong(self, head: bytes) -> None:
+        device = self.device
+        assert device is not None
+        rid = reply_head_id(head)
+        failed = False
+        if rid is not None:
+            failed = device.session.fail(
+                rid,
+                ProtocolError(
+                    f"the reply to request {rid!r} is longer than max_frame={self.max_frame} bytes and was "
+                    "dropped (the device stays connected); ask for less (a smaller resource or result), "
+                    "or connect with a larger max_frame"
+                ),
+            )
+        self._overlong_log.warning(
+            "device %s: dropped a line longer than max_frame=%d bytes%s; reading on from the next line",
+            device.device_id,
+            self.max_frame,
+            f" (the reply to request {rid!r}, which failed)" if failed else "",
+        )
 
 
 # -- subprocess (stdio) ---------------------------------------------------------------------
@@ -69,12 +199,14 @@ class ProcessTransport:
         self.proc = proc
         self.max_frame = max_frame
         self.device: Optional[Device] = None
+        self.link = LineLink(max_frame)
         self._reader: Optional[asyncio.Task] = None
         self._stderr_task: Optional[asyncio.Task] = None
         self._closing = False
 
     def start(self, device: Device) -> None:
         self.device = device
+        self.link.device = device
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         if self.proc.stderr is not None:
             self._stderr_task = asyncio.get_running_loop().create_task(self._stderr_loop())
@@ -89,19 +221,13 @@ class ProcessTransport:
 
     async def _read_loop(self) -> None:
         assert self.device is not None and self.proc.stdout is not None
-        framer = LineFramer(self.max_frame)
         reason = "device process closed its stdout"
         try:
             while True:
                 chunk = await self.proc.stdout.read(65536)
                 if not chunk:
                     break
-                for line in framer.feed(chunk):
-                    self.device.feed(line)
-        except FrameTooLarge as exc:
-            reason = f"frame refused: {exc}"
-            log.warning("device %s: %s; closing", self.device.device_id, reason)
-            self._kill()
+                self.link.deliver(chunk)
         except asyncio.CancelledError:
             reason = "transport closed"
             raise
@@ -226,7 +352,7 @@ class SerialTransport:
         self.port = port
         self.max_frame = max_frame
         self.device: Optional[Device] = None
-        self._framer = LineFramer(max_frame)
+        self.link = LineLink(max_frame)
         self._writer = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="mcpgen-serial-w"
         )
@@ -238,6 +364,7 @@ class SerialTransport:
 
     def start(self, device: Device) -> None:
         self.device = device
+        self.link.device = device
         self._loop = asyncio.get_running_loop()
         fd = None
         try:
@@ -263,15 +390,12 @@ class SerialTransport:
             self._deliver(chunk)
 
     def _deliver(self, chunk: bytes) -> None:
-        assert self.device is not None
         try:
-            lines = self._framer.feed(chunk)
-        except FrameTooLarge as exc:
-            log.warning("device %s: frame refused: %s; closing", self.device.device_id, exc)
-            self._lost(f"frame refused: {exc}")
-            return
-        for line in lines:
-            self.device.feed(line)
+            self.link.deliver(chunk)
+        except Exception as exc:  # a bug in a callback: drop the link, as the process reader does
+            device_id = self.device.device_id if self.device is not None else "?"
+            log.exception("device %s: reading the serial link failed", device_id)
+            self._lost(f"read failed: {exc!r}")
 
     def _thread_loop(self) -> None:
         assert self._loop is not None

@@ -23,7 +23,7 @@ from mcpgen.codegen.emit.param_text import cpp_param_comment as _param_comment
 from mcpgen.codegen.emit.resources_cpp import resource_views
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.spec.mcp_json import list_entry_json
-from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.codegen.spec.model import DEFAULT_RESPONSE_BUFFER, Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
 from mcpgen.codegen.spec.ota import is_builtin
 from mcpgen.protocol import RETURN_KINDS
@@ -231,6 +231,13 @@ def _context(spec: Spec) -> dict[str, object]:
         "ota": spec.device.ota,
         "ota_public_key": _c_bytes(spec.ota_signing.public_key) if spec.ota_signing else "",
         "ota_secure_version": spec.ota_signing.secure_version if spec.ota_signing else 0,
+        # A spec that says its build has a larger reply buffer than the core's default (its
+        # resources were checked against it): the header makes a build without it fail.
+        "response_buffer": (
+            spec.device.response_buffer
+            if spec.resources and spec.device.response_buffer != DEFAULT_RESPONSE_BUFFER
+            else None
+        ),
     }
 
 

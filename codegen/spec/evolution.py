@@ -67,6 +67,50 @@ _OLD_BACKENDS = "older backends still decode it"
 Num = Union[int, float]
 
 
+#: Most names one removed name is compared with when guessing a rename (difflib's ratio
+#: is the costly step): all of them while there are at most this many, else those in
+#: the same group (the text before the last `.`) and those with the same last part.
+RENAME_CANDIDATES = 64
+#: Removed names that get a rename guess in one list: past this many removals a hint per
+#: name says little, and the guesses would cost more than the whole diff.
+RENAME_GUESSES = 1000
+
+
+class RenameGuesser:
+    """Guesses which added name a removed one was renamed to, with at most
+    :data:`RENAME_CANDIDATES` comparisons per removed name and for the first
+    :data:`RENAME_GUESSES` removed names, so the cost of a diff is linear in the number of
+    names (comparing each removed name with every added one was quadratic: 100,000 tools
+    ran past 60 s). ``compared`` counts the comparisons."""
+
+    def __init__(self, added: list[str]) -> None:
+        self.added = added
+        self.compared = 0
+        self.guesses = 0
+        self._by_group: dict[str, list[str]] = {}
+        self._by_leaf: dict[str, list[str]] = {}
+        if len(added) > RENAME_CANDIDATES:
+            for name in added:
+                group, _, leaf = name.rpartition(".")
+                for table, key in ((self._by_group, group), (self._by_leaf, leaf)):
+                    bucket = table.setdefault(key, [])
+                    if len(bucket) < RENAME_CANDIDATES // 2:
+                        bucket.append(name)
+
+    def guess(self, removed: str) -> Optional[str]:
+        self.guesses += 1
+        if self.guesses > RENAME_GUESSES:
+            return None
+        if len(self.added) <= RENAME_CANDIDATES:
+            pool = self.added
+        else:
+            group, _, leaf = removed.rpartition(".")
+            pool = list(dict.fromkeys(self._by_group.get(group, []) + self._by_leaf.get(leaf, [])))
+        self.compared += len(pool)
+        close = difflib.get_close_matches(removed, pool, n=1, cutoff=0.6)
+        return close[0] if close else None
+
+
 def _c(path: str, what: str, reason: str, steps: tuple[Step, ...], hint: str = "") -> Change:
     return Change("compatible", path, what, reason, steps, hint)
 
@@ -128,11 +172,11 @@ def _device(old: Spec, new: Spec, out: list[Change]) -> None:
 def _tools(old: Spec, new: Spec, out: list[Change]) -> None:
     olds = {t.name: t for t in old.tools}
     news = {t.name: t for t in new.tools}
-    added = [t.name for t in new.tools if t.name not in olds]
+    guesser = RenameGuesser([t.name for t in new.tools if t.name not in olds])
     for t in old.tools:
         if t.name not in news:
-            close = difflib.get_close_matches(t.name, added, n=1, cutoff=0.6)
-            hint = (f"renamed to `{close[0]}`? a rename breaks callers: keep `{t.name}` as well"
+            close = guesser.guess(t.name)
+            hint = (f"renamed to `{close}`? a rename breaks callers: keep `{t.name}` as well"
                     if close else f"keep `{t.name}`, or raise device.version's major number")
             out.append(_b(f"tools.{t.name}", f"tool `{t.name}` removed", _OLD_DEVICES + " and " +
                           "backends still call it", ("tools",), hint))
@@ -165,11 +209,11 @@ def _params(olds_t: tuple[Param, ...], news_t: tuple[Param, ...], base: str, at:
             owner: Literal["tool", "event"], out: list[Change]) -> None:
     olds = {p.name: p for p in olds_t}
     news = {p.name: p for p in news_t}
-    added = [p.name for p in news_t if p.name not in olds]
+    guesser = RenameGuesser([p.name for p in news_t if p.name not in olds])
     for p in olds_t:
         if p.name not in news:
-            close = difflib.get_close_matches(p.name, added, n=1, cutoff=0.6)
-            hint = f"renamed to `{close[0]}`? keep the old name" if close else ""
+            close = guesser.guess(p.name)
+            hint = f"renamed to `{close}`? keep the old name" if close else ""
             reason = ("older backends still send it" if owner == "tool" else
                       "older backends require it in every event")
             out.append(_b(f"{base}.params.{p.name}", f"parameter `{p.name}` removed", reason,
@@ -248,8 +292,9 @@ def _enum(o: Param, n: Param, path: str, at: tuple[Step, ...], narrow: Verdict, 
     if not o.enum:
         out.append(Change(narrow, path + ".enum", "enum added", why_narrow, here))
         return
-    gone = [v for v in o.enum if v not in n.enum]
-    new = [v for v in n.enum if v not in o.enum]
+    old_values, new_values = set(o.enum), set(n.enum)  # (sets: an enum may be long)
+    gone = [v for v in o.enum if v not in new_values]
+    new = [v for v in n.enum if v not in old_values]
     if gone:
         out.append(Change(narrow, path + ".enum", "enum value" + ("s" if len(gone) > 1 else "") + " removed: "
                           + ", ".join(gone), why_narrow, here))

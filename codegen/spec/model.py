@@ -27,6 +27,9 @@ PARAM_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string")
 FIELD_TYPES: tuple[str, ...] = ("boolean", "integer", "number", "string", "object", "array")
 
 DEFAULT_PAGE_SIZE = 8000
+#: The device's reply buffer when the build does not set it: MCPGEN_RESPONSE_BUFFER_SIZE in
+#: firmware_template/core/mcpgen/mcp_core.h (tests/spec/test_protocol_constants.py compares).
+DEFAULT_RESPONSE_BUFFER = 10240
 FINGERPRINT_HEX_CHARS = 16
 
 
@@ -159,6 +162,10 @@ class DeviceSpec:
     errors: ErrorStyle = "mcp"
     # Over-the-air updates: adds the built-in tool self.upgrade_firmware (codegen.spec.ota).
     ota: bool = False
+    # The reply buffer the firmware is built with (MCPGEN_RESPONSE_BUFFER_SIZE): the spec
+    # check refuses a resource whose max_size cannot fit in it. A build setting, not part
+    # of what the device offers, so never in the fingerprint.
+    response_buffer: int = DEFAULT_RESPONSE_BUFFER
 
 
 @dataclass(frozen=True)
@@ -210,6 +217,7 @@ class Spec:
             del device["errors"]
         if not device["ota"]:  # likewise: specs without OTA keep their fingerprints
             del device["ota"]
+        del device["response_buffer"]  # a build setting (checked, not offered)
         out = {"device": device, "tools": [_plain(t) for t in self.tools]}
         if self.events:
             out["events"] = [_plain(e) for e in self.events]

@@ -54,6 +54,10 @@ class SpecErrors(Exception):
         return "\n".join([head, *(e.format() for e in self.errors)])
 
 
+#: Characters of a source line an excerpt shows at most.
+EXCERPT_WIDTH = 120
+
+
 def excerpt(text: str, line: int, column: int, before: int = 1, after: int = 1) -> str:
     """Lines ``line-before .. line+after`` of ``text`` with numbers, and a caret under ``column``.
 
@@ -67,11 +71,23 @@ def excerpt(text: str, line: int, column: int, before: int = 1, after: int = 1) 
         return ""
     first, last = max(1, line - before), min(len(rows), line + after)
     width = len(str(last))
+    # A line longer than EXCERPT_WIDTH (a 5000-digit number, a minified blob) is shown as a
+    # window around the column, so an error message stays a few lines long.
+    start = 0
+    if any(len(rows[n - 1]) > EXCERPT_WIDTH for n in range(first, last + 1)):
+        start = max(0, column - 1 - EXCERPT_WIDTH // 2)
     out = []
     for n in range(first, last + 1):
-        out.append(f"  {n:>{width}} | {rows[n - 1].replace(chr(9), ' ')}".rstrip())
+        row = rows[n - 1].replace(chr(9), " ")
+        shown = row[start : start + EXCERPT_WIDTH]
+        if start > 0 and row:
+            shown = "..." + shown
+        if len(row) > start + EXCERPT_WIDTH:
+            shown += "..."
+        out.append(f"  {n:>{width}} | {shown}".rstrip())
         if n == line:
-            out.append(f"  {'':>{width}} | {' ' * max(0, column - 1)}^")
+            pad = column - 1 - start + (3 if start > 0 else 0)
+            out.append(f"  {'':>{width}} | {' ' * max(0, pad)}^")
     return "\n".join(out)
 
 

@@ -16,6 +16,9 @@ from typing import Any, Union
 
 import yaml
 
+# PyYAML built with libyaml (its wheels are) has a C parser; without, the Python one reads.
+_CParser: Any = getattr(yaml, "CParser", None) or getattr(getattr(yaml, "cyaml", None), "CParser", None)
+
 TAG_NULL = "tag:yaml.org,2002:null"
 TAG_BOOL = "tag:yaml.org,2002:bool"
 TAG_INT = "tag:yaml.org,2002:int"
@@ -48,6 +51,15 @@ Yaml12Resolver.add_implicit_resolver(TAG_INT, _INT_RE, list("-+0123456789"))
 Yaml12Resolver.add_implicit_resolver(TAG_FLOAT, _FLOAT_RE, list("-+.0123456789"))
 
 
+#: Deepest nesting of mappings and lists a spec may have. PyYAML composes nodes
+#: recursively, so a spec of 10,000 `[` ran out of stack ("unexpected RecursionError");
+#: a result object nested MAX_FIELD_DEPTH (32) levels takes about 64.
+MAX_NESTING = 100
+#: Most digits of an integer literal: far above any 64-bit value, and far below where
+#: Python refuses to convert (4300 decimal digits) or printing one costs time.
+MAX_INTEGER_DIGITS = 100
+
+
 class Yaml12Composer(
     yaml.reader.Reader,
     yaml.scanner.Scanner,
@@ -63,6 +75,23 @@ class Yaml12Composer(
         yaml.parser.Parser.__init__(self)
         yaml.composer.Composer.__init__(self)
         Yaml12Resolver.__init__(self)
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """PyYAML's, with the nesting counted: too deep is a located error, not a crash."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                mark = self.peek_event().start_mark
+                raise YamlSyntaxError(
+                    mark.line + 1,
+                    mark.column + 1,
+                    f"the YAML is nested more than {MAX_NESTING} levels deep here",
+                    _NESTING_HINT,
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 @dataclass(frozen=True)
@@ -100,10 +129,131 @@ def _hint(text: str) -> str:
     return next((hint for needle, hint in _HINTS if needle in text), "")
 
 
+def _compose_with_libyaml(text: str) -> yaml.Node | None:
+    """The nodes of one document, from libyaml's events (PyYAML's C parser, about ten
+    times faster than its pure-Python one) composed here without recursion, so nesting is
+    counted as it goes. Raises any YAML error as it comes: :func:`compose` then reads the
+    text again with the pure-Python parser, whose messages and positions it explains."""
+    parser = _CParser(text)
+    resolver = Yaml12Resolver()
+    try:
+        parser.get_event()  # stream start
+        if parser.check_event(yaml.StreamEndEvent):
+            return None
+        parser.get_event()  # document start
+        anchors: dict[str, yaml.Node] = {}
+        stack: list[yaml.Node] = []
+        keys: list[Any] = []  # per open mapping: its pending key node (None: none yet)
+        root: yaml.Node | None = None
+        while True:
+            ev: Any = parser.get_event()
+            cls = type(ev)  # (compared by identity: the events carry libyaml's Marks, not PyYAML's)
+            node: yaml.Node
+            if cls is yaml.SequenceEndEvent or cls is yaml.MappingEndEvent:
+                done = stack.pop()
+                done.end_mark = ev.end_mark
+                if isinstance(done, yaml.MappingNode):
+                    keys.pop()
+                if not stack:
+                    root = done
+                continue
+            elif cls is yaml.DocumentEndEvent:
+                break
+            elif cls is yaml.AliasEvent:
+                if ev.anchor not in anchors:
+                    raise yaml.composer.ComposerError(None, None, "found undefined alias", ev.start_mark)
+                node = anchors[ev.anchor]
+            elif cls is yaml.ScalarEvent:
+                tag = ev.tag
+                if tag is None or tag == "!":
+                    tag = resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+                node = yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style or None)
+                _anchor(anchors, ev, node)
+            elif cls is yaml.SequenceStartEvent or cls is yaml.MappingStartEvent:
+                if len(stack) >= MAX_NESTING:
+                    raise YamlSyntaxError(
+                        ev.start_mark.line + 1,
+                        ev.start_mark.column + 1,
+                        f"the YAML is nested more than {MAX_NESTING} levels deep here",
+                        _NESTING_HINT,
+                    )
+                tag = ev.tag
+                is_seq = cls is yaml.SequenceStartEvent
+                kind = yaml.SequenceNode if is_seq else yaml.MappingNode
+                if tag is None or tag == "!":
+                    tag = resolver.resolve(kind, None, ev.implicit)
+                node = kind(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                _anchor(anchors, ev, node)
+                _attach(stack, keys, node)
+                stack.append(node)
+                if not is_seq:
+                    keys.append(None)
+                continue
+            else:
+                what = f"unexpected {cls.__name__}"
+                raise yaml.composer.ComposerError(None, None, what, ev.start_mark)
+            if not stack:
+                root = node
+            else:
+                _attach(stack, keys, node)
+        if not parser.check_event(yaml.StreamEndEvent):
+            raise yaml.composer.ComposerError(None, None, "expected a single document", None)
+        return root
+    finally:
+        parser.dispose()
+
+
+def _anchor(anchors: dict[str, yaml.Node], ev: Any, node: yaml.Node) -> None:
+    if ev.anchor is None:
+        return
+    if ev.anchor in anchors:  # PyYAML's composer refuses it: let it say so
+        raise yaml.composer.ComposerError(None, None, "found duplicate anchor", ev.start_mark)
+    anchors[ev.anchor] = node
+
+
+def _attach(stack: list[yaml.Node], keys: list[Any], node: yaml.Node) -> None:
+    """Adds ``node`` to the collection being composed (a mapping takes key, then value)."""
+    if not stack:
+        return
+    parent = stack[-1]
+    if isinstance(parent, yaml.SequenceNode):
+        parent.value.append(node)
+    elif keys[-1] is None:
+        keys[-1] = node
+    else:
+        parent.value.append((keys[-1], node))
+        keys[-1] = None
+
+
+_NESTING_HINT = (
+    "a spec needs far fewer levels: look for brackets `[`/`{` that are never closed "
+    "or a generated file gone wrong"
+)
+
+
+#: The last text composed and its nodes: ``codegen diff`` composes the NEW spec to check it
+#: and again to locate its changes (nodes are never changed after composing).
+_last_composed: tuple[str, yaml.Node | None] = ("", None)
+
+
 def compose(text: str) -> yaml.Node | None:
     """Parse one YAML document into nodes; ``None`` for an empty document."""
-    composer = Yaml12Composer(text)
+    global _last_composed
+    if text and _last_composed[0] == text:
+        return _last_composed[1]
+    if _CParser is not None:
+        try:
+            root = _compose_with_libyaml(text)
+            _last_composed = (text, root)
+            return root
+        except YamlSyntaxError:
+            raise
+        except (yaml.YAMLError, ValueError):
+            pass  # read again below, for PyYAML's own message and position
+    composer = None
     try:
+        # (the reader checks every character when it is made: a NUL byte raises here)
+        composer = Yaml12Composer(text)
         return composer.get_single_node()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -118,19 +268,51 @@ def compose(text: str) -> yaml.Node | None:
     except yaml.reader.ReaderError as e:
         line = text.count("\n", 0, e.position) + 1
         column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
+        what = "a NUL byte" if e.character in (0, "\0") else f"character {_char(e.character)}"
         raise YamlSyntaxError(
-            line, column, f"YAML syntax error: character {e.character!r} is not allowed",
+            line, column, f"YAML syntax error: {what} is not allowed in YAML text",
             "remove the character or save the file as plain UTF-8 text",
         ) from None
+    except RecursionError:  # a last resort: the nesting limit above comes first
+        raise YamlSyntaxError(0, 0, "the YAML is nested too deeply to read", "flatten the spec") from None
     finally:
-        composer.dispose()
+        if composer is not None:
+            composer.dispose()
+
+
+def _char(c: Any) -> str:
+    """A character PyYAML refused, for a message: ``U+0007`` and its repr."""
+    code = c if isinstance(c, int) else ord(c)
+    return f"U+{code:04X} {chr(code)!r}"
 
 
 Scalar = Union[None, bool, int, float, str]
 
 
-class UnsupportedTag(ValueError):
+class BadScalar(ValueError):
+    """A scalar that has no value under the spec's rules; ``hint`` says how to fix it."""
+
+    hint = ""
+
+
+class UnsupportedTag(BadScalar):
     """A scalar with an explicit tag we do not support (``!!binary``, ``!custom``...)."""
+
+    hint = "remove the tag"
+
+
+class IntegerTooLong(BadScalar):
+    """An integer literal of more than :data:`MAX_INTEGER_DIGITS` digits."""
+
+    hint = "a 64-bit integer has at most 19 digits; quote it if it is meant as text"
+
+
+def _integer(text: str, base: int) -> int:
+    digits = len(text.lstrip("+-")) - (2 if base != 10 else 0)
+    if digits > MAX_INTEGER_DIGITS:
+        raise IntegerTooLong(f"an integer of {digits} digits: expected at most {MAX_INTEGER_DIGITS}")
+    body = text[2:] if base != 10 else text
+    return int(body, base)
 
 
 def scalar_value(node: yaml.ScalarNode) -> Scalar:
@@ -145,10 +327,10 @@ def scalar_value(node: yaml.ScalarNode) -> Scalar:
         return text.lower() == "true"
     if tag == TAG_INT and _INT_RE.match(text):
         if text.startswith("0o"):
-            return int(text[2:], 8)
+            return _integer(text, 8)
         if text.startswith("0x"):
-            return int(text[2:], 16)
-        return int(text, 10)
+            return _integer(text, 16)
+        return _integer(text, 10)
     if tag == TAG_FLOAT and _FLOAT_RE.match(text):
         body = text.lstrip("+-").lower()
         if body == ".inf":
@@ -184,6 +366,8 @@ def describe_node(node: yaml.Node) -> str:
         return "a list"
     try:
         return describe(scalar_value(node))  # type: ignore[arg-type]
+    except IntegerTooLong as e:
+        return str(e).split(":")[0]
     except UnsupportedTag:
         return f"a value tagged {node.tag}"
 

@@ -43,6 +43,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, Union, runtime_checkable
 
+from mcpgen.runtime.errors import LogThrottle, quoted
+
 log = logging.getLogger("mcpgen.runtime.auth")
 
 TOKEN_PREFIX = "mcpgen1"
@@ -91,7 +93,7 @@ async def authenticate(
         if inspect.isawaitable(ok):
             ok = await ok
     except Exception:
-        logger.exception("authenticator failed for device %r", handshake.device_id)
+        logger.exception("authenticator failed for device %s", quoted(repr(handshake.device_id)))
         return False
     return bool(ok)
 
@@ -184,6 +186,8 @@ class HmacAuth:
         # allow_static is the pre-version-1 name of allow_permanent, kept for callers.
         self.allow_permanent = allow_permanent if allow_static is None else allow_static
         self.clock = clock
+        # Refusals are a peer's choice: a few lines per interval, its device id clipped.
+        self._refusal_log = LogThrottle(log)
 
     def _sig(self, kind: str, device_id: str, expiry: str, secret: Optional[bytes] = None) -> str:
         message = _signed_input(kind, device_id, expiry)
@@ -245,7 +249,12 @@ class HmacAuth:
         try:
             self.verify(handshake.device_id, handshake.token)
         except TokenRejected as exc:
-            log.warning("HmacAuth refused device %r from %s: %s", handshake.device_id, handshake.remote, exc)
+            self._refusal_log.warning(
+                "HmacAuth refused device %s from %s: %s",
+                quoted(repr(handshake.device_id)),
+                handshake.remote,
+                exc,
+            )
             return False
         return True
 

@@ -14,15 +14,19 @@ runtime through what it already offers, without hooks on the call path:
 * calls: whoever makes them reports them (:meth:`record_call`, or :meth:`timing` around
   any awaited call, e.g. one of the generated bindings); the console does for its own.
 
-Label values that come from devices (tool and event names) are bounded: past
-:data:`MAX_LABEL_VALUES` distinct values, further ones are counted under ``"other"``,
-so a device reporting thousands of names cannot grow the registry without limit.
+Label values that come from devices (tool and event names) are bounded in number and in
+length: past :data:`MAX_LABEL_VALUES` distinct values, further ones are counted under
+``"other"``, and a value longer than :data:`MAX_LABEL_LENGTH` characters is clipped to its
+prefix plus a short digest of the whole (so two long names stay two series). A device
+reporting thousands of names, or names of 60 kB, cannot grow the registry or a scrape
+without limit (issue 40: 256 event names of 60 kB made a 30.7 MB scrape).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import time
 import weakref
@@ -58,6 +62,8 @@ log = logging.getLogger("mcpgen.runtime.console.metrics")
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 MAX_LABEL_VALUES = 256
+#: Longest label value exported; longer ones are clipped (see :func:`clip_label`).
+MAX_LABEL_LENGTH = 128
 OTHER = "other"
 
 #: Call outcomes (the ``outcome`` label): ``ok``; ``tool_error`` (the tool ran and failed,
@@ -83,14 +89,26 @@ def outcome_of(exc: Optional[BaseException]) -> str:
     return "error"
 
 
+def clip_label(value: str, limit: int = MAX_LABEL_LENGTH) -> str:
+    """``value`` itself when at most ``limit`` characters; else its prefix, ``"~"`` and
+    the first 12 hex digits of its SHA-256, ``limit`` characters in all. The digest keeps
+    two long names that share a prefix apart."""
+    if len(value) <= limit:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{value[: limit - 13]}~{digest}"
+
+
 class _BoundedLabel:
-    """Keeps at most ``limit`` distinct label values; later new ones become ``"other"``."""
+    """Keeps at most ``limit`` distinct label values, each clipped to
+    :data:`MAX_LABEL_LENGTH` characters; later new ones become ``"other"``."""
 
     def __init__(self, limit: int = MAX_LABEL_VALUES) -> None:
         self.limit = limit
         self._seen: set[str] = set()
 
     def __call__(self, value: str) -> str:
+        value = clip_label(value)
         if value in self._seen:
             return value
         if len(self._seen) >= self.limit:
@@ -316,4 +334,12 @@ class _SourceCollector(Collector):
         yield rejected
 
 
-__all__ = ["LATENCY_BUCKETS", "MAX_LABEL_VALUES", "OUTCOMES", "FleetMetrics", "outcome_of"]
+__all__ = [
+    "LATENCY_BUCKETS",
+    "MAX_LABEL_LENGTH",
+    "MAX_LABEL_VALUES",
+    "OUTCOMES",
+    "FleetMetrics",
+    "clip_label",
+    "outcome_of",
+]

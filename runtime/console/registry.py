@@ -86,7 +86,8 @@ def tool_json(tool: Any) -> dict[str, Any]:
         "name": tool.name,
         "title": title if isinstance(title, str) else None,
         "description": tool.description,
-        "inputSchema": dict(tool.input_schema),
+        # as the device reported it, sane or not: the page renders what it can of it
+        "inputSchema": dict(schema) if isinstance(schema := tool.input_schema, Mapping) else schema,
         "userOnly": bool(tool.user_only),
         "refused": refused if isinstance(refused, str) else None,
     }

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from mcpgen.runtime import DeviceTimeout
 from mcpgen.runtime.console import Console, FleetMetrics
-from mcpgen.runtime.console.metrics import MAX_LABEL_VALUES
+from mcpgen.runtime.console.metrics import MAX_LABEL_LENGTH, MAX_LABEL_VALUES
 from mcpgen.runtime.console.registry import compatibility, percentile
 from mcpgen.runtime.console.server import tcp_listener
 
@@ -129,6 +129,31 @@ def test_label_values_from_devices_are_bounded() -> None:
         if s.name == "mcpgen_calls_total"
     }
     assert len(tools) == MAX_LABEL_VALUES + 1 and tools["other"] == 44
+
+
+def test_label_values_from_devices_are_clipped_in_length() -> None:
+    """Regression (issue 40): the count of label values was capped but not their length, so
+    256 event names of 60 kB made a 30.7 MB scrape. Each value is now clipped to a prefix
+    and a digest of the whole, and names sharing a long prefix stay distinct series."""
+    metrics = FleetMetrics(process_metrics=False)
+    device = Bare("noisy-1")
+    metrics.track(device, "custom")
+    prefix = "x" * 60_000
+    for i in range(MAX_LABEL_VALUES):
+        for callback in device.callbacks:
+            callback(f"notifications/events/{prefix}{i}", {})
+    metrics.record_call("t" * 60_000, "ok", 0.001)
+    text = metrics.render()[0].decode()
+    events = {
+        s.labels["event"]: s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "mcpgen_events_total"
+    }
+    assert len(events) == MAX_LABEL_VALUES and set(events.values()) == {1.0}
+    assert max(len(name) for name in events) == MAX_LABEL_LENGTH
+    assert all(name.startswith("x" * 100) for name in events)
+    assert len(text) < 200_000, f"the scrape is {len(text):,} characters"
 
 
 async def test_the_console_listener_turns_nagle_off_on_accepted_connections() -> None:

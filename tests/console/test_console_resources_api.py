@@ -143,3 +143,55 @@ async def test_watch_updates_on_the_feed_and_renewed_on_reconnect(console_url: A
             )
         ).json()
         assert stopped["subscriptions"] == [] and second.requests[-1][0] == "resources/unsubscribe"
+
+
+BIG_RESOURCE_DEVICE = r'''
+import base64, json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    rid, method = msg.get("id"), msg.get("method")
+    if rid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}, "resources": {}},
+                  "serverInfo": {"name": "big", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": []}
+    elif method == "resources/read":
+        size = int(msg["params"]["uri"].rsplit("/", 1)[1])
+        blob = base64.b64encode(b"\x07" * size).decode()
+        item = {"uri": msg["params"]["uri"], "mimeType": "application/octet-stream", "blob": blob}
+        result = {"contents": [item]}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\n")
+    sys.stdout.flush()
+'''
+
+
+async def test_a_2_mib_resource_read_through_the_console_keeps_a_stdio_device(tmp_path: Any) -> None:
+    """Regression (issue 40): reading a 2 MiB resource through the console killed a stdio
+    device: its reply was longer than the link's max_frame (1 MiB), and the transport
+    closed the link and killed the process. The reply is now skipped (never held whole),
+    the read answers with an error that says why, and the device serves the next read."""
+    import sys
+
+    from mcpgen.runtime import connect_process
+    from mcpgen.runtime.console import resources as console_resources
+
+    script = tmp_path / "big_device.py"
+    script.write_text(BIG_RESOURCE_DEVICE, encoding="utf-8")
+    device = await connect_process([sys.executable, str(script)], device_id="big-1", stderr="devnull")
+    console = Console(call_timeout=10.0)
+    try:
+        console.add_device(device, "stdio")
+        entry = console.entries["big-1"]
+        big = await console_resources.read(entry, "big://blob/2097152", 10.0)
+        assert big["error"]["type"] == "ProtocolError"
+        assert "longer than max_frame=1048576 bytes and was dropped" in big["error"]["message"]
+        assert not device.closed and entry.connected
+        small = await console_resources.read(entry, "big://blob/3000", 10.0)
+        assert "error" not in small and len(small["contents"][0]["blob"]) == 4000
+    finally:
+        await console.close()
+        await device.close()

@@ -273,6 +273,59 @@ async def test_half_open_connections_are_capped_per_source_and_in_all(
         assert gw._half_open == 0 and gw._half_open_by_source == {}
 
 
+async def test_rejected_upgrades_log_clipped_lines_at_a_bounded_rate(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Regression (issue 40): each rejected upgrade logged the whole 10 kB header twice
+    (HmacAuth, then the gateway), without a rate limit, so a peer chose how much the log
+    grew. Now what the peer sent is quoted as a bounded prefix, and each of the two logs
+    says at most ``burst`` lines per interval, then how many it left out."""
+    from mcpgen.runtime.auth import HmacAuth
+
+    big = "d" * 10_000
+    async with Gateway(port=0, auth=HmacAuth("s" * 32)) as gw:
+        with caplog.at_level(logging.WARNING, "mcpgen.runtime"):
+            for _ in range(40):
+                headers = {"Device-Id": big, "Authorization": "Bearer forged"}
+                reader, writer, head = await open_raw(gw, headers)
+                assert head.startswith(b"HTTP/1.1 401 ")
+                await read_all(reader)
+                writer.close()
+        assert gw.rejected == 40
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("mcpgen.runtime")]
+    assert said, "rejections are still logged"
+    assert max(len(line) for line in said) < 400, "a logged line carries a bounded quote of the header"
+    assert all(big not in line for line in said)
+    assert any("(10002 characters)" in line for line in said), "the quote says how long the value was"
+    # two loggers (HmacAuth, the gateway), each at most `burst` lines per interval
+    assert len(said) <= 2 * 10, f"{len(said)} lines for 40 rejections"
+
+
+def test_log_throttle_counts_what_it_leaves_out() -> None:
+    from mcpgen.runtime.errors import LogThrottle
+
+    now = [0.0]
+    records: list[str] = []
+
+    class Sink(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    logger = logging.getLogger("mcpgen.test.throttle")
+    logger.addHandler(sink := Sink())
+    logger.propagate = False
+    try:
+        throttle = LogThrottle(logger, burst=2, interval=5.0, clock=lambda: now[0])
+        assert [throttle.warning("refused %d", i) for i in range(5)] == [True, True, False, False, False]
+        now[0] = 5.0
+        assert throttle.warning("refused %d", 5)
+        last = "refused 5 (3 more like it left out of the log since the last line)"
+        assert records == ["refused 0", "refused 1", last]
+    finally:
+        logger.removeHandler(sink)
+        logger.propagate = True
+
+
 def test_gateway_start_raises_the_open_file_limit(caplog: pytest.LogCaptureFixture) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     low = 256

@@ -14,21 +14,52 @@ import pytest
 from runtime_fakes import FAKE_STDIO, Die, FakeCore
 
 from mcpgen.runtime import connect_process, connect_serial
-from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, SpecMismatch
-from mcpgen.runtime.transports import FrameTooLarge, LineFramer
+from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, ProtocolError, SpecMismatch
+from mcpgen.runtime.transports import LineFramer, is_jsonrpc_line, reply_head_id
 
 # -- line framing ------------------------------------------------------------------------------
 
 
-def test_line_framer_splits_strips_and_limits() -> None:
-    f = LineFramer(max_frame=10)
+def test_line_framer_splits_strips_and_drops_overlong_lines() -> None:
+    heads: list[bytes] = []
+    f = LineFramer(max_frame=10, on_overlong=heads.append)
     assert f.feed(b'{"a":') == []
     assert f.feed(b'1}\r\n\n  \n{"b"') == [b'{"a":1}']
     assert f.feed(b":2}\n") == [b'{"b":2}']
-    with pytest.raises(FrameTooLarge):
-        f.feed(b"x" * 11)
-    with pytest.raises(FrameTooLarge):
-        LineFramer(max_frame=4).feed(b"12345\n")
+    # an overlong line arriving in pieces is dropped to its newline, reported once
+    assert f.feed(b"x" * 12) == [] and heads == [b"x" * 12]
+    assert f.feed(b"y" * 5000) == [] and f.feed(b"zz\n{}\n") == [b"{}"]
+    assert heads == [b"x" * 12] and f.dropped == 1
+    # one in a single chunk, between two good lines
+    assert f.feed(b"1\n" + b"n" * 20 + b"\n2\r\n") == [b"1", b"2"]
+    assert f.dropped == 2 and heads[1] == b"n" * 20
+    assert LineFramer(max_frame=4).feed(b"12345\n1234\r\n") == [b"1234"]
+
+
+def test_overlong_noise_is_not_kept() -> None:
+    """Regression (issue 40): a 2 MiB line of noise closed a serial device for good. The
+    framer skips it without storing it and reads on from the next newline."""
+    f = LineFramer(max_frame=1 << 20)
+    for _ in range(32):
+        assert f.feed(b"\xff" * 65536) == []
+        assert len(f._buf) <= 1 << 20
+    assert f.feed(b"\n" + b'{"jsonrpc":"2.0","method":"m"}\n') == [b'{"jsonrpc":"2.0","method":"m"}']
+    assert f.dropped == 1
+
+
+def test_only_jsonrpc_lines_reach_the_session() -> None:
+    assert is_jsonrpc_line(b'{"jsonrpc":"2.0","id":5,"result":{}}')
+    assert is_jsonrpc_line(b' {"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"x"}}')
+    assert is_jsonrpc_line(b'{"jsonrpc":"2.0","method":"notifications/x"}')
+    assert not is_jsonrpc_line(b'I (1234) mcp: reply {"jsonrpc":"2.0","id":5,"result":{}}')
+    assert not is_jsonrpc_line(b'{"id":5,"level":"info","msg":"handling call 5"}')  # a structured log
+    assert not is_jsonrpc_line(b'{"jsonrpc":"2.0","id":5}')  # neither result nor error
+    assert not is_jsonrpc_line(b'{"jsonrpc":"2.0","id":5,"result":')
+    assert not is_jsonrpc_line(b"[1,2]")
+    assert reply_head_id(b'{"jsonrpc":"2.0","id":17,"result":{"contents":[{"blob":"AAAA') == 17
+    assert reply_head_id(b'{"id":"a-1", "jsonrpc":"2.0", "error":') == "a-1"
+    assert reply_head_id(b'log: {"jsonrpc":"2.0","id":17,"result":') is None
+    assert reply_head_id(b'{"jsonrpc":"2.0","method":"x","id":17,"result":') is None
 
 
 # -- stdio process -----------------------------------------------------------------------------
@@ -93,13 +124,19 @@ async def test_process_timeout_and_noise(caplog: pytest.LogCaptureFixture) -> No
     assert "fake device ready" in caplog.text
 
 
-async def test_process_oversize_line_closes_the_link() -> None:
-    device = await connect_process(FAKE_STDIO, max_frame=2048, stderr="devnull")
+async def test_process_overlong_reply_fails_its_call_and_keeps_the_device() -> None:
+    """Regression (issue 40): a reply longer than max_frame killed the device process (a 2 MiB
+    resource read through the console ended a stdio device). The line is now skipped
+    without being stored, its call fails at once with an error that says why, and the
+    device answers the next call."""
+    device = await connect_process(FAKE_STDIO, max_frame=2048, call_timeout=30, stderr="devnull")
     try:
         assert len(await device.call("self.test.big", {"n": 100})) == 100
-        with pytest.raises(DeviceDisconnected):
+        with pytest.raises(ProtocolError, match=r"longer than max_frame=2048 bytes and was dropped"):
             await asyncio.wait_for(device.call("self.test.big", {"n": 5000}), 5)
-        assert "frame refused" in device.close_reason
+        assert not device.closed
+        assert len(await device.call("self.test.big", {"n": 1000})) == 1000
+        assert await device.call("self.counter.add", {"amount": 2}) == 2
     finally:
         await device.close()
 
@@ -246,3 +283,56 @@ async def test_serial_over_a_pty() -> None:
         loop.remove_reader(master)
         os.close(master)
         os.close(slave)
+
+
+async def serve_noisy_uart(
+    core: FakeCore, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """A device whose UART also carries its log: before each reply it prints a log line that
+    quotes the request (and so its id), and, once, 2 MiB of noise without a newline."""
+    noise_sent = False
+
+    while line := await reader.readline():
+        msg = json.loads(line)
+        rid = msg.get("id")
+        writer.write(b"I (4711) mcp: handling " + line.rstrip() + b"\n")
+        writer.write(b'{"level":"debug","id":%s,"msg":"calling handler"}\n' % json.dumps(rid).encode())
+        writer.write(b'E (4712) mcp: {"jsonrpc":"2.0","id":%s,"error":{"code":-1,"message":"old"}}\n'
+                     % json.dumps(rid).encode())
+        if msg.get("method") == "tools/call" and not noise_sent:
+            noise_sent = True
+            for _ in range(32):
+                writer.write(bytes(range(11, 256)) * 270)  # ~64 KiB, no newline
+                await writer.drain()
+            writer.write(b"\n")
+        reply = await core.handle(msg)
+        if reply is not None:
+            writer.write(json.dumps(reply).encode() + b"\n")
+        await writer.drain()
+
+
+async def test_serial_resyncs_after_noise_and_ignores_log_lines_that_quote_ids(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Regression (issue 40): 2 MiB of noise without a newline closed a serial device for
+    good, and a log line quoting a pending call's id failed that call (19 of 20). Now the
+    noise is skipped to the next newline (logged once), and only JSON-RPC lines are
+    matched to calls: all 20 calls succeed on the same link."""
+    core = FakeCore()
+    server = await asyncio.start_server(lambda r, w: serve_noisy_uart(core, r, w), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with caplog.at_level(logging.WARNING, "mcpgen.runtime.transports"):
+            device = await connect_serial(f"socket://127.0.0.1:{port}", setup_timeout=10, call_timeout=10)
+            try:
+                results = [await device.call("self.counter.add", {"amount": 1}) for _ in range(20)]
+                assert results == list(range(1, 21))
+                assert not device.closed
+                link = device._transport.link
+                assert link.framer.dropped == 1 and link.ignored >= 3 * 20
+            finally:
+                await device.close()
+        dropped = [r.getMessage() for r in caplog.records if "longer than max_frame" in r.getMessage()]
+        assert len(dropped) == 1, dropped
+    finally:
+        server.close()

@@ -42,6 +42,11 @@ def test_the_core_version_of_the_generator_is_the_cores() -> None:
     assert m and int(m.group(1)) == emit_cpp.CORE_VERSION
 
 
+def test_the_spec_check_knows_the_cores_reply_buffer() -> None:
+    m = re.search(r"^#define MCPGEN_RESPONSE_BUFFER_SIZE (\d+)$", _core_text("mcp_core.h"), re.M)
+    assert m and int(m.group(1)) == model.DEFAULT_RESPONSE_BUFFER
+
+
 def test_every_end_names_the_same_return_kinds() -> None:
     kinds = set(protocol.RETURN_KINDS)
     m = re.search(r"enum class ReturnKind : uint8_t \{([^}]*)\}", _core_text("mcp_core.h"))

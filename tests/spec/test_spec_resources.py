@@ -243,6 +243,70 @@ CASES.append(
 )
 
 
+# Regression (issue 40): a max_size the device's reply buffer cannot hold was accepted, and
+# every read of that much content came back -32603 "response buffer too small".
+BLOB = (
+    "resources:\n  dump:\n    description: d\n    mime_type: application/octet-stream\n"
+    "    content: binary\n"
+)
+CASES.append(
+    pytest.param(
+        HEAD + BLOB + "    uri: lamp://dump\n    max_size: 8192\n",
+        11,
+        15,
+        "resources.dump.max_size",
+        "needs a reply of 11128 bytes (in the xiaozhi envelope), more than the device's reply buffer "
+        "of 10240 bytes",
+        "lower max_size to at most 7527, or build the firmware with -DMCPGEN_RESPONSE_BUFFER_SIZE=11128",
+        id="max-size-over-the-reply-buffer",
+    )
+)
+CASES.append(
+    pytest.param(
+        HEAD.replace('version: "1"}', 'version: "1", response_buffer: 1024}')
+        + R
+        + "    uri: lamp://s\n    max_size: 2000\n",
+        11,
+        15,
+        "resources.status.max_size",
+        "more than the device's reply buffer of 1024 bytes (device.response_buffer",
+        "set device.response_buffer: 2193",
+        id="max-size-over-a-set-reply-buffer",
+    )
+)
+CASES.append(
+    pytest.param(
+        HEAD.replace('version: "1"}', 'version: "1", response_buffer: 16}') + R + "    uri: lamp://s\n",
+        1,
+        50,
+        "device.response_buffer",
+        "expected 256 to",
+        "MCPGEN_RESPONSE_BUFFER_SIZE",
+        id="response-buffer-too-small",
+    )
+)
+
+
+def test_a_max_size_that_fits_the_reply_buffer_loads(write_spec):
+    from mcpgen.codegen.emit import cpp
+    from mcpgen.codegen.spec.loader import load_spec
+    from mcpgen.codegen.spec.resource_json import largest_content, read_reply_bytes
+
+    fits = largest_content("binary", "application/octet-stream", "lamp://dump", None, 10240)
+    assert read_reply_bytes("binary", "application/octet-stream", "lamp://dump", None, fits) <= 10240
+    assert read_reply_bytes("binary", "application/octet-stream", "lamp://dump", None, fits + 3) > 10240
+    spec = load_spec(write_spec(HEAD + BLOB + f"    uri: lamp://dump\n    max_size: {fits}\n"))
+    assert spec.resources[0].max_size == fits and spec.device.response_buffer == 10240
+    assert "response_buffer" not in spec.canonical()["device"], "a build setting, not in the fingerprint"
+    # a larger buffer lets a larger max_size through, and the header holds the build to it
+    big = HEAD.replace('version: "1"}', 'version: "1", response_buffer: 65536}')
+    spec = load_spec(write_spec(big + BLOB + "    uri: lamp://dump\n    max_size: 32768\n", name="big.yaml"))
+    header = cpp.emit(spec)["firmware/generated/mcp_tools.h"]
+    assert "#if MCPGEN_RESPONSE_BUFFER_SIZE < 65536" in header
+    plain = load_spec(write_spec(HEAD + R + "    uri: a:b\n", name="d.yaml"))
+    assert "MCPGEN_RESPONSE_BUFFER_SIZE" not in cpp.emit(plain)["firmware/generated/mcp_tools.h"]
+
+
 @pytest.mark.parametrize(("text", "line", "column", "path", "message", "hint"), CASES)
 def test_resource_validation_error(one_error, text, line, column, path, message, hint):
     error = one_error(text)

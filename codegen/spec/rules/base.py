@@ -27,6 +27,7 @@ from mcpgen.codegen.spec.spec_errors import SpecError, did_you_mean
 from mcpgen.codegen.spec.yaml_source import (
     TAG_MAP,
     TAG_SEQ,
+    BadScalar,
     UnsupportedTag,
     describe,
     describe_node,
@@ -51,6 +52,12 @@ def join_path(base: str, key: str) -> str:
 
 
 
+# `"\0"` is a valid YAML escape, but every string of a spec ends up in C++ string literals
+# and C strings, where a NUL cuts it short.
+NUL_MESSAGE = "the text contains a NUL character (`\\0`), which C++ strings cannot hold"
+NUL_HINT = "remove the `\\0` escape"
+
+
 class CheckerBase:
     """Walks the node tree of one file; ``errors`` collects every problem."""
 
@@ -58,6 +65,7 @@ class CheckerBase:
         self.file = file
         self.errors: list[SpecError] = []
         self.page_size: Optional[int] = None  # known once device.page_size validated
+        self.response_buffer: Optional[int] = None  # likewise device.response_buffer
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -133,8 +141,11 @@ class CheckerBase:
         if isinstance(node, yaml.ScalarNode):
             try:
                 value = scalar_value(node)
-            except UnsupportedTag as e:
-                self.error(node, path, str(e))
+            except BadScalar as e:
+                self.error(node, path, str(e), e.hint if not isinstance(e, UnsupportedTag) else "")
+                return None
+            if isinstance(value, str) and "\0" in value:
+                self.error(node, path, NUL_MESSAGE, NUL_HINT)
                 return None
             if value == "<<" and node.style is None:
                 self.error(
@@ -163,10 +174,14 @@ class CheckerBase:
             self.error(node, path, f"expected {expected}, got {describe_node(node)}")
             return BAD
         try:
-            return scalar_value(node)
-        except UnsupportedTag as e:
-            self.error(node, path, str(e), "remove the tag")
+            value = scalar_value(node)
+        except BadScalar as e:
+            self.error(node, path, str(e), e.hint)
             return BAD
+        if isinstance(value, str) and "\0" in value:
+            self.error(node, path, NUL_MESSAGE, NUL_HINT)
+            return BAD
+        return value
 
     # -- typed scalars ---------------------------------------------------------------------
 
@@ -255,7 +270,7 @@ def peek(node: yaml.Node, key: str) -> Any:
 def scalar_or_none(node: yaml.ScalarNode) -> Any:
     try:
         return scalar_value(node)
-    except UnsupportedTag:
+    except BadScalar:
         return BAD
 
 

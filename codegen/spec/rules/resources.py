@@ -33,7 +33,7 @@ import yaml
 
 from mcpgen.codegen.spec.model import RESOURCE_CONTENTS, Param, Resource
 from mcpgen.codegen.spec.names import python_path
-from mcpgen.codegen.spec.resource_json import worst_case_page_bytes
+from mcpgen.codegen.spec.resource_json import largest_content, read_reply_bytes, worst_case_page_bytes
 from mcpgen.codegen.spec.rules.base import BAD
 from mcpgen.codegen.spec.rules.events import event_name_problem
 from mcpgen.codegen.spec.rules.tables import RESOURCE_KEYS, RESOURCE_REQUIRED
@@ -53,6 +53,7 @@ EXPRESSION_RE = re.compile(r"\{([^{}]*)\}")
 LEVEL2_OPERATORS = "+#./;?&=,!@|"
 MAX_TEMPLATE_VARIABLES = 8  # == kMaxVariables in the core's resources.cpp
 MAX_SIZE_LIMIT = 1 << 24  # far above what a device buffer holds; catches a unit slip
+MIN_RESPONSE_BUFFER = 256  # smaller cannot hold an initialize reply
 
 
 def template_variables(template: str) -> list[str]:
@@ -189,6 +190,7 @@ def _resource(checker: SpecChecker, name: str, key_node: yaml.Node, node: yaml.N
             )
         elif v is not BAD:
             max_size = v
+            _check_reply_fits(checker, m["max_size"][1], path, content, mime, uri, template, v)
     subscribe: Any = False
     if "subscribe" in m:
         subscribe = checker.boolean(m["subscribe"][1], f"{path}.subscribe")
@@ -207,6 +209,43 @@ def _resource(checker: SpecChecker, name: str, key_node: yaml.Node, node: yaml.N
         max_size=max_size,
         subscribe=subscribe,
         pos=checker.pos(key_node),
+    )
+
+
+def _check_reply_fits(
+    checker: SpecChecker,
+    node: yaml.Node,
+    path: str,
+    content: Any,
+    mime: Any,
+    uri: Optional[str],
+    template: Optional[str],
+    max_size: int,
+) -> None:
+    """A read of ``max_size`` bytes must fit the device's reply buffer: the core writes the
+    whole reply there (content base64-encoded or JSON-escaped) and answers -32603
+    "response buffer too small" when it does not fit, so such a max_size allows what the
+    device can never send."""
+    buffer = checker.response_buffer
+    if buffer is None or content not in RESOURCE_CONTENTS or not isinstance(mime, str):
+        return
+    if uri is None and template is None:
+        return
+    needed = read_reply_bytes(content, mime, uri, template, max_size)
+    if needed <= buffer:
+        return
+    fits = largest_content(content, mime, uri, template, buffer)
+    kind = "base64-encoded" if content == "binary" else "as text (more when it needs escaping)"
+    lower = f"lower max_size to at most {fits}, or " if fits > 0 else ""
+    checker.error(
+        node,
+        f"{path}.max_size",
+        f"a read of {max_size} bytes of content, {kind}, needs a reply of {needed} bytes (in the "
+        f"xiaozhi envelope), more than the device's reply buffer of {buffer} bytes "
+        "(device.response_buffer, the firmware's MCPGEN_RESPONSE_BUFFER_SIZE): the device would "
+        "answer every such read with -32603",
+        f"{lower}build the firmware with -DMCPGEN_RESPONSE_BUFFER_SIZE={needed} (or more) and set "
+        f"device.response_buffer: {needed}",
     )
 
 

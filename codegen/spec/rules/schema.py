@@ -28,6 +28,7 @@ from typing import Any
 from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
+    DEFAULT_RESPONSE_BUFFER,
     ERROR_STYLES,
     FIELD_TYPES,
     PARAM_TYPES,
@@ -35,7 +36,7 @@ from mcpgen.codegen.spec.model import (
 )
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, IDENTIFIER_RE, PYTHON_RESERVED
 from mcpgen.codegen.spec.rules.events import EVENT_KEYS, EVENT_NAME_RE
-from mcpgen.codegen.spec.rules.resources import MAX_SIZE_LIMIT, TEMPLATE_RE, URI_RE
+from mcpgen.codegen.spec.rules.resources import MAX_SIZE_LIMIT, MIN_RESPONSE_BUFFER, TEMPLATE_RE, URI_RE
 from mcpgen.codegen.spec.rules.tables import (
     ALL_FIELD_KEYS,
     ALL_PARAM_KEYS,
@@ -124,6 +125,12 @@ DEVICE: dict[str, Schema] = {
                                    "description": "ESP-IDF anti-rollback secure_version of this build."},
             },
             "required": ["public_key"], "additionalProperties": False},
+    "response_buffer": {"type": "integer", "minimum": MIN_RESPONSE_BUFFER, "maximum": MAX_SIZE_LIMIT,
+                        "default": DEFAULT_RESPONSE_BUFFER,
+                        "description": "The reply buffer the firmware is built with "
+                        "(MCPGEN_RESPONSE_BUFFER_SIZE). "
+                        "A resource whose max_size cannot fit a reply in it is refused. A build setting: "
+                        "not in the fingerprint."},
 }
 
 TOOL: dict[str, Schema] = {

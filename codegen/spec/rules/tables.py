@@ -20,7 +20,9 @@ INT64_MAX = 2**63 - 1
 
 TOP_KEYS = ("device", "tools", "events", "resources", "firmware")
 TOP_REQUIRED = ("device", "tools")
-DEVICE_KEYS = ("name", "version", "description", "page_size", "protocol_version", "errors", "ota")
+DEVICE_KEYS = (
+    "name", "version", "description", "page_size", "protocol_version", "errors", "ota", "response_buffer"
+)
 DEVICE_REQUIRED = ("name", "version")
 # `firmware:` key -> the MCPGEN_* environment variable of the ESP32 build it sets (docs/firmware.md).
 # Any of them may be `!secret NAME` (codegen.spec.secrets).

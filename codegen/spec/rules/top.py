@@ -15,6 +15,7 @@ import yaml
 from mcpgen.codegen.spec.model import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_PROTOCOL_VERSION,
+    DEFAULT_RESPONSE_BUFFER,
     ERROR_STYLES,
     DeviceSpec,
     ErrorStyle,
@@ -32,7 +33,7 @@ from mcpgen.codegen.spec.rules.firmware import check_firmware
 from mcpgen.codegen.spec.rules.names import (
     device_name_problem,
 )
-from mcpgen.codegen.spec.rules.resources import check_resources
+from mcpgen.codegen.spec.rules.resources import MAX_SIZE_LIMIT, MIN_RESPONSE_BUFFER, check_resources
 from mcpgen.codegen.spec.rules.tables import (
     DEVICE_KEYS,
     DEVICE_REQUIRED,
@@ -209,6 +210,23 @@ class SpecChecker(ToolRules, CrossToolRules):
             es = self.choice(m["errors"][1], "device.errors", ERROR_STYLES, "an error style")
             ok &= es is not BAD
             errors = es if es is not BAD else "mcp"
+        response_buffer = DEFAULT_RESPONSE_BUFFER
+        if "response_buffer" in m:
+            rb = self.integer(m["response_buffer"][1], "device.response_buffer", "an integer number of bytes")
+            if rb is not BAD and not MIN_RESPONSE_BUFFER <= rb <= MAX_SIZE_LIMIT:
+                self.error(
+                    m["response_buffer"][1],
+                    "device.response_buffer",
+                    f"expected {MIN_RESPONSE_BUFFER} to {MAX_SIZE_LIMIT} bytes, got {rb}",
+                    "the MCPGEN_RESPONSE_BUFFER_SIZE the firmware is built with "
+                    f"(the core's default is {DEFAULT_RESPONSE_BUFFER})",
+                )
+                rb = BAD
+            ok &= rb is not BAD
+            response_buffer = rb if rb is not BAD else DEFAULT_RESPONSE_BUFFER
+            self.response_buffer = rb if rb is not BAD else None
+        else:
+            self.response_buffer = response_buffer
         ota = False
         self.ota_signing = None
         if "ota" in m:
@@ -237,4 +255,5 @@ class SpecChecker(ToolRules, CrossToolRules):
             page_size=page_size,
             protocol_version=protocol_version,
             errors=errors,
+            response_buffer=response_buffer,
         )

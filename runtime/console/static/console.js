@@ -5,6 +5,13 @@
 // rules, the bindings', so the page and the device cannot disagree.
 "use strict";
 
+// Bounds of what the page keeps and shows (the server keeps the same: console.FEED,
+// registry.EVENTS, registry.HISTORY, registry.LATENCIES). A device may send events
+// faster than any page can draw them: each message only updates `state` and marks the
+// parts it changed; the marked parts are drawn once per animation frame, so 20,000 events
+// cost 20,000 array pushes and one drawing of at most these many rows.
+const LIMITS = { feed: 200, events: 100, history: 100, latencies: 500 };
+
 const state = {
   devices: new Map(),   // id -> summary row
   selected: null,       // device id shown in the detail panel
@@ -15,6 +22,36 @@ const state = {
 };
 
 // ---------------------------------------------------------------- small helpers
+
+function keepLast(list, n) {
+  if (list.length > n) list.splice(0, list.length - n);
+}
+
+const dirty = new Set();  // parts of the page to draw in the next animation frame
+let frameRequested = false;
+const drawn = { frames: 0 };  // how many frames drew something (tests read it)
+
+function schedule(...parts) {
+  for (const part of parts) dirty.add(part);
+  if (frameRequested) return;
+  frameRequested = true;
+  requestAnimationFrame(drawDirty);
+}
+
+function drawDirty() {
+  frameRequested = false;
+  const parts = new Set(dirty);
+  dirty.clear();
+  drawn.frames += 1;
+  if (parts.has("devices")) renderDevices();
+  if (parts.has("feed")) renderFeed();
+  if (state.detail) {
+    if (parts.has("events")) renderDeviceEvents();
+    if (parts.has("history")) renderHistory();
+    if (parts.has("meta")) renderMeta();
+    if (parts.has("plot")) renderPlot();
+  }
+}
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -121,6 +158,9 @@ async function select(id) {
     return;
   }
   const changed = !state.detail || state.detail.id !== id;
+  keepLast(data.events, LIMITS.events);
+  keepLast(data.history, LIMITS.history);
+  keepLast(data.latencies, LIMITS.latencies);
   state.detail = data;
   renderDetail();
   loadResources(id, changed);
@@ -137,7 +177,7 @@ function renderDetail() {
   const hidden = document.getElementById("hidden-tools");
   hidden.textContent = d.hiddenTools
     ? `${d.hiddenTools} user-only tool(s) hidden: start the console with --user-tools to show them.` : "";
-  document.getElementById("tool-forms").replaceChildren(...d.toolList.map(toolForm));
+  document.getElementById("tool-forms").replaceChildren(...d.toolList.map(safeToolForm));
   renderHistory();
   renderDeviceEvents();
   renderPlot();
@@ -165,6 +205,122 @@ function renderMeta() {
 
 // ---------------------------------------------------------------- tools as forms
 
+// A device reports its own schemas, and nothing makes them sane: `required: 5`,
+// `maxLength: -1` or `properties: "x"` must not take the panel down (issue 40). Each
+// keyword the form uses is taken only when its value has the type the form needs; the
+// others are listed as unsupported, with the raw schema, and the field falls back to JSON.
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const isCount = (v) => Number.isInteger(v) && v >= 0;
+const isFiniteNumber = (v) => typeof v === "number" && Number.isFinite(v);
+const isTypeName = (v) => typeof v === "string" || (Array.isArray(v) && v.every((t) => typeof t === "string"));
+const KEYWORD_CHECKS = {
+  type: [isTypeName, "a type name or a list of them"],
+  enum: [Array.isArray, "a list"],
+  minimum: [isFiniteNumber, "a number"],
+  maximum: [isFiniteNumber, "a number"],
+  exclusiveMinimum: [isFiniteNumber, "a number"],
+  exclusiveMaximum: [isFiniteNumber, "a number"],
+  minLength: [isCount, "a whole number >= 0"],
+  maxLength: [isCount, "a whole number >= 0"],
+  pattern: [(v) => typeof v === "string", "a string"],
+  description: [(v) => typeof v === "string", "a string"],
+};
+const RAW_LIMIT = 4000;  // characters of a raw schema shown
+
+function shortJson(value, limit) {
+  const text = compact(value) ?? String(value);
+  return text.length > limit ? `${text.slice(0, limit)}… (${text.length} characters)` : text;
+}
+
+// The keywords of one property schema the form can use, and what it could not.
+function saneSchema(raw, where, problems) {
+  if (!isObject(raw)) {
+    problems.push(`${where}: the schema is ${shortJson(raw, 60)}, not an object`);
+    return { unsupported: true };
+  }
+  const clean = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const check = KEYWORD_CHECKS[key];
+    if (!check) { if (key === "default") clean.default = value; continue; }
+    if (check[0](value)) clean[key] = value;
+    else problems.push(`${where}: ${key} is ${shortJson(value, 60)}, expected ${check[1]}`);
+  }
+  if (isCount(clean.minLength) && isCount(clean.maxLength) && clean.minLength > clean.maxLength) {
+    problems.push(`${where}: minLength ${clean.minLength} is more than maxLength ${clean.maxLength}`);
+    delete clean.minLength; delete clean.maxLength;
+  }
+  return clean;
+}
+
+// The tool's input schema as the form uses it: {properties, required, whole, problems};
+// `whole` means the arguments are typed as one JSON object (no usable properties).
+function saneInput(schema) {
+  const problems = [];
+  if (schema === undefined || schema === null) return { properties: [], required: new Set(), whole: false, problems };
+  if (!isObject(schema)) {
+    problems.push(`inputSchema is ${shortJson(schema, 60)}, not an object`);
+    return { properties: [], required: new Set(), whole: true, problems };
+  }
+  let whole = false;
+  let properties = [];
+  if (schema.properties !== undefined) {
+    if (isObject(schema.properties)) {
+      properties = Object.entries(schema.properties).map(([name, sub]) => [name, saneSchema(sub, name, problems)]);
+    } else {
+      problems.push(`properties is ${shortJson(schema.properties, 60)}, expected an object`);
+      whole = true;
+    }
+  }
+  const required = new Set();
+  if (schema.required !== undefined) {
+    if (Array.isArray(schema.required)) {
+      for (const name of schema.required) {
+        if (typeof name === "string") required.add(name);
+        else problems.push(`required lists ${shortJson(name, 60)}, not a property name`);
+      }
+    } else {
+      problems.push(`required is ${shortJson(schema.required, 60)}, expected a list of property names`);
+    }
+  }
+  return { properties, required, whole, problems };
+}
+
+function schemaProblems(tool, problems) {
+  if (!problems.length) return null;
+  return el("details", { class: "schema-problems", "data-problems": String(problems.length) },
+    el("summary", { class: "field-error", text: `unsupported schema: ${problems.length} problem(s); those parts are shown raw` }),
+    el("ul", {}, ...problems.slice(0, 50).map((p) => el("li", { text: p }))),
+    el("pre", { class: "result raw-schema", text: shortJson(tool.inputSchema, RAW_LIMIT) }));
+}
+
+// A whole-arguments JSON field: for a tool whose properties cannot be read.
+function argumentsField() {
+  const id = `f-${Math.random().toString(36).slice(2)}`;
+  const input = el("textarea", { id, name: "", rows: 3, placeholder: "{ }" });
+  input.dataset.kind = "arguments";
+  return el("div", { class: "field" },
+    el("label", { htmlFor: id, text: "arguments (a JSON object)" }),
+    input,
+    el("div", { class: "field-error", "data-for": "" }));
+}
+
+// toolForm, and a form with only the raw schema if anything in it still throws.
+function safeToolForm(tool) {
+  try {
+    return toolForm(tool);
+  } catch (error) {
+    const name = typeof tool?.name === "string" ? tool.name : shortJson(tool?.name, 80);
+    const form = el("form", { class: "tool broken", "data-tool": name, noValidate: true },
+      el("h4", {}, el("code", { text: name })),
+      schemaProblems(tool || {}, [`the form could not be built: ${error && error.message}`]),
+      argumentsField(),
+      el("button", { type: "submit", text: "Call" }),
+      el("div", { class: "outcome", role: "status" }));
+    form.addEventListener("submit", (event) => { event.preventDefault(); call(form, name); });
+    return form;
+  }
+}
+
 function constraintHint(schema, required) {
   const parts = [];
   if (schema.type) parts.push(Array.isArray(schema.type) ? schema.type.join(" | ") : schema.type);
@@ -188,11 +344,17 @@ function fieldFor(name, schema, required) {
   const type = Array.isArray(schema.type) ? null : schema.type;
   let input;
   let kind;
-  if (Array.isArray(schema.enum)) {
+  if (schema.unsupported) {
+    kind = "json";
+    input = el("textarea", { id, name, rows: 2, placeholder: "JSON (unsupported schema)" });
+  } else if (Array.isArray(schema.enum)) {
     kind = "enum";
     input = el("select", { id, name });
     if (!required || schema.default === undefined) input.append(el("option", { value: "", text: "—" }));
-    for (const option of schema.enum) input.append(el("option", { value: JSON.stringify(option), text: String(option) }));
+    for (const option of schema.enum) {
+      const text = typeof option === "string" ? option : shortJson(option, 80);
+      input.append(el("option", { value: JSON.stringify(option) ?? "null", text }));
+    }
     if (schema.default !== undefined) input.value = JSON.stringify(schema.default);
   } else if (type === "integer" || type === "number") {
     kind = "number";
@@ -247,6 +409,13 @@ function collect(form) {
     if (kind === "enum") { if (input.value !== "") args[name] = JSON.parse(input.value); continue; }
     if (kind === "text") { if (input.value !== "" || input.dataset.required) args[name] = input.value; continue; }
     if (input.value.trim() === "") continue;
+    if (kind === "arguments") {
+      let whole;
+      try { whole = JSON.parse(input.value); } catch (e) { problems[""] = `arguments: not valid JSON (${e.message})`; continue; }
+      if (isObject(whole)) Object.assign(args, whole);
+      else problems[""] = "arguments: must be a JSON object";
+      continue;
+    }
     try { args[name] = JSON.parse(input.value); } catch (e) { problems[name] = `${name}: not valid JSON (${e.message})`; }
   }
   return { args, problems };
@@ -263,16 +432,16 @@ function problemsOf(error) {
 }
 
 function toolForm(tool) {
-  const schema = tool.inputSchema || {};
-  const props = schema.properties || {};
-  const required = new Set(schema.required || []);
+  const input = saneInput(tool.inputSchema);
   const form = el("form", { class: "tool", "data-tool": tool.name, noValidate: true },
     el("h4", {}, el("code", { text: tool.name }), tool.title ? ` · ${tool.title}` : "",
       tool.userOnly ? el("span", { class: "user-only small", text: "user-only" }) : null),
-    tool.description ? el("p", { class: "description", text: tool.description }) : null,
+    tool.description ? el("p", { class: "description", text: String(tool.description) }) : null,
     // a schema pattern the server's RE2 cannot run: the tool is not callable (docs/security.md)
     tool.refused ? el("p", { class: "refused", text: `not callable: ${tool.refused}` }) : null,
-    ...Object.entries(props).map(([name, sub]) => fieldFor(name, sub || {}, required.has(name))),
+    schemaProblems(tool, input.problems),
+    ...input.properties.map(([name, sub]) => fieldFor(name, sub, input.required.has(name))),
+    input.whole ? argumentsField() : null,
     el("button", { type: "submit", text: "Call", disabled: Boolean(tool.refused) }),
     el("div", { class: "outcome", role: "status" }),
   );
@@ -504,7 +673,7 @@ function resourceUpdated(message) {
 // ---------------------------------------------------------------- history, events, latency
 
 function renderHistory() {
-  const rows = [...state.detail.history].reverse().map((c) => el("tr", { "data-call": c.id },
+  const rows = state.detail.history.slice(-LIMITS.history).reverse().map((c) => el("tr", { "data-call": c.id },
     el("td", { text: fmtTime(c.time) }),
     el("td", { class: "mono", text: c.tool }),
     el("td", { class: "mono args", text: compact(c.arguments), title: compact(c.arguments) }),
@@ -524,12 +693,12 @@ function eventItem(e, withDevice) {
 }
 
 function renderDeviceEvents() {
-  const items = [...state.detail.events].reverse().map((e) => eventItem(e, false));
+  const items = state.detail.events.slice(-LIMITS.events).reverse().map((e) => eventItem(e, false));
   document.getElementById("device-events").replaceChildren(...items);
 }
 
 function renderFeed() {
-  document.getElementById("feed").replaceChildren(...state.feed.map((e) => eventItem(e, true)));
+  document.getElementById("feed").replaceChildren(...state.feed.slice(0, LIMITS.feed).map((e) => eventItem(e, true)));
 }
 
 function renderPlot() {
@@ -575,7 +744,7 @@ function handle(message) {
   switch (message.type) {
     case "state": {
       state.devices = new Map(message.state.devices.map((d) => [d.id, d]));
-      state.feed = [...message.state.feed].reverse();
+      state.feed = [...message.state.feed].reverse().slice(0, LIMITS.feed);
       renderDevices();
       renderFeed();
       const wanted = state.selected
@@ -607,23 +776,24 @@ function handle(message) {
     case "event": {
       const e = message.event;
       state.feed.unshift(e);
-      state.feed.length = Math.min(state.feed.length, 200);
-      renderFeed();
+      if (state.feed.length > 2 * LIMITS.feed) state.feed.length = LIMITS.feed;  // trimmed in batches
+      schedule("feed");
       if (state.detail && e.device === state.detail.id) {
         state.detail.events.push(e);
-        renderDeviceEvents();
+        if (state.detail.events.length > 2 * LIMITS.events) keepLast(state.detail.events, LIMITS.events);
+        schedule("events");
       }
       break;
     }
     case "call": {
       state.devices.set(message.device.id, message.device);
-      renderDevices();
+      schedule("devices");
       if (state.detail && message.id === state.detail.id) {
         state.detail.history.push(message.call);
+        keepLast(state.detail.history, LIMITS.history);
         if (message.call.ms !== null && message.call.outcome !== "invalid") state.detail.latencies.push(message.call.ms);
-        renderHistory();
-        renderMeta();
-        renderPlot();
+        keepLast(state.detail.latencies, LIMITS.latencies);
+        schedule("history", "meta", "plot");
       }
       break;
     }
