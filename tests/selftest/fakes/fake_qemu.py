@@ -30,9 +30,9 @@ sim = subprocess.Popen(
 
 
 def stop(*_: object) -> None:
+    # No sim.wait() here: the main thread is inside it (Popen's wait lock is not reentrant).
     sim.kill()
-    sim.wait()
-    raise SystemExit(0)
+    os._exit(0)
 
 
 signal.signal(signal.SIGTERM, stop)
