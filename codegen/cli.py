@@ -582,8 +582,12 @@ def cmd_selftest(args: argparse.Namespace) -> int:
         if spec is None:
             return 1
     if args.port is not None:
-        args.port = _port(args)
-        if args.port is None:
+        from mcpgen.codegen.run.ports import PortError, resolve_port
+
+        try:  # "using /dev/ttyUSB0 (...)" on stderr: stdout may be the JSON report
+            args.port = resolve_port(args.port, out=lambda msg: print(msg, file=sys.stderr, flush=True))
+        except PortError as exc:
+            _err(str(exc))
             return 1
     return main(args, spec=spec, print_line=ui.result)
 

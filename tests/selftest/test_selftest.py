@@ -246,3 +246,26 @@ def test_no_value_for_an_impossible_pattern() -> None:
 def test_cli_help_lists_selftest() -> None:
     r = subprocess.run(["codegen", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "selftest" in r.stdout
+
+
+def test_port_auto_without_a_board_is_one_line() -> None:
+    """--port auto finds the board as codegen run does; none here: one line, exit 1."""
+    r = selftest("--port", "auto", "--format", "json")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("codegen: error: no ESP32 board found on USB")
+
+
+def test_port_auto_names_the_board_on_stderr(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """With one board found, its line goes to stderr so --format json stays JSON on stdout."""
+    from mcpgen.codegen.run import ports
+    from mcpgen.codegen.run import selftest as st
+
+    class Port:
+        device, vid, pid, description = "/dev/ttyUSB9", 0x10C4, 0xEA60, "CP2102"
+
+    monkeypatch.setattr(ports, "list_serial_ports", lambda: [Port()])
+    seen: list[str] = []
+    monkeypatch.setattr(st, "main", lambda args, spec, print_line: seen.append(args.port) or 0)
+    code, out = in_process(capsys, "--port", "auto", "--format", "json")
+    assert code == 0 and seen == ["/dev/ttyUSB9"] and out == ""
