@@ -841,7 +841,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "resources, events and latency: one line per check, a summary, exit 0 when none "
                 "failed. Calling tools has effects on a real board: see --no-calls and --skip-tool. "
                 "docs/firmware.md, \"Self-test\".")
-    from mcpgen.codegen.run.selftest import add_arguments as selftest_arguments
+    from mcpgen.codegen.run.selftest_args import add_arguments as selftest_arguments
 
     selftest_arguments(p)
     p.set_defaults(func=cmd_selftest)

@@ -45,6 +45,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
+from mcpgen.codegen.run.selftest_args import DEFAULT_CALLS, add_arguments
 from mcpgen.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION, EVENT_METHOD_PREFIX, PROTOCOL_VERSIONS
 
@@ -56,7 +57,6 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
 #: A version no device supports: the device must answer it with one of its own.
 UNKNOWN_VERSION = "1999-01-01"
-DEFAULT_CALLS = 50
 DEFAULT_PAGE_LIMIT = 8000  # the xiaozhi default (the spec's device.page_size otherwise)
 _STRING_CANDIDATES = ("demo", "demo-device", "a", "0", "A", "hello from mcpgen")
 
@@ -912,55 +912,6 @@ async def selftest(
     finally:
         await close()
     return report
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument(
-        "--port",
-        help="the board's serial port, e.g. /dev/ttyUSB0, socket://host:port, or auto (found by its USB id)",
-    )
-    where.add_argument(
-        "--device-cmd", help='a device on stdio, e.g. "build/sim/firmware/build/xiaozhi_sim-sim --stdio"'
-    )
-    where.add_argument(
-        "--listen",
-        metavar="HOST:PORT",
-        help="start a gateway and test the first device that connects, e.g. 0.0.0.0:8765",
-    )
-    p.add_argument(
-        "--spec",
-        help="the spec the device was built from, e.g. toolspec/desk_lamp.yaml "
-        "(fingerprint, tools, resources and events are compared with it)",
-    )
-    p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
-    p.add_argument("--no-calls", action="store_true", help="call no tool (their effects on a real board)")
-    p.add_argument(
-        "--skip-tool",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="do not call this tool (repeatable), e.g. --skip-tool self.light.set_power",
-    )
-    p.add_argument(
-        "--call-destructive",
-        action="store_true",
-        help="also call tools marked destructive (e.g. a reboot); skipped by default",
-    )
-    p.add_argument(
-        "--calls",
-        type=int,
-        default=DEFAULT_CALLS,
-        help=f"round trips timed for the latency figures (default {DEFAULT_CALLS}), e.g. --calls 200",
-    )
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
-    p.add_argument(
-        "--connect-timeout",
-        type=float,
-        default=20.0,
-        help="seconds to wait for the device to connect and answer initialize (default 20)",
-    )
-    p.add_argument("--baud", type=int, default=115200, help="serial baud rate (default 115200)")
 
 
 def main(args: argparse.Namespace, *, spec: Optional[Spec], print_line: Callable[[str], None] = print) -> int:
