@@ -1,5 +1,5 @@
 """The ``codegen`` command: check, release, diff, generate, new, build, run, flash, monitor, demo,
-ota, bridge, console.
+ota, selftest, bridge, console.
 
 Every subcommand takes ``-v/--verbose`` and ``-q/--quiet`` (before or after its name).
 Expected failures (a spec error, a missing file or compiler, a busy port, a denied
@@ -454,6 +454,18 @@ def _port(args: argparse.Namespace) -> Optional[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if getattr(args, "qemu", False):  # the ESP-IDF build in Espressif's QEMU (run/esp_qemu.py)
+        from mcpgen.codegen.run.esp_qemu import CHIPS, run_esp_qemu
+
+        if args.target not in CHIPS:
+            _err(f"--qemu runs {' and '.join(sorted(CHIPS))} (Espressif's QEMU), not {args.target}: "
+                 "e.g. --target esp32c3 --qemu")
+            return 1
+        ctx = _build_context(args, f"{args.target}-qemu")
+        if ctx is None:
+            return 1
+        return run_esp_qemu(ctx, args.target, interactive=args.interactive, out=ui.result,
+                            timeout=args.timeout, error=_err)
     ctx = _build_context(args, args.target)
     if ctx is None:
         return 1
@@ -600,6 +612,23 @@ def _spec_fingerprints(paths: list[Path]) -> Optional[list[str]]:
             return None
         out += [fp for fp in [*released, spec.fingerprint] if fp not in out]
     return out
+def cmd_selftest(args: argparse.Namespace) -> int:
+    from mcpgen.codegen.run.selftest import main
+
+    spec = None
+    if args.spec:
+        spec = _load(Path(args.spec))
+        if spec is None:
+            return 1
+    if args.port is not None:
+        from mcpgen.codegen.run.ports import PortError, resolve_port
+
+        try:  # "using /dev/ttyUSB0 (...)" on stderr: stdout may be the JSON report
+            args.port = resolve_port(args.port, out=lambda msg: print(msg, file=sys.stderr, flush=True))
+        except PortError as exc:
+            _err(str(exc))
+            return 1
+    return main(args, spec=spec, print_line=ui.result)
 
 
 def cmd_ota(args: argparse.Namespace) -> int:
@@ -832,6 +861,7 @@ def build_parser() -> argparse.ArgumentParser:
                 codegen run toolspec/default_device.yaml --target host
                 codegen run toolspec/default_device.yaml --target qemu --interactive
                 codegen run toolspec/desk_lamp.yaml --target esp32c3 --port auto   # a real board
+                codegen run toolspec/desk_lamp.yaml --target esp32c3 --qemu   # ESP-IDF + Espressif's QEMU
                 """,
                 "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: "
                 "the Cortex-M3 or RV32IMC image in QEMU), list its tools and call each with "
@@ -849,6 +879,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds to wait for each tool call (default: 10), e.g. --timeout 30")
     p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<target>)")
     p.add_argument("--port", default="auto", help=PORT_HELP)
+    p.add_argument("--qemu", action="store_true",
+                   help="esp32c3, esp32: build with your ESP-IDF (idf.py, serial transport) and boot it in "
+                   "Espressif's QEMU instead of flashing a board")
     p.set_defaults(func=cmd_run)
 
     p = command("flash", "upload firmware to a board",
@@ -915,6 +948,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p.defer(ota_arguments)
     p.set_defaults(func=cmd_ota)
+
+    p = command("selftest", "check a device as an independent MCP client would (board, stdio or gateway)",
+                """
+                codegen selftest --device-cmd "build/sim/firmware/build/xiaozhi_sim-sim --stdio" \\
+                    --spec toolspec/default_device.yaml
+                codegen selftest --port auto --spec toolspec/desk_lamp.yaml --skip-tool self.light.set_power
+                """,
+                "Initialize and version negotiation, JSON-RPC error codes, the spec fingerprint, "
+                "tools/list and its paging, every tool called in range and refused out of range, "
+                "resources, events and latency: one line per check, a summary, exit 0 when none "
+                "failed. Calling tools has effects on a real board: see --no-calls and --skip-tool. "
+                "docs/firmware.md, \"Self-test\".")
+    from mcpgen.codegen.run.selftest_args import add_arguments as selftest_arguments
+
+    selftest_arguments(p)
+    p.set_defaults(func=cmd_selftest)
 
     p = command("bridge", "serve devices' tools to standard MCP clients",
                 """

@@ -42,7 +42,8 @@ def test_check_reports_errors_with_position_and_exit_1(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "bridge", "console"]
+    "command",
+    ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "selftest", "bridge", "console"],
 )
 def test_every_command_has_help_with_examples(command: str) -> None:
     proc = run_cli(command, "--help")

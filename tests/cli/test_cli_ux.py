@@ -17,7 +17,8 @@ from cli_testlib import NEW_TOOL, SPECS, codegen, copy_spec, line_of
 from mcpgen.codegen.cli import build_parser
 
 FAKE_DEVICE = Path(__file__).resolve().parents[1] / "bridge" / "fake_device_proc.py"
-COMMANDS = ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "bridge", "console"]
+COMMANDS = ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "selftest", "bridge",
+            "console"]
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
