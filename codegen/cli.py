@@ -960,9 +960,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "resources, events and latency: one line per check, a summary, exit 0 when none "
                 "failed. Calling tools has effects on a real board: see --no-calls and --skip-tool. "
                 "docs/firmware.md, \"Self-test\".")
-    from mcpgen.codegen.run.selftest_args import add_arguments as selftest_arguments
+    def selftest_arguments(p: argparse.ArgumentParser) -> None:
+        from mcpgen.codegen.run.selftest_args import add_arguments
 
-    selftest_arguments(p)
+        add_arguments(p)
+
+    p.defer(selftest_arguments)
     p.set_defaults(func=cmd_selftest)
 
     p = command("bridge", "serve devices' tools to standard MCP clients",
