@@ -229,13 +229,24 @@ class DeviceSources:
         self.on_device = on_device
         #: completes the open-gateway warning: "... a device whose tools <this>"
         self.open_gateway_risk = open_gateway_risk
-        self.devices: list[Any] = []
+        #: the open device handles, oldest first; a handle leaves when it closes (a gateway
+        #: hands out a new handle per session: keeping the ended ones grew without bound)
+        self.devices: dict[int, Any] = {}
         self.hubs: list[tuple[Any, str]] = []  # (gateway, transport name)
         self._accepting: list[asyncio.Task[None]] = []
 
     def _add(self, device: Any, transport: str) -> None:
-        self.devices.append(device)
+        self.devices[id(device)] = device
+        on_close = getattr(device, "on_close", None)
+        if callable(on_close):  # runtime.Device: forgotten as soon as its session ends
+            on_close(self._forget)
         self.on_device(device, transport)
+        if getattr(device, "closed", False):  # closed before on_close was registered
+            self._forget(device)
+
+    def _forget(self, device: Any) -> None:
+        if self.devices.get(id(device)) is device:
+            del self.devices[id(device)]
 
     async def start(self) -> None:
         """Start every source; :class:`AttachError` names the first that fails."""
@@ -260,7 +271,7 @@ class DeviceSources:
                 )
             except Exception as exc:
                 raise AttachError(f"could not start device {command!r}: {exc}") from exc
-            device.device_id = unique_id(device.device_id, {d.device_id for d in self.devices})
+            device.device_id = unique_id(device.device_id, {d.device_id for d in self.devices.values()})
             self._add(device, "stdio")
         for url in args.serial:
             try:
@@ -318,7 +329,7 @@ class DeviceSources:
         for task in self._accepting:
             task.cancel()
         await asyncio.gather(*self._accepting, return_exceptions=True)
-        for device in self.devices:
+        for device in list(self.devices.values()):
             await _call_maybe_async(device.close)
         for hub, _name in self.hubs:
             await _call_maybe_async(hub.close)

@@ -59,6 +59,8 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 MAX_LABEL_VALUES = 256
 OTHER = "other"
+#: Device ids remembered for ``mcpgen_reconnects`` (the least recently seen forgotten first).
+MAX_SEEN_IDS = 10000
 
 #: Call outcomes (the ``outcome`` label): ``ok``; ``tool_error`` (the tool ran and failed,
 #: ``isError: true``); ``invalid`` (refused before sending: an argument broke the schema);
@@ -153,7 +155,8 @@ class FleetMetrics:
         self._tools = _BoundedLabel()
         self._event_names = _BoundedLabel()
         self._live: dict[str, weakref.WeakSet[Any]] = {}
-        self._seen: set[tuple[str, str]] = set()
+        # (transport, device id) of sessions seen, for reconnects: the newest MAX_SEEN_IDS
+        self._seen: dict[tuple[str, str], None] = {}
         self._hubs: list[tuple[Any, str]] = []
         self._fleets: list[Any] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -168,8 +171,10 @@ class FleetMetrics:
         key = (transport, str(device.device_id))
         if key in self._seen:
             self.reconnects.labels(transport).inc()
-        else:
-            self._seen.add(key)
+            del self._seen[key]  # re-inserted as the newest
+        elif len(self._seen) >= MAX_SEEN_IDS:  # ids that come once each cannot grow it
+            del self._seen[next(iter(self._seen))]
+        self._seen[key] = None
         self._live.setdefault(transport, weakref.WeakSet()).add(device)
         device.on_notification(self._notification)
 
