@@ -815,7 +815,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("console", "a web console: devices, their tools as forms, live events, /metrics",
                 """
                 codegen console --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
-                codegen console --port 8780 --gateway-port 8765 --auth-token s3cret
+                codegen console --port 8780 --gateway-port 8765 --auth-token-file secrets/device-token
                 """)
     try:
         from mcpgen.runtime.console.cli import add_arguments as add_console_arguments
