@@ -991,7 +991,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("console", "a web console: devices, their tools as forms, live events, /metrics",
                 """
                 codegen console --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
-                codegen console --port 8780 --gateway-port 8765 --auth-token s3cret
+                codegen console --port 8780 --gateway-port 8765 --auth-token-file secrets/device-token
                 """)
     def console_arguments(p: argparse.ArgumentParser) -> None:
         try:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import http
+import ipaddress
 import logging
 import time
 import types
@@ -108,13 +109,21 @@ class Gateway(DeviceHub):
         self.max_backlog = max(max_backlog, self.max_frame + WRITE_HIGH)
         self.stalled_closed = 0
         self._stalled: set[DeviceLink] = set()
-        # Connections still in the HTTP upgrade, in all and per source address; over
-        # either cap new connections are refused at once (``handshakes_refused``).
+        # Connections still in the HTTP upgrade, in all and per source address. Over the
+        # per-source cap a new connection is refused at once (``handshakes_refused``). At the
+        # global cap the budget is shared: a source holding fewer than the busiest source
+        # gets in, and the busiest source's oldest half-open connection is dropped for it
+        # (``handshakes_evicted``), so a few addresses cannot lock every other one out.
         self.max_handshakes = max_handshakes
         self.max_handshakes_per_source = max_handshakes_per_source
         self.handshakes_refused = 0
+        self.handshakes_evicted = 0
         self._half_open = 0
-        self._half_open_by_source: dict[str, int] = {}
+        # source -> its half-open connections, oldest first
+        self._half_open_by_source: dict[str, dict[_HttpUpgrade, None]] = {}
+        # n -> the sources holding exactly n half-open connections (n >= 1), and the top n
+        self._sources_holding: dict[int, dict[str, None]] = {}
+        self._most_held = 0
         self._refusals_unlogged = 0
         self._refusal_logged_at = -REFUSAL_LOG_INTERVAL
         # Refused upgrade requests: a few lines per interval, what the peer sent clipped.
@@ -291,31 +300,70 @@ class Gateway(DeviceHub):
             if transport.is_closing():
                 break
 
-    def _half_open_admit(self, source: str, remote: str) -> bool:
+    def _half_open_admit(self, conn: _HttpUpgrade, source: str) -> bool:
         """Counts a new connection as half-open (no upgrade request read yet), or refuses
-        it when ``max_handshakes`` are, or ``max_handshakes_per_source`` from ``source``."""
-        mine = self._half_open_by_source.get(source, 0)
+        it when ``max_handshakes_per_source`` are from ``source``. When ``max_handshakes``
+        are half-open in all, the busiest source gives up its oldest one to a source that
+        holds fewer; a connection from (one of) the busiest sources is refused. A source is
+        an IPv4 address or an IPv6 /64 (:func:`_source_of`)."""
+        mine = self._half_open_by_source.get(source)
+        held = 0 if mine is None else len(mine)
+        if held >= self.max_handshakes_per_source:
+            self._refused_connection(conn.remote, f"{held} connections from {source} in the HTTP upgrade")
+            return False
         if self._half_open >= self.max_handshakes:
-            self._refused_connection(remote, f"{self._half_open} connections in the HTTP upgrade")
-            return False
-        if mine >= self.max_handshakes_per_source:
-            self._refused_connection(remote, f"{mine} connections from {source} in the HTTP upgrade")
-            return False
+            if held >= self._most_held:  # the source is (one of) the busiest itself
+                self._refused_connection(conn.remote, f"{self._half_open} connections in the HTTP upgrade")
+                return False
+            self._evict_oldest_of_busiest(conn.remote)
+        if mine is None:
+            mine = self._half_open_by_source[source] = {}
+        mine[conn] = None
         self._half_open += 1
-        self._half_open_by_source[source] = mine + 1
+        self._move_source(source, held, held + 1)
         return True
 
-    def _half_open_release(self, source: str) -> None:
-        self._half_open -= 1
-        left = self._half_open_by_source.get(source, 1) - 1
-        if left > 0:
-            self._half_open_by_source[source] = left
-        else:
-            self._half_open_by_source.pop(source, None)
+    def _evict_oldest_of_busiest(self, newcomer: str) -> None:
+        busiest = next(iter(self._sources_holding[self._most_held]))
+        victim = next(iter(self._half_open_by_source[busiest]))
+        self._refused_connection(
+            victim.remote,
+            f"the HTTP upgrade cap ({self.max_handshakes}) is reached and {busiest} holds the most "
+            f"({self._most_held}); its oldest connection makes room for {newcomer}",
+            evicted=True,
+        )
+        victim.abort()  # leaves the count (_settled) before the newcomer enters it
 
-    def _refused_connection(self, remote: str, why: str) -> None:
-        """Counts a refused connection; logs one line per REFUSAL_LOG_INTERVAL at most."""
-        self.handshakes_refused += 1
+    def _half_open_release(self, conn: _HttpUpgrade, source: str) -> None:
+        mine = self._half_open_by_source.get(source)
+        if mine is None or mine.pop(conn, False) is False:
+            return
+        self._half_open -= 1
+        held = len(mine)
+        if not held:
+            del self._half_open_by_source[source]
+        self._move_source(source, held + 1, held)
+
+    def _move_source(self, source: str, old: int, new: int) -> None:
+        """``source`` went from holding ``old`` half-open connections to ``new`` (one apart)."""
+        if old:
+            bucket = self._sources_holding[old]
+            del bucket[source]
+            if not bucket:
+                del self._sources_holding[old]
+                if self._most_held == old and new < old:
+                    self._most_held = new
+        if new:
+            self._sources_holding.setdefault(new, {})[source] = None
+            self._most_held = max(self._most_held, new)
+
+    def _refused_connection(self, remote: str, why: str, evicted: bool = False) -> None:
+        """Counts a refused (or, ``evicted``, a dropped) connection; logs one line per
+        REFUSAL_LOG_INTERVAL at most."""
+        if evicted:
+            self.handshakes_evicted += 1
+        else:
+            self.handshakes_refused += 1
         now = time.monotonic()
         if now - self._refusal_logged_at < REFUSAL_LOG_INTERVAL:
             self._refusals_unlogged += 1
@@ -323,7 +371,7 @@ class Gateway(DeviceHub):
         more = ""
         if self._refusals_unlogged:
             more = f" ({self._refusals_unlogged} more refused since the last line)"
-        log.warning("refused connection from %s: %s%s", remote, why, more)
+        log.warning("%s connection from %s: %s%s", "dropped" if evicted else "refused", remote, why, more)
         self._refusal_logged_at = now
         self._refusals_unlogged = 0
 
@@ -498,7 +546,7 @@ class _HttpUpgrade(asyncio.Protocol):
         host = "?"
         try:
             peer = transport.get_extra_info("peername")
-            host = str(peer[0])
+            host = _source_of(str(peer[0]))
             self.remote = f"{peer[0]}:{peer[1]}"
         except Exception:
             pass
@@ -506,7 +554,7 @@ class _HttpUpgrade(asyncio.Protocol):
         if gw._closing:
             transport.abort()
             return
-        if not gw._half_open_admit(host, self.remote):
+        if not gw._half_open_admit(self, host):
             self.done = True
             transport.abort()
             return
@@ -518,8 +566,8 @@ class _HttpUpgrade(asyncio.Protocol):
         """The connection leaves the half-open count (upgraded, refused or gone)."""
         self.gateway._young.discard(self)
         if self.source is not None:
-            self.gateway._half_open_release(self.source)
-            self.source = None
+            source, self.source = self.source, None
+            self.gateway._half_open_release(self, source)
 
     def data_received(self, data: bytes) -> None:
         if self.done:
@@ -600,6 +648,20 @@ class _HttpUpgrade(asyncio.Protocol):
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         self._settled()
         self.transport = None
+
+
+def _source_of(address: str) -> str:
+    """The source a peer address counts under for the half-open caps: an IPv4 address
+    (also when IPv4-mapped), or the /64 of an IPv6 one (one host may hold a whole /64)."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return address
 
 
 def _parse_request(head: bytes) -> Optional[tuple[str, dict[str, str]]]:

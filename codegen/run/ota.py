@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.secret_options import SecretError, SecretOption, add_secret_argument, resolve_secret
 
 if TYPE_CHECKING:  # the runtime is imported when the command runs, not when codegen parses
     from mcpgen.runtime import Gateway, MqttFleet
@@ -28,6 +29,10 @@ if TYPE_CHECKING:  # the runtime is imported when the command runs, not when cod
 
 Out = Callable[[str], None]
 
+#: The token devices must present: ``--token-file FILE``, ``MCPGEN_AUTH_TOKEN`` (as for the
+#: bridge's and the console's ``--auth-token``) or, warned, ``--token``.
+DEVICE_TOKEN = SecretOption("--token", "MCPGEN_AUTH_TOKEN", "the bearer token devices must present")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("image", type=Path, help="the new image, built with device.ota: true: a simulator "
@@ -35,7 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="gateway address (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765,
                    help="gateway port the devices connect to (default: 8765)")
-    p.add_argument("--token", help="accept only devices with this bearer token (default: any)")
+    add_secret_argument(p, DEVICE_TOKEN, metavar="TOKEN",
+                        help="accept only devices with this bearer token (default: any)")
     p.add_argument("--serve", default="127.0.0.1:0", metavar="HOST:PORT",
                    help="where the image server listens (default: 127.0.0.1 on a free port)")
     p.add_argument("--cert", type=Path, metavar="PEM",
@@ -76,10 +82,14 @@ async def run(args: argparse.Namespace, out: Out = print) -> int:
             check_url(args.url)
         except UnsafeUrl as exc:
             raise BuildError(f"--url: {exc}") from None
+    try:  # the token from --token-file or MCPGEN_AUTH_TOKEN, before the loopback rule reads it
+        resolve_secret(args, DEVICE_TOKEN)
+    except SecretError as exc:
+        raise BuildError(str(exc)) from None
     if not args.mqtt and not args.token and not is_loopback(args.host):
         raise BuildError(f"--host {args.host}: the gateway would listen beyond this machine and take any "
                          "device that connects (and any such device would be sent the image); give the "
-                         "devices' token (--token), or listen on 127.0.0.1")
+                         "devices' token (--token-file FILE or MCPGEN_AUTH_TOKEN), or listen on 127.0.0.1")
     signed_dir: Optional[Path] = None
     image_path = args.image
     if args.sign_key is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import IO, Union
 
@@ -17,7 +18,8 @@ async def launch_simulator(
     *extra: str,
     output: Output = asyncio.subprocess.DEVNULL,
 ) -> asyncio.subprocess.Process:
-    """Starts ``exe --ws URL --token TOKEN --device-id ID [extra...]``.
+    """Starts ``exe --ws URL --device-id ID [extra...]`` with ``token`` in its environment
+    (``MCPGEN_BACKEND_TOKEN``: on its command line every local user could read it).
 
     Its stdin is closed; its stdout and stderr both go to ``output`` (a file opened for
     binary writing, or one of the ``asyncio.subprocess`` constants; discarded by default).
@@ -26,12 +28,11 @@ async def launch_simulator(
         str(exe),
         "--ws",
         url,
-        "--token",
-        token,
         "--device-id",
         device_id,
         *extra,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=output,
         stderr=output,
+        env={**os.environ, "MCPGEN_BACKEND_TOKEN": token},
     )

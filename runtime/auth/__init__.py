@@ -35,7 +35,6 @@ import hashlib
 import hmac
 import inspect
 import logging
-import os
 import re
 import sys
 import time
@@ -260,19 +259,29 @@ class HmacAuth:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Mint an HmacAuth token; the secret comes from the environment, not the command line."""
+    """Mint an HmacAuth token; the secret comes from a file or the environment, not the
+    command line."""
+    from mcpgen.secret_options import SecretError, SecretOption, resolve_secret
+
     parser = argparse.ArgumentParser(
         prog="python -m mcpgen.runtime.auth",
-        description="Print an HmacAuth token for a device. The secret is read from the "
-        "environment variable named by --secret-env (default MCPGEN_HMAC_SECRET).",
+        description="Print an HmacAuth token for a device. The secret is read from --secret-file, "
+        "else from the environment variable named by --secret-env (default MCPGEN_HMAC_SECRET).",
     )
     parser.add_argument("device_id")
     parser.add_argument("--expires-in", type=int, metavar="SECONDS", help="mint an expiring token")
+    parser.add_argument("--secret-file", metavar="FILE", help="the file of the shared secret (chmod 600)")
     parser.add_argument("--secret-env", default="MCPGEN_HMAC_SECRET", metavar="VAR")
     args = parser.parse_args(argv)
-    secret = os.environ.get(args.secret_env)
+    args.secret = None  # never on the command line
+    try:
+        secret = resolve_secret(args, SecretOption("--secret", args.secret_env, "the shared HMAC secret"))
+    except SecretError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not secret:
-        print(f"error: set the shared secret in the environment variable {args.secret_env}", file=sys.stderr)
+        print(f"error: give --secret-file FILE or set the shared secret in the environment variable "
+              f"{args.secret_env}", file=sys.stderr)
         return 2
     expiry = None if args.expires_in is None else int(time.time()) + args.expires_in
     print(HmacAuth(secret).token_for(args.device_id, expiry))

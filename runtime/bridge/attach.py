@@ -26,11 +26,15 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpgen.mqtt_topics import DEFAULT_PREFIX
+from mcpgen.secret_options import AUTH_TOKEN, HMAC_SECRET, SecretError, add_secret_argument, resolve_secrets
 
 log = logging.getLogger("mcpgen.runtime.bridge")
 
 #: The transport names :class:`DeviceSources` reports, one per kind of source.
 TRANSPORTS = ("stdio", "serial", "websocket", "mqtt")
+
+#: The device-authentication secrets (each also as ``--...-file`` and ``MCPGEN_...``).
+DEVICE_SECRETS = (AUTH_TOKEN, HMAC_SECRET)
 
 OnDevice = Callable[[Any, str], object]
 """``on_device(device, transport)``; what it returns is ignored."""
@@ -90,14 +94,14 @@ def add_device_arguments(parser: argparse.ArgumentParser) -> None:
         help="environment variable holding the broker password (not on the command line: "
         "other local users can read it there)",
     )
-    d.add_argument(
-        "--auth-token",
-        action="append",
-        default=[],
+    add_secret_argument(
+        d,
+        AUTH_TOKEN,
         metavar="[DEVICE_ID=]TOKEN",
-        help="bearer token devices must present to the gateway (repeatable; DEVICE_ID= binds it to one)",
+        help="bearer tokens devices must present to the gateway, each [DEVICE_ID=]TOKEN "
+        "(DEVICE_ID= binds it to one device)",
     )
-    d.add_argument("--hmac-secret", metavar="SECRET", help="authenticate gateway devices with HMAC tokens")
+    add_secret_argument(d, HMAC_SECRET, metavar="SECRET", help="authenticate gateway devices by HMAC tokens")
     d.add_argument(
         "--device",
         action="append",
@@ -149,6 +153,10 @@ def usage_error(args: argparse.Namespace) -> str | None:
             broker_address(args.mqtt_broker)
         except ValueError as exc:
             return str(exc)
+    try:
+        resolve_secrets(args, *DEVICE_SECRETS)
+    except SecretError as exc:
+        return str(exc)
     return None
 
 
@@ -202,7 +210,10 @@ def unique_id(device_id: str, taken: set[str]) -> str:
 
 
 def device_authenticator(args: argparse.Namespace) -> Any:
-    """The gateways' authenticator from ``--auth-token`` / ``--hmac-secret`` (None: none)."""
+    """The gateways' authenticator from ``--auth-token`` / ``--hmac-secret`` in any of their
+    forms (:mod:`mcpgen.secret_options`; None: none). :class:`SecretError` when one cannot
+    be read."""
+    resolve_secrets(args, *DEVICE_SECRETS)
     if not args.auth_token and not args.hmac_secret:
         return None
     from mcpgen import runtime
@@ -247,13 +258,24 @@ class DeviceSources:
         self.on_device = on_device
         #: completes the open-gateway warning: "... a device whose tools <this>"
         self.open_gateway_risk = open_gateway_risk
-        self.devices: list[Any] = []
+        #: the open device handles, oldest first; a handle leaves when it closes (a gateway
+        #: hands out a new handle per session: keeping the ended ones grew without bound)
+        self.devices: dict[int, Any] = {}
         self.hubs: list[tuple[Any, str]] = []  # (gateway, transport name)
         self._accepting: list[asyncio.Task[None]] = []
 
     def _add(self, device: Any, transport: str) -> None:
-        self.devices.append(device)
+        self.devices[id(device)] = device
+        on_close = getattr(device, "on_close", None)
+        if callable(on_close):  # runtime.Device: forgotten as soon as its session ends
+            on_close(self._forget)
         self.on_device(device, transport)
+        if getattr(device, "closed", False):  # closed before on_close was registered
+            self._forget(device)
+
+    def _forget(self, device: Any) -> None:
+        if self.devices.get(id(device)) is device:
+            del self.devices[id(device)]
 
     async def start(self) -> None:
         """Start every source; :class:`AttachError` names the first that fails."""
@@ -282,7 +304,7 @@ class DeviceSources:
                 )
             except Exception as exc:
                 raise AttachError(f"could not start device {command!r}: {exc}") from exc
-            device.device_id = unique_id(device.device_id, {d.device_id for d in self.devices})
+            device.device_id = unique_id(device.device_id, {d.device_id for d in self.devices.values()})
             self._add(device, "stdio")
         for url in args.serial:
             try:
@@ -292,22 +314,26 @@ class DeviceSources:
             except Exception as exc:
                 raise AttachError(f"could not open the device on serial port {url}: {exc}") from exc
             self._add(device, "serial")
+        try:
+            auth = device_authenticator(args)
+        except SecretError as exc:
+            raise AttachError(str(exc)) from None
         if args.gateway_port is not None:
             gateway = runtime.Gateway(
                 host=args.gateway_host,
                 port=args.gateway_port,
-                auth=device_authenticator(args),
+                auth=auth,
                 call_timeout=args.call_timeout,
                 fingerprint=fingerprint,
             )
             await gateway.start()
             self.hubs.append((gateway, "websocket"))
             log.info("device gateway listening on %s:%s", args.gateway_host, gateway.port)
-            if device_authenticator(args) is None and not is_loopback(args.gateway_host):
+            if auth is None and not is_loopback(args.gateway_host):
                 log.warning(
                     "the device gateway on %s:%s accepts devices without authentication: anyone "
                     "who can reach it can connect a device whose tools %s "
-                    "(give --auth-token or --hmac-secret, or bind it to 127.0.0.1)",
+                    "(give --auth-token-file or --hmac-secret-file, or bind it to 127.0.0.1)",
                     args.gateway_host,
                     gateway.port,
                     self.open_gateway_risk,
@@ -322,7 +348,7 @@ class DeviceSources:
                 topic_prefix=args.mqtt_prefix,
                 username=args.mqtt_username,
                 password=password,
-                auth=device_authenticator(args),
+                auth=auth,
                 call_timeout=args.call_timeout,
                 fingerprint=fingerprint,
             )
@@ -342,13 +368,14 @@ class DeviceSources:
         for task in self._accepting:
             task.cancel()
         await asyncio.gather(*self._accepting, return_exceptions=True)
-        for device in self.devices:
+        for device in list(self.devices.values()):
             await _call_maybe_async(device.close)
         for hub, _name in self.hubs:
             await _call_maybe_async(hub.close)
 
 
 __all__ = [
+    "DEVICE_SECRETS",
     "NO_SOURCES",
     "TRANSPORTS",
     "AttachError",

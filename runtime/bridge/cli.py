@@ -13,12 +13,18 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from mcpgen.secret_options import SecretError, SecretOption, add_secret_argument, resolve_secret
+
 from .attach import AttachError, DeviceSources, add_device_arguments, many_can_connect, url_host, usage_error
 from .core import Bridge
 from .http import default_allowed_hosts, serve_http
 from .stdio import protect_stdout, serve_stdio
 
 log = logging.getLogger("mcpgen.runtime.bridge")
+
+#: What HTTP clients must present: ``--client-token-file FILE``, ``MCPGEN_CLIENT_TOKEN`` or
+#: (warned) ``--client-token``.
+CLIENT_TOKEN = SecretOption("--client-token", "MCPGEN_CLIENT_TOKEN", "the token HTTP clients must present")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,10 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="end an HTTP session unused for this long (default: 1800; 0: never)",
     )
-    t.add_argument(
-        "--client-token",
-        metavar="TOKEN",
-        help="require 'Authorization: Bearer TOKEN' from HTTP clients",
+    add_secret_argument(
+        t, CLIENT_TOKEN, metavar="TOKEN", help="require 'Authorization: Bearer TOKEN' from HTTP clients"
     )
 
     add_device_arguments(parser)
@@ -157,6 +161,11 @@ async def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     protocol_out = protect_stdout() if args.transport == "stdio" else None
     problem = usage_error(args)  # a usage error (exit 2) before anything starts
+    if problem is None:
+        try:
+            resolve_secret(args, CLIENT_TOKEN)
+        except SecretError as exc:
+            problem = str(exc)
     if problem is not None:
         log.error("%s", problem)
         return 2

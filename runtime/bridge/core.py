@@ -59,6 +59,9 @@ LOG_LEVELS: tuple[str, ...] = (
 """MCP logging levels (RFC 5424 order, least severe first)."""
 MAX_SUBSCRIPTIONS = 1024
 """Resource subscriptions one session may hold (URIs of devices not yet connected count)."""
+MAX_GONE_TOOLS = 4096
+"""Tools of departed devices remembered (for "device X is not connected" rather than "unknown
+tool"); the oldest are forgotten first, so device ids that come and go cannot grow the bridge."""
 PROGRESS_FLUSH = 1.0
 """Seconds a call's answer waits for its relayed progress notifications to go out."""
 EVENT_LEVEL = "info"
@@ -199,7 +202,10 @@ class Bridge:
                 unsubscribe()
         for name, entry in self._entries.items():
             if entry.device is device:
+                self._gone.pop(name, None)  # (re)inserted as the newest
                 self._gone[name] = device_id
+        while len(self._gone) > MAX_GONE_TOOLS:
+            del self._gone[next(iter(self._gone))]
         for task in self._device_calls.pop(device_id, set()):
             task.cancel()
         self.events.forget(device_id)

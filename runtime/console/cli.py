@@ -13,6 +13,7 @@ import secrets
 import sys
 from typing import Any
 
+from mcpgen.runtime import fdlimit
 from mcpgen.runtime.bridge.attach import (
     DeviceSources,
     add_device_arguments,
@@ -21,12 +22,16 @@ from mcpgen.runtime.bridge.attach import (
 )
 from mcpgen.runtime.bridge.cli import cancel_all, configure_logging, run_main, start_sources
 from mcpgen.runtime.bridge.http import default_allowed_hosts
+from mcpgen.secret_options import SecretError, SecretOption, add_secret_argument, resolve_secret
 
 from .console import Console
 from .metrics import FleetMetrics
 from .server import serve_console
 
 log = logging.getLogger("mcpgen.runtime.console")
+
+#: The page's token: ``--token-file FILE``, ``MCPGEN_CONSOLE_TOKEN`` or (warned) ``--token``.
+PAGE_TOKEN = SecretOption("--token", "MCPGEN_CONSOLE_TOKEN", "the console's page token")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,11 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)"
     )
     w.add_argument("--port", type=int, default=8780, help="port (default: 8780; 0 picks a free one)")
-    w.add_argument(
-        "--token",
+    add_secret_argument(
+        w,
+        PAGE_TOKEN,
         metavar="TOKEN",
-        help="what the browser (?token=) and scripts (Authorization: Bearer) must present; "
-        "default: a random one, printed with the URL",
+        help="what the browser (?token=) and scripts (Authorization: Bearer) must present "
+        "(without it: a random one, printed with the URL)",
     )
     w.add_argument(
         "--no-token",
@@ -70,9 +76,17 @@ async def run(args: argparse.Namespace) -> int:
     """Attach the devices and serve the console until interrupted; exit status."""
     configure_logging(args.log_level)  # as the bridge does (see there why it forces)
     problem = usage_error(args)  # a usage error (exit 2) before anything starts
+    if problem is None and not args.no_token:
+        try:
+            resolve_secret(args, PAGE_TOKEN)
+        except SecretError as exc:
+            problem = str(exc)
     if problem is not None:
         log.error("%s", problem)
         return 2
+    # Every page, event stream and device holds a descriptor: as the gateway does, take
+    # the most the hard limit allows (a soft limit of 1024 is common).
+    fdlimit.raise_nofile_limit()
     token = None if args.no_token else (args.token or secrets.token_urlsafe(16))
     metrics = FleetMetrics()
     console = Console(

@@ -65,6 +65,8 @@ MAX_LABEL_VALUES = 256
 #: Longest label value exported; longer ones are clipped (see :func:`clip_label`).
 MAX_LABEL_LENGTH = 128
 OTHER = "other"
+#: Device ids remembered for ``mcpgen_reconnects`` (the least recently seen forgotten first).
+MAX_SEEN_IDS = 10000
 
 #: Call outcomes (the ``outcome`` label): ``ok``; ``tool_error`` (the tool ran and failed,
 #: ``isError: true``); ``invalid`` (refused before sending: an argument broke the schema);
@@ -171,7 +173,8 @@ class FleetMetrics:
         self._tools = _BoundedLabel()
         self._event_names = _BoundedLabel()
         self._live: dict[str, weakref.WeakSet[Any]] = {}
-        self._seen: set[tuple[str, str]] = set()
+        # (transport, device id) of sessions seen, for reconnects: the newest MAX_SEEN_IDS
+        self._seen: dict[tuple[str, str], None] = {}
         self._hubs: list[tuple[Any, str]] = []
         self._fleets: list[Any] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -186,8 +189,10 @@ class FleetMetrics:
         key = (transport, str(device.device_id))
         if key in self._seen:
             self.reconnects.labels(transport).inc()
-        else:
-            self._seen.add(key)
+            del self._seen[key]  # re-inserted as the newest
+        elif len(self._seen) >= MAX_SEEN_IDS:  # ids that come once each cannot grow it
+            del self._seen[next(iter(self._seen))]
+        self._seen[key] = None
         self._live.setdefault(transport, weakref.WeakSet()).add(device)
         device.on_notification(self._notification)
 

@@ -2,16 +2,19 @@
 //
 //   sim --stdio                       newline-delimited MCP on stdin/stdout (logs: stderr)
 //   sim --ws ws://host:port/path      connect like a xiaozhi device over WebSocket
-//       [--token T] [--device-id ID] [--client-id UUID] [--max-reconnects N]
+//       [--token-file FILE] [--device-id ID] [--client-id UUID] [--max-reconnects N]
 //       [--hello-timeout-ms MS]
 // The WebSocket mode reconnects with exponential backoff (0.2 s doubling to 5 s, reset
 // after a session that got the server hello); --max-reconnects N gives up after N.
 //   sim --mqtt HOST:PORT              the same over MQTT 5 on libmosquitto (mqtt_device.h,
-//       [--device-id ID] [--client-id ID] [--username U] [--password P] [--token T]   docs/mqtt.md)
+//       [--device-id ID] [--client-id ID] [--username U] [--password-file F] [--token-file F]   docs/mqtt.md)
 //       [--topic-prefix P] [--keepalive S] [--cafile CA.pem] [--max-reconnects N]
 //       [--hello-timeout-ms MS]
 //   ... --ota-dir DIR [--ota-deadline-ms MS] [--ota-ca CA.pem]   with --ws or --mqtt: over-the-air updates into two
 //       slots under DIR, supervised and rolled back (ota.h, docs/ota.md)
+//
+// Secrets: --token-file FILE or MCPGEN_BACKEND_TOKEN, --password-file FILE or MCPGEN_MQTT_PASSWORD
+// (--token T and --password P still work, with a warning: other local users can read argv).
 //
 // All buffers are static (MCPGEN_REQUEST_BUFFER_SIZE / MCPGEN_RESPONSE_BUFFER_SIZE).
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mcp_tools.h"
@@ -259,14 +263,81 @@ void make_uuid(char out[37]) {
            b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
+// A secret option (--token, --password). On the command line every local user can read it
+// (ps), so it also comes from a file (--token-file) or the environment variable the ESP32
+// build reads for the same setting; a command-line value still works, with a warning.
+struct SecretOption {
+  const char* option;  // "--token"
+  const char* env;  // "MCPGEN_BACKEND_TOKEN"
+  const char* given = nullptr;  // --token VALUE
+  const char* file = nullptr;  // --token-file FILE
+  char buf[1024];
+};
+
+// Sets *value to the secret (unchanged when none is given: the caller's default) and
+// returns true, or says why it cannot be used (naming the file or variable) and returns false.
+bool resolve_secret(SecretOption& s, const char** value) {
+  if (s.given != nullptr && s.file != nullptr) {
+    fprintf(stderr, "error: %s and %s-file are both given: keep only %s-file\n", s.option, s.option, s.option);
+    return false;
+  }
+  if (s.given != nullptr) {
+    fprintf(stderr,
+            "warning: %s on the command line can be read by every local user (ps); use %s-file FILE or the %s "
+            "environment variable\n",
+            s.option, s.option, s.env);
+    *value = s.given;
+    return true;
+  }
+  if (s.file != nullptr) {
+    FILE* f = fopen(s.file, "rb");
+    if (f == nullptr) {
+      fprintf(stderr, "error: %s-file %s: %s; write the secret to it (chmod 600 %s) or set %s\n", s.option, s.file,
+              strerror(errno), s.file, s.env);
+      return false;
+    }
+    struct stat st;
+    bool others_read = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IROTH) != 0;
+    size_t n = fread(s.buf, 1, sizeof s.buf, f);
+    fclose(f);
+    if (n == sizeof s.buf) {
+      fprintf(stderr, "error: %s-file %s: longer than %zu bytes; expected one line\n", s.option, s.file,
+              sizeof s.buf - 1);
+      return false;
+    }
+    while (n > 0 && (s.buf[n - 1] == '\n' || s.buf[n - 1] == '\r')) --n;  // the line end `echo` adds
+    s.buf[n] = '\0';
+    if (n == 0 || strlen(s.buf) != n) {
+      fprintf(stderr, "error: %s-file %s: %s; expected the secret on one line\n", s.option, s.file,
+              n == 0 ? "the file is empty" : "it holds a NUL byte");
+      return false;
+    }
+    if (others_read) {
+      fprintf(stderr, "warning: %s-file %s is readable by every local user; make it private: chmod 600 %s\n", s.option,
+              s.file, s.file);
+    }
+    *value = s.buf;
+    return true;
+  }
+  const char* env = getenv(s.env);
+  if (env != nullptr && env[0] == '\0') {
+    fprintf(stderr, "error: the environment variable %s is set but empty; set it to the secret or unset it\n", s.env);
+    return false;
+  }
+  if (env != nullptr) *value = env;
+  return true;
+}
+
 void usage(FILE* f) {
   fprintf(f,
           "usage: %s-sim --stdio\n"
-          "       %s-sim --ws ws://host:port/path [--token T] [--device-id ID] [--client-id UUID]\n"
+          "       %s-sim --ws ws://host:port/path [--token-file FILE] [--device-id ID] [--client-id UUID]\n"
           "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
-          "       %s-sim --mqtt HOST:PORT [--device-id ID] [--client-id ID] [--username U] [--password P]\n"
-          "              [--token T] [--topic-prefix P] [--keepalive S] [--cafile CA.pem]\n"
+          "       %s-sim --mqtt HOST:PORT [--device-id ID] [--client-id ID] [--username U] [--password-file FILE]\n"
+          "              [--token-file FILE] [--topic-prefix P] [--keepalive S] [--cafile CA.pem]\n"
           "              [--max-reconnects N] [--hello-timeout-ms MS]\n"
+          "       secrets: --token-file FILE or MCPGEN_BACKEND_TOKEN, --password-file FILE or MCPGEN_MQTT_PASSWORD\n"
+          "              (--token T and --password P work too, but other local users can read a command line)\n"
           "       ... [--ota-dir DIR] [--ota-deadline-ms MS] [--ota-ca CA.pem]   over-the-air updates\n"
           "              (docs/ota.md; --ota-ca: the CA of https:// image servers)\n"
           "       %s-sim --version\n",
@@ -282,6 +353,8 @@ int main(int argc, char** argv) {
   WsOptions ws;
   static char uuid[37];
   hostport::MqttDeviceOptions mqtt;  // --mqtt mode
+  static SecretOption token{"--token", "MCPGEN_BACKEND_TOKEN", nullptr, nullptr, {}};
+  static SecretOption password{"--password", "MCPGEN_MQTT_PASSWORD", nullptr, nullptr, {}};
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     bool has_value = i + 1 < argc;
@@ -292,7 +365,11 @@ int main(int argc, char** argv) {
     } else if (strcmp(a, "--ws") == 0 && has_value) {
       ws.url = argv[++i];
     } else if (strcmp(a, "--token") == 0 && has_value) {
-      ws.token = argv[++i];
+      token.given = argv[++i];
+    } else if (strcmp(a, "--token-file") == 0 && has_value) {
+      token.file = argv[++i];
+    } else if (strcmp(a, "--password-file") == 0 && has_value) {
+      password.file = argv[++i];
     } else if (strcmp(a, "--device-id") == 0 && has_value) {
       ws.device_id = argv[++i];
     } else if (strcmp(a, "--client-id") == 0 && has_value) {
@@ -328,6 +405,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 #endif
+  password.given = mqtt.password;  // --password was taken by parse_mqtt_arg
+  const char* default_token = ws.token;
+  if (!resolve_secret(token, &ws.token) || !resolve_secret(password, &mqtt.password)) return 2;
+  mqtt.token = ws.token != default_token ? ws.token : nullptr;  // the MQTT hello has none by default
   if (hostport::ota_supervisor_wanted()) return hostport::ota_supervise(argc, argv);
   if (ws.client_id == nullptr) {
     make_uuid(uuid);
