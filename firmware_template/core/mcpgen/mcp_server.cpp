@@ -241,18 +241,33 @@ size_t ServerImpl::tool_error_result(Server& s, const Request& rq, const char* m
   return finish(s, rq, w);
 }
 
+// tools/call in two steps, as a decoder and an encoder: invoke() finds the tool, decodes
+// its arguments and runs the handler; write_result() checks what the handler returned
+// and writes the reply.
 inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params& p, const Value& params) {
+  Result r;
+  size_t n = 0;
+  const ToolDesc* tool = invoke(s, rq, p, params, &r, &n);
+  if (tool == nullptr) return n;
+  return write_result(s, rq, *tool, r);
+}
+
+inline const ToolDesc* ServerImpl::invoke(Server& s, Request& rq, const json::Params& p, const Value& params, Result* r,
+                                          size_t* n) {
   const SpecDesc& spec = s.spec_;
   if (!params.is(Type::kObject)) {
-    return error(s, rq, kInvalidParams, "tools/call needs params {name, arguments}");
+    *n = error(s, rq, kInvalidParams, "tools/call needs params {name, arguments}");
+    return nullptr;
   }
   const Value& name = p.name;
   const Value& args = p.arguments;
   if (!name.is(Type::kString)) {
-    return error(s, rq, kInvalidParams, "params.name must be a string");
+    *n = error(s, rq, kInvalidParams, "params.name must be a string");
+    return nullptr;
   }
   if (args.valid() && !args.is(Type::kObject) && !args.is(Type::kNull)) {
-    return error(s, rq, kInvalidParams, "params.arguments must be an object");
+    *n = error(s, rq, kInvalidParams, "params.arguments must be an object");
+    return nullptr;
   }
   size_t nlen = 0;
   const char* nm = text_of(name, &nlen);
@@ -260,54 +275,65 @@ inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params&
   if (index < 0) {
     Msg m = scratch_msg(s);
     m.add("Unknown tool: ").quote(nm, nlen, kQuoteLimit);
-    return error(s, rq, kMethodNotFound, m);
+    *n = error(s, rq, kMethodNotFound, m);
+    return nullptr;
   }
   const ToolDesc* tool = &spec.tools[index];
   if (tool->args_size > spec.args_storage_size) {
-    return error(s, rq, kInternalError, "args storage too small");
+    *n = error(s, rq, kInternalError, "args storage too small");
+    return nullptr;
   }
-  {
-    Msg m = scratch_msg(s);
-    ArgsStatus st = decode_args(*tool, args, spec.args_storage, m);
-    if (st == ArgsStatus::kDuplicate) return error(s, rq, kInvalidParams, m);
-    if (st != ArgsStatus::kOk) {
-      if (spec.jsonrpc_argument_errors) return error(s, rq, kInvalidParams, m);
-      return tool_error_result(s, rq, m.str(), m.size());
-    }
+  Msg m = scratch_msg(s);
+  ArgsStatus st = decode_args(*tool, args, spec.args_storage, m);
+  if (st != ArgsStatus::kOk) {
+    bool rpc_error = st == ArgsStatus::kDuplicate || spec.jsonrpc_argument_errors;
+    *n = rpc_error ? error(s, rq, kInvalidParams, m) : tool_error_result(s, rq, m.str(), m.size());
+    return nullptr;
   }
   Context& ctx = s.ctx_;
   ctx.writer_.reset(nullptr, 0);  // "no object written" until the handler calls object()
   ctx.scratch_[0] = '\0';
   ctx.vision_ = &s.vision_;
-  Result r = tool->invoke(spec.args_storage, ctx);
+  *r = tool->invoke(spec.args_storage, ctx);
+  return tool;
+}
 
+// The object a kObject handler wrote with Context::object(), checked: its length, or 0
+// (and the -32603 reply in *n) when it wrote none, too much, or no valid object.
+inline size_t ServerImpl::result_object(Server& s, const Request& rq, const ToolDesc& tool, size_t* n) {
+  const JsonWriter& ow = s.ctx_.writer_;
+  Value v;
+  const char* err = nullptr;
+  if (ow.data() != nullptr && !ow.overflowed() && ow.size() != 0 &&
+      json::validate(s.ctx_.scratch_, ow.size(), &v, &err) && v.is(Type::kObject)) {
+    return ow.size();
+  }
+  Msg m = head(s, kInternalError);
+  m.add("handler of ", tool.name,
+        ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
+                        : " did not write a valid JSON object with Context::object()");
+  *n = error(s, rq, kInternalError, m);
+  return 0;
+}
+
+inline size_t ServerImpl::write_result(Server& s, const Request& rq, const ToolDesc& tool, const Result& r) {
   ReturnKind kind = r.kind_;
   if (r.is_error_) {
     const char* msg = r.v_.s != nullptr ? r.v_.s : "tool failed";
     return tool_error_result(s, rq, msg, strlen(msg));
   }
-  if (kind != tool->returns && !(kind == ReturnKind::kInteger && tool->returns == ReturnKind::kNumber)) {
+  if (kind != tool.returns && !(kind == ReturnKind::kInteger && tool.returns == ReturnKind::kNumber)) {
     Msg m = head(s, kInternalError);
-    m.add("handler of ", tool->name, " returned ")
-        .add(return_kind_name(kind), ", the spec declares ", return_kind_name(tool->returns));
+    m.add("handler of ", tool.name, " returned ")
+        .add(return_kind_name(kind), ", the spec declares ", return_kind_name(tool.returns));
     return error(s, rq, kInternalError, m);
   }
-  const char* obj = nullptr;
+  const char* obj = s.ctx_.scratch_;
   size_t obj_len = 0;
   if (kind == ReturnKind::kObject) {
-    JsonWriter& ow = ctx.writer_;
-    Value v;
-    const char* err = nullptr;
-    if (ow.data() == nullptr || ow.overflowed() || ow.size() == 0 ||
-        !json::validate(ctx.scratch_, ow.size(), &v, &err) || !v.is(Type::kObject)) {
-      Msg m = head(s, kInternalError);
-      m.add("handler of ", tool->name,
-            ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
-                            : " did not write a valid JSON object with Context::object()");
-      return error(s, rq, kInternalError, m);
-    }
-    obj = ctx.scratch_;
-    obj_len = ow.size();
+    size_t n = 0;
+    obj_len = result_object(s, rq, tool, &n);
+    if (obj_len == 0) return n;
   }
   JsonWriter w(rq.out, rq.cap);
   begin(s, w, rq);
@@ -318,12 +344,24 @@ inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params&
     return done(s, rq, w);
   }
   lit(w, ",\"result\":{\"content\":[");
+  write_content(w, tool, r, obj, obj_len);
+  lit(w, "]");
+  if (kind == ReturnKind::kObject) {
+    lit(w, ",\"structuredContent\":");
+    w.raw_fragment(obj, obj_len);
+  }
+  lit(w, ",\"isError\":false}");
+  return finish(s, rq, w);
+}
+
+// The content item of a result that is not a boolean (none: no item).
+void ServerImpl::write_content(JsonWriter& w, const ToolDesc& tool, const Result& r, const char* obj, size_t obj_len) {
   char num[32];
-  switch (kind) {
+  switch (r.kind_) {
     case ReturnKind::kNone: break;
     case ReturnKind::kBoolean: break;
     case ReturnKind::kInteger:
-      if (tool->returns == ReturnKind::kNumber) {
+      if (tool.returns == ReturnKind::kNumber) {
         text_content(w, num, format_double(static_cast<double>(r.v_.i), num));
       } else {
         text_content(w, num, format_int64(r.v_.i, num));
@@ -344,13 +382,6 @@ inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params&
       lit(w, "}");
       break;
   }
-  lit(w, "]");
-  if (kind == ReturnKind::kObject) {
-    lit(w, ",\"structuredContent\":");
-    w.raw_fragment(obj, obj_len);
-  }
-  lit(w, ",\"isError\":false}");
-  return finish(s, rq, w);
 }
 
 // ------------------------------------------------------------ resources/* (resources.cpp)

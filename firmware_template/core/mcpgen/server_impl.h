@@ -137,6 +137,16 @@ struct ServerImpl {
   // so the compiler weighs them as it did when they were one function.
   static inline size_t initialize(Server& s, Request& rq, const json::Params& p);
   static inline size_t tools_call(Server& s, Request& rq, const json::Params& p, const json::Value& params);
+  // tools/call's steps: the tool found, its arguments decoded, its handler run (or nullptr
+  // and the error reply's length in *n); then the handler's Result checked and written.
+  // Always inlined: steps of one function for the reader, not calls for the device (as
+  // calls they cost a tools/call about 30 instructions).
+  __attribute__((always_inline)) static inline const ToolDesc* invoke(Server& s, Request& rq, const json::Params& p,
+                                                                      const json::Value& params, Result* r, size_t* n);
+  __attribute__((always_inline)) static inline size_t write_result(Server& s, const Request& rq, const ToolDesc& tool,
+                                                                   const Result& r);
+  static inline size_t result_object(Server& s, const Request& rq, const ToolDesc& tool, size_t* n);
+  static void write_content(JsonWriter& w, const ToolDesc& tool, const Result& r, const char* obj, size_t obj_len);
   static size_t tool_error_result(Server& s, const Request& rq, const char* msg, size_t n);
   static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Params& p);
 };
