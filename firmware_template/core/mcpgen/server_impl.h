@@ -66,10 +66,14 @@ inline void lit(JsonWriter& w, const char (&s)[N]) {
   w.raw_fragment(s, N - 1);
 }
 
-// A string value equals a literal (decoded text; raw bytes when it has no escape).
+// A string value equals a literal (decoded text; raw bytes when it has no escape). The
+// common case, no escape, compares in line: the literal's length is known here, so the
+// compare is a word or two ("mcp", "2.0" and the method names of every message).
 template <size_t N>
 inline bool eq(const json::Value& v, const char (&lit)[N]) {
-  return json::string_equals(v, lit, N - 1);
+  if (v.type != json::Type::kString) return false;
+  if (!v.esc) return v.n - 2 == N - 1 && json::detail::same_bytes(v.p + 1, lit, N - 1);
+  return json::string_equals_slow(v, lit, N - 1);
 }
 
 // The decoded text of a string value: its raw bytes when it has no escape, else
