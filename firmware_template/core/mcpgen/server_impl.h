@@ -137,6 +137,16 @@ struct ServerImpl {
   // ---------------------------------------------------------------- mcp_server.cpp
   static size_t handle(Server& s, char* in, size_t len, char* out, size_t cap);
   static size_t oversized(Server& s, const char* prefix, size_t n, char* out, size_t cap);
+  // handle()'s steps (each: nullptr or false when the message ends there, *n its reply),
+  // always inlined like tools/call's below.
+  __attribute__((always_inline)) static inline const json::Rpc* frame(Server& s, char* in, size_t len, Request& rq,
+                                                                      json::Message& m, size_t* n);
+  __attribute__((always_inline)) static inline bool check_id(Server& s, Request& rq, const json::Rpc& rpc,
+                                                             bool* notification, size_t* n);
+  __attribute__((always_inline)) static inline bool check_rpc(Server& s, const Request& rq, const json::Message& m,
+                                                              const json::Rpc& rpc, bool notification, size_t* n);
+  __attribute__((always_inline)) static inline size_t dispatch(Server& s, Request& rq, const json::Rpc& rpc,
+                                                               bool notification);
   // The methods handle() dispatches to: inline (defined and used in mcp_server.cpp only),
   // so the compiler weighs them as it did when they were one function.
   static inline size_t initialize(Server& s, Request& rq, const json::Params& p);
