@@ -1,4 +1,5 @@
-// tools/call arguments: decoding and checking against the ParamDesc tables (arguments.h).
+// tools/call arguments: decoding and checking against the ParamDesc tables
+// (arguments.h).
 #include "mcpgen/arguments.h"
 
 #include <math.h>
@@ -36,11 +37,13 @@ const char* param_type_name(ParamType t) {
 
 enum class IntParse : uint8_t { kOk, kNotInteger, kTooLarge, kTooSmall };
 
-// Parses a validated JSON number token as an exact int64 ("5", "-3", "5.0", "1e2").
+// Parses a validated JSON number token as an exact int64 ("5", "-3", "5.0",
+// "1e2").
 IntParse parse_int(const char* p, size_t n, int64_t* out) {
-  // Digits only: exact in a uint64 (no 64-bit division, a libgcc call on a 32-bit MCU:
-  // u stays below 2^63 / 10 + 1 before each step, so u * 10 + 9 cannot wrap). A fraction,
-  // an exponent or more digits than that go through the double below.
+  // Digits only: exact in a uint64 (no 64-bit division, a libgcc call on a
+  // 32-bit MCU: u stays below 2^63 / 10 + 1 before each step, so u * 10 + 9
+  // cannot wrap). A fraction, an exponent or more digits than that go through
+  // the double below.
   bool neg = p[0] == '-';
   uint64_t u = 0;
   size_t i = neg ? 1 : 0;
@@ -54,8 +57,8 @@ IntParse parse_int(const char* p, size_t n, int64_t* out) {
   }
   double d = 0;
   parse_double(p, n, &d);
-  // Range first (infinities included): inside it the int64 conversion is exact for every
-  // integral value, so comparing back tells a fraction.
+  // Range first (infinities included): inside it the int64 conversion is exact
+  // for every integral value, so comparing back tells a fraction.
   if (d >= 9223372036854775808.0) return IntParse::kTooLarge;
   if (d < -9223372036854775808.0) return IntParse::kTooSmall;
   if (d != static_cast<double>(static_cast<int64_t>(d))) return IntParse::kNotInteger;
@@ -74,8 +77,9 @@ __attribute__((noinline)) ArgsStatus got(Msg& head, const Value& v) {
   return ArgsStatus::kInvalid;
 }
 
-// A numeric argument beyond a bound of its parameter (high: the maximum): "must be <=
-// max"; an integer beyond int64 where that side has no bound: "must fit a 64-bit integer".
+// A numeric argument beyond a bound of its parameter (high: the maximum): "must
+// be <= max"; an integer beyond int64 where that side has no bound: "must fit a
+// 64-bit integer".
 __attribute__((noinline)) ArgsStatus out_of_range(Msg& head, const ParamDesc& p, bool high, const Value& v) {
   if (!(high ? p.has_max : p.has_min)) {
     head.add("must fit a 64-bit integer");
@@ -90,14 +94,97 @@ __attribute__((noinline)) ArgsStatus out_of_range(Msg& head, const ParamDesc& p,
   return got(head, v);
 }
 
-}  // namespace
+// ---------------------------------------------------------------- one argument
+// The decoders of one argument's value, one per ParamType: checked against the
+// parameter and stored at its offset; on a violation the rest of the message
+// after `head`
+// ("invalid argument `x`: ") and kInvalid. The value's JSON type is already
+// checked.
 
-ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
+ArgsStatus decode_bool(const ParamDesc& p, const Value& v, void* storage) {
+  store(storage, p.offset, v.is_true());
+  return ArgsStatus::kOk;
+}
+
+ArgsStatus decode_int(const ParamDesc& p, const Value& v, void* storage, Msg& head) {
+  int64_t x = 0;
+  IntParse r = parse_int(v.p, v.n, &x);
+  if (r == IntParse::kNotInteger) return got(head.add("must be an integer"), v);
+  if (r == IntParse::kTooLarge || (r == IntParse::kOk && p.has_max && x > p.int_max)) {
+    return out_of_range(head, p, true, v);
+  }
+  if (r == IntParse::kTooSmall || (p.has_min && x < p.int_min)) return out_of_range(head, p, false, v);
+  store(storage, p.offset, x);
+  return ArgsStatus::kOk;
+}
+
+ArgsStatus decode_number(const ParamDesc& p, const Value& v, void* storage, Msg& head) {
+  double x = 0;
+  parse_double(v.p, v.n, &x);
+  if (!isfinite(x)) return got(head.add("must be a finite number"), v);
+  if (p.has_max && x > p.num_max) return out_of_range(head, p, true, v);
+  if (p.has_min && x < p.num_min) return out_of_range(head, p, false, v);
+  store(storage, p.offset, x);
+  return ArgsStatus::kOk;
+}
+
+// "must be one of a, b, c; got "x"".
+__attribute__((noinline)) ArgsStatus not_in_enum(const ParamDesc& p, const char* str, size_t n, Msg& head) {
+  head.add("must be one of ");
+  for (uint16_t e = 0; e < p.enum_count; ++e) head.add(e ? ", " : "", p.enum_values[e]);
+  head.add("; got \"").quote(str, n, kQuoteLimit).add("\"");
+  return ArgsStatus::kInvalid;
+}
+
+ArgsStatus decode_string(const ParamDesc& p, const Value& v, void* storage, Msg& head) {
+  size_t n = 0;
+  const char* str = json::unescape(v, &n);
+  if (strlen(str) != n) {
+    head.add("must not contain NUL characters");
+    return ArgsStatus::kInvalid;
+  }
+  if (p.enum_values != nullptr) {
+    bool ok = false;
+    for (uint16_t e = 0; e < p.enum_count && !ok; ++e) ok = strcmp(str, p.enum_values[e]) == 0;
+    if (!ok) return not_in_enum(p, str, n, head);
+  }
+  if (p.max_length != 0) {
+    size_t cps = json::utf8_length(str, n);
+    if (cps > p.max_length) {
+      head.add("must be at most ").add_int(p.max_length).add(" characters, got ").add_int(static_cast<int64_t>(cps));
+      return ArgsStatus::kInvalid;
+    }
+  }
+  store(storage, p.offset, str);
+  return ArgsStatus::kOk;
+}
+
+// One argument: its JSON type checked, then its ParamType's decoder.
+inline ArgsStatus decode_value(const ParamDesc& p, const Value& v, void* storage, Msg& head) {
+  // The JSON type each ParamType takes, in ParamType order.
+  static const Type kJsonType[] = {Type::kBool, Type::kNumber, Type::kNumber, Type::kString};
+  if (v.type != kJsonType[static_cast<uint8_t>(p.type)]) {
+    head.add("must be ", param_type_name(p.type), ", got ").add(type_name(v.type));
+    return ArgsStatus::kInvalid;
+  }
+  switch (p.type) {
+    case ParamType::kBoolean: return decode_bool(p, v, storage);
+    case ParamType::kInteger: return decode_int(p, v, storage, head);
+    case ParamType::kNumber: return decode_number(p, v, storage, head);
+    case ParamType::kString: break;
+  }
+  return decode_string(p, v, storage, head);
+}
+
+// ---------------------------------------------------------------- the
+// arguments object Every optional parameter's default, copied like a decoded
+// value (storage is zeroed).
+inline void set_defaults(const ToolDesc& tool, void* storage) {
   memset(storage, 0, tool.args_size);
   for (uint8_t i = 0; i < tool.param_count; ++i) {
     const ParamDesc& p = tool.params[i];
     if (p.required) continue;
-    // The default field of the parameter's type, copied like a decoded value.
+    // The default field of the parameter's type.
     static const uint8_t kSize[] = {sizeof(bool), sizeof(int64_t), sizeof(double), sizeof(const char*)};
     const void* def = p.type == ParamType::kBoolean   ? static_cast<const void*>(&p.default_bool)
                       : p.type == ParamType::kInteger ? static_cast<const void*>(&p.default_int)
@@ -105,106 +192,70 @@ ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, M
                                                       : static_cast<const void*>(&p.default_str);
     memcpy(static_cast<char*>(storage) + p.offset, def, kSize[static_cast<uint8_t>(p.type)]);
   }
-  uint32_t seen[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // one bit per parameter (<= 255)
-  Value k, v;
-  json::ObjectIter it(args);
-  while (it.next(&k, &v)) {
-    // Keys without escapes are compared as raw bytes (strncmp stops at the name's end).
-    const char* kt = k.p + 1;
-    size_t kn = k.n - 2;
-    if (k.esc) kt = json::unescape(k, &kn);  // the key is not walked again
-    const ParamDesc* p = nullptr;
-    uint8_t index = 0;
-    for (uint8_t i = 0; i < tool.param_count; ++i) {
-      const char* name = tool.params[i].name;
-      // An escaped key may hold "\u0000": refuse it before strncmp, which would stop at
-      // that NUL and let name[kn] read past a shorter name.
-      if (name[0] == kt[0] && (!k.esc || memchr(kt, '\0', kn) == nullptr) && strncmp(name, kt, kn) == 0 &&
-          name[kn] == '\0') {
-        p = &tool.params[i];
-        index = i;
-        break;
-      }
-    }
-    if (p == nullptr) {
-      m.add("unknown argument `").quote(kt, kn, kQuoteLimit).add("`");
-      return ArgsStatus::kInvalid;
-    }
-    uint32_t bit = uint32_t{1} << (index & 31);
-    if (seen[index >> 5] & bit) {
-      m.add("Invalid params: duplicate argument `", p->name, "`");
-      return ArgsStatus::kDuplicate;
-    }
-    seen[index >> 5] |= bit;
-    Msg& head = m.add("invalid argument `", p->name, "`: ");
-    // The JSON type each ParamType takes, in ParamType order.
-    static const Type kJsonType[] = {Type::kBool, Type::kNumber, Type::kNumber, Type::kString};
-    if (v.type != kJsonType[static_cast<uint8_t>(p->type)]) {
-      head.add("must be ", param_type_name(p->type), ", got ").add(type_name(v.type));
-      return ArgsStatus::kInvalid;
-    }
-    switch (p->type) {
-      case ParamType::kBoolean: store(storage, p->offset, v.is_true()); break;
-      case ParamType::kInteger: {
-        int64_t x = 0;
-        IntParse r = parse_int(v.p, v.n, &x);
-        if (r == IntParse::kNotInteger) return got(head.add("must be an integer"), v);
-        if (r == IntParse::kTooLarge || (r == IntParse::kOk && p->has_max && x > p->int_max)) {
-          return out_of_range(head, *p, true, v);
-        }
-        if (r == IntParse::kTooSmall || (p->has_min && x < p->int_min)) return out_of_range(head, *p, false, v);
-        store(storage, p->offset, x);
-        break;
-      }
-      case ParamType::kNumber: {
-        double x = 0;
-        parse_double(v.p, v.n, &x);
-        if (!isfinite(x)) return got(head.add("must be a finite number"), v);
-        if (p->has_max && x > p->num_max) return out_of_range(head, *p, true, v);
-        if (p->has_min && x < p->num_min) return out_of_range(head, *p, false, v);
-        store(storage, p->offset, x);
-        break;
-      }
-      case ParamType::kString: {
-        size_t n = 0;
-        const char* str = json::unescape(v, &n);
-        if (strlen(str) != n) {
-          head.add("must not contain NUL characters");
-          return ArgsStatus::kInvalid;
-        }
-        if (p->enum_values != nullptr) {
-          bool ok = false;
-          for (uint16_t e = 0; e < p->enum_count && !ok; ++e) ok = strcmp(str, p->enum_values[e]) == 0;
-          if (!ok) {
-            head.add("must be one of ");
-            for (uint16_t e = 0; e < p->enum_count; ++e) head.add(e ? ", " : "", p->enum_values[e]);
-            head.add("; got \"").quote(str, n, kQuoteLimit).add("\"");
-            return ArgsStatus::kInvalid;
-          }
-        }
-        if (p->max_length != 0) {
-          size_t cps = json::utf8_length(str, n);
-          if (cps > p->max_length) {
-            head.add("must be at most ")
-                .add_int(p->max_length)
-                .add(" characters, got ")
-                .add_int(static_cast<int64_t>(cps));
-            return ArgsStatus::kInvalid;
-          }
-        }
-        store(storage, p->offset, str);
-        break;
-      }
-    }
-    m.clear();  // this argument is fine: drop the "invalid argument" prefix
-  }
+}
+
+// The index of the parameter named kt[0, kn) (a key's decoded text), or -1.
+inline int find_param(const ToolDesc& tool, const char* kt, size_t kn, bool escaped) {
   for (uint8_t i = 0; i < tool.param_count; ++i) {
-    if (tool.params[i].required && !(seen[i >> 5] & (uint32_t{1} << (i & 31)))) {
+    const char* name = tool.params[i].name;
+    // An escaped key may hold "\u0000": refuse it before strncmp, which would
+    // stop at that NUL and let name[kn] read past a shorter name.
+    if (name[0] == kt[0] && (!escaped || memchr(kt, '\0', kn) == nullptr) && strncmp(name, kt, kn) == 0 &&
+        name[kn] == '\0') {
+      return i;
+    }
+  }
+  return -1;
+}
+
+// One bit per parameter (at most 255): which arguments were given.
+struct Seen {
+  uint32_t bits[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  bool has(unsigned i) const { return (bits[i >> 5] & (uint32_t{1} << (i & 31))) != 0; }
+  void set(unsigned i) { bits[i >> 5] |= uint32_t{1} << (i & 31); }
+};
+
+// The first required parameter without an argument: "missing required
+// argument".
+inline ArgsStatus check_required(const ToolDesc& tool, const Seen& seen, Msg& m) {
+  for (uint8_t i = 0; i < tool.param_count; ++i) {
+    if (tool.params[i].required && !seen.has(i)) {
       m.add("missing required argument `", tool.params[i].name, "`");
       return ArgsStatus::kInvalid;
     }
   }
   return ArgsStatus::kOk;
+}
+
+}  // namespace
+
+ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
+  set_defaults(tool, storage);
+  Seen seen;
+  Value k, v;
+  json::ObjectIter it(args);
+  while (it.next(&k, &v)) {
+    // Keys without escapes are compared as raw bytes (strncmp stops at the
+    // name's end).
+    const char* kt = k.p + 1;
+    size_t kn = k.n - 2;
+    if (k.esc) kt = json::unescape(k, &kn);  // the key is not walked again
+    int index = find_param(tool, kt, kn, k.esc);
+    if (index < 0) {
+      m.add("unknown argument `").quote(kt, kn, kQuoteLimit).add("`");
+      return ArgsStatus::kInvalid;
+    }
+    const ParamDesc& p = tool.params[index];
+    if (seen.has(index)) {
+      m.add("Invalid params: duplicate argument `", p.name, "`");
+      return ArgsStatus::kDuplicate;
+    }
+    seen.set(index);
+    ArgsStatus st = decode_value(p, v, storage, m.add("invalid argument `", p.name, "`: "));
+    if (st != ArgsStatus::kOk) return st;
+    m.clear();  // this argument is fine: drop the "invalid argument" prefix
+  }
+  return check_required(tool, seen, m);
 }
 
 }  // namespace mcpgen

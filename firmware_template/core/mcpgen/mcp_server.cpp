@@ -241,18 +241,33 @@ size_t ServerImpl::tool_error_result(Server& s, const Request& rq, const char* m
   return finish(s, rq, w);
 }
 
+// tools/call in two steps, as a decoder and an encoder: invoke() finds the tool, decodes
+// its arguments and runs the handler; write_result() checks what the handler returned
+// and writes the reply.
 inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params& p, const Value& params) {
+  Result r;
+  size_t n = 0;
+  const ToolDesc* tool = invoke(s, rq, p, params, &r, &n);
+  if (tool == nullptr) return n;
+  return write_result(s, rq, *tool, r);
+}
+
+inline const ToolDesc* ServerImpl::invoke(Server& s, Request& rq, const json::Params& p, const Value& params, Result* r,
+                                          size_t* n) {
   const SpecDesc& spec = s.spec_;
   if (!params.is(Type::kObject)) {
-    return error(s, rq, kInvalidParams, "tools/call needs params {name, arguments}");
+    *n = error(s, rq, kInvalidParams, "tools/call needs params {name, arguments}");
+    return nullptr;
   }
   const Value& name = p.name;
   const Value& args = p.arguments;
   if (!name.is(Type::kString)) {
-    return error(s, rq, kInvalidParams, "params.name must be a string");
+    *n = error(s, rq, kInvalidParams, "params.name must be a string");
+    return nullptr;
   }
   if (args.valid() && !args.is(Type::kObject) && !args.is(Type::kNull)) {
-    return error(s, rq, kInvalidParams, "params.arguments must be an object");
+    *n = error(s, rq, kInvalidParams, "params.arguments must be an object");
+    return nullptr;
   }
   size_t nlen = 0;
   const char* nm = text_of(name, &nlen);
@@ -260,54 +275,65 @@ inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params&
   if (index < 0) {
     Msg m = scratch_msg(s);
     m.add("Unknown tool: ").quote(nm, nlen, kQuoteLimit);
-    return error(s, rq, kMethodNotFound, m);
+    *n = error(s, rq, kMethodNotFound, m);
+    return nullptr;
   }
   const ToolDesc* tool = &spec.tools[index];
   if (tool->args_size > spec.args_storage_size) {
-    return error(s, rq, kInternalError, "args storage too small");
+    *n = error(s, rq, kInternalError, "args storage too small");
+    return nullptr;
   }
-  {
-    Msg m = scratch_msg(s);
-    ArgsStatus st = decode_args(*tool, args, spec.args_storage, m);
-    if (st == ArgsStatus::kDuplicate) return error(s, rq, kInvalidParams, m);
-    if (st != ArgsStatus::kOk) {
-      if (spec.jsonrpc_argument_errors) return error(s, rq, kInvalidParams, m);
-      return tool_error_result(s, rq, m.str(), m.size());
-    }
+  Msg m = scratch_msg(s);
+  ArgsStatus st = decode_args(*tool, args, spec.args_storage, m);
+  if (st != ArgsStatus::kOk) {
+    bool rpc_error = st == ArgsStatus::kDuplicate || spec.jsonrpc_argument_errors;
+    *n = rpc_error ? error(s, rq, kInvalidParams, m) : tool_error_result(s, rq, m.str(), m.size());
+    return nullptr;
   }
   Context& ctx = s.ctx_;
   ctx.writer_.reset(nullptr, 0);  // "no object written" until the handler calls object()
   ctx.scratch_[0] = '\0';
   ctx.vision_ = &s.vision_;
-  Result r = tool->invoke(spec.args_storage, ctx);
+  *r = tool->invoke(spec.args_storage, ctx);
+  return tool;
+}
 
+// The object a kObject handler wrote with Context::object(), checked: its length, or 0
+// (and the -32603 reply in *n) when it wrote none, too much, or no valid object.
+inline size_t ServerImpl::result_object(Server& s, const Request& rq, const ToolDesc& tool, size_t* n) {
+  const JsonWriter& ow = s.ctx_.writer_;
+  Value v;
+  const char* err = nullptr;
+  if (ow.data() != nullptr && !ow.overflowed() && ow.size() != 0 &&
+      json::validate(s.ctx_.scratch_, ow.size(), &v, &err) && v.is(Type::kObject)) {
+    return ow.size();
+  }
+  Msg m = head(s, kInternalError);
+  m.add("handler of ", tool.name,
+        ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
+                        : " did not write a valid JSON object with Context::object()");
+  *n = error(s, rq, kInternalError, m);
+  return 0;
+}
+
+inline size_t ServerImpl::write_result(Server& s, const Request& rq, const ToolDesc& tool, const Result& r) {
   ReturnKind kind = r.kind_;
   if (r.is_error_) {
     const char* msg = r.v_.s != nullptr ? r.v_.s : "tool failed";
     return tool_error_result(s, rq, msg, strlen(msg));
   }
-  if (kind != tool->returns && !(kind == ReturnKind::kInteger && tool->returns == ReturnKind::kNumber)) {
+  if (kind != tool.returns && !(kind == ReturnKind::kInteger && tool.returns == ReturnKind::kNumber)) {
     Msg m = head(s, kInternalError);
-    m.add("handler of ", tool->name, " returned ")
-        .add(return_kind_name(kind), ", the spec declares ", return_kind_name(tool->returns));
+    m.add("handler of ", tool.name, " returned ")
+        .add(return_kind_name(kind), ", the spec declares ", return_kind_name(tool.returns));
     return error(s, rq, kInternalError, m);
   }
-  const char* obj = nullptr;
+  const char* obj = s.ctx_.scratch_;
   size_t obj_len = 0;
   if (kind == ReturnKind::kObject) {
-    JsonWriter& ow = ctx.writer_;
-    Value v;
-    const char* err = nullptr;
-    if (ow.data() == nullptr || ow.overflowed() || ow.size() == 0 ||
-        !json::validate(ctx.scratch_, ow.size(), &v, &err) || !v.is(Type::kObject)) {
-      Msg m = head(s, kInternalError);
-      m.add("handler of ", tool->name,
-            ow.overflowed() ? " wrote an object larger than MCPGEN_SCRATCH_SIZE"
-                            : " did not write a valid JSON object with Context::object()");
-      return error(s, rq, kInternalError, m);
-    }
-    obj = ctx.scratch_;
-    obj_len = ow.size();
+    size_t n = 0;
+    obj_len = result_object(s, rq, tool, &n);
+    if (obj_len == 0) return n;
   }
   JsonWriter w(rq.out, rq.cap);
   begin(s, w, rq);
@@ -318,12 +344,24 @@ inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params&
     return done(s, rq, w);
   }
   lit(w, ",\"result\":{\"content\":[");
+  write_content(w, tool, r, obj, obj_len);
+  lit(w, "]");
+  if (kind == ReturnKind::kObject) {
+    lit(w, ",\"structuredContent\":");
+    w.raw_fragment(obj, obj_len);
+  }
+  lit(w, ",\"isError\":false}");
+  return finish(s, rq, w);
+}
+
+// The content item of a result that is not a boolean (none: no item).
+void ServerImpl::write_content(JsonWriter& w, const ToolDesc& tool, const Result& r, const char* obj, size_t obj_len) {
   char num[32];
-  switch (kind) {
+  switch (r.kind_) {
     case ReturnKind::kNone: break;
     case ReturnKind::kBoolean: break;
     case ReturnKind::kInteger:
-      if (tool->returns == ReturnKind::kNumber) {
+      if (tool.returns == ReturnKind::kNumber) {
         text_content(w, num, format_double(static_cast<double>(r.v_.i), num));
       } else {
         text_content(w, num, format_int64(r.v_.i, num));
@@ -344,13 +382,6 @@ inline size_t ServerImpl::tools_call(Server& s, Request& rq, const json::Params&
       lit(w, "}");
       break;
   }
-  lit(w, "]");
-  if (kind == ReturnKind::kObject) {
-    lit(w, ",\"structuredContent\":");
-    w.raw_fragment(obj, obj_len);
-  }
-  lit(w, ",\"isError\":false}");
-  return finish(s, rq, w);
 }
 
 // ------------------------------------------------------------ resources/* (resources.cpp)
@@ -365,6 +396,9 @@ inline size_t ServerImpl::resources(Server& s, Request& rq, const Value& method,
 }
 
 // ------------------------------------------------------------ one message
+// handle() in four steps, each returning the reply so far when it ends the message:
+// frame() reads the text and its xiaozhi framing, check_id() the id, check_rpc() the
+// JSON-RPC members, dispatch() runs the method.
 size_t ServerImpl::handle(Server& s, char* in, size_t len, char* out, size_t cap) {
   in[len] = '\0';
   Request rq;
@@ -372,111 +406,147 @@ size_t ServerImpl::handle(Server& s, char* in, size_t len, char* out, size_t cap
   rq.cap = cap;
   rq.enveloped = s.enveloped_;  // for replies before the framing is known
   json::Message m;
+  size_t n = 0;
+  const json::Rpc* rpc = frame(s, in, len, rq, m, &n);
+  if (rpc == nullptr) return n;
+  bool notification = false;
+  if (!check_id(s, rq, *rpc, &notification, &n)) return n;
+  if (!check_rpc(s, rq, m, *rpc, notification, &n)) return n;
+  n = dispatch(s, rq, *rpc, notification);
+  return notification ? 0 : n;
+}
+
+// The message read, and its framing: a bare JSON-RPC message, or the xiaozhi envelope
+// {"type":"mcp","payload":{...}} (a hello is taken here, other xiaozhi types ignored).
+// The JSON-RPC members to check, or nullptr when the message ends here (*n: the reply).
+inline const json::Rpc* ServerImpl::frame(Server& s, char* in, size_t len, Request& rq, json::Message& m, size_t* n) {
   const char* perr = nullptr;
   if (!json::read_message(in, len, &m, &perr)) {
     Msg msg = head(s, kParseError);
     msg.add(perr);
-    return error(s, rq, kParseError, msg);
+    *n = error(s, rq, kParseError, msg);
+    return nullptr;
   }
   if (!m.root.is(Type::kObject)) {
-    return error(s, rq, kInvalidRequest, "expected a JSON object");
+    *n = error(s, rq, kInvalidRequest, "expected a JSON object");
+    return nullptr;
   }
   rq.enveloped = false;
-  json::Rpc* rpc = &m.top;
-  if (m.top.type.is(Type::kString) && !m.top.jsonrpc.valid()) {
-    if (m.top.type_duplicated) {  // a hello or an mcp message? Neither: change nothing.
-      rq.enveloped = s.enveloped_;
-      return error(s, rq, kInvalidRequest, "duplicate key \"type\"");
-    }
-    if (eq(m.top.type, "hello")) {
-      if (!m.top.duplicate.valid()) {
-        s.session_id_[0] = '\0';
-        if (m.top.session_id.is(Type::kString)) set_session(s.session_id_, m.top.session_id);
-      }
-      s.peer_hello_ = true;
-      return 0;
-    }
-    if (!eq(m.top.type, "mcp")) return 0;  // other xiaozhi messages
-    rq.enveloped = true;
-    s.enveloped_ = true;
-    // A duplicate envelope key is refused below: its session_id is not taken either.
-    if (m.top.session_id.is(Type::kString) && !m.top.duplicate.valid()) {
-      rq.session = m.top.session_id;
-      set_session(s.session_id_, m.top.session_id);
-    }
-    if (!m.top.payload.is(Type::kObject)) {
-      return error(s, rq, kInvalidRequest, "the envelope's payload must be an object");
-    }
-    rpc = &m.inner;
+  if (!m.top.type.is(Type::kString) || m.top.jsonrpc.valid()) return &m.top;
+  if (m.top.type_duplicated) {  // a hello or an mcp message? Neither: change nothing.
+    rq.enveloped = s.enveloped_;
+    *n = error(s, rq, kInvalidRequest, "duplicate key \"type\"");
+    return nullptr;
   }
-  // Everything below reads the members located by the walk; strings get decoded.
-  Value id = rpc->id;
-  bool notification = !id.valid();
-  if (rpc->id_duplicated) {
+  if (eq(m.top.type, "hello")) {
+    if (!m.top.duplicate.valid()) {
+      s.session_id_[0] = '\0';
+      if (m.top.session_id.is(Type::kString)) set_session(s.session_id_, m.top.session_id);
+    }
+    s.peer_hello_ = true;
+    return nullptr;
+  }
+  if (!eq(m.top.type, "mcp")) return nullptr;  // other xiaozhi messages
+  rq.enveloped = true;
+  s.enveloped_ = true;
+  // A duplicate envelope key is refused below: its session_id is not taken either.
+  if (m.top.session_id.is(Type::kString) && !m.top.duplicate.valid()) {
+    rq.session = m.top.session_id;
+    set_session(s.session_id_, m.top.session_id);
+  }
+  if (!m.top.payload.is(Type::kObject)) {
+    *n = error(s, rq, kInvalidRequest, "the envelope's payload must be an object");
+    return nullptr;
+  }
+  return &m.inner;
+}
+
+// The id: a string or a number echoed as it came; none: a notification; null, or one
+// given twice: answered with null. False when the message ends here (*n: the reply).
+inline bool ServerImpl::check_id(Server& s, Request& rq, const json::Rpc& rpc, bool* notification, size_t* n) {
+  Value id = rpc.id;
+  *notification = !id.valid();
+  if (rpc.id_duplicated) {
     id = Value();  // which one? neither: reply with null
-    notification = false;
+    *notification = false;
   } else if (id.valid() && !id.is(Type::kString) && !id.is(Type::kNumber)) {
     bool was_null = id.is(Type::kNull);
     id = Value();
     rq.id = id;
     if (!was_null) {
-      return error(s, rq, kInvalidRequest, "id must be a string or a number");
+      *n = error(s, rq, kInvalidRequest, "id must be a string or a number");
+      return false;
     }
-    notification = false;
+    *notification = false;
   } else if (json::has_lone_surrogate(id)) {  // echoed raw, strict parsers would refuse the reply
     rq.id = Value();
-    return error(s, rq, kInvalidRequest, "id must be valid Unicode (it has a lone surrogate escape)");
+    *n = error(s, rq, kInvalidRequest, "id must be valid Unicode (it has a lone surrogate escape)");
+    return false;
   }
   rq.id = id;
-  if (!rpc->method.valid() && rpc->response()) return 0;  // a response to the device: nothing to do
+  return true;
+}
+
+// The JSON-RPC members: no key given twice, "jsonrpc":"2.0", a string method, params an
+// object. False when the message ends here (*n: the reply, 0 for a response or a
+// notification).
+inline bool ServerImpl::check_rpc(Server& s, const Request& rq, const json::Message& m, const json::Rpc& rpc,
+                                  bool notification, size_t* n) {
+  if (!rpc.method.valid() && rpc.response()) return false;  // a response to the device: nothing to do
   // A key given twice could be read differently by the sender's JSON library: refuse.
-  const Value& dup = m.top.duplicate.valid() ? m.top.duplicate : rpc->duplicate;
-  if (dup.valid()) return quoted_error(s, rq, kInvalidRequest, "duplicate key ", dup);
-  if (!eq(rpc->jsonrpc, "2.0")) {
-    return error(s, rq, kInvalidRequest, "\"jsonrpc\" must be \"2.0\"");
+  const Value& dup = m.top.duplicate.valid() ? m.top.duplicate : rpc.duplicate;
+  if (dup.valid()) {
+    *n = quoted_error(s, rq, kInvalidRequest, "duplicate key ", dup);
+    return false;
   }
-  const Value& method = rpc->method;
-  const Value& params = rpc->params;
+  const Value& method = rpc.method;
+  const Value& params = rpc.params;
+  if (!eq(rpc.jsonrpc, "2.0")) {
+    *n = error(s, rq, kInvalidRequest, "\"jsonrpc\" must be \"2.0\"");
+    return false;
+  }
   if (!method.valid()) {
-    return error(s, rq, kInvalidRequest, "missing method");
+    *n = error(s, rq, kInvalidRequest, "missing method");
+    return false;
   }
   if (!method.is(Type::kString)) {
-    return error(s, rq, kInvalidRequest, "method must be a string");
+    *n = error(s, rq, kInvalidRequest, "method must be a string");
+    return false;
   }
-  if (params.valid() && !params.is(Type::kObject) && !params.is(Type::kArray) && !params.is(Type::kNull)) {
-    return error(s, rq, kInvalidRequest, "params must be an object");
+  if (params.valid() && !params.is(Type::kObject) && !params.is(Type::kNull)) {
+    int code = params.is(Type::kArray) ? kInvalidParams : kInvalidRequest;
+    *n = error(s, rq, code, "params must be an object");
+    return false;
   }
-  if (params.is(Type::kArray)) {
-    return error(s, rq, kInvalidParams, "params must be an object");
+  if (rpc.p.duplicate.valid()) {
+    *n = notification ? 0 : quoted_error(s, rq, kInvalidParams, "duplicate key ", rpc.p.duplicate);
+    return false;
   }
-  if (rpc->p.duplicate.valid()) {
-    if (notification) return 0;
-    return quoted_error(s, rq, kInvalidParams, "duplicate key ", rpc->p.duplicate);
-  }
-  size_t n = 0;
-  if (eq(method, "tools/call")) {
-    n = tools_call(s, rq, rpc->p, params);
-  } else if (eq(method, "tools/list")) {
-    n = tools_list(s, rq, rpc->p);
-  } else if (eq(method, "initialize")) {
-    n = initialize(s, rq, rpc->p);
-  } else if (s.spec_.resources != nullptr && method.n > 12 && json::detail::same_bytes(method.p, "\"resources/", 11)) {
+  return true;
+}
+
+// The method: its reply, or 0 for a notification of a method the device has no use for.
+inline size_t ServerImpl::dispatch(Server& s, Request& rq, const json::Rpc& rpc, bool notification) {
+  const Value& method = rpc.method;
+  if (eq(method, "tools/call")) return tools_call(s, rq, rpc.p, rpc.params);
+  if (eq(method, "tools/list")) return tools_list(s, rq, rpc.p);
+  if (eq(method, "initialize")) return initialize(s, rq, rpc.p);
+  if (s.spec_.resources != nullptr && method.n > 12 && json::detail::same_bytes(method.p, "\"resources/", 11)) {
     // resource_request() relies on this raw-byte prefix to tell resources/read by its tail.
-    n = resources(s, rq, method, rpc->p);
-  } else if (eq(method, "ping")) {
+    return resources(s, rq, method, rpc.p);
+  }
+  if (eq(method, "ping")) {
     JsonWriter w(rq.out, rq.cap);
     begin(s, w, rq);
     lit(w, ",\"result\":{}");
-    n = finish(s, rq, w);
-  } else {
-    if (notification) return 0;  // notifications/initialized, notifications/cancelled, ...
-    size_t mlen = 0;
-    const char* name = text_of(method, &mlen);
-    Msg msg = head(s, kMethodNotFound);
-    msg.quote(name, mlen, kQuoteLimit);
-    return error(s, rq, kMethodNotFound, msg);
+    return finish(s, rq, w);
   }
-  return notification ? 0 : n;
+  if (notification) return 0;  // notifications/initialized, notifications/cancelled, ...
+  size_t mlen = 0;
+  const char* name = text_of(method, &mlen);
+  Msg msg = head(s, kMethodNotFound);
+  msg.quote(name, mlen, kQuoteLimit);
+  return error(s, rq, kMethodNotFound, msg);
 }
 
 // ------------------------------------------------------------ oversized requests

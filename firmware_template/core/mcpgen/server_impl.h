@@ -66,10 +66,14 @@ inline void lit(JsonWriter& w, const char (&s)[N]) {
   w.raw_fragment(s, N - 1);
 }
 
-// A string value equals a literal (decoded text; raw bytes when it has no escape).
+// A string value equals a literal (decoded text; raw bytes when it has no escape). The
+// common case, no escape, compares in line: the literal's length is known here, so the
+// compare is a word or two ("mcp", "2.0" and the method names of every message).
 template <size_t N>
 inline bool eq(const json::Value& v, const char (&lit)[N]) {
-  return json::string_equals(v, lit, N - 1);
+  if (v.type != json::Type::kString) return false;
+  if (!v.esc) return v.n - 2 == N - 1 && json::detail::same_bytes(v.p + 1, lit, N - 1);
+  return json::string_equals_slow(v, lit, N - 1);
 }
 
 // The decoded text of a string value: its raw bytes when it has no escape, else
@@ -133,10 +137,30 @@ struct ServerImpl {
   // ---------------------------------------------------------------- mcp_server.cpp
   static size_t handle(Server& s, char* in, size_t len, char* out, size_t cap);
   static size_t oversized(Server& s, const char* prefix, size_t n, char* out, size_t cap);
+  // handle()'s steps (each: nullptr or false when the message ends there, *n its reply),
+  // always inlined like tools/call's below.
+  __attribute__((always_inline)) static inline const json::Rpc* frame(Server& s, char* in, size_t len, Request& rq,
+                                                                      json::Message& m, size_t* n);
+  __attribute__((always_inline)) static inline bool check_id(Server& s, Request& rq, const json::Rpc& rpc,
+                                                             bool* notification, size_t* n);
+  __attribute__((always_inline)) static inline bool check_rpc(Server& s, const Request& rq, const json::Message& m,
+                                                              const json::Rpc& rpc, bool notification, size_t* n);
+  __attribute__((always_inline)) static inline size_t dispatch(Server& s, Request& rq, const json::Rpc& rpc,
+                                                               bool notification);
   // The methods handle() dispatches to: inline (defined and used in mcp_server.cpp only),
   // so the compiler weighs them as it did when they were one function.
   static inline size_t initialize(Server& s, Request& rq, const json::Params& p);
   static inline size_t tools_call(Server& s, Request& rq, const json::Params& p, const json::Value& params);
+  // tools/call's steps: the tool found, its arguments decoded, its handler run (or nullptr
+  // and the error reply's length in *n); then the handler's Result checked and written.
+  // Always inlined: steps of one function for the reader, not calls for the device (as
+  // calls they cost a tools/call about 30 instructions).
+  __attribute__((always_inline)) static inline const ToolDesc* invoke(Server& s, Request& rq, const json::Params& p,
+                                                                      const json::Value& params, Result* r, size_t* n);
+  __attribute__((always_inline)) static inline size_t write_result(Server& s, const Request& rq, const ToolDesc& tool,
+                                                                   const Result& r);
+  static inline size_t result_object(Server& s, const Request& rq, const ToolDesc& tool, size_t* n);
+  static void write_content(JsonWriter& w, const ToolDesc& tool, const Result& r, const char* obj, size_t obj_len);
   static size_t tool_error_result(Server& s, const Request& rq, const char* msg, size_t n);
   static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Params& p);
 };
