@@ -57,7 +57,10 @@ for a in "\$@"; do
 done
 if [ \$link = 1 ] && [ -n "\$specs" ]; then args+=("-specs=\$specs"); fi
 if [ \$link = 1 ] && [ -n "$libdir" ]; then args+=("-L$libdir"); fi
-exec ${prefix}$tool -mabi=ilp32 "\${args[@]}"
+# MCPGEN_RISCV_CFLAGS: options of the chain for every call (e.g. -isystem DIR for headers the
+# C library lacks), read when the wrapper runs.
+# shellcheck disable=SC2086
+exec ${prefix}$tool -mabi=ilp32 \${MCPGEN_RISCV_CFLAGS-} "\${args[@]}"
 EOF
     chmod +x "$dir/riscv32-esp-elf-$tool"
 done
