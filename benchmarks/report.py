@@ -9,6 +9,7 @@ FINDINGS = Path(__file__).resolve().parent / "findings.md"
 RELEASE_CALLS = Path(__file__).resolve().parent / "release_calls.md"
 OTA_ROLLOUT = Path(__file__).resolve().parent / "ota_rollout.md"
 SCALE = Path(__file__).resolve().parent / "scale.md"
+CLI_START = Path(__file__).resolve().parent / "cli_start.md"
 
 
 def _ns(x: float) -> str:
@@ -559,6 +560,8 @@ def render(data: dict[str, Any]) -> str:
         out += ["## 6. Rolling over-the-air upgrade", "", OTA_ROLLOUT.read_text().strip(), ""]
     if SCALE.exists() and not quick:  # measured on its own (benchmarks/scale.py)
         out += ["## 7. Scale and fan-out", "", SCALE.read_text().strip(), ""]
+    if CLI_START.exists() and not quick:  # measured on its own (benchmarks/cli_start.py)
+        out += ["## 8. `codegen` start time", "", CLI_START.read_text().strip(), ""]
     if FINDINGS.exists() and not quick:
         out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
     return "\n".join(out) + "\n"

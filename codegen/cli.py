@@ -11,7 +11,6 @@ adds the traceback of an *unexpected* error. docs/cli.md describes the commands,
 from __future__ import annotations
 
 import argparse
-import asyncio
 import errno
 import json
 import logging
@@ -20,7 +19,7 @@ import re
 import sys
 import textwrap
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -496,6 +495,8 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    import asyncio
+
     from mcpgen.codegen.run.demo import run_demo
 
     return asyncio.run(run_demo(Path(args.spec) if args.spec else None, Path(args.output)))
@@ -521,6 +522,8 @@ def _log_level_from_verbosity(args: argparse.Namespace) -> None:
 
 
 def cmd_bridge(args: argparse.Namespace) -> int:
+    import asyncio
+
     from mcpgen.runtime.bridge.cli import run
 
     _log_level_from_verbosity(args)
@@ -557,6 +560,8 @@ def cmd_console(args: argparse.Namespace) -> int:
         # the console extra, whichever of its packages is missing (mcp is the bridge's too)
         _err(f"{package[1]} is not installed (the web console): pip install '{GENERATOR_DIST}[console]'")
         return 1
+    import asyncio
+
     _log_level_from_verbosity(args)
     return asyncio.run(run(args))
 
@@ -589,13 +594,89 @@ SPEC_HELP = "the tool spec YAML, e.g. toolspec/desk_lamp.yaml"
 PORT_HELP = ("esp32*: the board's serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port; "
              "auto (the default) finds it by its USB id and asks when there are several")
 
+# Building the parser stays fast (issue 43: `codegen --help`, `codegen check` and a Tab
+# within 0.25 s): what needs the targets, the bridge (the MCP SDK, uvicorn), the console or
+# the runtime is read the first time a command needs it, never when the parser is built.
+# tests/cli/test_cli_start.py fails if building it imports any of those.
 
-def build_parser() -> argparse.ArgumentParser:
-    from mcpgen.codegen.run.console import runnable_targets
+
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser whose options may come from a module that is slow to import:
+    ``defer(add)`` calls ``add(self)`` once, when this command is parsed or its help shown
+    (or, for a Tab, by :func:`mcpgen.codegen.completion.complete`)."""
+
+    _deferred: Optional[Callable[[argparse.ArgumentParser], None]] = None
+
+    def defer(self, add: Callable[[argparse.ArgumentParser], None]) -> None:
+        self._deferred = add
+
+    def load_options(self) -> None:
+        add, self._deferred = self._deferred, None
+        if add is not None:
+            add(self)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        self.load_options()
+        return super().parse_known_args(*args, **kwargs)
+
+    def format_usage(self) -> str:
+        self.load_options()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self.load_options()
+        return super().format_help()
+
+
+class _LazyNames(Collection[str]):
+    """``choices`` read on first use (a parse that gives the option, its help, a Tab after it)."""
+
+    def __init__(self, load: Callable[[], Iterable[str]]) -> None:
+        self._load: Optional[Callable[[], Iterable[str]]] = load
+        self._names: tuple[str, ...] = ()
+
+    def _get(self) -> tuple[str, ...]:
+        if self._load is not None:
+            self._names, self._load = tuple(self._load()), None
+        return self._names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._get()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+def _target_names() -> tuple[str, ...]:
     from mcpgen.codegen.targets import registry
+
+    return registry.names()
+
+
+def _board_names() -> tuple[str, ...]:
     from mcpgen.codegen.targets.esp32 import BOARDS
 
-    esp32_boards = tuple(BOARDS)
+    return tuple(BOARDS)
+
+
+def _run_target_names() -> tuple[str, ...]:
+    from mcpgen.codegen.run.console import runnable_targets
+
+    return runnable_targets() + _board_names()  # esp32*: build, flash, monitor
+
+
+def _describe_targets(p: argparse.ArgumentParser) -> None:
+    from mcpgen.codegen.targets import registry
+
+    p.description = (p.description or "") % {
+        "targets": "\n".join(f"  {name:<12} {t.summary}" for name, t in registry.TARGETS.items())}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    esp32_boards = _LazyNames(_board_names)
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="codegen",
@@ -613,11 +694,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"codegen {__version__}")
     _verbosity_options(parser, top=True)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     sub.required = True
 
     def command(name: str, help: str, examples: str,
-                description: Optional[str] = None) -> argparse.ArgumentParser:
+                description: Optional[str] = None) -> _CommandParser:
         p = sub.add_parser(name, help=help, description=description or help, formatter_class=fmt,
                            epilog=_examples(examples))
         _verbosity_options(p, top=False)
@@ -693,12 +774,12 @@ def build_parser() -> argparse.ArgumentParser:
                 codegen build toolspec/desk_lamp.yaml --target esp32s3
                 codegen build my_robot.yaml --add-missing-handlers   # after adding a tool
                 """,
-                "Generate and compile. Targets:\n"
-                + "\n".join(f"  {name:<12} {t.summary}" for name, t in registry.TARGETS.items())
-                + "\nA tool without a handler in SPEC_handlers.cpp stops the build before compiling.")
+                "Generate and compile. Targets:\n%(targets)s"
+                "\nA tool without a handler in SPEC_handlers.cpp stops the build before compiling.")
+    p.defer(_describe_targets)
     p.add_argument("spec", help=SPEC_HELP)
-    p.add_argument("--target", choices=registry.names(), default="host", metavar="TARGET",
-                   help=f"one of {', '.join(registry.names())} (default: host), e.g. --target esp32s3")
+    p.add_argument("--target", choices=_LazyNames(_target_names), default="host", metavar="TARGET",
+                   help="one of %(choices)s (default: host), e.g. --target esp32s3")
     p.add_argument("-o", "--output", help="output directory (default: build/<spec>/<target>)")
     p.add_argument("--no-pio", action="store_true",
                    help="esp32*: only generate the PlatformIO project (e.g. to build it on another machine)")
@@ -722,10 +803,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "`help` lists the commands. esp32, esp32s3, esp32c3: build, flash the board on --port "
                 "(found on USB by default) and show its log.")
     p.add_argument("spec", help=SPEC_HELP)
-    run_targets = runnable_targets() + esp32_boards  # esp32*: build, flash, monitor
     # The same default as `codegen build`: the simulator needs no cross toolchain or QEMU.
-    p.add_argument("--target", choices=run_targets, default="host", metavar="TARGET",
-                   help=f"one of {', '.join(run_targets)} (default: host, as for build), e.g. --target qemu")
+    p.add_argument("--target", choices=_LazyNames(_run_target_names), default="host", metavar="TARGET",
+                   help="one of %(choices)s (default: host, as for build), e.g. --target qemu")
     p.add_argument("-i", "--interactive", action="store_true",
                    help="keep the device running and open a console (history in ~/.mcpgen_history)")
     p.add_argument("--timeout", type=float, default=10.0,
@@ -740,8 +820,8 @@ def build_parser() -> argparse.ArgumentParser:
                 codegen flash toolspec/default_device.yaml --port /dev/ttyACM0 --esptool
                 """)
     p.add_argument("spec", help=SPEC_HELP)
-    p.add_argument("--board", choices=esp32_boards, default="esp32",
-                   help=f"one of {', '.join(esp32_boards)} (default: esp32), e.g. --board esp32s3")
+    p.add_argument("--board", choices=esp32_boards, default="esp32", metavar="BOARD",
+                   help="one of %(choices)s (default: esp32), e.g. --board esp32s3")
     p.add_argument("--port", default="auto", help=PORT_HELP)
     p.add_argument("--esptool", action="store_true",
                    help="write the images already built with esptool write-flash (no PlatformIO run)")
@@ -759,8 +839,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="optional: the spec whose built firmware decodes panics, "
                    "e.g. toolspec/desk_lamp.yaml")
     p.add_argument("--port", default="auto", help=PORT_HELP)
-    p.add_argument("--board", choices=esp32_boards, default="esp32",
-                   help="chip of the board, for decoding (default: esp32), e.g. --board esp32c3")
+    p.add_argument("--board", choices=esp32_boards, default="esp32", metavar="BOARD",
+                   help="chip of the board, for decoding: one of %(choices)s (default: esp32), "
+                   "e.g. --board esp32c3")
     p.add_argument("--baud", type=int, default=115200, help="baud rate (default: 115200), e.g. --baud 460800")
     p.add_argument("--elf", help="firmware ELF to decode with, e.g. .pio/build/esp32/firmware.elf")
     p.add_argument("--no-reset", action="store_true", help="do not reset the chip when the monitor starts")
@@ -790,9 +871,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "fingerprint, time, outcome (updated, rolled_back, failed, offline, skipped). Halts once "
                 "more than --max-failures devices failed. Exit 0 when every device is on IMAGE. "
                 "docs/ota.md.")
-    from mcpgen.codegen.run.ota import add_arguments as ota_arguments
+    def ota_arguments(p: argparse.ArgumentParser) -> None:
+        from mcpgen.codegen.run.ota import add_arguments
 
-    ota_arguments(p)
+        add_arguments(p)
+
+    p.defer(ota_arguments)
     p.set_defaults(func=cmd_ota)
 
     p = command("bridge", "serve devices' tools to standard MCP clients",
@@ -801,15 +885,18 @@ def build_parser() -> argparse.ArgumentParser:
                     --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
                 codegen bridge --transport http --port 8808 --gateway-port 8765
                 """)
-    try:
-        from mcpgen.runtime.bridge.cli import add_arguments
-    except ImportError:  # without the bridge extra: take any options; cmd_bridge names the extra
-        p.set_defaults(any_options=True)
-    else:
-        add_arguments(p)
-        p.add_argument("--spec", type=Path, action="append", default=[], metavar="YAML",
-                       help="a spec of served devices: completion/complete offers its resource "
-                            "templates' enum values (repeatable)")
+    def bridge_arguments(p: argparse.ArgumentParser) -> None:
+        try:
+            from mcpgen.runtime.bridge.cli import add_arguments
+        except ImportError:  # without the bridge extra: take any options; cmd_bridge names the extra
+            p.set_defaults(any_options=True)
+        else:
+            add_arguments(p)
+            p.add_argument("--spec", type=Path, action="append", default=[], metavar="YAML",
+                           help="a spec of served devices: completion/complete offers its resource "
+                                "templates' enum values (repeatable)")
+
+    p.defer(bridge_arguments)
     p.set_defaults(func=cmd_bridge)
 
     p = command("console", "a web console: devices, their tools as forms, live events, /metrics",
@@ -817,12 +904,15 @@ def build_parser() -> argparse.ArgumentParser:
                 codegen console --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
                 codegen console --port 8780 --gateway-port 8765 --auth-token s3cret
                 """)
-    try:
-        from mcpgen.runtime.console.cli import add_arguments as add_console_arguments
-    except ImportError:  # without the console extra: take any options; cmd_console names the extra
-        p.set_defaults(any_options=True)
-    else:
-        add_console_arguments(p)
+    def console_arguments(p: argparse.ArgumentParser) -> None:
+        try:
+            from mcpgen.runtime.console.cli import add_arguments as add_console_arguments
+        except ImportError:  # without the console extra: take any options; cmd_console names the extra
+            p.set_defaults(any_options=True)
+        else:
+            add_console_arguments(p)
+
+    p.defer(console_arguments)
     p.set_defaults(func=cmd_console)
     return parser
 

@@ -45,4 +45,18 @@ def complete(parser: argparse.ArgumentParser) -> None:
         import argcomplete
     except ImportError:
         return
+    _load_options_of_named_commands(parser)
     argcomplete.autocomplete(parser)
+
+
+def _load_options_of_named_commands(parser: argparse.ArgumentParser) -> None:
+    """A command whose options are read on first use (``codegen bridge``, ``console``,
+    ``ota``: see ``load_options`` in :mod:`mcpgen.codegen.cli`) gets them before argcomplete
+    reads the parser, when the line being completed names it; the others stay unread."""
+    words = os.environ.get("COMP_LINE", "").split()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for word in words:
+                load = getattr(action.choices.get(word), "load_options", None)
+                if callable(load):
+                    load()

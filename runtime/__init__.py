@@ -29,6 +29,7 @@ from mcpgen.runtime.errors import (  # noqa: E402
     RpcError,
     SpecMismatch,
     ToolError,
+    UnsupportedPattern,
     ValidationError,
 )
 from mcpgen.runtime.fanout import Fanout, FanoutResults  # noqa: E402
@@ -74,6 +75,7 @@ __all__ = [
     "TokenAuth",
     "ToolError",
     "ToolInfo",
+    "UnsupportedPattern",
     "ValidationError",
     "connect_process",
     "connect_serial",

@@ -236,7 +236,9 @@ class Device:
         """Calls a tool and returns its decoded value.
 
         With ``validate`` the arguments are checked against the schema the device
-        reported (defaults filled in) and nothing is sent when they break it.
+        reported (defaults filled in) and nothing is sent when they break it; a tool whose
+        ``pattern`` RE2 cannot run (``self.tool(name).refused``) raises
+        :class:`~mcpgen.runtime.errors.UnsupportedPattern`, a ``ValidationError``.
         ``progress_token`` / ``on_progress``: see :meth:`call_raw`.
         """
         if validate:

@@ -96,6 +96,31 @@ class ValidationError(McpDeviceError, ValueError):
         self.message = message
 
 
+class UnsupportedPattern(ValidationError):
+    """A tool's input schema has a ``pattern`` the runtime will not run: RE2, the
+    linear-time engine every pattern runs on, cannot compile it (backreferences,
+    lookaround, atomic groups, possessive repeats, ``\\Z``, too large a program).
+
+    Raised when the tool's validator is built, so a call to that tool with validation
+    fails before anything is sent; the device's other tools work. Session setup records
+    the reason for each such tool (``ToolInfo.refused``) and logs it. ``pattern`` is the
+    pattern as reported, ``reason`` why RE2 refused it.
+    """
+
+    def __init__(self, argument: str, pattern: str, reason: str) -> None:
+        super().__init__(
+            argument,
+            "pattern",
+            f"pattern {clip(pattern, QUOTE_LIMIT)!r} cannot be checked: {reason}; patterns run on RE2 "
+            "(linear time), which has no backreferences, lookaround, atomic groups or possessive repeats",
+        )
+        self.pattern = pattern
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.argument, self.pattern, self.reason))
+
+
 class SpecMismatch(McpDeviceError):
     """The device's spec fingerprint differs from the expected one (policy strict)."""
 
@@ -145,5 +170,6 @@ __all__ = [
     "DeviceTimeout",
     "DeviceDisconnected",
     "ValidationError",
+    "UnsupportedPattern",
     "SpecMismatch",
 ]

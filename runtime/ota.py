@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import secrets
 import ssl
 import time
+import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +41,42 @@ FAILURES: tuple[str, ...] = ("rolled_back", "failed", "offline")
 
 class ImageError(ValueError):
     """The file is not an image built with ``device.ota: true``."""
+
+
+class UnsafeUrl(ValueError):
+    """A download URL with a control character (CR, LF, NUL, any below 0x20, or 0x7f): in a
+    request line it would end the line and inject headers. Raised before any request."""
+
+
+def check_url(url: str) -> str:
+    """Returns ``url`` when it holds no control character; raises :class:`UnsafeUrl` otherwise
+    (the devices refuse such a URL too, before they connect)."""
+    for i, ch in enumerate(url):
+        if ord(ch) < 0x20 or ord(ch) == 0x7F:
+            raise UnsafeUrl(f"url {url[:i]!r}...: control character {ord(ch):#04x} at offset {i}; a download "
+                            "URL never holds CR, LF, NUL or another control character (percent-encode it)")
+    return url
+
+
+#: Why a device refused an update, from the start of its tool error (ports/host/ota.cpp and
+#: the ESP-IDF port word these the same): :attr:`DeviceResult.reason`.
+REFUSALS: tuple[tuple[str, str], ...] = (
+    ("unsigned image", "unsigned"),
+    ("truncated signature", "truncated_signature"),
+    ("bad signature", "bad_signature"),
+    ("downgrade refused", "downgrade"),
+    ("unsafe url", "unsafe_url"),
+    ("SHA-256 mismatch", "sha256_mismatch"),
+    ("truncated download", "truncated_download"),
+)
+
+
+def refusal_reason(message: str) -> str:
+    """The typed reason of a device's refusal message (``"other"`` when it is none above)."""
+    for prefix, reason in REFUSALS:
+        if message.startswith(prefix):
+            return reason
+    return "other"
 
 
 @dataclass(frozen=True)
@@ -87,9 +125,20 @@ class ImageServer:
     in ``url_host``), and the devices must trust its CA.
     """
 
+    #: Bytes handed to the transport at a time: what one client can hold of the image in
+    #: this process beyond the transport's buffer (every client reads the one shared copy).
+    CHUNK = 64 * 1024
+
     def __init__(self, image: FirmwareImage, host: str = "127.0.0.1", port: int = 0, *,
-                 tls: Optional[ssl.SSLContext] = None, url_host: Optional[str] = None) -> None:
+                 tls: Optional[ssl.SSLContext] = None, url_host: Optional[str] = None,
+                 write_timeout: float = 30.0) -> None:
         self.image = image
+        self.write_timeout = write_timeout  # a client that takes nothing for this long is dropped
+        self._view = memoryview(image.data)  # shared by every download: slices never copy
+        #: Downloads that handed over the whole image, by the ``fetch`` query of their URL
+        #: (:meth:`url_for` gives each device its own): what a rollout counts as fetched.
+        self.completed: dict[str, int] = {}
+        self.dropped = 0  # clients cut off by the write timeout
         self.host = host
         self.tls = tls
         self.url_host = url_host or host
@@ -115,6 +164,16 @@ class ImageServer:
         scheme = "https" if self.tls is not None else "http"
         return f"{scheme}://{self.url_host}:{self._port}{self.path}"
 
+    def url_for(self, device_id: str) -> str:
+        """The image's URL for one device: it carries a random ``fetch`` token the server
+        records once that download handed over the whole image (:attr:`completed`)."""
+        return f"{self.url}?fetch={secrets.token_hex(8)}"
+
+    def fetched(self, url: str) -> bool:
+        """True once the download at ``url`` (from :meth:`url_for`) handed over the whole image."""
+        token = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("fetch", [""])[0]
+        return self.completed.get(token, 0) > 0
+
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
@@ -132,12 +191,26 @@ class ImageServer:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
             parts = head.split(b"\r\n", 1)[0].split()
             self.requests += 1
-            if len(parts) >= 2 and parts[0] == b"GET" and parts[1].decode("latin-1") == self.path:
+            target = parts[1].decode("latin-1") if len(parts) >= 2 else ""
+            path, _, query = target.partition("?")
+            if len(parts) >= 2 and parts[0] == b"GET" and path == self.path:
                 writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\n"
                              b"Content-Length: %d\r\nConnection: close\r\n\r\n" % self.image.size)
-                writer.write(self.image.data)
-                await writer.drain()
+                # Chunks of the one shared buffer, each drained under the write timeout: a
+                # slow client holds at most a chunk and the transport's buffer, and one that
+                # reads nothing is dropped instead of holding its socket and memory forever.
+                for start in range(0, self.image.size, self.CHUNK):
+                    writer.write(self._view[start:start + self.CHUNK])
+                    try:
+                        await asyncio.wait_for(writer.drain(), self.write_timeout)
+                    except TimeoutError:
+                        self.dropped += 1
+                        writer.transport.abort()
+                        return
                 self.bytes_served += self.image.size
+                token = urllib.parse.parse_qs(query).get("fetch", [""])[0]
+                if token:
+                    self.completed[token] = self.completed.get(token, 0) + 1
             else:
                 writer.write(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 await writer.drain()
@@ -159,11 +232,22 @@ class DeviceResult:
     new_fingerprint: str = ""
     duration: float = 0.0
     detail: str = ""
+    #: Why a ``failed`` device refused (:func:`refusal_reason`: ``unsigned``,
+    #: ``bad_signature``, ``truncated_signature``, ``downgrade``, ``unsafe_url``, ...), or "".
+    reason: str = ""
 
     def line(self) -> str:
-        """One progress line: ``lamp-3  updated  0.3.1 (b06a...) -> 0.4.0 (77c2...)  2.1s``."""
-        change = f"{self.old_version} ({self.old_fingerprint}) -> {self.new_version} ({self.new_fingerprint})"
-        text = f"{self.device_id}  {self.outcome}  {change}  {self.duration:.1f}s"
+        """One progress line: ``lamp-3  updated  0.3.1 (b06a...) -> 0.4.0 (77c2...)  2.1s``;
+        a device that never ran the update (skipped, offline) says only what it knows."""
+        if self.old_fingerprint or self.new_fingerprint:
+            unknown = "(not back)" if self.outcome == "offline" else "(unchanged)"
+            new = f"{self.new_version} ({self.new_fingerprint})" if self.new_fingerprint else unknown
+            change = f"{self.old_version} ({self.old_fingerprint}) -> {new}"
+            text = f"{self.device_id}  {self.outcome}  {change}  {self.duration:.1f}s"
+        else:
+            text = f"{self.device_id}  {self.outcome}"
+            if self.outcome != "skipped":
+                text += f"  {self.duration:.1f}s"
         return text + (f"  {self.detail}" if self.detail else "")
 
 
@@ -207,24 +291,36 @@ async def _current(hub: Devices, device_id: str, deadline: float) -> Optional[De
 
 
 async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url: str, *,
-                        deadline: float = 60.0) -> DeviceResult:
+                        deadline: float = 60.0, allow_downgrade: bool = False,
+                        server: Optional[ImageServer] = None) -> DeviceResult:
     """Updates one device and waits (up to ``deadline`` seconds in all) for it to come back.
 
     The device replies, reboots into the new slot and reconnects; its new session's
-    fingerprint says which image runs: the new one (``updated``) or, when the new image
-    did not reach the backend, the old one after the device's rollback (``rolled_back``).
+    fingerprint and version say which image runs: the new one (``updated``) or, when the
+    new image did not reach the backend, the old one after the device's rollback
+    (``rolled_back``). With ``server`` (the :class:`ImageServer` serving ``url``) the device
+    gets its own URL and counts as updated only when the server saw it fetch the whole
+    image. ``allow_downgrade`` lets the device install a lower version (it refuses one
+    otherwise). A ``url`` with a control character raises :class:`UnsafeUrl` before any call.
     """
+    check_url(url)
     t0 = time.monotonic()
     old = await _current(hub, device_id, deadline)
     if old is None:
         return DeviceResult(device_id, "offline", detail="not connected")
     res = DeviceResult(device_id, "failed", old_version=str(old.server_info.get("version", "")),
                        old_fingerprint=old.fingerprint or "")
-    args = {"url": url, "sha256": image.sha256, "size": image.size, "version": image.version}
+    if server is not None:
+        url = server.url_for(device_id)
+    args: dict[str, object] = {"url": url, "sha256": image.sha256, "size": image.size,
+                               "version": image.version}
+    if allow_downgrade:  # only when asked: devices built before the argument existed still take the call
+        args["allow_downgrade"] = True
     try:
         await old.call(OTA_TOOL, args, timeout=deadline)
     except ToolError as exc:
         res.detail = exc.message
+        res.reason = refusal_reason(exc.message)
         res.duration = time.monotonic() - t0
         return res
     except DeviceDisconnected:
@@ -240,13 +336,17 @@ async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url:
         return res
     res.new_version = str(new.server_info.get("version", ""))
     res.new_fingerprint = new.fingerprint or ""
-    if res.new_fingerprint == image.fingerprint:
+    fetched = server is None or server.fetched(url)
+    if res.new_fingerprint == image.fingerprint and res.new_version == image.version and fetched:
         res.outcome = "updated"
-    elif res.new_fingerprint == res.old_fingerprint:
+    elif res.new_fingerprint == image.fingerprint and res.new_version == image.version:
+        res.detail = "the device reports the new image, but the image server never handed it the whole image"
+    elif res.new_fingerprint == res.old_fingerprint and res.new_version == res.old_version:
         res.outcome = "rolled_back"
         res.detail = "the new image did not come up; the device returned to its old one"
     else:
-        res.detail = f"came back with spec {res.new_fingerprint}, expected {image.fingerprint}"
+        res.detail = (f"came back as {res.new_version} (spec {res.new_fingerprint}), "
+                      f"expected {image.version} (spec {image.fingerprint})")
     return res
 
 
@@ -287,22 +387,28 @@ async def rollout(
     max_failures: int = 0,
     deadline: float = 60.0,
     on_result: Optional[Callable[[DeviceResult], None]] = None,
+    allow_downgrade: bool = False,
+    server: Optional[ImageServer] = None,
 ) -> RolloutReport:
     """Updates ``devices`` (ids of ``hub``: a gateway, or an ``MqttFleet`` worker) to ``image``
-    served at ``url``, ``batch`` at a time.
+    served at ``url``, ``batch`` at a time; each id once, however often it is named.
 
     After each batch, a rollout with more than ``max_failures`` failed devices (rolled
     back, failed, offline) halts: the devices not tried yet are reported ``skipped``.
     ``on_result`` sees each device's result as it is known (progress output).
+    ``allow_downgrade`` and ``server`` are :func:`update_device`'s. A ``url`` with a control
+    character raises :class:`UnsafeUrl` before any device is asked.
     """
     if batch < 1:
         raise ValueError(f"batch must be at least 1, got {batch}")
+    check_url(url)
     results: list[DeviceResult] = []
-    pending = list(devices)
+    pending = list(dict.fromkeys(devices))  # a device named twice is updated once
     halted = False
 
     async def one(device_id: str) -> DeviceResult:
-        r = await update_device(hub, device_id, image, url, deadline=deadline)
+        r = await update_device(hub, device_id, image, url, deadline=deadline,
+                                allow_downgrade=allow_downgrade, server=server)
         if on_result is not None:
             on_result(r)
         return r
@@ -329,8 +435,12 @@ __all__ = [
     "ImageError",
     "ImageServer",
     "RolloutReport",
+    "REFUSALS",
     "SharedFleet",
+    "UnsafeUrl",
+    "check_url",
     "read_image",
+    "refusal_reason",
     "rollout",
     "server_tls",
     "update_device",

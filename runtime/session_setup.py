@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 from mcpgen import __version__
-from mcpgen.runtime import shared, wire
+from mcpgen.runtime import shared, validate, wire
 from mcpgen.runtime.compat import Fingerprints, Policy, accepted, check_policy
 from mcpgen.runtime.errors import DeviceTimeout, ProtocolError, SpecMismatch
 
@@ -42,6 +42,9 @@ class ToolInfo:
     title: Optional[str] = None
     output_schema: Optional[dict] = field(default=None, repr=False)
     annotations: Optional[dict] = field(default=None, repr=False)
+    #: Why calls with validation are refused (a ``pattern`` RE2 cannot run), or None; the
+    #: call then raises :class:`~mcpgen.runtime.errors.UnsupportedPattern`.
+    refused: Optional[str] = field(default=None, repr=False)
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any]) -> ToolInfo:
@@ -55,15 +58,18 @@ class ToolInfo:
         if title is None and ann is not None and isinstance(ann.get("title"), str):
             title = ann["title"]
         desc = raw.get("description")
+        input_schema = schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
+        problem = validate.unsupported_pattern(input_schema)
         return cls(
             name=str(raw["name"]),
             description=desc if isinstance(desc, str) else "",
-            input_schema=schema if isinstance(schema, dict) else {"type": "object", "properties": {}},
+            input_schema=input_schema,
             user_only=user_only,
             raw=dict(raw),
             title=title if isinstance(title, str) else None,
             output_schema=out if isinstance(out, dict) else None,
             annotations=ann,
+            refused=None if problem is None else str(problem),
         )
 
 
@@ -200,6 +206,14 @@ async def list_tools(device: SetupTarget, *, timeout: Optional[float] = None) ->
             break
         seen.add(nxt)
         cursor = nxt
+    for tool in tools:
+        if tool.refused is not None:
+            log.warning(
+                "device %s: tool %s refused: %s (calls to it raise UnsupportedPattern; the other tools work)",
+                device.device_id,
+                tool.name,
+                tool.refused,
+            )
     return tools
 
 

@@ -3,11 +3,24 @@
 cdef object _INF
 cdef dict _PATTERNS
 cdef dict _TYPE_CODES
+cdef object _RE2_OPTIONS
+cdef object _UNANCHORED
 
 cpdef str _kind(object v)
 cdef object _type_error(str name, object v, str expected)
 cdef bint _is_num(object v)
 cdef bint _in_enum(object v, tuple enum)
+
+
+cdef class LinearPattern:
+    cdef readonly str pattern
+    cdef readonly Py_ssize_t program_size
+    cdef readonly Py_ssize_t max_subject
+    cdef object _match
+    cdef object _search
+
+    cpdef bint matches(self, str text) except -1
+    cpdef check(self, str name, str text)
 
 
 cdef class _Prop:
@@ -23,7 +36,7 @@ cdef class _Prop:
     cdef public Py_ssize_t max_length
     cdef public Py_ssize_t min_length
     cdef public object enum
-    cdef public object pattern
+    cdef public LinearPattern pattern
 
     cpdef object check(self, object v)
     cdef int _pick_type(self, object v) except -1

@@ -8,19 +8,35 @@ Rules follow the JSON Schema keywords the device enforces: ``type``, ``minimum``
 ``maximum`` (inclusive), ``maxLength`` (Unicode code points), ``enum``, ``pattern``
 (a regular-expression *search*, as in JSON Schema), ``required`` and unknown arguments
 (``additionalProperties``). A Python ``bool`` is never accepted as an integer or number.
+
+Every ``pattern`` runs on RE2 (:class:`LinearPattern`), never on Python's backtracking
+``re``: a pattern comes from a device's ``tools/list`` (any device, hostile ones too) or
+from a spec, and the value it is checked against comes from a user or an LLM. RE2 takes
+time linear in the value's length for any pattern, so ``^(\\w+\\s?)*$`` against a
+46-character sentence costs microseconds where ``re`` blocks the event loop for seconds.
+The work per check is bounded as well: the pattern's RE2 program is capped (``max_mem``,
+the text's length: ``mcpgen.patterns``) and a value longer than the pattern's ``max_subject``
+(:data:`MAX_PATTERN_WORK` characters x instructions) is refused without running it. A
+pattern RE2 cannot take (backreferences, lookaround, ...) raises
+:class:`~mcpgen.runtime.errors.UnsupportedPattern` when its validator is built.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any, Optional, Union
 
-from mcpgen.runtime.errors import ValidationError
+from mcpgen.patterns import MAX_PATTERN_WORK, UNANCHORED, compile_re2, max_subject, program_size
+from mcpgen.runtime.errors import QUOTE_LIMIT, UnsupportedPattern, ValidationError, clip
 
 _INF = math.inf
+#: Compiled patterns (or the reason RE2 refused one) by source text, for every validator.
 _PATTERNS: dict = {}
+#: Distinct pattern texts kept in that cache (a hostile device may report a new one each
+#: session); past it, patterns are compiled per validator and not kept here.
+MAX_PATTERN_CACHE = 1024
+_UNANCHORED = UNANCHORED
 
 T_ANY = 0
 T_BOOLEAN = 1
@@ -42,7 +58,9 @@ _TYPE_CODES: dict = {
     "null": T_NULL,
 }
 
-PatternLike = Union[str, "re.Pattern[str]"]
+#: A pattern as the checks take it: its text, a :class:`LinearPattern`, or (bindings
+#: generated before RE2) a compiled ``re`` pattern, whose text is then run on RE2.
+PatternLike = Union[str, "LinearPattern", Any]
 
 
 def _kind(v: object) -> str:
@@ -63,15 +81,79 @@ def _kind(v: object) -> str:
     return type(v).__name__
 
 
-def compile_pattern(pattern: PatternLike) -> re.Pattern[str]:
-    """A compiled pattern, cached per source text."""
-    if not isinstance(pattern, str):
+class LinearPattern:
+    """A ``pattern`` compiled by RE2: :meth:`matches` takes time linear in the value's
+    length whatever the pattern, and refuses (returns False without running) a value
+    longer than :attr:`max_subject` characters, so each check's work is bounded."""
+
+    def __init__(self, source: str) -> None:
+        compiled = compile_re2(source)  # ValueError: why RE2 refuses it
+        self.pattern = source
+        low = getattr(compiled, "_regexp", None)
+        # The binding's search() builds a match object through a generator (about ten
+        # times the cost of the match itself); its low-level Match answers the same question.
+        self._match = getattr(low, "Match", None) if _UNANCHORED is not None else None
+        self._search = compiled.search
+        self.program_size = program_size(compiled, source)
+        self.max_subject = max_subject(self.program_size)
+
+    def matches(self, text: str) -> bool:
+        """Whether ``text`` contains a match (a JSON Schema ``pattern`` is a search); False,
+        without running, for a ``text`` longer than :attr:`max_subject` characters."""
+        if len(text) > self.max_subject:
+            return False
+        if self._match is None:
+            return self._search(text) is not None
+        data = text.encode("utf-8", "surrogatepass")
+        return self._match(_UNANCHORED, data, 0, len(data))[0][0] >= 0
+
+    def check(self, name: str, text: str) -> None:
+        """Raises :class:`ValidationError` (rule ``pattern``) unless ``text`` matches."""
+        if self.matches(text):
+            return
+        if len(text) > self.max_subject:
+            raise ValidationError(
+                name,
+                "pattern",
+                f"is too long to be checked against pattern {clip(self.pattern, QUOTE_LIMIT)!r}: "
+                f"at most {self.max_subject} characters with this pattern, got {len(text)}",
+            )
+        raise ValidationError(
+            name,
+            "pattern",
+            f"must match {clip(self.pattern, QUOTE_LIMIT)!r}, got {clip(text, QUOTE_LIMIT)!r}",
+        )
+
+    def __repr__(self) -> str:
+        return f"LinearPattern({clip(self.pattern, QUOTE_LIMIT)!r})"
+
+
+def _compiled(source: str) -> object:
+    """The :class:`LinearPattern` of ``source``, or the reason (a ``str``) it is refused."""
+    got = _PATTERNS.get(source)
+    if got is not None:
+        return got
+    try:
+        got = LinearPattern(source)
+    except ValueError as exc:
+        got = str(exc)
+    if len(_PATTERNS) < MAX_PATTERN_CACHE:
+        _PATTERNS[source] = got
+    return got
+
+
+def compile_pattern(pattern: PatternLike, argument: str = "") -> LinearPattern:
+    """``pattern`` compiled by RE2 (cached per source text). A pattern RE2 cannot take
+    raises :class:`UnsupportedPattern` (naming ``argument``, the property it is for)."""
+    if isinstance(pattern, LinearPattern):
         return pattern
-    compiled = _PATTERNS.get(pattern)
-    if compiled is None:
-        compiled = re.compile(pattern)
-        _PATTERNS[pattern] = compiled
-    return compiled
+    source = pattern if isinstance(pattern, str) else getattr(pattern, "pattern", None)
+    if not isinstance(source, str):
+        raise TypeError(f"a pattern is a str, not {type(pattern).__name__}")
+    got = _compiled(source)
+    if isinstance(got, str):
+        raise UnsupportedPattern(argument, source, got)
+    return got  # type: ignore[return-value]
 
 
 def _type_error(name: str, v: object, expected: str) -> ValidationError:
@@ -135,9 +217,8 @@ def check_str(
         raise ValidationError(name, "maxLength", f"must be at most {max_length} characters, got {len(s)}")
     if enum is not None and s not in enum:
         raise _enum_error(name, s, enum)
-    if pattern is not None and compile_pattern(pattern).search(s) is None:
-        src = pattern if isinstance(pattern, str) else pattern.pattern
-        raise ValidationError(name, "pattern", f"must match {src!r}, got {s!r}")
+    if pattern is not None:
+        compile_pattern(pattern, name).check(name, s)
     return s
 
 
@@ -168,7 +249,7 @@ class _Prop:
         self.max_length = -1
         self.min_length = -1
         self.enum: Optional[tuple] = None
-        self.pattern: Optional[re.Pattern[str]] = None
+        self.pattern: Optional[LinearPattern] = None
         if not isinstance(schema, dict):
             return
         t = schema.get("type")
@@ -210,7 +291,7 @@ class _Prop:
             self.enum = tuple(en)
         pat = schema.get("pattern")
         if isinstance(pat, str):
-            self.pattern = compile_pattern(pat)
+            self.pattern = compile_pattern(pat, self.name)
 
     def check(self, v: object) -> object:
         code = self.type_code
@@ -242,8 +323,8 @@ class _Prop:
                 raise ValidationError(
                     self.name, "minLength", f"must be at least {self.min_length} characters, got {n}"
                 )
-            if self.pattern is not None and self.pattern.search(v) is None:
-                raise ValidationError(self.name, "pattern", f"must match {self.pattern.pattern!r}, got {v!r}")
+            if self.pattern is not None:
+                self.pattern.check(self.name, v)
         elif code == T_BOOLEAN:
             if v is not True and v is not False:
                 raise _type_error(self.name, v, "a boolean")
@@ -299,6 +380,8 @@ class SchemaValidator:
     Build once per tool; :meth:`validate` returns the arguments to send (a new dict with
     the schema's defaults filled in when some were missing, else the caller's dict).
     Unknown arguments are refused unless the schema sets ``additionalProperties: true``.
+    Building raises :class:`UnsupportedPattern` when a property's ``pattern`` cannot run
+    on RE2: such a tool cannot be called with validation.
     """
 
     def __init__(self, schema: Optional[Mapping[str, Any]]) -> None:
@@ -346,7 +429,20 @@ class SchemaValidator:
         return f"SchemaValidator(properties={list(self.props)!r}, required={list(self.required)!r})"
 
 
+def unsupported_pattern(schema: Optional[Mapping[str, Any]]) -> Optional[UnsupportedPattern]:
+    """Why an input schema cannot be validated (the first ``pattern`` RE2 refuses), or None:
+    what session setup records for each tool a device reports."""
+    try:
+        SchemaValidator(schema)
+    except UnsupportedPattern as exc:
+        return exc
+    return None
+
+
 __all__ = [
+    "LinearPattern",
+    "MAX_PATTERN_WORK",
+    "unsupported_pattern",
     "check_int",
     "check_number",
     "check_bool",

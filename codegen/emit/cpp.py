@@ -229,7 +229,14 @@ def _context(spec: Spec) -> dict[str, object]:
         "any_subscribe": any(r.subscribe for r in spec.resources),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
         "ota": spec.device.ota,
+        "ota_public_key": _c_bytes(spec.ota_signing.public_key) if spec.ota_signing else "",
+        "ota_secure_version": spec.ota_signing.secure_version if spec.ota_signing else 0,
     }
+
+
+def _c_bytes(data: bytes) -> str:
+    """A brace initializer of ``data``: ``{0x4c, 0x7d, ...}`` (the OTA verification key)."""
+    return "{" + ", ".join(f"0x{b:02x}" for b in data) + "}"
 
 
 def emit(spec: Spec) -> dict[str, str]:

@@ -306,8 +306,6 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
         {p.pattern for t in spec.tools for p in t.params if p.pattern is not None}
         | {p.pattern for r in spec.resources for p in r.params if p.pattern is not None}
     )
-    for pat in patterns:
-        re.compile(pat)
     views = {t.name: t for ns in namespaces for t in ns.tools}
     tools = [views[t.name] for t in spec.tools]
     exports = [cls] + [ns.class_name for ns in namespaces[1:]] + [d.name for d in dicts]

@@ -62,7 +62,7 @@ def param_checks(p: Param, ident: str) -> list[str]:
         conds.append(f"{ident} not in {en}")
     if p.pattern is not None:
         pat = f"_PATTERNS[{py_str_literal(p.pattern)}]"
-        conds.append(f"{pat}.search({ident}) is None")
+        conds.append(f"not {pat}.matches({ident})")  # RE2: linear time, bounded work
     return [
         f"if {' or '.join(conds)}:",
         f"    {ident} = _v.check_str({n}, {ident}, {ml}, {en}, {pat})",

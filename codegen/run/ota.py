@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import ipaddress
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,15 +58,48 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="halt once more devices than this failed (default: 0)")
     p.add_argument("--deadline", type=float, default=60.0,
                    help="seconds per device to install and come back (default: 60)")
+    p.add_argument("--sign-key", type=Path, metavar="KEY.pem",
+                   help="sign the image with this ECDSA P-256 private key before serving it (ESP-IDF's "
+                        "signed-app block, written by espsecure; for devices whose spec has "
+                        "device.ota.public_key)")
+    p.add_argument("--allow-downgrade", action="store_true",
+                   help="let devices install an image whose version is lower than the one they run "
+                        "(they refuse it otherwise)")
 
 
 async def run(args: argparse.Namespace, out: Out = print) -> int:
     """Exit code 0 when every device ended on the new image, 1 otherwise."""
+    from mcpgen.runtime.ota import UnsafeUrl, check_url
+
+    if args.url is not None:
+        try:
+            check_url(args.url)
+        except UnsafeUrl as exc:
+            raise BuildError(f"--url: {exc}") from None
+    if not args.mqtt and not args.token and not is_loopback(args.host):
+        raise BuildError(f"--host {args.host}: the gateway would listen beyond this machine and take any "
+                         "device that connects (and any such device would be sent the image); give the "
+                         "devices' token (--token), or listen on 127.0.0.1")
+    signed_dir: Optional[Path] = None
+    image_path = args.image
+    if args.sign_key is not None:
+        from mcpgen.codegen.run.ota_sign import signed_copy
+
+        image_path = signed_copy(args.image, args.sign_key)
+        signed_dir = image_path.parent
+    try:
+        return await _run(args, out, image_path)
+    finally:
+        if signed_dir is not None:
+            shutil.rmtree(signed_dir, ignore_errors=True)
+
+
+async def _run(args: argparse.Namespace, out: Out, image_path: Path) -> int:
     from mcpgen.runtime import Gateway, TokenAuth
     from mcpgen.runtime.ota import ImageError, ImageServer, read_image, rollout
 
     try:
-        image = read_image(args.image)
+        image = read_image(image_path)
     except ImageError as exc:
         raise BuildError(str(exc)) from None
     serve_host, _, serve_port = args.serve.rpartition(":")
@@ -97,8 +132,9 @@ async def run(args: argparse.Namespace, out: Out = print) -> int:
             server = ImageServer(image, serve_host or "127.0.0.1", int(serve_port or 0), tls=tls)
             await server.start()
             url = server.url
+        signed = ", signed" if args.sign_key is not None else ""
         out(f"image {image.device_name} {image.version} (spec {image.fingerprint}, "
-            f"{image.size} bytes) at {url}")
+            f"{image.size} bytes{signed}) at {url}")
         done = 0
         t0 = time.monotonic()
 
@@ -108,7 +144,8 @@ async def run(args: argparse.Namespace, out: Out = print) -> int:
             out(f"[{done}/{len(ids)}] {r.line()}")
 
         report = await rollout(hub, ids, image, url, batch=args.batch, max_failures=args.max_failures,
-                               deadline=args.deadline, on_result=progress)
+                               deadline=args.deadline, on_result=progress,
+                               allow_downgrade=args.allow_downgrade, server=server)
     finally:
         if server is not None:
             await server.close()
@@ -133,17 +170,46 @@ async def _fleet(args: argparse.Namespace, auth: Optional[Authenticator]) -> Mqt
         raise BuildError(f"--mqtt {args.mqtt}: cannot use the broker: {exc}") from None
 
 
+def is_loopback(host: str) -> bool:
+    """Is ``host`` (a bind address) reachable from this machine only? (The rule of the
+    bridge's and the console's gateways.)"""
+    name = host.strip("[]").lower()
+    if name in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a name that may resolve anywhere, or a wildcard: assume reachable
+
+
 async def _gateway_devices(gw: Gateway, args: argparse.Namespace) -> list[str]:
-    """The ids to update: each ``--device`` once it is connected, else the first ``--devices N``."""
-    if args.device:
-        return [(await gw.wait_for_device(d, timeout=args.wait)).device_id for d in args.device]
-    return [(await gw.wait_for_device(timeout=args.wait)).device_id for _ in range(args.devices)]
+    """The ids to update: each ``--device`` (once, however often named) once it is connected,
+    else the first ``--devices N``. Waiting longer than ``--wait`` is a one-line error."""
+    from mcpgen.runtime import DeviceTimeout
+
+    ids: list[str] = []
+    try:
+        if args.device:
+            for d in dict.fromkeys(args.device):
+                ids.append((await gw.wait_for_device(d, timeout=args.wait)).device_id)
+        else:
+            while len(ids) < args.devices:  # a device that reconnected comes again: named once
+                d = await gw.wait_for_device(timeout=args.wait)
+                if d.device_id not in ids:
+                    ids.append(d.device_id)
+    except (DeviceTimeout, TimeoutError):
+        wanted = len(dict.fromkeys(args.device)) or args.devices
+        raise BuildError(f"{len(ids)} of {wanted} device(s) connected to {gw.url} within {args.wait:g}s "
+                         f"({', '.join(ids) or 'none'}); check that the simulators run and point at "
+                         "this gateway (a simulator that cannot start, e.g. an --ota-dir it cannot create, "
+                         "says why on its stderr)") from None
+    return ids
 
 
 async def _fleet_devices(fleet: MqttFleet, args: argparse.Namespace) -> list[str]:
     """The same through a fleet worker, which learns who is there from the retained presence."""
     if args.device:
-        return [(await fleet.device(d, timeout=args.wait)).device_id for d in args.device]
+        return [(await fleet.device(d, timeout=args.wait)).device_id for d in dict.fromkeys(args.device)]
     until = time.monotonic() + args.wait
     while len(fleet.online()) < args.devices and time.monotonic() < until:
         await asyncio.sleep(0.2)

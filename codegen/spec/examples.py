@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from mcpgen.codegen.spec.model import Param, Tool
+from mcpgen.codegen.spec.rules.names import pattern_search
 
 _STRING_CANDIDATES = ("hello from mcpgen", "demo-device", "demo", "a")
 
@@ -25,7 +25,7 @@ def example_value(p: Param) -> Any:
     for text in _STRING_CANDIDATES:
         if p.max_length is not None and len(text) > p.max_length:
             continue
-        if p.pattern is None or re.search(p.pattern, text):
+        if p.pattern is None or pattern_search(p.pattern, text):
             return text
     return ""
 

@@ -162,6 +162,17 @@ class DeviceSpec:
 
 
 @dataclass(frozen=True)
+class OtaSigning:
+    """``device.ota.public_key`` (and ``secure_version``): the device installs only images
+    signed with the matching private key (ESP-IDF's ECDSA signed-app block, docs/ota.md).
+    A build setting, not part of the tool surface: outside the fingerprint."""
+
+    public_key: bytes = field(repr=False)  # the P-256 point, X then Y, 32 big-endian bytes each
+    key_path: str = ""  # as written in the spec
+    secure_version: int = 0  # ESP-IDF's anti-rollback counter (CONFIG_BOOTLOADER_APP_SECURE_VERSION)
+
+
+@dataclass(frozen=True)
 class FirmwareSetting:
     """One entry of the spec's ``firmware:`` section (Wi-Fi, backend, MQTT settings of the
     ESP32 build). Not part of the tool surface: never in the fingerprint or generated
@@ -185,6 +196,8 @@ class Spec:
     resources: tuple[Resource, ...] = ()  # in declared order (codegen.spec.rules.resources)
     # `firmware:` settings; outside canonical() (so the fingerprint) and compare.
     firmware: tuple[FirmwareSetting, ...] = field(default=(), compare=False, repr=False)
+    # `device.ota.public_key`: signed OTA images only; outside canonical() like `firmware`.
+    ota_signing: Optional[OtaSigning] = field(default=None, compare=False, repr=False)
 
     def canonical(self) -> dict[str, Any]:
         """The normalized model as plain JSON data; the fingerprint hashes this.

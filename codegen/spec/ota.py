@@ -21,11 +21,14 @@ def ota_tool() -> Tool:
     """The tool, identical in every spec that enables OTA (so its fingerprint part is stable)."""
     return Tool(
         name=OTA_TOOL_NAME,
-        description="Download a firmware image from url, verify its size, SHA-256 and spec, "
-        "and reboot into it; the device returns to its current image if the new one does not "
-        "reconnect.",
+        description="Download a firmware image from url, verify its size, SHA-256, signature "
+        "(when the device requires signed images), spec and version (no downgrade unless "
+        "allow_downgrade), and reboot into it; the device returns to its current image if the "
+        "new one does not reconnect.",
         handler=OTA_HANDLER,
         params=(
+            Param(name="allow_downgrade", type="boolean", default=False,
+                  description="install an image whose version is lower than the running one"),
             Param(name="sha256", type="string", description="SHA-256 of the image, 64 hex digits",
                   pattern=SHA256_PATTERN),
             Param(name="size", type="integer", description="size of the image in bytes", minimum=1),

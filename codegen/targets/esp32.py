@@ -192,6 +192,7 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         "CMakeLists.txt": fill("CMakeLists.txt.in"),
         "sdkconfig.defaults": fill("sdkconfig.defaults.in"),
         "partitions.csv": esp32_ota.partition_table(spec),
+        **({"sdkconfig.defaults.esp32": esp32_ota.signed_sdkconfig(spec)} if spec.ota_signing else {}),
         "src/CMakeLists.txt": _component_cmakelists(port, transport, spec.device.ota),
         "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
         "src/idf_component.yml": esp32_transport.component_manifest(
@@ -209,6 +210,11 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         files[f"src/generated/{Path(rel).name}"] = text
 
     written = write_tree(project, files)
+    if spec.ota_signing is not None:  # binary: beside write_tree's text files, written when it changed
+        key_file = project / esp32_ota.VERIFICATION_KEY
+        if not key_file.exists() or key_file.read_bytes() != spec.ota_signing.public_key:
+            key_file.write_bytes(spec.ota_signing.public_key)
+            written.append(key_file)
     for name in [f"sdkconfig.{env}" for env in BOARDS] + ["sdkconfig"]:  # PlatformIO's, idf.py's
         existing = project / name
         if existing.exists() and _sync_sdkconfig(existing, values):
@@ -576,6 +582,7 @@ class Esp32Target(Target):
 
     def build(self, ctx: BuildContext) -> list[Built]:
         options = ctx.options
+        esp32_ota.require_signing_supported(ctx.spec, self.name)
         rc = build_board(ctx, self.name, pio_args=("-v",) if options.verbose else ())
         if rc != 0:
             why = "PlatformIO's output is above"

@@ -22,7 +22,9 @@ from typing import Any
 
 from mcpgen import __version__
 from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
+from mcpgen.runtime.errors import UnsupportedPattern, ValidationError
 from mcpgen.runtime.events import event_name
+from mcpgen.runtime.validate import SchemaValidator, unsupported_pattern
 
 from . import device_resources
 from .completion import Completer, TemplateSchemas, events_template_entry
@@ -106,8 +108,10 @@ class Bridge:
         user_tools: also export tools the spec marks user-only.
         device_ids: serve only these devices (None: every device added).
         call_timeout: seconds a forwarded ``tools/call`` may take (None: the runtime's).
-        validate_arguments: check arguments against the tool's input schema first, so a
-            bad call is a tool error with a precise message and never reaches the device.
+        validate_arguments: check arguments against the tool's input schema first (the
+            runtime's validator, patterns on RE2), so a bad call is a tool error with a
+            precise message and never reaches the device. A tool whose schema has a
+            ``pattern`` RE2 cannot run is then not served (logged; a call names why).
         safe_names: export names matching ``^[a-zA-Z0-9_-]{1,64}$`` (see ``names.py``).
         list_ttl_ms: the ``ttlMs`` caching hint on ``tools/list`` for 2026-07-28 clients.
         template_schemas: the JSON Schemas of device resource templates' variables
@@ -152,7 +156,9 @@ class Bridge:
         self._progress_ids = itertools.count(1)
         self._progress_sends: dict[str, set[asyncio.Future[Any]]] = {}
         self._device_calls: dict[str, set[asyncio.Task[Any]]] = {}
-        self._validators: dict[tuple[str, str], Any] = {}
+        self._validators: dict[tuple[str, str], SchemaValidator | UnsupportedPattern] = {}
+        self._refused: dict[str, str] = {}
+        """Exported name -> why the tool is not served (a pattern RE2 cannot run)."""
         self._background: set[asyncio.Task[Any]] = set()
         self.timeout_slack = 5.0
         """Seconds past ``call_timeout`` after which the bridge gives up on a call itself."""
@@ -244,21 +250,40 @@ class Bridge:
         names = ToolNameMap(keys, prefix=self.prefix_tools, safe=self.safe_names)
         entries: dict[str, _Entry] = {}
         order: list[str] = []
+        refused: dict[str, str] = {}
         for device_id in sorted(self.devices):
             device = self.devices[device_id]
             for tool in device.tools:
                 if not self._visible(tool):
                     continue
                 name = names.exported(ToolKey(device_id, tool.name))
-                if name in entries:
+                if name in entries or name in refused:
                     continue  # a device listing one name twice: first one wins
+                self._gone.pop(name, None)
+                reason = self._refusal(tool)
+                if reason is not None:
+                    refused[name] = f"tool {tool.name} of device {device_id} is not served: {reason}"
+                    if name not in self._refused:
+                        log.warning("%s", refused[name])
+                    continue
                 entries[name] = _Entry(device, tool, name)
                 order.append(name)
-                self._gone.pop(name, None)
         self._entries = entries
         self._order = order
+        self._refused = refused
         self._validators.clear()
         self._changed()
+
+    def _refusal(self, tool: ToolInfoLike) -> str | None:
+        """Why the bridge cannot validate calls to ``tool`` (a ``pattern`` RE2 refuses),
+        or None; session setup recorded it on a runtime ``ToolInfo`` (``refused``)."""
+        if not self.validate_arguments:
+            return None  # nothing is checked, so no pattern runs here
+        recorded = getattr(tool, "refused", False)
+        if recorded is not False:
+            return recorded if isinstance(recorded, str) else None
+        problem = unsupported_pattern(tool.input_schema)
+        return None if problem is None else str(problem)
 
     def _changed(self) -> None:
         for callback in list(self._listeners):
@@ -539,6 +564,9 @@ class Bridge:
             gone = self._gone.get(name)
             if gone is not None:
                 return tool_error(f"device {gone} is not connected (tool {name} is unavailable)")
+            refused = self._refused.get(name)
+            if refused is not None:
+                return tool_error(refused)
             raise RpcFailure(INVALID_PARAMS, f"unknown tool: {quote(name)}")
         device, tool = resolved
         meta = params.get("_meta")
@@ -560,32 +588,27 @@ class Bridge:
     def _validation_error(
         self, device: DeviceLike, tool: ToolInfoLike, arguments: dict[str, Any]
     ) -> str | None:
+        """What is wrong with ``arguments`` for ``tool``, or None: the runtime's own
+        validator (the rules ``Device.call`` and the console apply; patterns on RE2, so a
+        device's pattern cannot stall the loop), built once per tool."""
         if not self.validate_arguments:
             return None
         key = (device.device_id, tool.name)
-        validator: Any = self._validators.get(key)  # a jsonschema validator, or False: none usable
+        validator = self._validators.get(key)
         if validator is None:
             try:
-                import jsonschema
-
-                schema = dict(tool.input_schema)
-                cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-                cls.check_schema(schema)
-                validator = cls(schema)
-            except Exception:  # no jsonschema, or a schema we cannot use: the device checks
-                validator = False
+                validator = SchemaValidator(tool.input_schema)
+            except UnsupportedPattern as exc:
+                validator = exc
             self._validators[key] = validator
-        if validator is False:
-            return None
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-        if not errors:
-            return None
-        parts = []
-        for err in errors[:5]:
-            where = "/".join(str(p) for p in err.absolute_path)
-            # jsonschema quotes the offending value in full: cut each part to size
-            parts.append(clip(f"{where}: {err.message}" if where else err.message, 2 * QUOTE_LIMIT))
-        return "; ".join(parts)
+        if isinstance(validator, UnsupportedPattern):
+            return clip(str(validator), 4 * QUOTE_LIMIT)
+        try:
+            validator.validate(arguments)
+        except ValidationError as exc:
+            # the message quotes a bounded prefix of the value; cut the whole to size too
+            return clip(str(exc), 4 * QUOTE_LIMIT)
+        return None
 
     def _call_kwargs(self, device: DeviceLike, bridge_token: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"timeout": self.call_timeout}

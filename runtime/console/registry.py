@@ -77,15 +77,18 @@ def percentile(sorted_values: list[float], q: float) -> Optional[float]:
 
 
 def tool_json(tool: Any) -> dict[str, Any]:
-    """A tool as the page needs it: name, title, description, input schema, user-only."""
+    """A tool as the page needs it: name, title, description, input schema, user-only, and
+    why it cannot be called (``refused``: a ``pattern`` RE2 cannot run, else None)."""
     raw = getattr(tool, "raw", None) or {}
     title = getattr(tool, "title", None) or (raw.get("title") if isinstance(raw, Mapping) else None)
+    refused = getattr(tool, "refused", None)
     return {
         "name": tool.name,
         "title": title if isinstance(title, str) else None,
         "description": tool.description,
         "inputSchema": dict(tool.input_schema),
         "userOnly": bool(tool.user_only),
+        "refused": refused if isinstance(refused, str) else None,
     }
 
 
@@ -161,7 +164,9 @@ class DeviceEntry:
 
     def validator(self, tool: Any) -> SchemaValidator:
         """The runtime's validator for ``tool``'s reported schema (rebuilt when the
-        device re-lists its tools with another schema)."""
+        device re-lists its tools with another schema). Patterns run on RE2, in linear
+        time, so a device's pattern cannot stall the console while someone types; a
+        pattern RE2 cannot take raises :class:`UnsupportedPattern` (a ValidationError)."""
         cached = self._validators.get(tool.name)
         if cached is not None and cached[0] is tool.input_schema:
             return cached[1]

@@ -23,7 +23,6 @@ OPTIONAL_MODULES: dict[str, tuple[str, str]] = {
     "mcp": ("bridge", "mcp"),
     "uvicorn": ("bridge", "uvicorn"),
     "h11": ("bridge", "h11"),
-    "jsonschema": ("bridge", "jsonschema"),
     "prometheus_client": ("console", "prometheus-client"),
     "platformio": ("esp32", "platformio"),
     "esptool": ("esp32", "esptool"),

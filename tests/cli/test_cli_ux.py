@@ -23,6 +23,8 @@ COMMANDS = ["check", "generate", "new", "build", "run", "flash", "monitor", "dem
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
     parser = build_parser()
     [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for sub in action.choices.values():
+        sub.load_options()  # the options read on first use (bridge, console, ota: the runtime's)
     return dict(action.choices)
 
 

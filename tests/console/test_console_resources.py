@@ -90,10 +90,14 @@ async def test_resources_listed_read_and_watched_live_in_the_browser(
             await expect(view.locator("pre")).not_to_be_empty()
 
             # The icon has no subscribe: true in the spec, so the device refuses to watch it.
+            # A click, not check(): check() reads the box back after its click and fails when
+            # the page has already un-ticked the refused watch (a race the page can win).
             icon_watch = icon.locator("input.watch")
-            await icon_watch.check()
+            await expect(icon_watch).not_to_be_checked()
+            await icon_watch.click()
             await expect(icon.locator(".watch-error")).to_contain_text("subscribe")
             await expect(icon_watch).not_to_be_checked()
+            assert not f.console.entries["lamp-1"].subscriptions
 
             # Watch the status, show it, and let another client change the lamp: the
             # device's notifications/resources/updated makes the page read it again.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from device_sim_driver import StdioSim  # noqa: E402
-from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec  # noqa: E402,F401
+from device_testlib import DEFAULT_SPEC, LAMP_SPEC, REPO, TOOLSPEC, copy_spec, host_simulator  # noqa: E402,F401
 from device_testlib import small_page_spec as make_small_page_spec  # noqa: E402
 
 from mcpgen.codegen.targets.host import build_host  # noqa: E402
@@ -19,12 +19,12 @@ def _quiet(_: str) -> None:
 
 @pytest.fixture(scope="session")
 def default_sim_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_host(DEFAULT_SPEC, tmp_path_factory.mktemp("build_default"), log=_quiet)
+    return host_simulator(DEFAULT_SPEC, tmp_path_factory.mktemp("build_default"))
 
 
 @pytest.fixture(scope="session")
 def lamp_sim_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_host(LAMP_SPEC, tmp_path_factory.mktemp("build_lamp"), log=_quiet)
+    return host_simulator(LAMP_SPEC, tmp_path_factory.mktemp("build_lamp"))
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.spec.mcp_json import worst_case_page_bytes
@@ -13,6 +14,42 @@ REPO = Path(__file__).resolve().parents[2]
 TOOLSPEC = REPO / "toolspec"
 DEFAULT_SPEC = TOOLSPEC / "default_device.yaml"
 LAMP_SPEC = TOOLSPEC / "desk_lamp.yaml"
+
+
+#: The host simulators this session built, by spec (its path and text): every folder that runs
+#: an unchanged spec's simulator (tests/device, tests/e2e, tests/console, tests/mqtt) shares one
+#: build instead of each compiling its own. Nothing writes into a build once made.
+_HOST_BUILDS: dict[tuple[Path, bytes], Path] = {}
+
+
+def host_simulator(spec_path: Path, out: Path) -> Path:
+    """The host simulator of ``spec_path``, compiled into ``out`` unless this session
+    compiled the same spec already (then that executable, wherever it is)."""
+    from mcpgen.codegen.targets.host import build_host
+
+    key = (spec_path.resolve(), spec_path.read_bytes())
+    if key not in _HOST_BUILDS:
+        _HOST_BUILDS[key] = build_host(spec_path, out, log=lambda _m: None)
+    return _HOST_BUILDS[key]
+
+
+#: The bindings modules this session built and imported, by spec and build (compiled or not):
+#: tests/e2e, tests/console and tests/mqtt share them (a compiled module cannot be imported
+#: twice from one file anyway, so the module object is what is shared).
+_BINDINGS: dict[tuple[Path, bytes, bool], ModuleType] = {}
+
+
+def bindings_module(spec_path: Path, out: Path, *, compile: bool) -> ModuleType:
+    """The imported bindings of ``spec_path``, built into ``out`` unless this session built
+    the same spec the same way already (then that module)."""
+    from mcpgen.codegen.spec.names import device_slug
+    from mcpgen.codegen.targets.python import build_bindings, import_bindings
+
+    key = (spec_path.resolve(), spec_path.read_bytes(), compile)
+    if key not in _BINDINGS:
+        pydir = build_bindings(spec_path, out, log=lambda _m: None, compile=compile)
+        _BINDINGS[key] = import_bindings(pydir, f"{device_slug(load_spec(spec_path).device.name)}_tools")
+    return _BINDINGS[key]
 
 
 def copy_spec(src: Path, dest_dir: Path, text_edit=None) -> Path:

@@ -11,12 +11,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from device_testlib import bindings_module, host_simulator
+
 from mcpgen.codegen.run.simulator import launch_simulator
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.spec.model import Spec
-from mcpgen.codegen.spec.names import device_class, device_slug
-from mcpgen.codegen.targets.host import build_host
-from mcpgen.codegen.targets.python import build_bindings, import_bindings
+from mcpgen.codegen.spec.names import device_class
 
 REPO = Path(__file__).resolve().parents[2]
 PURE = os.environ.get("MCPGEN_PURE_PYTHON") == "1"
@@ -34,12 +34,23 @@ class Built:
         return getattr(self.module, device_class(self.spec.device.name))
 
 
+#: Every build of this session by spec (its path and text): the folders that build through
+#: here (tests/e2e, tests/console) share one simulator and one bindings module per spec
+#: instead of each compiling its own (two to three minutes each on a loaded 2-core machine).
+#: Nothing writes into a build once made: the tests run the simulator and import the bindings.
+_BUILT: dict[tuple[Path, bytes], Built] = {}
+
+
 def build(name: str, spec_path: Path, out: Path) -> Built:
-    exe = build_host(spec_path, out, log=lambda _m: None)
-    pydir = build_bindings(spec_path, out, log=lambda _m: None, compile=not PURE)
-    spec = load_spec(spec_path)
-    module = import_bindings(pydir, f"{device_slug(spec.device.name)}_tools")
-    return Built(spec, spec_path, exe, module)
+    """The simulator and bindings of ``spec_path``, built into ``out`` unless this session
+    built the same spec already (then that build, wherever it is)."""
+    key = (spec_path.resolve(), spec_path.read_bytes())
+    if key in _BUILT:
+        return _BUILT[key]
+    exe = host_simulator(spec_path, out)
+    module = bindings_module(spec_path, out, compile=not PURE)
+    _BUILT[key] = Built(load_spec(spec_path), spec_path, exe, module)
+    return _BUILT[key]
 
 
 class SimProcess:

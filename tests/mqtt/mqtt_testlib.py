@@ -17,11 +17,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional
 
+from device_testlib import bindings_module, host_simulator
+
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.spec.model import Spec
-from mcpgen.codegen.spec.names import device_class, device_slug
-from mcpgen.codegen.targets.host import build_host
-from mcpgen.codegen.targets.python import build_bindings, import_bindings
+from mcpgen.codegen.spec.names import device_class
 from mcpgen.mqtt_topics import DEFAULT_PREFIX, DEFAULT_WORKER_GROUP, DOWN, STATE, UP
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,10 +56,9 @@ class Built:
 
 
 def build(spec_path: Path, out: Path) -> Built:
-    exe = build_host(spec_path, out, log=lambda _m: None)
-    pydir = build_bindings(spec_path, out, log=lambda _m: None, compile=not PURE)
-    spec = load_spec(spec_path)
-    return Built(spec, exe, import_bindings(pydir, f"{device_slug(spec.device.name)}_tools"))
+    # shared with the other folders' tests (device_testlib): one compile per spec and session
+    exe = host_simulator(spec_path, out)
+    return Built(load_spec(spec_path), exe, bindings_module(spec_path, out, compile=not PURE))
 
 
 # -- broker ------------------------------------------------------------------------------------

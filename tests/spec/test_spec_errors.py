@@ -648,6 +648,48 @@ CASES = [
           - name: self.a
             description: d
             params:
+              n: {type: string, pattern: "^(?=[a-z])[a-z0-9]+$"}
+        """,
+        6, 34, "tools[0].params.n.pattern",
+        "invalid regular expression: RE2 cannot compile it (invalid perl operator: (?=)",
+        "patterns run on RE2 (linear time: no backreferences, lookaround",
+        id="pattern-lookahead-not-in-re2",
+    ),
+    pytest.param(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.a
+            description: d
+            params:
+              n: {type: string, pattern: '^(a+)\\1$'}
+        """,
+        6, 34, "tools[0].params.n.pattern",
+        "invalid regular expression: RE2 cannot compile it (invalid escape sequence: \\1)", "RE2",
+        id="pattern-backreference-not-in-re2",
+    ),
+    pytest.param(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.a
+            description: d
+            params:
+              n: {type: string, max_length: 1000, pattern: "^.{1,255}$"}
+        """,
+        6, 52, "tools[0].params.n.pattern",
+        "the pattern (an RE2 program of 2296 instructions) is checked on values of at most 456 characters, "
+        "but max_length is 1000",
+        "lower max_length or simplify the pattern",
+        id="pattern-work-bound-below-max-length",
+    ),
+    pytest.param(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.a
+            description: d
+            params:
               n: {type: int}
         """,
         6, 17, "tools[0].params.n.type",

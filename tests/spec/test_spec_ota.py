@@ -41,8 +41,10 @@ def test_ota_adds_the_builtin_user_only_tool() -> None:
     tool = s.tool(OTA_TOOL_NAME)
     assert tool.user_only and tool.handler == OTA_HANDLER
     params = {p.name: p for p in tool.params}
-    assert sorted(params) == ["sha256", "size", "url", "version"]
-    assert all(p.required for p in params.values())
+    assert sorted(params) == ["allow_downgrade", "sha256", "size", "url", "version"]
+    assert all(p.required for n, p in params.items() if n != "allow_downgrade")
+    # Optional, and sent only when a rollout allows a downgrade (devices refuse one otherwise).
+    assert not params["allow_downgrade"].required and params["allow_downgrade"].type == "boolean"
     types = (params["url"].type, params["size"].type, params["version"].type)
     assert types == ("string", "integer", "string")
     pattern = params["sha256"].pattern

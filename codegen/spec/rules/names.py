@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import warnings
 
+from mcpgen import patterns
 from mcpgen.codegen.spec.names import (
     CPP_KEYWORDS,
     IDENTIFIER_RE,
@@ -71,7 +72,9 @@ def device_name_problem(name: str) -> tuple[str, str] | None:
 
 
 def regex_problem(pattern: str) -> str:
-    """Why ``pattern`` does not compile cleanly with Python's ``re`` (warnings count), or ""."""
+    """Why ``pattern`` cannot be a spec pattern, or "": RE2, which the runtime runs every
+    pattern on (``mcpgen.patterns``), must compile it, and so must Python's ``re`` without
+    warnings (the syntax MCP clients' own validators share)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
@@ -80,4 +83,25 @@ def regex_problem(pattern: str) -> str:
             return str(e)
         except (FutureWarning, DeprecationWarning, SyntaxWarning) as w:
             return str(w)
+    return patterns.refusal(pattern)
+
+
+def pattern_search(pattern: str, text: str) -> bool:
+    """Whether ``text`` contains a match of ``pattern`` (one :func:`regex_problem` passed) as
+    the runtime decides it: on RE2, whose ``\\w``, ``\\d`` and ``$`` are JSON Schema's."""
+    return patterns.compile_re2(pattern).search(text) is not None
+
+
+def pattern_length_problem(pattern: str, max_length: int | None) -> str:
+    """Why values of up to ``max_length`` characters cannot all be checked against
+    ``pattern`` within the runtime's work bound (``mcpgen.patterns.MAX_PATTERN_WORK``), or ""."""
+    if max_length is None:
+        return ""
+    size = patterns.program_size(patterns.compile_re2(pattern), pattern)
+    longest = patterns.max_subject(size)
+    if max_length > longest:
+        return (
+            f"the pattern (an RE2 program of {size} instructions) is checked on values of at most "
+            f"{longest} characters, but max_length is {max_length}"
+        )
     return ""

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Optional
 
 import yaml
@@ -23,6 +22,8 @@ from mcpgen.codegen.spec.rules.base import (
 )
 from mcpgen.codegen.spec.rules.names import (
     param_name_problem,
+    pattern_length_problem,
+    pattern_search,
     regex_problem,
 )
 from mcpgen.codegen.spec.rules.tables import (
@@ -140,7 +141,19 @@ class ParamRules(CheckerBase):
                             n,
                             f"{path}.pattern",
                             f"invalid regular expression: {problem_text}",
-                            "patterns use the common subset of Python and JavaScript regex syntax",
+                            "patterns run on RE2 (linear time: no backreferences, lookaround, atomic "
+                            "groups or possessive repeats); keep to the syntax RE2, Python and "
+                            "JavaScript share",
+                        )
+                        pattern = BAD
+                    elif isinstance(max_length, int) and (
+                        problem_text := pattern_length_problem(pattern, max_length)
+                    ):
+                        self.error(
+                            n,
+                            f"{path}.pattern",
+                            problem_text,
+                            "lower max_length or simplify the pattern (docs/security.md, patterns)",
                         )
                         pattern = BAD
             if (n := get("enum")) is not None:
@@ -219,7 +232,7 @@ class ParamRules(CheckerBase):
                     "raise max_length or remove it (an enum already bounds the length)",
                 )
                 ok = False
-            if isinstance(pattern, str) and not re.search(pattern, v):
+            if isinstance(pattern, str) and not pattern_search(pattern, v):
                 self.error(item, ipath, f"enum value {v!r} does not match pattern {pattern!r}")
                 ok = False
             values.append(v)
@@ -291,7 +304,7 @@ class ParamRules(CheckerBase):
                     did_you_mean(value, enum) or "allowed: " + ", ".join(enum),
                 )
                 return BAD
-            if isinstance(pattern, str) and not re.search(pattern, value):
+            if isinstance(pattern, str) and not pattern_search(pattern, value):
                 self.error(node, path, f"default {value!r} does not match pattern {pattern!r}")
                 return BAD
         return value

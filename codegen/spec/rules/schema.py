@@ -111,9 +111,19 @@ DEVICE: dict[str, Schema] = {
                "description": "How the device reports arguments that break the spec: mcp (a tool result with "
                "isError: true, MCP-correct; the default) or jsonrpc (a JSON-RPC error -32602 with the same "
                "message, which stock xiaozhi-esp32-server backends show the model)."},
-    "ota": {"type": "boolean", "default": False,
+    "ota": {"type": ["boolean", "object"], "default": False,
             "description": "Over-the-air updates: adds the built-in user-only tool self.upgrade_firmware "
-            "(url, sha256, size, version), implemented by the port (docs/ota.md)."},
+            "(url, sha256, size, version, allow_downgrade), implemented by the port (docs/ota.md). "
+            "A mapping turns them on with signed images only: public_key (the ECDSA P-256 verification "
+            "key, a path relative to the spec: espsecure's raw 64-byte key or a PEM public key) and "
+            "secure_version (ESP-IDF's anti-rollback counter, default 0).",
+            "properties": {
+                "public_key": {"type": "string", "pattern": NONEMPTY,
+                               "description": "Path of the ECDSA P-256 key images must be signed for."},
+                "secure_version": {"type": "integer", "minimum": 0, "maximum": 32,
+                                   "description": "ESP-IDF anti-rollback secure_version of this build."},
+            },
+            "required": ["public_key"], "additionalProperties": False},
 }
 
 TOOL: dict[str, Schema] = {

@@ -6,6 +6,8 @@ returned only when there are no errors at all.
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any, Optional
 
 import yaml
@@ -16,9 +18,11 @@ from mcpgen.codegen.spec.model import (
     ERROR_STYLES,
     DeviceSpec,
     ErrorStyle,
+    OtaSigning,
     Spec,
 )
 from mcpgen.codegen.spec.ota import OTA_TOOL_NAME, ota_tool
+from mcpgen.codegen.spec.ota_keys import KeyProblem, read_public_key
 from mcpgen.codegen.spec.rules.base import (
     BAD,
 )
@@ -41,9 +45,14 @@ from mcpgen.codegen.spec.yaml_source import (
     describe,
 )
 
+#: ESP-IDF's secure_version is counted in a 32-bit eFuse field on the ESP32.
+MAX_SECURE_VERSION = 32
+
 
 class SpecChecker(ToolRules, CrossToolRules):
     """Checks one spec document: ``check(root)`` returns the model, or None with ``errors`` set."""
+
+    ota_signing: Optional[OtaSigning] = None  # set by device() from `device.ota: {public_key: ...}`
 
     # -- the document ----------------------------------------------------------------------
 
@@ -89,6 +98,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             events=events,
             resources=resources,
             firmware=firmware,
+            ota_signing=self.ota_signing,
         )
 
     def check_ota_name(self, infos: list[ToolEntry]) -> None:
@@ -98,6 +108,41 @@ class SpecChecker(ToolRules, CrossToolRules):
                 self.error(info.name_node or info.node, f"tools[{info.index}].name",
                            f"`{OTA_TOOL_NAME}` is the built-in OTA tool that `device.ota: true` adds",
                            "rename this tool, or drop `ota: true` and implement updates yourself")
+
+    def ota_mapping(self, node: yaml.MappingNode) -> Any:
+        """``device.ota: {public_key: PATH, secure_version: N}``: the :class:`OtaSigning`, or BAD."""
+        m = self.mapping(node, "device.ota", allowed=("public_key", "secure_version"),
+                         required=("public_key",), what="true, false or a mapping with `public_key`")
+        if m is None:
+            return BAD
+        secure_version = 0
+        if "secure_version" in m:
+            v = self.integer(m["secure_version"][1], "device.ota.secure_version")
+            if v is not BAD and not 0 <= v <= MAX_SECURE_VERSION:
+                self.error(m["secure_version"][1], "device.ota.secure_version",
+                           f"expected 0 to {MAX_SECURE_VERSION}, got {v}",
+                           "ESP-IDF counts it in a 32-bit eFuse field on the ESP32; raise it by one per "
+                           "release that must not be rolled back to")
+                v = BAD
+            if v is BAD:
+                return BAD
+            secure_version = v
+        if "public_key" not in m:
+            return BAD
+        knode = m["public_key"][1]
+        path = self.string(knode, "device.ota.public_key")
+        if path is BAD:
+            return BAD
+        key_file = Path(path) if Path(path).is_absolute() else Path(self.file).parent / path
+        try:
+            key = read_public_key(key_file)
+        except KeyProblem as exc:
+            self.error(knode, "device.ota.public_key", str(exc),
+                       "generate a key pair with `espsecure generate_signing_key --version 1 KEY.pem`, then "
+                       "`espsecure extract_public_key --version 1 --keyfile KEY.pem PUBLIC.bin`, and name "
+                       "PUBLIC.bin here (docs/ota.md, \"Signed images\")")
+            return BAD
+        return OtaSigning(public_key=key, key_path=path, secure_version=secure_version)
 
     def device(self, node: yaml.Node) -> Optional[DeviceSpec]:
         m = self.mapping(node, "device", allowed=DEVICE_KEYS, required=DEVICE_REQUIRED)
@@ -165,10 +210,23 @@ class SpecChecker(ToolRules, CrossToolRules):
             ok &= es is not BAD
             errors = es if es is not BAD else "mcp"
         ota = False
+        self.ota_signing = None
         if "ota" in m:
-            o = self.boolean(m["ota"][1], "device.ota")
-            ok &= o is not BAD
-            ota = o is True
+            onode = m["ota"][1]
+            if isinstance(onode, yaml.MappingNode):  # signed images only (codegen.spec.ota_keys)
+                signing = self.ota_mapping(onode)
+                ok &= signing is not BAD
+                ota = True
+                self.ota_signing = signing if signing is not BAD else None
+            else:
+                before = len(self.errors)
+                o = self.boolean(onode, "device.ota")
+                ok &= o is not BAD
+                ota = o is True
+                if o is BAD and len(self.errors) > before:  # say that a mapping is the other form
+                    e = self.errors[-1]
+                    self.errors[-1] = dataclasses.replace(
+                        e, hint="write true or false, or a mapping `{public_key: KEY}` for signed images")
         if not ok or name is BAD or version is BAD:
             return None
         return DeviceSpec(

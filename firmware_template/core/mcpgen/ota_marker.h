@@ -3,7 +3,9 @@
 // built with `device.ota: true` carries "MCPGEN-OTA-IMAGE|name|version|fingerprint|"
 // (a 16-hex spec fingerprint), the update handler finds it in a downloaded image, and the
 // backend reads it with mcpgen.runtime.ota.read_image (the same rule as a regex).
-// Header-only, the C library only, so both ports include it from the core.
+// Header-only, the C library only, so both ports include it from the core. Beside the
+// marker: the URL rule (no control characters, checked before any request) and the version
+// order the downgrade check uses, so both ports refuse the same requests with the same words.
 #pragma once
 
 #include <stddef.h>
@@ -54,6 +56,32 @@ inline bool find_marker(const char* data, size_t n, Marker* m) {
     return true;
   }
   return false;
+}
+
+// True when url holds a control character (below 0x20, or 0x7f): CR/LF would end the
+// request line and inject headers, NUL would cut the URL short. Refused before any request.
+inline bool url_has_control(const char* url) {
+  for (const unsigned char* p = reinterpret_cast<const unsigned char*>(url); *p != 0; ++p) {
+    if (*p < 0x20 || *p == 0x7f) return true;
+  }
+  return false;
+}
+
+// Orders two versions as dotted numbers ("0.10.0" > "0.9.3", "1.2" == "1.2.0"): each
+// dot-separated part counts by its leading digits (a part without digits counts 0).
+// Returns < 0, 0 or > 0 like strcmp.
+inline int compare_versions(const char* a, const char* b) {
+  while (*a != 0 || *b != 0) {
+    unsigned long long x = 0, y = 0;
+    for (; *a >= '0' && *a <= '9'; ++a) x = x * 10 + static_cast<unsigned long long>(*a - '0');
+    for (; *b >= '0' && *b <= '9'; ++b) y = y * 10 + static_cast<unsigned long long>(*b - '0');
+    if (x != y) return x < y ? -1 : 1;
+    while (*a != 0 && *a != '.') ++a;
+    while (*b != 0 && *b != '.') ++b;
+    if (*a == '.') ++a;
+    if (*b == '.') ++b;
+  }
+  return 0;
 }
 
 }  // namespace mcpgen_ota

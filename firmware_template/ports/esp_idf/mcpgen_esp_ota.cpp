@@ -156,6 +156,14 @@ bool download_and_verify(Job* job, esp_https_ota_handle_t ota) {
   if (strncmp(desc.version, a.version, sizeof desc.version) != 0) {
     return failf(job, "the image carries version %.32s, the request announced %s", desc.version, a.version);
   }
+  char image_version[sizeof desc.version + 1];
+  snprintf(image_version, sizeof image_version, "%.32s", desc.version);
+  if (mcpgen_ota::compare_versions(image_version, MCPGEN_SPEC_DEVICE_VERSION) < 0 && !a.allow_downgrade) {
+    return failf(job,
+                 "downgrade refused: the image carries version %s, this device runs %s (roll out with "
+                 "--allow-downgrade to install an older version)",
+                 image_version, MCPGEN_SPEC_DEVICE_VERSION);
+  }
   const int announced = esp_https_ota_get_image_size(ota);
   if (announced > 0 && announced != a.size) {
     return failf(job, "the server sends %d bytes, the request declared %lld", announced,
@@ -170,6 +178,11 @@ bool download_and_verify(Job* job, esp_https_ota_handle_t ota) {
     if (err != ESP_ERR_HTTPS_OTA_IN_PROGRESS) break;
   }
   const int got = esp_https_ota_get_image_len_read(ota);
+#if defined(CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK)
+  if (err == ESP_ERR_OTA_SMALL_SEC_VER) {  // anti-rollback: no --allow-downgrade gets past the eFuse
+    return failf(job, "downgrade refused: the image's secure_version is below this chip's (eFuse) secure version");
+  }
+#endif
   if (err == ESP_ERR_INVALID_VERSION) {
     return failf(job, "the image at %s is for another chip (or chip revision) than this %s", a.url, CONFIG_IDF_TARGET);
   }
@@ -233,7 +246,20 @@ void update_task(void* arg) {
     esp_https_ota_abort(ota);  // the running image and the boot partition stay as they were
     job->ok = false;
   } else if ((err = esp_https_ota_finish(ota)) != ESP_OK) {
+#if defined(CONFIG_SECURE_SIGNED_ON_UPDATE)
+    // With signed apps (device.ota.public_key) esp_ota_end verifies the ECDSA signature
+    // block: an unsigned, wrongly signed or cut-off image ends here, nothing installed.
+    if (err == ESP_ERR_OTA_VALIDATE_FAILED || err == ESP_ERR_IMAGE_INVALID) {
+      job->ok = failf(job,
+                      "bad signature: ESP-IDF's check of the signed app failed (%s): unsigned, signed with "
+                      "another key, or a cut signature block",
+                      esp_err_to_name(err));
+    } else {
+      job->ok = failf(job, "the new image did not pass ESP-IDF's image check: %s", esp_err_to_name(err));
+    }
+#else
     job->ok = failf(job, "the new image did not pass ESP-IDF's image check: %s", esp_err_to_name(err));
+#endif
   } else {
     job->ok = true;
   }
@@ -305,6 +331,12 @@ void ota_replied(bool sent) {
 namespace tools {
 
 mcpgen::Result mcpgen_builtin_upgrade_firmware(const McpgenBuiltinUpgradeFirmwareArgs& args, mcpgen::Context& ctx) {
+  if (mcpgen_ota::url_has_control(args.url)) {  // before any request: CR/LF would inject headers
+    ESP_LOGE(kTag, "update refused: unsafe url (a control character)");
+    return mcpgen::Result::Error(
+        "unsafe url: it holds a control character (CR, LF, NUL or another below 0x20, or 0x7f); nothing was "
+        "requested");
+  }
   xSemaphoreTake(g_busy_mu, portMAX_DELAY);
   const bool busy = g_busy;
   g_busy = true;

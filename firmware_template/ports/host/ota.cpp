@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <elf.h>
+
 #include "mcp_tools.h"
 #include "mcpgen/ota_marker.h"
 #include "tcp.h"
@@ -134,9 +136,25 @@ bool parse_ota_arg(int argc, char** argv, int* i) {
 
 bool ota_supervisor_wanted() { return g_dir != nullptr && !g_child; }
 
+// mkdir -p: every missing parent of path, then path itself.
+bool make_dirs(const char* path) {
+  char buf[512];
+  if (snprintf(buf, sizeof buf, "%s", path) >= static_cast<int>(sizeof buf)) {
+    errno = ENAMETOOLONG;
+    return false;
+  }
+  for (char* p = buf + 1; *p != 0; ++p) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return false;
+    *p = '/';
+  }
+  return mkdir(buf, 0755) == 0 || errno == EEXIST;
+}
+
 int ota_supervise(int argc, char** argv) {
-  if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
-    ota_log("cannot create %s: %s", g_dir, strerror(errno));
+  if (!make_dirs(g_dir)) {
+    ota_log("cannot create --ota-dir %s: %s", g_dir, strerror(errno));
     return 2;
   }
   OtaState st;
@@ -234,6 +252,8 @@ void ota_mark_valid() {
 #if defined(MCPGEN_SPEC_OTA)
 
 #include <mbedtls/ctr_drbg.h>
+#include <mbedtls/ecdsa.h>
+#include <mbedtls/ecp.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
@@ -576,6 +596,99 @@ bool find_marker(const char* path, Marker* m) {
   return found;
 }
 
+#if defined(MCPGEN_SPEC_OTA_SIGNED)
+
+// ESP-IDF's signed-app block of the ECDSA scheme (what `espsecure sign_data --version 1`
+// appends): a 32-bit little-endian version (0), then r and s of an ECDSA P-256 signature,
+// 32 big-endian bytes each, over the SHA-256 of everything before the block.
+const size_t kSigBlock = 68;
+const unsigned char kPublicKey[64] = MCPGEN_SPEC_OTA_PUBLIC_KEY;  // X and Y, big-endian
+
+// Where the executable ends: an ELF file ends with its section header table, so the bytes
+// after it are the signature block (0 bytes: unsigned; fewer than 68: a cut block).
+long long elf_end(const unsigned char* data, size_t n) {
+  if (n < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) != 0 || data[EI_CLASS] != ELFCLASS64) return -1;
+  Elf64_Ehdr eh;
+  memcpy(&eh, data, sizeof eh);
+  return static_cast<long long>(eh.e_shoff) + static_cast<long long>(eh.e_shnum) * eh.e_shentsize;
+}
+
+// Checks the image's signature block against the key compiled into this firmware; on a
+// refusal, writes the reason into err and returns false.
+bool verify_signature(const char* path, char* err, size_t errn) {
+  FILE* f = fopen(path, "rb");
+  if (f == nullptr) {
+    snprintf(err, errn, "cannot read the downloaded image: %s", strerror(errno));
+    return false;
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char* data = static_cast<unsigned char*>(malloc(n > 0 ? static_cast<size_t>(n) : 1));
+  bool read_ok = data != nullptr && fread(data, 1, static_cast<size_t>(n), f) == static_cast<size_t>(n);
+  fclose(f);
+  if (!read_ok) {
+    free(data);
+    snprintf(err, errn, "cannot read the downloaded image");
+    return false;
+  }
+  const size_t size = static_cast<size_t>(n);
+  long long end = elf_end(data, size);
+  long long tail = end < 0 ? -1 : static_cast<long long>(size) - end;
+  bool ok = false;
+  if (end < 0 || tail < 0) {
+    snprintf(err, errn, "unsigned image: not a complete simulator executable, so no signature block follows it");
+  } else if (tail == 0) {
+    snprintf(err, errn,
+             "unsigned image: no signature block; this device installs only images signed with its key "
+             "(codegen ota --sign-key KEY.pem)");
+  } else if (tail < static_cast<long long>(kSigBlock)) {
+    snprintf(err, errn, "truncated signature: %lld of the %zu bytes of the signature block", tail, kSigBlock);
+  } else if (tail > static_cast<long long>(kSigBlock)) {
+    snprintf(err, errn, "bad signature: %lld bytes follow the executable, a signature block has %zu", tail, kSigBlock);
+  } else {
+    const unsigned char* block = data + size - kSigBlock;
+    uint32_t version = static_cast<uint32_t>(block[0]) | static_cast<uint32_t>(block[1]) << 8 |
+                       static_cast<uint32_t>(block[2]) << 16 | static_cast<uint32_t>(block[3]) << 24;
+    unsigned char digest[32];
+    mbedtls_sha256_context sha;
+    mbedtls_sha256_init(&sha);
+    OTA_SHA256_STARTS(&sha, 0);
+    OTA_SHA256_UPDATE(&sha, data, size - kSigBlock);
+    OTA_SHA256_FINISH(&sha, digest);
+    mbedtls_sha256_free(&sha);
+    mbedtls_ecp_group grp;
+    mbedtls_ecp_point q;
+    mbedtls_mpi r, s;
+    mbedtls_ecp_group_init(&grp);
+    mbedtls_ecp_point_init(&q);
+    mbedtls_mpi_init(&r);
+    mbedtls_mpi_init(&s);
+    unsigned char point[65];
+    point[0] = 0x04;  // uncompressed: X then Y
+    memcpy(point + 1, kPublicKey, sizeof kPublicKey);
+    int rc = mbedtls_ecp_group_load(&grp, MBEDTLS_ECP_DP_SECP256R1);
+    if (rc == 0) rc = mbedtls_ecp_point_read_binary(&grp, &q, point, sizeof point);
+    if (rc == 0) rc = mbedtls_mpi_read_binary(&r, block + 4, 32);
+    if (rc == 0) rc = mbedtls_mpi_read_binary(&s, block + 36, 32);
+    if (version != 0) {
+      snprintf(err, errn, "bad signature: the signature block has version %u, expected 0 (ECDSA P-256)", version);
+    } else if (rc != 0 || mbedtls_ecdsa_verify(&grp, digest, sizeof digest, &q, &r, &s) != 0) {
+      snprintf(err, errn, "bad signature: the image is not signed with this device's key");
+    } else {
+      ok = true;
+    }
+    mbedtls_mpi_free(&r);
+    mbedtls_mpi_free(&s);
+    mbedtls_ecp_point_free(&q);
+    mbedtls_ecp_group_free(&grp);
+  }
+  free(data);
+  return ok;
+}
+
+#endif  // MCPGEN_SPEC_OTA_SIGNED
+
 void* reboot_later(void*) {
   sleep_ms(500);  // let the reply reach the backend first
   ota_log("rebooting into the new slot");
@@ -606,6 +719,12 @@ mcpgen::Result mcpgen_builtin_upgrade_firmware(const McpgenBuiltinUpgradeFirmwar
   if (g_dir == nullptr) {
     return mcpgen::Result::Error("OTA is off: start the simulator with --ota-dir DIR to enable updates");
   }
+  if (mcpgen_ota::url_has_control(args.url)) {  // before any request: CR/LF would inject headers
+    ota_log("update refused: unsafe url (a control character)");
+    return mcpgen::Result::Error(
+        "unsafe url: it holds a control character (CR, LF, NUL or another below 0x20, or 0x7f); nothing was "
+        "requested");
+  }
   pthread_mutex_lock(&g_busy_mu);
   bool busy = g_busy;
   g_busy = true;
@@ -626,6 +745,9 @@ mcpgen::Result mcpgen_builtin_upgrade_firmware(const McpgenBuiltinUpgradeFirmwar
   if (strcasecmp(hex, args.sha256) != 0) {
     return fail(ctx, passive, "SHA-256 mismatch: the image hashes to %s, expected %s", hex, args.sha256);
   }
+#if defined(MCPGEN_SPEC_OTA_SIGNED)
+  if (!verify_signature(passive, err, sizeof err)) return fail(ctx, passive, "%s", err);
+#endif
   Marker m;
   if (!find_marker(passive, &m)) {
     return fail(ctx, passive, "not an mcpgen image: no MCPGEN-OTA-IMAGE marker (build it with device.ota: true)");
@@ -636,6 +758,12 @@ mcpgen::Result mcpgen_builtin_upgrade_firmware(const McpgenBuiltinUpgradeFirmwar
   }
   if (strcmp(m.version, args.version) != 0) {
     return fail(ctx, passive, "the image carries version %s, the request announced %s", m.version, args.version);
+  }
+  if (mcpgen_ota::compare_versions(m.version, MCPGEN_SPEC_DEVICE_VERSION) < 0 && !args.allow_downgrade) {
+    return fail(ctx, passive,
+                "downgrade refused: the image carries version %s, this device runs %s (roll out with "
+                "--allow-downgrade to install an older version)",
+                m.version, MCPGEN_SPEC_DEVICE_VERSION);
   }
   OtaState next;
   next.active = other(st.active);

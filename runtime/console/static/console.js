@@ -270,8 +270,10 @@ function toolForm(tool) {
     el("h4", {}, el("code", { text: tool.name }), tool.title ? ` · ${tool.title}` : "",
       tool.userOnly ? el("span", { class: "user-only small", text: "user-only" }) : null),
     tool.description ? el("p", { class: "description", text: tool.description }) : null,
+    // a schema pattern the server's RE2 cannot run: the tool is not callable (docs/security.md)
+    tool.refused ? el("p", { class: "refused", text: `not callable: ${tool.refused}` }) : null,
     ...Object.entries(props).map(([name, sub]) => fieldFor(name, sub || {}, required.has(name))),
-    el("button", { type: "submit", text: "Call" }),
+    el("button", { type: "submit", text: "Call", disabled: Boolean(tool.refused) }),
     el("div", { class: "outcome", role: "status" }),
   );
   let timer = null;

@@ -8,7 +8,6 @@ Host-simulated xiaozhi-style speaker with a screen.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable
 from typing import Any, Literal, TypedDict
 
@@ -301,7 +300,7 @@ _RETURN_KINDS: dict[str, str] = {
 
 _INF = float("inf")
 _PATTERNS = {
-    "^[a-z0-9-]+$": re.compile("^[a-z0-9-]+$"),
+    "^[a-z0-9-]+$": _v.compile_pattern("^[a-z0-9-]+$"),
 }
 _K_NONE = KIND_NONE
 _K_BOOLEAN = KIND_BOOLEAN
@@ -412,7 +411,7 @@ def args_counter_add(amount: int) -> dict:
 
 def args_network_set_hostname(hostname: str) -> dict:
     """Validated arguments of ``self.network.set_hostname`` (raises runtime.errors.ValidationError)."""
-    if type(hostname) is not str or len(hostname) > 32 or _PATTERNS["^[a-z0-9-]+$"].search(hostname) is None:
+    if type(hostname) is not str or len(hostname) > 32 or not _PATTERNS["^[a-z0-9-]+$"].matches(hostname):
         hostname = _v.check_str("hostname", hostname, 32, None, _PATTERNS["^[a-z0-9-]+$"])
     return {"hostname": hostname}
 
