@@ -360,6 +360,81 @@ def idf_common_flags(idf: Path) -> tuple[list[str], list[str]]:
     return options, [f"-D{d}" for d in defines]
 
 
+# Components whose CMakeLists.txt add definitions every source of the app component sees
+# (``idf_build_set_property(COMPILE_DEFINITIONS ...)``, or INTERFACE/PUBLIC definitions of a
+# component every build links): pthread's _POSIX_READER_WRITER_LOCKS, soc's SOC_MMU_PAGE_SIZE
+# and SOC_XTAL_FREQ_MHZ, ... mbedtls's MBEDTLS_CONFIG_FILE only reaches a component that requires it.
+DEFINITION_COMPONENTS = ("pthread", "soc", "esp_system", "esp_hw_support", "newlib", "log")
+_BUILD_DEFINITION = re.compile(r'idf_build_set_property\(COMPILE_DEFINITIONS\s+"?([^"\s)]+)"?\s+APPEND\)')
+_TARGET_DEFINITION = re.compile(  # ${COMPONENT_LIB}, or mbedtls's loop over its libraries (${target})
+    r"target_compile_definitions\(\$\{\w+\}\s+(?:INTERFACE|PUBLIC)\s+([^)]*)\)")
+# What only Espressif's fork of Mbed TLS declares (components/mbedtls/mbedtls is that fork;
+# ESP-IDF's mbedtls/esp_config.h and port headers need it).
+_ESPRESSIF_MBEDTLS_MARK = "mbedtls_gcm_context_soft"
+
+
+def espressif_mbedtls(idf: Path) -> bool:
+    """True when ``components/mbedtls/mbedtls`` is Espressif's fork (not an upstream stand-in)."""
+    gcm = idf / "components" / "mbedtls" / "mbedtls" / "include" / "mbedtls" / "gcm.h"
+    return gcm.is_file() and _ESPRESSIF_MBEDTLS_MARK in gcm.read_text(encoding="utf-8", errors="replace")
+
+
+def _definitions_of(text: str) -> list[str]:
+    found = [m.group(1) for m in _BUILD_DEFINITION.finditer(text)]
+    for m in _TARGET_DEFINITION.finditer(text):
+        body = "\n".join(line.split("#", 1)[0] for line in m.group(1).splitlines())
+        for word in re.findall(r'"(?:[^"\\]|\\.)*"|\S+', body):
+            if word.startswith('"') and word.endswith('"'):
+                word = word[1:-1].replace('\\"', '"')
+            found.append(word.removeprefix("-D"))
+    return [d for d in found if "${" not in d and d != "ESP_PLATFORM"]
+
+
+def build_definitions(sources: Sources, requires: set[str]) -> tuple[list[str], list[str]]:
+    """(-D options, notes): the definitions ESP-IDF's build gives the app component's sources
+    besides ``build.cmake``'s defaults, read where ESP-IDF sets them (``ESP_PLATFORM`` and
+    ``IDF_VER`` in ``build.cmake``; ``DEFINITION_COMPONENTS``; mbedtls's config file when the
+    component requires mbedtls). The notes say what is stood in."""
+    idf = sources.idf
+    major, minor, patch = idf_version(idf)
+    version_txt = idf / "version.txt"
+    version = version_txt.read_text(encoding="utf-8").strip() if version_txt.is_file() \
+        else (describe(idf) or f"v{major}.{minor}.{patch}")
+    defines = ["ESP_PLATFORM", f'IDF_VER="{version[:32]}"']
+    for comp in DEFINITION_COMPONENTS:
+        cmakelists = idf / "components" / comp / "CMakeLists.txt"
+        if cmakelists.is_file():
+            defines += _definitions_of(cmakelists.read_text(encoding="utf-8"))
+    notes = []
+    if "mbedtls" in requires:
+        if espressif_mbedtls(idf):
+            mbedtls = idf / "components" / "mbedtls" / "CMakeLists.txt"
+            defines += _definitions_of(mbedtls.read_text(encoding="utf-8"))
+        else:
+            notes.append(f"{ENV_IDF}={idf}: components/mbedtls/mbedtls is not Espressif's fork of Mbed TLS "
+                         "(no mbedtls_gcm_context_soft), so MBEDTLS_CONFIG_FILE=mbedtls/esp_config.h is left "
+                         "out: mbedTLS is checked under the stand-in's own configuration")
+    return [f"-D{d}" for d in dict.fromkeys(defines)], notes
+
+
+def compile_commands_definitions(path: Path, app: Path) -> list[str]:
+    """The -D options of the app component's first source in a real configure's
+    ``compile_commands.json`` (``idf.py reconfigure`` writes it in the build directory)."""
+    import json
+    import shlex
+
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CheckSetupError(f"{path}: cannot read it as compile_commands.json ({exc})") from exc
+    for entry in entries:
+        if Path(entry.get("file", "")).resolve().is_relative_to(app.resolve()):
+            args = entry.get("arguments") or shlex.split(entry.get("command", ""))
+            return [a for a in args if a.startswith("-D")]
+    raise CheckSetupError(f"{path}: no source of {app} in it: configure the same generated project "
+                          "(idf.py -C PROJECT reconfigure) and pass its build/compile_commands.json")
+
+
 def config_flags(sdkconfig_h: Path) -> list[str]:
     """What ESP-IDF's root CMakeLists.txt adds for C++ from the sdkconfig (GCC)."""
     text = sdkconfig_h.read_text(encoding="utf-8")
@@ -636,16 +711,52 @@ def common_requirements(idf: Path, chip: Chip) -> set[str]:
     return {*chip_list[0], chip.arch}
 
 
-def requirement_problems(project: Path, sources: Sources, chip: Chip) -> list[str]:
+def direct_includes(cxx: str, flags: Sequence[str], source: Path) -> set[Path]:
+    """The files ``source`` itself includes under ``flags`` (preprocessed: a header inside an
+    ``#if`` the configuration leaves out is not one), from the line markers of ``-E``."""
+    flags = [f for f in flags if f != "-fsyntax-only"]
+    if "-S" in flags:  # the optimizing pass's "-S -o /dev/null"
+        i = flags.index("-S")
+        flags = flags[:i] + flags[i + 3:]
+    proc = subprocess.run([cxx, *flags, "-E", str(source)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CheckSetupError(f"preprocessing {source} failed:\n{proc.stderr[-2000:]}")
+    me = str(source)
+    stack: list[str] = []
+    found: set[Path] = set()
+    for m in re.finditer(r'^# \d+ "([^"]+)"((?: \d)*)$', proc.stdout, re.MULTILINE):
+        name, marks = m.group(1), m.group(2).split()
+        if "1" in marks:
+            if stack and stack[-1] == me:
+                found.add(Path(name).resolve())
+            stack.append(name)
+        elif "2" in marks:
+            if stack:
+                stack.pop()
+            while stack and stack[-1] != name:
+                stack.pop()
+        elif not stack:
+            stack.append(name)
+    return found
+
+
+def requirement_problems(project: Path, sources: Sources, chip: Chip, *, cxx: str = "g++",
+                         flags: Optional[Sequence[str]] = None) -> list[str]:
     """ESP-IDF headers the app component includes from components it does not require.
 
     Every header a source includes directly must come from a component named in
     ``src/CMakeLists.txt`` (REQUIRES / PRIV_REQUIRES), a dependency of ``src/idf_component.yml``
     or a common requirement; ESP-IDF gives a component no other include paths, so anything
     else is "No such file" on the first real build (the check's own include path is wider).
-    Only direct includes are checked: what a required component requires publicly is
-    allowed too, and is not resolved here.
+    Only direct includes are checked, and only those the build's configuration reaches (the
+    serial build's port file has no Wi-Fi include, a build without device.ota no OTA one):
+    what a required component requires publicly is allowed too, and is not resolved here.
+    ``flags``: the board's compile flags (``board_flags``); made here when not given.
     """
+    if flags is None:
+        with tempfile.TemporaryDirectory(prefix="mcpgen-idf-req-") as tmp:
+            flags = board_flags(cxx, project, chip, sources, Path(tmp), False)
+            return requirement_problems(project, sources, chip, cxx=cxx, flags=flags)
     src = app_component(project)
     allowed = common_requirements(sources.idf, chip) | esp_idf_layout.requirements(src / "CMakeLists.txt")
     allowed |= {name.split("/")[-1] for name in esp_idf_layout.manifest_dependencies(src) if name != "idf"}
@@ -654,12 +765,13 @@ def requirement_problems(project: Path, sources: Sources, chip: Chip) -> list[st
     local_dirs = [src / d for d in component_flags(src / "CMakeLists.txt").include_dirs]
     problems = []
     for source in project_sources(project):
+        reached = direct_includes(cxx, flags, source)
         for header in sorted(set(_INCLUDE.findall(source.read_text(encoding="utf-8")))):
             if header == "sdkconfig.h" or any((d / header).is_file() for d in [source.parent, *local_dirs]):
                 continue
             found = next((d for d in idf_dirs if (d / header).is_file()), None)
-            if found is None:
-                continue  # a C library header
+            if found is None or (found / header).resolve() not in reached:
+                continue  # a C library header, or one the configuration leaves out
             component = (found.relative_to(comps).parts[0] if found.is_relative_to(comps)
                          else sources.websocket.name)
             if component not in allowed:
@@ -681,7 +793,8 @@ def require_submodules(project: Path, sources: Sources) -> None:
                               "submodule is missing: git submodule update --init components/mqtt/esp-mqtt")
 
 
-def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Path, full: bool) -> list[str]:
+def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Path, full: bool,
+                compile_commands: Optional[Path] = None) -> list[str]:
     """Every flag but the per-file ones, in the order ESP-IDF's CMake puts them.
 
     ``full``: compile to (host) assembly, discarded, instead of ``-fsyntax-only``, so that the
@@ -699,6 +812,10 @@ def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Pat
     comp = component_flags(src / "CMakeLists.txt")
     common, defines = idf_common_flags(sources.idf)
     mode = ["-S", "-o", os.devnull] if full else ["-fsyntax-only"]
+    if compile_commands is not None:  # exactly what a real configure gave the app component
+        defines = compile_commands_definitions(compile_commands, src)
+    else:
+        defines += build_definitions(sources, esp_idf_layout.requirements(src / "CMakeLists.txt"))[0]
     flags = [*mode, *host_target_flags(chip, cxx, newlib_config, sources.newlib_include), *common, *defines,
              *config_flags(config_dir / "sdkconfig.h")]
     flags += [f"-I{src / d}" for d in comp.include_dirs]
@@ -713,7 +830,8 @@ def _rsp_quote(arg: str) -> str:
 
 
 def check_project(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++",
-                  full: bool = False, log: Log = print) -> BoardResult:
+                  full: bool = False, log: Log = print,
+                  compile_commands: Optional[Path] = None) -> BoardResult:
     """Compiles every source of the generated project for ``board``; returns each file's result.
 
     The common flags go to ``WORK/<board>.rsp`` (``g++ @file``), so that a failure can be
@@ -722,7 +840,7 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
     chip = CHIPS[board]
     rsp = work / f"{board}{'-full' if full else ''}.rsp"
     rsp.parent.mkdir(parents=True, exist_ok=True)
-    flags = board_flags(cxx, project, chip, sources, work, full)
+    flags = board_flags(cxx, project, chip, sources, work, full, compile_commands)
     rsp.write_text("\n".join(_rsp_quote(f) for f in flags) + "\n", encoding="utf-8")
     per_file = component_flags(app_component(project) / "CMakeLists.txt").per_file
     results = []
@@ -737,7 +855,7 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
         log(f"  {board}{' -Os' if full else ''}: src/{rel}: {status}")
     config = work / chip.name / "config"
     problems = defaults_not_applied(project / "sdkconfig.defaults", config / "sdkconfig")
-    problems += requirement_problems(project, sources, chip)
+    problems += requirement_problems(project, sources, chip, cxx=cxx, flags=flags)
     problems += layout_problems(project, log)
     header = (config / "sdkconfig.h").read_text(encoding="utf-8")
     required = dict(REQUIRED_CONFIG)
@@ -775,7 +893,8 @@ PORT_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++") -> dict[str, str]:
+def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++",
+             compile_commands: Optional[Path] = None) -> dict[str, str]:
     """The declaration (or macro) behind every ESP-IDF call of the port, as this version has it.
 
     Functions come from the preprocessed port (whitespace collapsed, attributes kept);
@@ -784,7 +903,7 @@ def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: st
     including those an implicit conversion would let compile.
     """
     chip = CHIPS[board]
-    flags = board_flags(cxx, project, chip, sources, work, False)
+    flags = board_flags(cxx, project, chip, sources, work, False, compile_commands)
     flags = [f for f in flags if f != "-fsyntax-only"]
     active = active_port_sources(project, work / chip.name / "config" / "sdkconfig.h")
     names = sorted({name for source in active
@@ -922,7 +1041,8 @@ def ota_variant(spec_path: Path, work: Path) -> Path:
 
 def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str], work: Path, *,
               cxx: str = "g++", full: bool = True, log: Log = print,
-              transports: Sequence[str] = ("websocket",)) -> list[BoardResult]:
+              transports: Sequence[str] = ("websocket",),
+              compile_commands: Optional[Path] = None) -> list[BoardResult]:
     """Generates the ESP32 project of each spec (once per transport) and checks it for each board.
 
     Every file is checked with ``-fsyntax-only``; with ``full`` also compiled at the
@@ -944,7 +1064,7 @@ def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str
                     continue  # the ESP32 has no USB-Serial-JTAG port
                 for mode in (False, True) if full else (False,):
                     results.append(check_project(project, sources, board, work / name, cxx=cxx, full=mode,
-                                                 log=log))
+                                                 log=log, compile_commands=compile_commands))
     return results
 
 
@@ -968,12 +1088,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="spec to generate the project from (repeatable; default the example specs "
                              "and desk_lamp with device.ota: true)")
     parser.add_argument("--transport", action="append", choices=sorted(TRANSPORT_CONFIG),
-                        help="transport of the generated project (repeatable; default both)")
+                        help="transport of the generated project (repeatable; default all; with --api the "
+                             "listing's, default websocket)")
     parser.add_argument("--syntax-only", action="store_true",
                         help="only g++ -fsyntax-only (skip the pass at the sdkconfig's optimization level)")
     parser.add_argument("--api", action="store_true",
                         help="print the declarations of the ESP-IDF functions and macros the port calls, as "
                              "this version has them (diff two versions' listings), and exit")
+    parser.add_argument("--ota", action="store_true",
+                        help="with --api: list the build of the spec with device.ota: true "
+                             "(the update handler's calls too)")
+    parser.add_argument("--compile-commands", type=Path,
+                        help="take the -D definitions from this compile_commands.json of a real ESP-IDF "
+                             "configure of the same generated project, instead of reading them from the "
+                             "ESP-IDF sources")
     parser.add_argument("--cxx", default="g++", help="host C++ compiler (default g++)")
     parser.add_argument("--keep", type=Path, help="work in this directory and keep it (project, sdkconfig.h, "
                                                   "<board>.rsp flag files for g++ @FILE)")
@@ -990,20 +1118,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             try:
                 sources.validate()
-                project = generate_project(specs[0], work / "api", log=lambda _: None,
-                                           environ=dict(CHECK_CONFIG))
-                listing = port_api(project, sources, boards[0], work / "api", cxx=args.cxx)
+                spec = ota_variant(specs[0], work / "api") if args.ota else specs[0]
+                for transport in args.transport or ["websocket"]:
+                    where = work / "api" / transport
+                    project = generate_project(spec, where, log=lambda _: None,
+                                               environ=check_config(transport, where))
+                    require_submodules(project, sources)
+                    board = boards[0]
+                    if transport == "serial-usb" and board not in SERIAL_USB_CHIPS:
+                        board = SERIAL_USB_CHIPS[0]  # the ESP32 has no USB-Serial-JTAG port
+                    listing = port_api(project, sources, board, where, cxx=args.cxx,
+                                       compile_commands=args.compile_commands)
+                    ota = "yes" if args.ota else "no"
+                    print(f"# {spec.name}, transport {transport}, device.ota {ota}, {board}")
+                    for name, decl in listing.items():
+                        print(f"{name}: {decl}")
             except CheckSetupError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
-            for name, decl in listing.items():
-                print(f"{name}: {decl}")
             return 0
         try:
             if not args.spec:  # the update handler is compiled only with device.ota
                 specs.append(ota_variant(resources.example_spec("desk_lamp"), work))
             results = run_check(specs, sources, boards, work, cxx=args.cxx, full=not args.syntax_only,
-                                transports=args.transport or sorted(TRANSPORT_CONFIG, reverse=True))
+                                transports=args.transport or sorted(TRANSPORT_CONFIG, reverse=True),
+                                compile_commands=args.compile_commands)
+            if args.compile_commands is None:
+                for note in build_definitions(sources, {"mbedtls"})[1]:
+                    print(f"note: {note}", file=sys.stderr)
         except CheckSetupError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -193,9 +193,10 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         "sdkconfig.defaults": fill("sdkconfig.defaults.in"),
         "partitions.csv": esp32_ota.partition_table(spec),
         **({"sdkconfig.defaults.esp32": esp32_ota.signed_sdkconfig(spec)} if spec.ota_signing else {}),
-        "src/CMakeLists.txt": (port / "CMakeLists.txt").read_text(encoding="utf-8"),
+        "src/CMakeLists.txt": _component_cmakelists(port, transport, spec.device.ota),
         "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
-        "src/idf_component.yml": (port / "idf_component.yml").read_text(encoding="utf-8"),
+        "src/idf_component.yml": esp32_transport.component_manifest(
+            (port / "idf_component.yml").read_text(encoding="utf-8"), transport),
         "src/port/mqtt_ca_pem.h": esp32_transport.ca_header(environ),
         "src/handlers.cmake": handlers_cmake(handlers, project / "src"),
     }
@@ -231,6 +232,18 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
             "(set them and build again, or `pio run -t menuconfig`)")
     return project
+
+
+_REQUIRES_MARK = "                  # @mcpgen: the transport's and device.ota's components"
+
+
+def _component_cmakelists(port: Path, transport: str, ota: bool) -> str:
+    """``src/CMakeLists.txt``: the port's, with the transport's and OTA's requirements in it."""
+    text = (port / "CMakeLists.txt").read_text(encoding="utf-8")
+    if _REQUIRES_MARK not in text:
+        raise BuildError(f"{port / 'CMakeLists.txt'}: no line {_REQUIRES_MARK.strip()!r} "
+                         "to put the requirements in (the firmware template is damaged: reinstall mcpgen)")
+    return text.replace(_REQUIRES_MARK, esp32_transport.requires_lines(transport, ota))
 
 
 def _relative(path: Path, start: Path) -> str:

@@ -17,6 +17,12 @@ generation time (``build_esp32.CONFIG_ENV``); the transport is one more of them:
 
 They become lines of ``sdkconfig.defaults`` (the Kconfig choice ``MCPGEN_TRANSPORT`` of
 ``ports/esp_idf/Kconfig.projbuild``, which also selects ``MQTT_PROTOCOL_5``).
+
+The transport (and ``device.ota``) also decide the components the application component
+requires (``component_requirements``, written into ``src/CMakeLists.txt``) and the
+dependencies of ``src/idf_component.yml`` (``component_manifest``): ESP-IDF resolves
+requirements before it reads the sdkconfig, so they cannot follow the Kconfig choice, and a
+serial device must not link Wi-Fi, lwIP, mbedTLS or the HTTP client it never uses.
 """
 
 from __future__ import annotations
@@ -40,6 +46,87 @@ MQTT_ENV: dict[str, tuple[str, bool]] = {
     "MCPGEN_MQTT_DEVICE_ID": ("CONFIG_MCPGEN_MQTT_DEVICE_ID", False),
 }
 _CHOICE = re.compile(r"^(# )?CONFIG_MCPGEN_TRANSPORT_(WEBSOCKET|MQTT|SERIAL)[= ].*\n?", re.MULTILINE)
+
+
+# ESP-IDF components each part of the port includes headers of, beyond the common ones every
+# component gets (freertos, esp_hw_support, esp_system, log, ...): (component, why).
+_REQUIRES_ALWAYS: tuple[tuple[str, str], ...] = ()  # nvs_flash is in the port's CMakeLists.txt
+_REQUIRES_WIFI = (("esp_wifi", "the Wi-Fi station"), ("esp_netif", "its network interface"),
+                  ("esp_event", "Wi-Fi and IP events"))
+REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {
+    "websocket": (*_REQUIRES_WIFI, ("mbedtls", "esp_crt_bundle_attach for wss://")),
+    "mqtt": (*_REQUIRES_WIFI, ("mqtt", "esp-mqtt: ESP-IDF's up to 5.5, the registry's from 6.0"),
+             ("mbedtls", "esp_crt_bundle_attach for mqtts://"),
+             ("tcp_transport", "esp_transport.h: TCP_NODELAY on the broker socket"),
+             ("lwip", "lwip/sockets.h")),
+    # Both drivers: the port is chosen in Kconfig (the console's by default), after requirements.
+    "serial": (("esp_driver_uart", "driver/uart.h, MCPGEN_SERIAL_UART0"),
+               ("esp_driver_usb_serial_jtag", "driver/usb_serial_jtag.h, MCPGEN_SERIAL_USB_SERIAL_JTAG")),
+}
+REQUIRES_OTA: tuple[tuple[str, str], ...] = (
+    ("esp_https_ota", "the download"), ("esp_http_client", "its HTTP client"),
+    ("app_update", "esp_ota_ops.h: slots and rollback"), ("bootloader_support", "the image checks"),
+    ("esp_app_format", "esp_app_desc_t"), ("esp_partition", "the slots"),
+    ("esp_timer", "the rollback deadline and the reboot"), ("mbedtls", "SHA-256 of the image"),
+)
+# The first ESP-IDF release with every component a transport requires (its git tags):
+# esp_driver_uart and esp_driver_usb_serial_jtag were split out of `driver` in v5.3; the
+# network transports' components and OTA's all exist in v5.1, the oldest release mcpgen
+# supports.
+MIN_IDF: dict[str, str] = {"websocket": "5.1", "mqtt": "5.1", "serial": "5.3"}
+
+
+def component_requirements(transport: str, ota: bool) -> list[tuple[str, str]]:
+    """(component, why) the generated app component requires besides ``nvs_flash``, each once."""
+    chosen: list[tuple[str, str]] = []
+    for name, why in (*_REQUIRES_ALWAYS, *REQUIRES[transport], *(REQUIRES_OTA if ota else ())):
+        if name not in (n for n, _ in chosen):
+            chosen.append((name, why))
+    return chosen
+
+
+def requires_lines(transport: str, ota: bool) -> str:
+    """The PRIV_REQUIRES continuation lines of ``src/CMakeLists.txt`` (no parentheses in the
+    comments: the project's own readers of the call stop at the first ``)``)."""
+    label = f"the {transport} transport"
+    lines = []
+    for name, why in component_requirements(transport, ota):
+        owner = "device.ota" if ota and name in dict(REQUIRES_OTA) and name not in dict(REQUIRES[transport]) \
+            else label
+        lines.append(f"                  {name}  # {owner}: {why}")
+    return "\n".join(lines) if lines else "                  # no other component"
+
+
+def component_manifest(template: str, transport: str) -> str:
+    """``src/idf_component.yml`` for ``transport`` from the port's manifest (which lists every
+    dependency of every transport): ``idf`` becomes the first ESP-IDF release that has the
+    transport's components, and only the registry components it uses are kept, each with
+    the comment lines above it."""
+    keep = {"websocket": {"espressif/esp_websocket_client"}, "mqtt": {"espressif/mqtt"},
+            "serial": set()}[transport]
+    head: list[str] = []
+    blocks: list[tuple[str, list[str]]] = []  # (dependency, its comment and entry lines)
+    pending: list[str] = []
+    in_deps = False
+    for line in template.splitlines():
+        if line.startswith("dependencies:"):
+            in_deps = True
+            head.append(line)
+        elif not in_deps:
+            head.append(line)
+        elif re.match(r"^  #", line) or not line.strip():
+            pending.append(line)
+        elif re.match(r"^  \S", line):
+            blocks.append((line.split(":", 1)[0].strip(), [*pending, line]))
+            pending = []
+        elif blocks:  # an indented continuation of the entry above
+            blocks[-1][1].append(line)
+    body = [f'  idf: ">={MIN_IDF[transport]}"  # the first release with every component the '
+            f"{transport} transport requires"]
+    for name, lines in blocks:
+        if name in keep:
+            body += lines
+    return "\n".join([*head, *body]) + "\n"
 
 
 def _env(environ: Optional[dict[str, str]]) -> dict[str, str]:

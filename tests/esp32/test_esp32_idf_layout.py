@@ -131,7 +131,8 @@ def test_the_component_registers_every_source_and_its_requirements(lamp: Path, t
     # what CMake passes is what the header check reads from the same file
     assert set(got["PRIV_REQUIRES"]) | set(got.get("REQUIRES", [])) == layout.requirements(
         component / "CMakeLists.txt")
-    assert {"esp_wifi", "mqtt", "esp_driver_uart"} <= set(got["PRIV_REQUIRES"])
+    # the WebSocket build's (the lamp's transport); each transport's: test_esp32_requirements.py
+    assert {"esp_wifi", "mbedtls", "nvs_flash"} <= set(got["PRIV_REQUIRES"])
     assert got["INCLUDE_DIRS"] == chk.component_flags(component / "CMakeLists.txt").include_dirs
 
 
@@ -171,10 +172,11 @@ def test_managed_components_and_defaults_sit_where_both_look(lamp: Path) -> None
     # the component manager reads idf_component.yml of every component in the build
     deps = layout.manifest_dependencies(component)
     assert "espressif/esp_websocket_client" in deps and "idf" in deps
-    # the port requires `mqtt`: ESP-IDF's own up to 5.5, the registry's from 6.0 on
-    assert "mqtt" in layout.requirements(component / "CMakeLists.txt")
+    # only the WebSocket transport's: `mqtt` and its registry entry are the MQTT build's
+    # (test_esp32_requirements.py)
+    assert "mqtt" not in layout.requirements(component / "CMakeLists.txt")
     manifest = yaml.safe_load((component / "idf_component.yml").read_text())
-    assert manifest["dependencies"]["espressif/mqtt"]["rules"] == [{"if": "idf_version >=6.0"}]
+    assert "espressif/mqtt" not in manifest["dependencies"]
     # sdkconfig.defaults: read from the project directory (CMAKE_SOURCE_DIR) by both
     defaults = (lamp / "sdkconfig.defaults").read_text()
     assert 'CONFIG_MCPGEN_WIFI_SSID="lab"' in defaults

@@ -8,6 +8,7 @@ network and no checkouts: the tests that need them skip, naming the variables to
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -108,6 +109,60 @@ def test_defaults_that_did_not_apply_are_reported(tmp_path: Path) -> None:
         "sdkconfig.defaults: CONFIG_TYPO is not an option of this ESP-IDF version",
         "sdkconfig.defaults: CONFIG_D=4096 did not apply (the sdkconfig has 8192)",
     ]
+
+
+def _fake_idf(root: Path, *, espressif_mbedtls: bool) -> Path:
+    files = {
+        "components/esp_common/include/esp_idf_version.h": "#define ESP_IDF_VERSION_MAJOR 5\n"
+        "#define ESP_IDF_VERSION_MINOR 5\n#define ESP_IDF_VERSION_PATCH 3\n",
+        "version.txt": "v5.5.3\n",
+        "components/pthread/CMakeLists.txt":
+            'idf_build_set_property(COMPILE_DEFINITIONS "_POSIX_READER_WRITER_LOCKS" APPEND)\n',
+        "components/soc/CMakeLists.txt": "target_compile_definitions(${COMPONENT_LIB} INTERFACE "
+        "SOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE)\ntarget_compile_definitions(${COMPONENT_LIB} PRIVATE X=1)\n",
+        "components/mbedtls/CMakeLists.txt": "foreach(target ${mbedtls_targets})\n"
+        '    target_compile_definitions(${target} PUBLIC -DMBEDTLS_CONFIG_FILE="mbedtls/esp_config.h")\n'
+        "endforeach()\n",
+        "components/mbedtls/mbedtls/include/mbedtls/gcm.h": "typedef struct mbedtls_gcm_context_soft x;\n"
+        if espressif_mbedtls else "typedef struct mbedtls_gcm_context x;\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["espressif-mbedtls", "upstream-mbedtls"])
+def test_definitions_of_the_real_build_are_read_where_esp_idf_sets_them(tmp_path: Path, fork: bool) -> None:
+    """ESP_PLATFORM, IDF_VER, the build-wide and INTERFACE definitions; MBEDTLS_CONFIG_FILE only for
+    a component that requires mbedtls and only with Espressif's fork (else the stand-in is named)."""
+    idf = _fake_idf(tmp_path / "idf", espressif_mbedtls=fork)
+    sources = chk.Sources(idf, tmp_path, tmp_path)
+    plain, notes = chk.build_definitions(sources, {"nvs_flash"})
+    assert plain == ["-DESP_PLATFORM", '-DIDF_VER="v5.5.3"', "-D_POSIX_READER_WRITER_LOCKS",
+                     "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE"] and notes == []
+    with_tls, notes = chk.build_definitions(sources, {"mbedtls"})
+    if fork:
+        assert with_tls == [*plain, '-DMBEDTLS_CONFIG_FILE="mbedtls/esp_config.h"'] and notes == []
+    else:
+        assert with_tls == plain
+        assert len(notes) == 1 and "not Espressif's fork" in notes[0] and "MBEDTLS_CONFIG_FILE" in notes[0]
+
+
+def test_definitions_from_a_real_configure(tmp_path: Path) -> None:
+    app = tmp_path / "project" / "src"
+    (app / "port").mkdir(parents=True)
+    db = tmp_path / "compile_commands.json"
+    db.write_text(json.dumps([
+        {"file": str(tmp_path / "idf" / "x.c"), "command": "gcc -DOTHER=1 -c x.c"},
+        {"file": str(app / "port" / "a.cpp"),
+         "command": 'g++ -DESP_PLATFORM -DIDF_VER=\\"v5.5.3\\" -Iinc '
+                    "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE -c a.cpp"},
+    ]), encoding="utf-8")
+    assert chk.compile_commands_definitions(db, app) == [
+        "-DESP_PLATFORM", '-DIDF_VER="v5.5.3"', "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE"]
+    with pytest.raises(chk.CheckSetupError, match="no source of .* configure the same generated project"):
+        chk.compile_commands_definitions(db, tmp_path / "elsewhere")
 
 
 def test_missing_checkouts_are_named(capsys: pytest.CaptureFixture[str],
@@ -297,7 +352,28 @@ def test_api_listing_of_the_serial_transport(tmp_path: Path) -> None:
         assert not [name for name, decl in api.items() if decl == "(not found)"], variant
         for name in names:
             assert name in api and api[name] != "(not found)", (variant, name)
-        assert "esp_log_set_vprintf" in api and "wifi_sta_config_t.ssid" in api
+        assert "esp_log_set_vprintf" in api
+        # no Wi-Fi in a serial build: the port's Wi-Fi code and its requirement are the network transports'
+        assert not [name for name in api if "wifi" in name], variant
+
+
+def test_api_listing_follows_transport_and_ota(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--api` lists the build asked for (it listed the WebSocket build's for every transport)."""
+    _sources()
+    listings = {}
+    for args in (["--transport", "serial"], ["--transport", "mqtt"], ["--transport", "websocket"],
+                 ["--transport", "websocket", "--ota"]):
+        assert chk.main(["--api", "--board", "esp32c3", "--keep", str(tmp_path / "_".join(args)), *args]) == 0
+        out = capsys.readouterr().out
+        head, *lines = out.splitlines()
+        stem = "default_device_ota" if "--ota" in args else "default_device"
+        assert head.startswith(f"# {stem}.yaml, transport {args[1]}")
+        listings[" ".join(args)] = {line.split(":", 1)[0] for line in lines}
+    serial, mqtt, ws, ota = listings.values()
+    assert "uart_write_bytes" in serial and not [n for n in serial if "wifi" in n or "websocket" in n]
+    assert "esp_mqtt_client_publish" in mqtt and "esp_wifi_start" in mqtt and "uart_write_bytes" not in mqtt
+    assert "esp_websocket_client_send_text" in ws and not [n for n in ws if "mqtt" in n or "ota" in n]
+    assert ws < ota and "esp_https_ota_begin" in ota
 
 
 def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: Path) -> None:

@@ -20,13 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "esp_event.h"
 #include "esp_log.h"
 #include "esp_mac.h"
-#include "esp_netif.h"
 #include "esp_port.h"
 #include "esp_random.h"
-#include "esp_wifi.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/event_groups.h"
 #include "freertos/queue.h"
@@ -38,6 +35,17 @@
 #include "mcpgen/session.h"
 #include "nvs.h"
 #include "nvs_flash.h"
+
+// Wi-Fi only for the network transports. codegen requires esp_wifi, esp_netif and esp_event
+// only for them (src/CMakeLists.txt, written per transport): a serial device links no Wi-Fi.
+#if !CONFIG_MCPGEN_TRANSPORT_SERIAL
+#if !__has_include("esp_wifi.h")
+#error "project generated for the serial transport: run codegen build again with MCPGEN_TRANSPORT=websocket or mqtt"
+#endif
+#include "esp_event.h"
+#include "esp_netif.h"
+#include "esp_wifi.h"
+#endif
 
 namespace mcpgen_esp {
 char g_device_id[18];
@@ -121,6 +129,7 @@ void make_client_id() {
 
 // ------------------------------------------------------------------ Wi-Fi
 
+#if !CONFIG_MCPGEN_TRANSPORT_SERIAL
 void on_wifi_event(void*, esp_event_base_t base, int32_t id, void* data) {
   if (base == WIFI_EVENT && id == WIFI_EVENT_STA_START) {
     esp_wifi_connect();
@@ -163,6 +172,7 @@ void start_wifi() {
   ESP_ERROR_CHECK(esp_wifi_start());
   ESP_LOGI(kTag, "Wi-Fi: connecting to \"%s\"", CONFIG_MCPGEN_WIFI_SSID);
 }
+#endif  // !CONFIG_MCPGEN_TRANSPORT_SERIAL
 
 // ------------------------------------------------------------------ transport task side
 
@@ -388,10 +398,10 @@ extern "C" void app_main(void) {
   g_net = xEventGroupCreate();
   for (uint8_t i = 0; i < CONFIG_MCPGEN_RX_SLOTS; ++i) xQueueSend(g_free_slots, &i, 0);
 
-  if (wifi) {
-    start_wifi();
-    xEventGroupWaitBits(g_net, kGotIp, pdFALSE, pdTRUE, portMAX_DELAY);
-  }
+#if !CONFIG_MCPGEN_TRANSPORT_SERIAL
+  start_wifi();
+  xEventGroupWaitBits(g_net, kGotIp, pdFALSE, pdTRUE, portMAX_DELAY);
+#endif
   // Handlers run here, never on the transport's task.
   xTaskCreate(worker, "mcpgen", CONFIG_MCPGEN_WORKER_STACK_SIZE, nullptr, 5, nullptr);
   if (!mcpgen_esp::transport_start()) {

@@ -23,6 +23,12 @@
 
 #if CONFIG_MCPGEN_TRANSPORT_MQTT
 
+// codegen requires this transport's components only when it generates the project for it
+// (src/CMakeLists.txt, src/idf_component.yml): a choice changed in menuconfig alone finds none.
+#if !__has_include("mqtt_client.h")
+#error "project generated for another transport: run codegen build again with MCPGEN_TRANSPORT=mqtt"
+#endif
+
 #include <stdio.h>
 #include <string.h>
 
