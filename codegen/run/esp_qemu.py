@@ -39,6 +39,7 @@ from typing import IO, Optional
 
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.run.console import ReadLine
+from mcpgen.codegen.run.run_qemu import stop_qemu
 from mcpgen.codegen.targets.base import BuildContext
 from mcpgen.codegen.targets.esp32 import project_dir, run_streaming, write_project
 
@@ -280,13 +281,7 @@ class EspQemuDevice:
         self.output = output
 
     def close(self, timeout: float = 5.0) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_qemu(self.process, timeout)
 
 
 def _output(path: Path) -> str:

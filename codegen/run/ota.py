@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import ipaddress
 import shutil
 import time
 from collections.abc import Callable
@@ -75,6 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace, out: Out = print) -> int:
     """Exit code 0 when every device ended on the new image, 1 otherwise."""
+    from mcpgen.runtime.bridge.attach import is_loopback  # the bridge's and the console's rule
     from mcpgen.runtime.ota import UnsafeUrl, check_url
 
     if args.url is not None:
@@ -178,18 +178,6 @@ async def _fleet(args: argparse.Namespace, auth: Optional[Authenticator]) -> Mqt
         return await fleet.start()
     except Exception as exc:  # aiomqtt.MqttError: the broker is unreachable or refused us
         raise BuildError(f"--mqtt {args.mqtt}: cannot use the broker: {exc}") from None
-
-
-def is_loopback(host: str) -> bool:
-    """Is ``host`` (a bind address) reachable from this machine only? (The rule of the
-    bridge's and the console's gateways.)"""
-    name = host.strip("[]").lower()
-    if name in ("localhost", "localhost.localdomain"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False  # a name that may resolve anywhere, or a wildcard: assume reachable
 
 
 async def _gateway_devices(gw: Gateway, args: argparse.Namespace) -> list[str]:

@@ -123,14 +123,7 @@ class QemuDevice:
             return ""
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stops QEMU: SIGTERM (QEMU shuts down cleanly on it), then SIGKILL if it lingers."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_qemu(self.process, timeout)
 
 
 # prctl(2) option: the signal a child gets when the thread that started it exits.
@@ -382,3 +375,14 @@ if __name__ == "__main__":
 
 
 __all__ = ["QemuDevice", "QemuError", "boot", "exit_on_hangup", "qemu_available", "run_qemu_session", "start"]
+
+
+def stop_qemu(process: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
+    """Stops a QEMU: SIGTERM (QEMU shuts down cleanly on it), then SIGKILL if it lingers."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
