@@ -34,6 +34,7 @@ OPTIONAL_MODULES: dict[str, tuple[str, str]] = {
     "esp_idf_monitor": ("esp32", "esp-idf-monitor"),
     "kconfgen": ("esp32", "esp-idf-kconfig"),
     "esp_idf_kconfig": ("esp32", "esp-idf-kconfig"),
+    "cryptography": ("esp32", "cryptography"),
     # MCPGEN_PURE_PYTHON=1 runs the runtime's compiled modules from source: they import
     # Cython's `cython` shadow module, which a runtime-only install leaves out
     "cython": ("pure", "Cython"),

@@ -198,14 +198,7 @@ async def test_a_stalled_reader_is_dropped_after_the_write_timeout(tmp_path: Pat
             while server.dropped < 1:  # the state asserted, however long the machine takes
                 await asyncio.sleep(0.05)
             assert server.bytes_served == 0 and not server.completed
-            # The connection was cut: reading drains what the kernel held, then ends.
-            sock.settimeout(30)
-            got = 0
-            try:
-                while chunk := sock.recv(1 << 20):
-                    got += len(chunk)
-            except ConnectionResetError:
-                pass
-            assert got < image.size
+            # (Reading on here would drain the megabytes the kernel already holds through
+            # this socket's 4 KiB window: about 100 s on loopback, and it proves no more.)
         finally:
             sock.close()
