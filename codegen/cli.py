@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import json
 import logging
 import os
@@ -740,6 +741,16 @@ def _describe_targets(p: argparse.ArgumentParser) -> None:
         "targets": "\n".join(f"  {name:<12} {t.summary}" for name, t in registry.TARGETS.items())}
 
 
+def _options_of(module: str) -> Callable[[argparse.ArgumentParser], None]:
+    """A command's options, added from ``module.add_arguments`` only when the command is used
+    (its help, its parsing or a Tab on it): the module may import what a plain start must not."""
+
+    def add(p: argparse.ArgumentParser) -> None:
+        importlib.import_module(module).add_arguments(p)
+
+    return add
+
+
 def build_parser() -> argparse.ArgumentParser:
     esp32_boards = _LazyNames(_board_names)
     fmt = argparse.RawDescriptionHelpFormatter
@@ -941,12 +952,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "fingerprint, time, outcome (updated, rolled_back, failed, offline, skipped). Halts once "
                 "more than --max-failures devices failed. Exit 0 when every device is on IMAGE. "
                 "docs/ota.md.")
-    def ota_arguments(p: argparse.ArgumentParser) -> None:
-        from mcpgen.codegen.run.ota import add_arguments
-
-        add_arguments(p)
-
-    p.defer(ota_arguments)
+    p.defer(_options_of("mcpgen.codegen.run.ota"))
     p.set_defaults(func=cmd_ota)
 
     p = command("selftest", "check a device as an independent MCP client would (board, stdio or gateway)",
@@ -960,12 +966,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "resources, events and latency: one line per check, a summary, exit 0 when none "
                 "failed. Calling tools has effects on a real board: see --no-calls and --skip-tool. "
                 "docs/firmware.md, \"Self-test\".")
-    def selftest_arguments(p: argparse.ArgumentParser) -> None:
-        from mcpgen.codegen.run.selftest_args import add_arguments
-
-        add_arguments(p)
-
-    p.defer(selftest_arguments)
+    p.defer(_options_of("mcpgen.codegen.run.selftest_args"))
     p.set_defaults(func=cmd_selftest)
 
     p = command("bridge", "serve devices' tools to standard MCP clients",
