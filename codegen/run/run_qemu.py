@@ -126,6 +126,17 @@ class QemuDevice:
         stop_qemu(self.process, timeout)
 
 
+def stop_qemu(process: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
+    """Stops a QEMU: SIGTERM (QEMU shuts down cleanly on it), then SIGKILL if it lingers."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 # prctl(2) option: the signal a child gets when the thread that started it exits.
 _PR_SET_PDEATHSIG = 1
 
@@ -370,19 +381,13 @@ def main() -> int:  # python -m mcpgen.codegen.run.run_qemu [--pty] ELF: boot, p
     return 0
 
 
+__all__ = [
+    "QemuDevice", "QemuError", "boot", "exit_on_hangup", "qemu_available", "run_qemu_session", "start",
+    "stop_qemu",
+]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["QemuDevice", "QemuError", "boot", "exit_on_hangup", "qemu_available", "run_qemu_session", "start"]
-
-
-def stop_qemu(process: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
-    """Stops a QEMU: SIGTERM (QEMU shuts down cleanly on it), then SIGKILL if it lingers."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
