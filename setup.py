@@ -23,18 +23,16 @@ PACKAGE_DIRS: dict[str, str] = {
     "mcpgen": "src/mcpgen",
     "mcpgen.codegen": "codegen",
     "mcpgen.runtime": "runtime",
-    "mcpgen.runtime.bridge": "runtime/bridge",
-    "mcpgen.runtime.console": "runtime/console",
-    "mcpgen.runtime.auth": "runtime/auth",  # a package for its __main__ (see runtime/auth/__main__.py)
     # Data shipped as packages so that a plain wheel install can build firmware.
     "mcpgen.firmware_template": "firmware_template",
     "mcpgen.toolspec": "toolspec",
 }
 
-# The generator's subpackages (spec/, emit/, targets/, run/, ...), found rather than listed.
-PACKAGE_DIRS.update(
-    {f"mcpgen.codegen.{sub}": "codegen/" + sub.replace(".", "/") for sub in find_packages("codegen")}
-)
+# The generator's subpackages (spec/, emit/, targets/, run/, ...) and the runtime's floors
+# (core/, session/, links/, bridge/, console/, auth/), found rather than listed.
+for _package, _folder in (("mcpgen.codegen", "codegen"), ("mcpgen.runtime", "runtime")):
+    for _sub in find_packages(_folder):
+        PACKAGE_DIRS[f"{_package}.{_sub}"] = f"{_folder}/" + _sub.replace(".", "/")
 
 # A release distribution carries only its own folders (scripts/dist.py); the developer
 # install from the repository has them all.
@@ -44,7 +42,7 @@ PACKAGE_DATA: dict[str, list[str]] = {
     "mcpgen": ["py.typed"],
     "mcpgen.codegen": ["py.typed"],
     "mcpgen.codegen.emit": ["templates/**/*"],
-    "mcpgen.runtime": ["py.typed", "*.pxd"],
+    "mcpgen.runtime": ["py.typed"],
     "mcpgen.runtime.console": ["static/*"],  # the page: plain HTML, CSS and JS, no build step
     "mcpgen.firmware_template": ["**/*"],
     "mcpgen.toolspec": ["*.json", "*.yaml", "*.cpp", "*.md"],
@@ -57,7 +55,7 @@ PACKAGE_DATA: dict[str, list[str]] = {
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PUREPY = os.path.join(_HERE, "runtime", "_purepy.py")
 COMPILED_MODULES: dict[str, str] = {
-    name: f"runtime/{name.rpartition('.')[2]}.py"
+    name: "runtime/" + "/".join(name.split(".")[2:]) + ".py"
     for name in (runpy.run_path(_PUREPY)["COMPILED_MODULES"] if os.path.exists(_PUREPY) else ())
 }
 
@@ -86,6 +84,11 @@ def _pxd_tree() -> str:
         ) as dst:
             dst.write(src.read())
     return root
+
+
+# Each compiled module's .pxd ships beside it (other projects may cimport them).
+for _name in COMPILED_MODULES:
+    PACKAGE_DATA.setdefault(_name.rpartition(".")[0], []).append("*.pxd")
 
 
 def _extensions() -> list[Extension]:

@@ -54,7 +54,7 @@ def fallback(validate_mod: ModuleType) -> Bindings:
             "r": check_int("r", r, 0, 255),
         }
 
-    return Bindings(set_rgb, "runtime.validate.check_int x3 (generated bindings not available)")
+    return Bindings(set_rgb, "runtime.core.validate.check_int x3 (generated bindings not available)")
 
 
 def from_module(mod: ModuleType) -> Bindings:
@@ -81,7 +81,7 @@ def build(log: Log, build_root: Optional[Path] = None) -> Optional[Path]:
 def load_compiled(log: Log) -> tuple[Optional[ModuleType], Bindings, Optional[Path]]:
     pydir = build(log)
     if pydir is None:
-        return None, fallback(importlib.import_module("mcpgen.runtime.validate")), None
+        return None, fallback(importlib.import_module("mcpgen.runtime.core.validate")), None
     if str(pydir) not in sys.path:
         sys.path.insert(0, str(pydir))
     mod = importlib.import_module(MODULE)

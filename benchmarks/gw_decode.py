@@ -26,7 +26,8 @@ from typing import Any, Optional, Union
 
 import orjson
 
-from mcpgen.runtime import COMPILED, codec
+from mcpgen.runtime import COMPILED
+from mcpgen.runtime.core import codec
 
 try:
     import msgspec

@@ -273,7 +273,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--transport", choices=("picows", "picows-stream", "websockets"), required=True)
     args = ap.parse_args(argv)
     raise_nofile_limit()
-    from mcpgen.runtime.loop import run
+    from mcpgen.runtime.core.loop import run
 
     return run(main_async(args.transport), use_uvloop=args.transport != "websockets")
 

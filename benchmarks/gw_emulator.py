@@ -35,7 +35,7 @@ from picows import WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
 from benchmarks.procutil import raise_nofile_limit
 from mcpgen.codegen.spec import mcp_json
 from mcpgen.codegen.spec.loader import load_spec
-from mcpgen.runtime.loop import run
+from mcpgen.runtime.core.loop import run
 
 #: Linux's IP_BIND_ADDRESS_NO_PORT (absent from Python's socket module before 3.12).
 IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)

@@ -156,21 +156,28 @@ class _Logger:
 
 
 def measure(rounds: int = 15) -> dict[str, Any]:
-    from mcpgen.runtime import codec, rpcsession, wslink
+    from mcpgen.runtime.core import codec, rpcsession
+    from mcpgen.runtime.links.websocket import wslink
 
-    pure = import_pure(["mcpgen.runtime.codec", "mcpgen.runtime.rpcsession", "mcpgen.runtime.wslink"])
+    pure = import_pure(
+        [
+            "mcpgen.runtime.core.codec",
+            "mcpgen.runtime.core.rpcsession",
+            "mcpgen.runtime.links.websocket.wslink",
+        ]
+    )
     builds = {
         "compiled": (codec, wslink),
-        "pure Python": (pure["mcpgen.runtime.codec"], pure["mcpgen.runtime.wslink"]),
+        "pure Python": (pure["mcpgen.runtime.core.codec"], pure["mcpgen.runtime.links.websocket.wslink"]),
     }
-    from mcpgen.runtime.loop import new_event_loop, uvloop_available
+    from mcpgen.runtime.core.loop import new_event_loop, uvloop_available
 
     loop = new_event_loop()  # uvloop where installed, as the gateway runs (loop.time() per deadline)
     sock = socket.socket()
     out: dict[str, Any] = {
         "loop": "uvloop" if uvloop_available() else "asyncio",
         "compiled": is_compiled(rpcsession) and is_compiled(wslink),  # codec re-exports rpcsession
-        "pure_is_source": not is_compiled(pure["mcpgen.runtime.rpcsession"]),
+        "pure_is_source": not is_compiled(pure["mcpgen.runtime.core.rpcsession"]),
         "calls_per_batch": N,
     }
     try:

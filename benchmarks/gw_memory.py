@@ -159,7 +159,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     raise_nofile_limit()
     if args.worker:
-        from mcpgen.runtime.loop import run
+        from mcpgen.runtime.core.loop import run
 
         return run(_worker(args.faults > 0), use_uvloop=not args.asyncio)
 

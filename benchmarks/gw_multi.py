@@ -1,7 +1,7 @@
 """SO_REUSEPORT workers: total throughput of 2 gateway processes on one port vs 1.
 
 ``python -m benchmarks.gw_multi --devices 1000 --workers 2`` starts two groups of
-gateway workers (:class:`mcpgen.runtime.workers.Workers`): one with a single worker, one
+gateway workers (:class:`mcpgen.runtime.links.workers.Workers`): one with a single worker, one
 with ``--workers`` processes sharing a port, each group with its own emulator process
 connecting the devices (the kernel spreads them over that group's workers). Every
 worker runs the backend code :func:`drive_windows`: during each time window of a shared
@@ -65,7 +65,7 @@ async def drive_windows(gw: Any) -> None:
 
 
 def compare(count: int, workers: int, duration: float, rounds: int, log: Log) -> dict[str, Any]:
-    from mcpgen.runtime.workers import Workers
+    from mcpgen.runtime.links.workers import Workers
 
     raise_nofile_limit()
     tmp = Path(tempfile.mkdtemp(prefix="mcpgen-gw-multi-"))

@@ -55,7 +55,7 @@ def _per_device(before: dict[str, Any], after: dict[str, Any], n: int) -> dict[s
 async def _bare_server(auto_ping: bool) -> tuple[Any, int]:
     from picows import WSListener, WSMsgType, ws_create_server
 
-    from mcpgen.runtime.gateway import READ_BUFFER
+    from mcpgen.runtime.links.websocket.gateway import READ_BUFFER
 
     class Bare(WSListener):
         __slots__ = ()
@@ -120,7 +120,7 @@ async def main_async(args: argparse.Namespace) -> int:
     raise_nofile_limit()
     ready: Callable[[], Optional[int]]
     if args.mode == "gateway":
-        from mcpgen.runtime.gateway import Gateway
+        from mcpgen.runtime.links.websocket.gateway import Gateway
 
         gw = Gateway(
             policy="off", call_timeout=60.0, hello_timeout=120.0, handshake_timeout=60.0, max_frame=1 << 20
@@ -177,7 +177,7 @@ async def main_async(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from mcpgen.runtime.loop import run
+    from mcpgen.runtime.core.loop import run
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--devices", type=int, default=3000)

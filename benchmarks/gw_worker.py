@@ -196,7 +196,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--asyncio", action="store_true", help="plain asyncio loop instead of uvloop")
     args = ap.parse_args(argv)
     raise_nofile_limit()
-    from mcpgen.runtime.loop import run
+    from mcpgen.runtime.core.loop import run
 
     return run(main_async(args.bindings), use_uvloop=not args.asyncio)
 

@@ -28,13 +28,13 @@ from mcpgen.codegen.spec import mcp_json
 
 Log = Callable[[str], None]
 
-RUNTIME_MODULES = ("mcpgen.runtime.codec", "mcpgen.runtime.validate")
+RUNTIME_MODULES = ("mcpgen.runtime.core.codec", "mcpgen.runtime.core.validate")
 # What "compiled" is checked on: codec is a plain module re-exporting these three.
 HOT_MODULES = (
-    "mcpgen.runtime.wire",
-    "mcpgen.runtime.rpcsession",
-    "mcpgen.runtime.deadlines",
-    "mcpgen.runtime.validate",
+    "mcpgen.runtime.core.wire",
+    "mcpgen.runtime.core.rpcsession",
+    "mcpgen.runtime.core.deadlines",
+    "mcpgen.runtime.core.validate",
 )
 SET_RGB = "self.light.set_rgb"
 RGB_ARGS = {"r": 12, "g": 200, "b": 255}
@@ -77,7 +77,7 @@ def load_builds(log: Log) -> tuple[Build, Build, dict[str, Any]]:
     if gen_mod is not None:
         pure_bind = bnd.from_module(pure_mods[bnd.MODULE])
     else:
-        pure_bind = bnd.fallback(pure_mods["mcpgen.runtime.validate"])
+        pure_bind = bnd.fallback(pure_mods["mcpgen.runtime.core.validate"])
     info = {
         "runtime_compiled": {m: is_compiled(compiled_mods[m]) for m in HOT_MODULES},
         "runtime_pure_loaded_from": {m: getattr(pure_mods[m], "__file__", None) for m in HOT_MODULES},
@@ -89,12 +89,13 @@ def load_builds(log: Log) -> tuple[Build, Build, dict[str, Any]]:
     }
     comp = Build(
         "compiled",
-        compiled_mods["mcpgen.runtime.codec"],
-        compiled_mods["mcpgen.runtime.validate"],
+        compiled_mods["mcpgen.runtime.core.codec"],
+        compiled_mods["mcpgen.runtime.core.validate"],
         all(info["runtime_compiled"].values()),
         comp_bind,
     )
-    pure_codec, pure_validate = pure_mods["mcpgen.runtime.codec"], pure_mods["mcpgen.runtime.validate"]
+    pure_codec = pure_mods["mcpgen.runtime.core.codec"]
+    pure_validate = pure_mods["mcpgen.runtime.core.validate"]
     pure = Build("pure Python", pure_codec, pure_validate, False, pure_bind)
     if not comp.compiled:
         log(

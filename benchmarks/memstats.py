@@ -159,7 +159,7 @@ class Probe:
         keeps it (mostly untouched, so RSS barely moves, but mallinfo counts it as in use):
         a worker measured before its first parse showed +8 MiB of "live" bytes after the
         devices left, on a machine with orjson 3.8 (pyproject allows >=3.8)."""
-        from mcpgen.runtime import codec
+        from mcpgen.runtime.core import codec
 
         codec.loads(b'{"jsonrpc":"2.0","id":0,"result":{}}')
         self._snaps: list[Any] = []

@@ -18,7 +18,7 @@ calls; the broker's CPU share is Mosquitto's CPU time over the round / its lengt
 one core), and the same for the MQTT device emulator's process. For two workers, p50 is
 the mean of the two workers' p50 and p99 the larger p99. Ratios are taken round by round
 against the gateway of the same round. Workers on
-the link's fast path (runtime/mqttfast.py) also report how many replies one socket read
+the link's fast path (runtime/links/mqtt/mqttfast.py) also report how many replies one socket read
 brought and how many requests one write carried (the batching their CPU per call depends
 on). Last, the unloaded latency: worker ``A`` makes one call at a time (round robin over
 the devices).

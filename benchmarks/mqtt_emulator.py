@@ -23,7 +23,7 @@ few replies per read and paid its fixed per-read costs for few calls (docs/mqtt.
 "Figures"). Each device is now one asyncio Protocol on one TCP_NODELAY connection speaking
 the small MQTT 5 subset a device needs: CONNECT (with the will), CONNACK, SUBSCRIBE/SUBACK,
 PUBLISH QoS 0 and 1 both ways (PUBACK), PINGREQ. PUBLISH packets are framed by the
-project's compiled :mod:`mcpgen.runtime.mqttwire`; every request that arrived in one read is
+project's compiled :mod:`mcpgen.runtime.links.mqtt.mqttwire`; every request that arrived in one read is
 answered with one write.
 """
 
@@ -45,7 +45,7 @@ from mcpgen.codegen.resources import example_spec
 from mcpgen.codegen.spec import mcp_json
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.mqtt_topics import DEFAULT_PREFIX, DOWN, OFFLINE, ONLINE, STATE, UP, device_topic
-from mcpgen.runtime.mqttwire import decode_publish, packet_end, publish_packet
+from mcpgen.runtime.links.mqtt.mqttwire import decode_publish, packet_end, publish_packet
 
 MAX_DEVICES = 2000
 CONNECT_CONCURRENCY = 32

@@ -239,7 +239,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     raise_nofile_limit()
     if args.worker:
-        from mcpgen.runtime.loop import run
+        from mcpgen.runtime.core.loop import run
 
         return run(_worker(args.port))
     if shutil.which("mosquitto") is None and not os.path.exists("/usr/sbin/mosquitto"):

@@ -114,7 +114,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     raise_nofile_limit()
     # The loop the gateway worker runs on too (uvloop where installed): same-run ratios
     # compare the transports, not two event loops.
-    from mcpgen.runtime.loop import run
+    from mcpgen.runtime.core.loop import run
 
     return run(main_async(args.port, args.worker_id))
 

@@ -58,9 +58,9 @@ def refused(validator: Any, args: dict[str, Any]) -> Callable[[], None]:
 
 
 def rows(rounds: int) -> list[tuple[str, float, str]]:
-    import mcpgen.runtime.validate as compiled
+    import mcpgen.runtime.core.validate as compiled
 
-    pure = import_pure(["mcpgen.runtime.validate"])["mcpgen.runtime.validate"]
+    pure = import_pure(["mcpgen.runtime.core.validate"])["mcpgen.runtime.core.validate"]
     assert is_compiled(compiled) and not is_compiled(pure), "needs the compiled build (dev.sh setup)"
     schema = {"type": "object", "properties": {"text": {"type": "string", "pattern": EVIL}}}
     out: list[tuple[str, float, str]] = []

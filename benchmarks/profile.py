@@ -25,7 +25,7 @@ N = 2000
 _CHILD = r"""
 import asyncio, gc, sys
 sys.path.insert(0, {bindings!r})
-from mcpgen.runtime import codec
+from mcpgen.runtime.core import codec
 from benchmarks import frames as fr
 mode = sys.argv[1]
 n = int(sys.argv[2])

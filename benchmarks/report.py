@@ -325,7 +325,8 @@ def _gateway(g: dict[str, Any]) -> list[str]:
         else:
             one, many = w["groups"]["1"], w["groups"][str(w["workers"])]
             out += [
-                f"SO_REUSEPORT (`benchmarks/gw_multi.py`, `mcpgen.runtime.workers`): {w['devices']} devices, "
+                f"SO_REUSEPORT (`benchmarks/gw_multi.py`, `mcpgen.runtime.links.workers`): "
+                f"{w['devices']} devices, "
                 f"1 worker {one['calls_per_s']:,.0f} calls/s vs {w['workers']} "
                 f"workers {many['calls_per_s']:,.0f} "
                 f"calls/s in alternating windows of {w['round_seconds']} s; ratio "

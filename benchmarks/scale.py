@@ -1,7 +1,7 @@
 """Scale: N simulated devices on one machine, gateway workers sharing one port.
 
 ``python -m benchmarks.scale --devices 100000`` starts the gateway as ``--workers``
-processes on one port (:class:`mcpgen.runtime.workers.Workers`, ``SO_REUSEPORT``) and
+processes on one port (:class:`mcpgen.runtime.links.workers.Workers`, ``SO_REUSEPORT``) and
 ``--emulators`` emulator processes (``benchmarks.gw_emulator``), each connecting from its
 own loopback source address (127.0.0.x: every source address has its own ~28,000
 ephemeral ports towards the gateway's one port). It reports:
@@ -13,7 +13,7 @@ ephemeral ports towards the gateway's one port). It reports:
 * the gateway's CPU per idle device per minute with keepalives on (the default
   ``ping_interval`` of 20 s, the sweep every 0.1 s), over ``--idle-seconds``;
 * with ``--echo`` (at most one process's worth of devices): fan-out calls
-  (:mod:`mcpgen.runtime.fanout`) and single calls, interleaved in rounds with the bare
+  (:mod:`mcpgen.runtime.session.fanout`) and single calls, interleaved in rounds with the bare
   picows+uvloop echo server of the gateway benchmark (``benchmarks.gw_echo``) driving the
   same number of devices, and with that server's bare broadcast (the same frame to every
   device in one pass, replies counted unread: the floor a fan-out cannot undercut): CPU
@@ -123,8 +123,8 @@ def _ready(gw: Any) -> list[Any]:
 
 
 async def _command(gw: Any, cmd: dict[str, Any], base_rss: int) -> dict[str, Any]:
-    from mcpgen.runtime import codec
-    from mcpgen.runtime.fanout import Fanout
+    from mcpgen.runtime.core import codec
+    from mcpgen.runtime.session.fanout import Fanout
 
     op = cmd["cmd"]
     if op == "status":
@@ -257,7 +257,7 @@ def run(
     ready_timeout: float = 600.0,
     baseline_fanout: Optional[str] = None,
 ) -> dict[str, Any]:
-    from mcpgen.runtime.workers import Workers
+    from mcpgen.runtime.links.workers import Workers
 
     soft, hard = raise_nofile_limit()
     p = plan(devices, hard, os.cpu_count() or 1)
@@ -447,7 +447,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument(
         "--baseline-fanout", default=None, metavar="FANOUT_PY",
         help="with --echo: also run the Fanout of this fanout.py (e.g. another revision's, from "
-        "`git show REV:runtime/fanout.py`) as an interleaved row, for before/after figures",
+        "`git show REV:runtime/session/fanout.py`) as an interleaved row, for before/after figures",
     )
     ap.add_argument("--quick", action="store_true", help="smoke mode: small and short, figures meaningless")
     ap.add_argument("--json", default=None, help="also write the result to this file")
@@ -457,7 +457,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             ap.error("--baseline-fanout is a row of the --echo comparison: add --echo")
         if not Path(args.baseline_fanout).is_file():
             ap.error(f"--baseline-fanout: {args.baseline_fanout} is not a file (make one with "
-                     "`git show REV:runtime/fanout.py > old_fanout.py`)")
+                     "`git show REV:runtime/session/fanout.py > old_fanout.py`)")
     baseline = None if args.baseline_fanout is None else str(Path(args.baseline_fanout).resolve())
     kw: dict[str, Any] = {"idle_seconds": args.idle_seconds, "echo": args.echo, "rounds": args.rounds,
                           "baseline_fanout": baseline}

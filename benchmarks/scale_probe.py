@@ -28,8 +28,9 @@ ARGS = {"r": 255, "g": 128, "b": 0}
 
 async def main_async(devices: int, mode: str, seconds: float) -> int:
     from benchmarks.gw_worker import drive
-    from mcpgen.runtime import Gateway, codec
-    from mcpgen.runtime.fanout import Fanout
+    from mcpgen.runtime import Gateway
+    from mcpgen.runtime.core import codec
+    from mcpgen.runtime.session.fanout import Fanout
 
     gw = Gateway("127.0.0.1", 0, policy="off", call_timeout=60.0, hello_timeout=120.0, max_frame=1 << 20)
     await gw.start()
@@ -91,7 +92,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seconds", type=float, default=14.0)
     args = ap.parse_args(argv)
     raise_nofile_limit()
-    from mcpgen.runtime.loop import run
+    from mcpgen.runtime.core.loop import run
 
     return run(main_async(args.devices, args.mode, args.seconds))
 

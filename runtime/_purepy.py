@@ -21,14 +21,14 @@ from typing import Optional
 #: runs before mcpgen is importable, hence no import here but the standard library);
 #: ``mcpgen.runtime`` makes each loadable from source and ``COMPILED`` checks each.
 COMPILED_MODULES: tuple[str, ...] = (
-    # the hot path by job (mcpgen.runtime.codec re-exports them): the wire format, the
+    # the hot path by job (mcpgen.runtime.core.codec re-exports them): the wire format, the
     # per-connection RPC state, the event-loop glue; each later one cimports the one before
-    "mcpgen.runtime.wire",
-    "mcpgen.runtime.rpcsession",
-    "mcpgen.runtime.deadlines",
-    "mcpgen.runtime.validate",
-    "mcpgen.runtime.wslink",  # the gateway's per-frame path; its .pxd cimports picows
-    "mcpgen.runtime.mqttwire",  # the MQTT link's QoS 0 PUBLISH framing (mqttfast.py)
+    "mcpgen.runtime.core.wire",
+    "mcpgen.runtime.core.rpcsession",
+    "mcpgen.runtime.core.deadlines",
+    "mcpgen.runtime.core.validate",
+    "mcpgen.runtime.links.websocket.wslink",  # the gateway's per-frame path; its .pxd cimports picows
+    "mcpgen.runtime.links.mqtt.mqttwire",  # the MQTT link's QoS 0 PUBLISH framing (mqttfast.py)
 )
 
 

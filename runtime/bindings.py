@@ -6,8 +6,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from mcpgen.runtime.compat import POLICIES, Policy, compatibility
 from mcpgen.runtime.errors import SpecMismatch
+from mcpgen.runtime.session.compat import POLICIES, Policy, compatibility
 
 log = logging.getLogger("mcpgen.runtime.bindings")
 

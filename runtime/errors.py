@@ -18,7 +18,7 @@ class McpDeviceError(Exception):
 
 
 # ToolError and RpcError are raised for device replies on the decode hot path, where
-# runtime.wire builds them without running __init__ (BaseException.__new__ with the
+# runtime.core.wire builds them without running __init__ (BaseException.__new__ with the
 # same ``args``, then ToolError's slots): keep wire._tool_error / wire._new_rpc_error in
 # step with these constructors (tests/runtime/test_codec_fastpaths.py compares them).
 # The attributes are slots, which are much cheaper to set than instance-dict entries.
@@ -123,7 +123,7 @@ class UnsupportedPattern(ValidationError):
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.argument, self.pattern, self.reason))
 def range_error(argument: str, rule: str, op: str, bound: Any, value: Any) -> ValidationError:
-    """A value outside its range, in the one wording every check uses (runtime.validate,
+    """A value outside its range, in the one wording every check uses (runtime.core.validate,
     the bridge): ``volume: must be <= 100, got 101``. ``rule`` is ``minimum`` or
     ``maximum``, ``op`` one of ``>=``, ``>``, ``<=``, ``<``."""
     return ValidationError(argument, rule, f"must be {op} {bound}, got {value}")

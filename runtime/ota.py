@@ -6,7 +6,7 @@
 * :class:`ImageServer` serves one image over HTTP, or HTTPS with a certificate, from
   inside the event loop.
 * :func:`rollout` calls ``self.upgrade_firmware`` on devices of a
-  :class:`~mcpgen.runtime.hub.DeviceHub` (the WebSocket gateway, the MQTT gateway) or of
+  :class:`~mcpgen.runtime.links.hub.DeviceHub` (the WebSocket gateway, the MQTT gateway) or of
   an :class:`~mcpgen.runtime.MqttFleet` worker in batches, waits for each to come back,
   and reports per device what happened; it halts once more than ``max_failures`` devices
   failed.
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional, Protocol, Union
 
-from mcpgen.runtime.device import Device
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, McpDeviceError, ToolError
-from mcpgen.runtime.hub import DeviceHub
+from mcpgen.runtime.links.hub import DeviceHub
+from mcpgen.runtime.session.device import Device
 
 #: The device's built-in update tool (the stock xiaozhi-esp32 name).
 OTA_TOOL = "self.upgrade_firmware"

@@ -4,7 +4,7 @@ Per event: a ``NamedTuple`` payload class (``ButtonPressedEvent``, fields typed 
 tool arguments, ``Literal`` for enums), a decoder that checks a notification's params
 with the same generated checks as tool arguments (``python_checks.param_checks``) and
 returns the payload, ``device.events.<name>()`` (an ``EventStream``) and
-``device.on_<name>(callback)``. The runtime side is ``mcpgen.runtime.events``.
+``device.on_<name>(callback)``. The runtime side is ``mcpgen.runtime.session.events``.
 """
 
 from __future__ import annotations

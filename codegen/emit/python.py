@@ -46,7 +46,7 @@ from mcpgen.protocol import RETURN_KINDS
 
 TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 
-# The C-level constant of each return kind (runtime/wire.pxd; the bindings declare their own).
+# The C-level constant of each return kind (runtime/core/wire.pxd; the bindings declare their own).
 _KIND_CONST = {kind: f"_K_{kind.upper()}" for kind in RETURN_KINDS}
 # Attributes of the generated classes that tools must not shadow.
 _CLASS_RESERVED = frozenset({"FINGERPRINT", "SPEC", "DEVICE_NAME", "DEVICE_VERSION", "device", "fanout"})

@@ -1,6 +1,6 @@
 """The argument checks and annotations of the generated Python bindings, shared by tool
 methods (python.py) and event decoders (events_py.py): the same rules as the device,
-written as inline tests with a call to ``mcpgen.runtime.validate`` for the message.
+written as inline tests with a call to ``mcpgen.runtime.core.validate`` for the message.
 """
 
 from __future__ import annotations

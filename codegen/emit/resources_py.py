@@ -1,6 +1,6 @@
 """Python bindings of the spec's resources: ``device.resources.<name>.read(...)``.
 
-Each resource gets a ``ResourceReader`` subclass (runtime.resources) with a typed
+Each resource gets a ``ResourceReader`` subclass (runtime.session.resources) with a typed
 ``read``: no arguments for a fixed URI, the template's variables as keyword arguments
 (validated like tool arguments, by a generated ``args_resource_<name>``) for a template;
 it returns ``str`` for text content and ``bytes`` for binary. ``python.context`` adds

@@ -278,7 +278,7 @@ class _Probe:
         self.notifications: list[tuple[str, dict[str, Any]]] = []
         self._seq = 0
         original = device.handle_frame
-        from mcpgen.runtime import wire
+        from mcpgen.runtime.core import wire
 
         def handle_frame(frame: Any, data: Any) -> None:
             if frame.kind == wire.FRAME_ERROR:
@@ -290,7 +290,7 @@ class _Probe:
         device.on_notification(lambda method, params: self.notifications.append((method, params)))
 
     def _wrap(self, payload: dict[str, Any]) -> bytes:
-        from mcpgen.runtime import wire
+        from mcpgen.runtime.core import wire
 
         return wire.encode_envelope(self.device.session_id, payload)
 

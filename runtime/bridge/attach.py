@@ -243,7 +243,7 @@ class DeviceSources:
     :meth:`start` launches the ``--device-cmd`` processes and opens the ``--serial``
     lines (each handed to ``on_device`` once its session is ready), then starts the
     gateways, whose devices are handed over from background tasks as they arrive.
-    ``hubs`` holds the started gateways (``runtime.Gateway``, ``runtime.mqtt.MqttGateway``)
+    ``hubs`` holds the started gateways (``runtime.Gateway``, ``runtime.links.mqtt.gateway.MqttGateway``)
     for callers that observe them (metrics). :meth:`close` closes every device and gateway.
     """
 
@@ -339,7 +339,7 @@ class DeviceSources:
                     self.open_gateway_risk,
                 )
         if broker is not None:
-            from mcpgen.runtime.mqtt import MqttGateway
+            from mcpgen.runtime.links.mqtt.gateway import MqttGateway
 
             password = os.environ.get(args.mqtt_password_env) if args.mqtt_password_env else None
             mqtt = MqttGateway(

@@ -22,9 +22,9 @@ from typing import Any
 
 from mcpgen import __version__
 from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
+from mcpgen.runtime.core.validate import SchemaValidator, unsupported_pattern
 from mcpgen.runtime.errors import UnsupportedPattern, ValidationError
-from mcpgen.runtime.events import event_name
-from mcpgen.runtime.validate import SchemaValidator, unsupported_pattern
+from mcpgen.runtime.session.events import event_name
 
 from . import device_resources
 from .completion import Completer, TemplateSchemas, events_template_entry

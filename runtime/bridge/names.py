@@ -4,7 +4,7 @@ Device tool names such as ``self.audio_speaker.set_volume`` are valid MCP names 
 valid function names for most LLM APIs, which accept only ``^[a-zA-Z0-9_-]{1,64}$``.
 The bridge therefore exports *safe* names by default:
 
-* ``.`` becomes ``__`` (the rule of ``mcpgen.llm_names``, which ``runtime.llm.NameMap``
+* ``.`` becomes ``__`` (the rule of ``mcpgen.llm_names``, which ``runtime.session.llm.NameMap``
   and the spec checker follow too); a name that would not map back that way is sanitized
   and hashed;
 * with per-device prefixes the name is ``<device prefix>__<tool>``, where the device

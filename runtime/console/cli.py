@@ -13,7 +13,6 @@ import secrets
 import sys
 from typing import Any
 
-from mcpgen.runtime import fdlimit
 from mcpgen.runtime.bridge.attach import (
     DeviceSources,
     add_device_arguments,
@@ -22,6 +21,7 @@ from mcpgen.runtime.bridge.attach import (
 )
 from mcpgen.runtime.bridge.cli import cancel_all, configure_logging, run_main, start_sources
 from mcpgen.runtime.bridge.http import default_allowed_hosts
+from mcpgen.runtime.links import fdlimit
 from mcpgen.secret_options import SecretError, SecretOption, add_secret_argument, resolve_secret
 
 from .console import Console

@@ -2,7 +2,7 @@
 
 :class:`Console` works with anything shaped like ``runtime.bridge.DeviceLike`` (every
 runtime transport's ``Device``). It validates a call's arguments with the runtime's own
-validator (:class:`mcpgen.runtime.validate.SchemaValidator`, the rules the generated
+validator (:class:`mcpgen.runtime.core.validate.SchemaValidator`, the rules the generated
 bindings apply) before anything is sent, so an invalid call never reaches a device,
 whatever the page did. Every change is published to subscribers (the page's live
 stream) as a small JSON message.
@@ -21,7 +21,7 @@ from typing import Any, Optional
 import orjson
 
 from mcpgen.runtime.errors import McpDeviceError, RpcError, ValidationError
-from mcpgen.runtime.events import event_name
+from mcpgen.runtime.session.events import event_name
 
 from .metrics import FleetMetrics, outcome_of
 from .registry import MAX_STORED_RESULT, CallRecord, DeviceEntry, now_ms

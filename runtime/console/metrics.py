@@ -53,7 +53,7 @@ from mcpgen.runtime.errors import (
     ToolError,
     ValidationError,
 )
-from mcpgen.runtime.events import event_name
+from mcpgen.runtime.session.events import event_name
 
 log = logging.getLogger("mcpgen.runtime.console.metrics")
 

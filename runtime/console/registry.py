@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from mcpgen.runtime.validate import SchemaValidator
+from mcpgen.runtime.core.validate import SchemaValidator
 
 #: Calls kept per device for the history table and the latency plot and percentiles.
 HISTORY = 100

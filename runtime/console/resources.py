@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from mcpgen.runtime.errors import McpDeviceError
-from mcpgen.runtime.resources import expand, list_resource_templates, list_resources
+from mcpgen.runtime.session.resources import expand, list_resource_templates, list_resources
 
 from .console import ConsoleError, error_json
 from .registry import DeviceEntry

@@ -1,5 +1,5 @@
 """The names device tools get where a language model sees them: one home for the LLM
-function-name rule, read by the runtime (``mcpgen.runtime.llm``), the bridge
+function-name rule, read by the runtime (``mcpgen.runtime.session.llm``), the bridge
 (``mcpgen.runtime.bridge.names``) and the spec checker (``codegen.spec.consumer_names``).
 
 A tool name such as ``self.light.set_on`` is a valid MCP name, but LLM function-calling

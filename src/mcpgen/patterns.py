@@ -6,7 +6,7 @@ checked against comes from a user or an LLM. Python's ``re`` backtracks: ``^(\\w
 against a 46-character sentence blocks the event loop for seconds. RE2 takes time linear
 in the text's length whatever the pattern, and refuses what it cannot do that way
 (backreferences, lookaround, atomic groups, possessive repeats). :func:`compile_re2` is
-the one place a pattern text becomes an RE2 program: ``mcpgen.runtime.validate`` builds
+the one place a pattern text becomes an RE2 program: ``mcpgen.runtime.core.validate`` builds
 its checks on it and ``codegen check`` refuses a spec pattern it refuses, with the same
 options, so a spec that passes the check is one the runtime runs.
 

@@ -1,6 +1,6 @@
 """Pretend devices on the links the bridge command line attaches besides processes: a
 serial line (pyserial's ``socket://`` URL: newline-delimited JSON-RPC over TCP) and an MQTT
-broker (the topics of runtime/mqtt.py). Both answer with :func:`answer`, whose
+broker (the topics of runtime/links/mqtt/gateway.py). Both answer with :func:`answer`, whose
 ``self.button.press`` tool sends a device event before its result."""
 
 from __future__ import annotations

@@ -270,8 +270,8 @@ def test_stdio_raw_batches_and_parse_errors(version: str, batch_ok: bool) -> Non
 
 async def test_a_range_error_has_the_runtime_wording() -> None:
     """The bridge's own check and the runtime's validator word a range error alike."""
+    from mcpgen.runtime.core.validate import SchemaValidator
     from mcpgen.runtime.errors import ValidationError
-    from mcpgen.runtime.validate import SchemaValidator
 
     device = FakeDevice("one")
     bridge = Bridge()

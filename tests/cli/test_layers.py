@@ -4,6 +4,7 @@ checked here as ``scripts/dev.sh test`` checks them with ``lint-imports``."""
 
 from __future__ import annotations
 
+import configparser
 import subprocess
 import sys
 from pathlib import Path
@@ -22,3 +23,42 @@ def test_every_import_contract_is_kept() -> None:
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
     assert "BROKEN" not in report and "KEPT" in report, report
+
+
+def _contract_layers(name: str) -> set[str]:
+    """The module names a layers contract of ``.importlinter`` lists (``a | b`` counts both)."""
+    parser = configparser.ConfigParser()
+    parser.read(REPO / ".importlinter")
+    section = parser[f"importlinter:contract:{name}"]
+    return {part.strip() for line in section["layers"].split("\n") for part in line.split("|") if part.strip()}
+
+
+def _modules(folder: Path) -> set[str]:
+    """Every module and package under ``folder``, dotted and relative to it (``core.wire``)."""
+    found = set()
+    for path in folder.rglob("*.py"):
+        parts = path.relative_to(folder).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and parts[-1] != "__main__":
+            found.add(".".join(parts))
+    return found
+
+
+def _covered(module: str, layers: set[str]) -> bool:
+    """A module is placed when it, or a package above it, is a layer."""
+    parts = module.split(".")
+    return any(".".join(parts[:i]) in layers for i in range(1, len(parts) + 1))
+
+
+def test_every_runtime_module_is_on_a_layer() -> None:
+    layers = _contract_layers("runtime-layers")
+    folders = {"core", "session", "links", "links.websocket", "links.mqtt"}  # floors, their modules are layers
+    unplaced = sorted(m for m in _modules(REPO / "runtime") - folders if not _covered(m, layers))
+    assert not unplaced, f"put these on a layer of runtime-layers in .importlinter: {unplaced}"
+
+
+def test_every_generator_module_is_on_a_layer() -> None:
+    layers = _contract_layers("generator-layers")
+    unplaced = sorted(m for m in _modules(REPO / "codegen") if not _covered(m, layers))
+    assert not unplaced, f"put these on a layer of generator-layers in .importlinter: {unplaced}"

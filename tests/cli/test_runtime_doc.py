@@ -55,4 +55,4 @@ def test_the_documented_backend_runs(workdir: Path, loop: str) -> None:
     assert "state: {'on': True, 'rgb': [255, 255, 255], 'timer_minutes': 0}" in out
     assert out[-1] == "not sent: r: must be <= 255, got 300"
     # What the logging section says the gateway logs at INFO:
-    assert "mcpgen.runtime.gateway: device lamp-1 ready (desk-lamp, 6 tools" in proc.stderr
+    assert "mcpgen.runtime.links.websocket.gateway: device lamp-1 ready (desk-lamp, 6 tools" in proc.stderr

@@ -18,7 +18,7 @@ from console_testlib import served
 from looplag import EVIL_PATTERN, MAX_LAG, SENTENCE, Ticker
 
 from mcpgen.runtime.console import Console
-from mcpgen.runtime.session_setup import ToolInfo
+from mcpgen.runtime.session.session_setup import ToolInfo
 
 TOKEN = "t0ken"
 RAW_TOOLS: list[dict[str, Any]] = [

@@ -11,7 +11,7 @@ from e2e_testlib import Built
 
 from mcpgen.runtime import connect_process
 from mcpgen.runtime.errors import RpcError, ValidationError
-from mcpgen.runtime.resources import expand
+from mcpgen.runtime.session.resources import expand
 
 
 async def test_typed_resource_reads(built_lamp: Built) -> None:

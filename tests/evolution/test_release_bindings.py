@@ -1,5 +1,5 @@
 """The bindings of a spec with a history: one module per older release, picked by the
-device's fingerprint (runtime.compat), each with its own checks, result kinds and events;
+device's fingerprint (runtime.session.compat), each with its own checks, result kinds and events;
 the .pyi stays the newest version's surface."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.history import load_history, write_release
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.targets.python import build_bindings, import_bindings
-from mcpgen.runtime import NotSupported, ValidationError, codec
-from mcpgen.runtime.compat import accepted, compatibility
+from mcpgen.runtime import NotSupported, ValidationError
+from mcpgen.runtime.core import codec
+from mcpgen.runtime.session.compat import accepted, compatibility
 
 V1 = """\
 device: {name: evo-dev, version: 1.2.0}

@@ -129,7 +129,7 @@ def settled_rss() -> int:
     """RSS after a full collection: what the process holds once its garbage is gone.
 
     No ``malloc_trim`` here: handing freed heap back to the OS is the gateway's job after
-    devices leave (runtime/memtrim.py); a test that trimmed would hide its absence.
+    devices leave (runtime/links/memtrim.py); a test that trimmed would hide its absence.
     """
     gc.collect()
     time.sleep(0.2)

@@ -1,6 +1,6 @@
 """The gateway hands freed heap back to the OS after a mass departure (issue 18 item 6).
 
-The policy (runtime/memtrim.py) on its own, then a real gateway: 150 devices connect and
+The policy (runtime/links/memtrim.py) on its own, then a real gateway: 150 devices connect and
 leave, and the gateway trims once by itself; the figures of what that is worth are in
 the fault suite (test_faults.py) and docs/security.md.
 """
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from mcpgen.runtime import Gateway
-from mcpgen.runtime.memtrim import Trimmer
+from mcpgen.runtime.links.memtrim import Trimmer
 
 needs_glibc = pytest.mark.skipif(not Trimmer().available, reason="no glibc malloc_trim here")
 

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from mcpgen.runtime import _purepy  # noqa: E402
-from mcpgen.runtime import codec as installed_codec  # noqa: E402
+from mcpgen.runtime.core import codec as installed_codec  # noqa: E402
 from mcpgen.runtime.errors import McpDeviceError  # noqa: E402
 
 EXAMPLES = int(os.environ.get("MCPGEN_FUZZ_EXAMPLES", "400"))
@@ -48,14 +48,14 @@ def _pure_codec() -> ModuleType:
         installed = Path(importlib.import_module(name).__file__ or "")
         if not installed.with_name(name.rpartition(".")[2] + ".py").is_file():
             pytest.skip(f"no source beside {installed}")  # a wheel keeps it there too
-    names = [*_purepy.COMPILED_MODULES, "mcpgen.runtime.codec"]
+    names = [*_purepy.COMPILED_MODULES, "mcpgen.runtime.core.codec"]
     saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
     package = sys.modules["mcpgen.runtime"]  # importing a submodule also sets it on the package
     attrs = {n: getattr(package, n.rpartition(".")[2]) for n in saved}
     finder = _purepy._SourceFirst(names)
     sys.meta_path.insert(0, finder)
     try:
-        mod = importlib.import_module("mcpgen.runtime.codec")
+        mod = importlib.import_module("mcpgen.runtime.core.codec")
     finally:
         sys.meta_path.remove(finder)
         for n in names:

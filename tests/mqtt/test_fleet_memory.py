@@ -14,7 +14,7 @@ import sys
 import paho.mqtt.client as mqtt
 import pytest
 
-from mcpgen.runtime.broker import BrokerLink, _RouteMatcher
+from mcpgen.runtime.links.mqtt.broker import BrokerLink, _RouteMatcher
 
 log = logging.getLogger("test.fleet_memory")
 
@@ -70,7 +70,7 @@ def test_release_drops_the_names_the_attribute_cache_keeps() -> None:
     Properties (a few times per device) and looks it up; CPython's attribute cache then
     keeps that string, which pinned the peak's memory after the devices left. The
     release before a trim clears that cache."""
-    from mcpgen.runtime.memtrim import release_sessions
+    from mcpgen.runtime.links.memtrim import release_sessions
 
     class Props:
         pass

@@ -14,7 +14,8 @@ import struct
 
 import pytest
 
-from mcpgen.runtime import MqttGateway, codec
+from mcpgen.runtime import MqttGateway
+from mcpgen.runtime.core import codec
 
 PREFIX = "mcpgen"
 DEVICE = "lamp-1"

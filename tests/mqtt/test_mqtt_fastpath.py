@@ -1,6 +1,7 @@
-"""BrokerLink's fast path (runtime/mqttfast.py, runtime/mqttwire.py): QoS 0 PUBLISH framing
-checked against paho's own property codec, the hand-over of every other packet to paho in
-order, batched writes, and the same messages through a real Mosquitto as the paho path."""
+"""BrokerLink's fast path (runtime/links/mqtt/mqttfast.py, runtime/links/mqtt/mqttwire.py):
+QoS 0 PUBLISH framing checked against paho's own property codec, the hand-over of every
+other packet to paho in order, batched writes, and the same messages through a real
+Mosquitto as the paho path."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import Any
 import pytest
 from mqtt_testlib import HOST, Broker
 
-from mcpgen.runtime import mqttfast, mqttwire
-from mcpgen.runtime.broker import BrokerLink
+from mcpgen.runtime.links.mqtt import mqttfast, mqttwire
+from mcpgen.runtime.links.mqtt.broker import BrokerLink
 
 log = logging.getLogger("test.fastpath")
 

@@ -22,10 +22,10 @@ PACKAGE = Path(mcpgen.__file__).parent
 GROUP_EXTRAS: dict[str, str] = {
     "runtime/bridge/": "bridge",
     "runtime/console/": "console",
-    "runtime/mqtt.py": "mqtt",
-    "runtime/fleet.py": "mqtt",
-    "runtime/broker.py": "mqtt",
-    "runtime/transports.py": "serial",
+    "runtime/links/mqtt/gateway.py": "mqtt",
+    "runtime/links/mqtt/fleet.py": "mqtt",
+    "runtime/links/mqtt/broker.py": "mqtt",
+    "runtime/links/transports.py": "serial",
 }
 
 

@@ -21,12 +21,13 @@ from typing import Any
 import pytest
 from runtime_fakes import FakeWsDevice
 
-from mcpgen.runtime import Device, memtrim
+from mcpgen.runtime import Device
 from mcpgen.runtime.bridge import Bridge
 from mcpgen.runtime.bridge.attach import DeviceSources, add_device_arguments
 from mcpgen.runtime.console import console as console_module
 from mcpgen.runtime.console import metrics as console_metrics
 from mcpgen.runtime.console.console import Console
+from mcpgen.runtime.links import memtrim
 
 #: Disconnected devices the console keeps on its page here (console.MAX_GONE, lowered), and
 #: ids the metrics keep for reconnects (metrics.MAX_SEEN_IDS, lowered): reached in the warm-up.

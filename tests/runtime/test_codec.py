@@ -8,8 +8,8 @@ import base64
 import orjson
 import pytest
 
-from mcpgen.runtime import codec
-from mcpgen.runtime.codec import RpcSession, decode_frame, decode_result
+from mcpgen.runtime.core import codec
+from mcpgen.runtime.core.codec import RpcSession, decode_frame, decode_result
 from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
 

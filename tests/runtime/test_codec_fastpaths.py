@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 import pytest
 
-from mcpgen.runtime import codec, wire
-from mcpgen.runtime.codec import RpcSession, decode_result
+from mcpgen.runtime.core import codec, wire
+from mcpgen.runtime.core.codec import RpcSession, decode_result
 from mcpgen.runtime.errors import ProtocolError, RpcError, ToolError
 
 

@@ -1,4 +1,4 @@
-"""Fan-out calls (runtime.fanout): one call on many gateway devices, awaited as one."""
+"""Fan-out calls (runtime.session.fanout): one call on many gateway devices, awaited as one."""
 
 from __future__ import annotations
 
@@ -276,7 +276,7 @@ def test_stubs_type_fanout_results(sim_mod: ModuleType) -> None:
 
 @pytest.mark.parametrize("session_id", [None, "sid-1"])
 def test_call_encoded_frames_like_tools_call(session_id: Optional[str]) -> None:
-    from mcpgen.runtime import codec
+    from mcpgen.runtime.core import codec
 
     args = {"r": 1, "g": 2, "b": 3, "name": "ü"}
     plain, shared = codec.RpcSession(session_id), codec.RpcSession(session_id)

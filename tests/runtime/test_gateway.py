@@ -121,7 +121,7 @@ async def test_fingerprint_mismatch_policies(
     async with Gateway(port=0, fingerprint="0123456789abcdef", policy=policy) as gw:  # type: ignore[arg-type]
         fake = await start(fake_devices, url_of(gw), f"fp-{policy}")
         if policy == "strict":
-            with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.gateway"):
+            with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.links.websocket.gateway"):
                 with pytest.raises(DeviceTimeout):
                     await gw.wait_for_device(timeout=1.5)
                 await asyncio.wait_for(fake.closed.wait(), 5)
@@ -165,7 +165,7 @@ async def expect_status(url: str, headers: dict[str, str]) -> int:
 async def test_token_auth(fake_devices, caplog: pytest.LogCaptureFixture) -> None:
     async with Gateway(port=0, auth=TokenAuth({"lamp-1": "lamp-token", "*": "fleet"})) as gw:
         url = url_of(gw)
-        with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.gateway"):
+        with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.links.websocket.gateway"):
             assert await expect_status(url, {"Device-Id": "x", "Authorization": "Bearer nope"}) == 401
             assert await expect_status(url, {"Device-Id": "x"}) == 401
             assert await expect_status(url, {"Device-Id": "lamp-1", "Authorization": "Bearer fleet"}) == 101

@@ -15,7 +15,8 @@ from collections.abc import Callable
 import pytest
 from test_gateway_transport import upgrade_request
 
-from mcpgen.runtime import Gateway, gateway
+from mcpgen.runtime import Gateway
+from mcpgen.runtime.links.websocket import gateway
 
 Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 

@@ -20,8 +20,10 @@ import pytest
 from runtime_fakes import FakeWsDevice
 from test_gateway_transport import HELLO, open_raw, read_all, read_frame, upgrade_request, url_of
 
-from mcpgen.runtime import Gateway, fdlimit, gateway
-from mcpgen.runtime.loop import new_event_loop, uvloop_available
+from mcpgen.runtime import Gateway
+from mcpgen.runtime.core.loop import new_event_loop, uvloop_available
+from mcpgen.runtime.links import fdlimit
+from mcpgen.runtime.links.websocket import gateway
 
 MIB = 1 << 20
 
@@ -190,7 +192,7 @@ async def test_calls_to_a_stalled_device_stop_at_max_backlog(caplog: pytest.LogC
         link = next(iter(gw._links))
         params = {"a": "a" * 30000}
         request = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
-        with caplog.at_level(logging.WARNING, "mcpgen.runtime.gateway"):
+        with caplog.at_level(logging.WARNING, "mcpgen.runtime.links.websocket.gateway"):
             with pytest.raises(DeviceDisconnected):
                 for _ in range(10000):  # 300 MB if nothing stopped it
                     link.send_now(request.encode())
@@ -246,7 +248,7 @@ async def test_half_open_connections_are_capped_per_source_and_in_all(
     async with Gateway(port=0, max_handshakes=100, max_handshakes_per_source=3) as gw:
         idle = [await asyncio.open_connection("127.0.0.1", gw.port) for _ in range(3)]
         await asyncio.sleep(0.1)
-        with caplog.at_level(logging.WARNING, "mcpgen.runtime.gateway"):
+        with caplog.at_level(logging.WARNING, "mcpgen.runtime.links.websocket.gateway"):
             refused = [await asyncio.open_connection("127.0.0.1", gw.port) for _ in range(10)]
             for reader, _ in refused:  # closed at once, nothing said
                 assert await read_all(reader) == b""
@@ -338,7 +340,7 @@ def test_gateway_start_raises_the_open_file_limit(caplog: pytest.LogCaptureFixtu
             async with Gateway(port=0) as gw:
                 return gw
 
-        with caplog.at_level(logging.INFO, "mcpgen.runtime.gateway"):
+        with caplog.at_level(logging.INFO, "mcpgen.runtime.links.websocket.gateway"):
             gw = asyncio.run(start())
         now = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         assert now > low and (now == hard or now == 1 << 20)

@@ -18,7 +18,8 @@ from test_gateway_hostile import frame, raw_device, server_hello
 from test_gateway_transport import HELLO, url_of
 
 from mcpgen import runtime
-from mcpgen.runtime import Gateway, wslink
+from mcpgen.runtime import Gateway
+from mcpgen.runtime.links.websocket import wslink
 
 from picows.picows import WSProtocol  # type: ignore[attr-defined]  # isort: skip
 

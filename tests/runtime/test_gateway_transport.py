@@ -18,7 +18,7 @@ import pytest
 from runtime_fakes import FakeWsDevice
 
 from mcpgen.runtime import Gateway, TokenAuth
-from mcpgen.runtime.loop import new_event_loop, uvloop_available
+from mcpgen.runtime.core.loop import new_event_loop, uvloop_available
 
 
 def url_of(gw: Gateway) -> str:
@@ -231,7 +231,7 @@ async def test_gc_freeze_after_setup_and_thaw_on_close(
 ) -> None:
     import gc
 
-    from mcpgen.runtime import hub as hub_module
+    from mcpgen.runtime.links import hub as hub_module
 
     monkeypatch.setattr(hub_module, "FREEZE_DELAY", 0.05)
     assert gc.get_freeze_count() == 0

@@ -15,8 +15,9 @@ import orjson
 import pytest
 from runtime_fakes import FAKE_STDIO
 
-from mcpgen.runtime import codec, connect_process
-from mcpgen.runtime.codec import RpcSession, decode_result
+from mcpgen.runtime import connect_process
+from mcpgen.runtime.core import codec
+from mcpgen.runtime.core.codec import RpcSession, decode_result
 from mcpgen.runtime.errors import DeviceTimeout, ProtocolError
 
 HOSTILE_IDS: list[Any] = [[1], {"a": 1}, "²", "١", True, "9" * 5000, 1e300, -0.5, "", "01x"]

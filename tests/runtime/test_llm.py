@@ -6,8 +6,8 @@ import pytest
 from runtime_fakes import FakeCore, FakeWsDevice
 
 from mcpgen.runtime import Gateway, NameMap, to_anthropic_tools, to_openai_tools
-from mcpgen.runtime.device import ToolInfo
-from mcpgen.runtime.llm import LLM_NAME_RE, parse_tool_call
+from mcpgen.runtime.session.device import ToolInfo
+from mcpgen.runtime.session.llm import LLM_NAME_RE, parse_tool_call
 
 NAMES = [
     "self.audio_speaker.set_volume",

@@ -21,7 +21,8 @@ import pytest
 from looplag import ALL_A, EVIL_PATTERN, MAX_LAG, SENTENCE, Ticker
 from runtime_fakes import FakeCore
 
-from mcpgen.runtime import Device, validate
+from mcpgen.runtime import Device
+from mcpgen.runtime.core import validate
 from mcpgen.runtime.errors import UnsupportedPattern, ValidationError
 
 EVIL = EVIL_PATTERN
@@ -110,7 +111,7 @@ async def test_device_pattern_redos_answers_at_once_and_the_loop_keeps_ticking()
 async def test_unsupported_pattern_is_refused_at_setup_and_the_rest_works(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.device"):
+    with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.session.device"):
         device, link = await hostile_device()
     echo = device.tool("self.hostile.echo")
     assert echo.refused is not None and "RE2 cannot compile it" in echo.refused

@@ -12,7 +12,8 @@ from typing import Any, Optional
 
 import pytest
 
-from mcpgen.runtime import Device, codec
+from mcpgen.runtime import Device
+from mcpgen.runtime.core import codec
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mcpgen.runtime import codec
+from mcpgen.runtime.core import codec
 
 
 def _reply(rid: Any, text: str = "true") -> bytes:

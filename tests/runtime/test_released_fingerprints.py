@@ -29,7 +29,7 @@ async def test_an_unreleased_fingerprint_follows_the_policy(caplog: pytest.LogCa
     with pytest.raises(SpecMismatch) as err:
         await connect_process(FAKE_STDIO, fingerprint=releases, policy="strict", stderr="devnull")
     assert err.value.expected == "00000000000000aa, 00000000000000bb"
-    with caplog.at_level(logging.WARNING, "mcpgen.runtime.device"):
+    with caplog.at_level(logging.WARNING, "mcpgen.runtime.session.device"):
         device = await connect_process(FAKE_STDIO, fingerprint=releases, policy="compatible",
                                        stderr="devnull")
     try:

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import orjson
 import pytest
 
-from mcpgen.runtime import codec, rpcsession, wire
+from mcpgen.runtime.core import codec, rpcsession, wire
 from mcpgen.runtime.errors import RpcError
 
 SID = "7c1f8a4e-2d0b-4f57-9e36-0c1d2e3f4a5b"

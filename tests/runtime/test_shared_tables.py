@@ -1,4 +1,4 @@
-"""Handles of devices that report alike share one copy (runtime/shared.py, issue 32);
+"""Handles of devices that report alike share one copy (runtime/session/shared.py, issue 32);
 devices that report differently each keep what they reported."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any
 from runtime_fakes import EXTRA_TOOLS, FakeCore, FakeWsDevice
 from test_gateway_transport import url_of
 
-from mcpgen.runtime import Gateway, shared
+from mcpgen.runtime import Gateway
+from mcpgen.runtime.session import shared
 
 
 async def _ready(gw: Gateway, fakes: list[FakeWsDevice], device_id: str, core: FakeCore) -> Any:

@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 import pytest
 
-from mcpgen.runtime import codec
-from mcpgen.runtime.codec import Image
-from mcpgen.runtime.device import Device
+from mcpgen.runtime.core import codec
+from mcpgen.runtime.core.codec import Image
+from mcpgen.runtime.core.stock_replies import mcp_image_items, salvage_reply_id
 from mcpgen.runtime.errors import DeviceTimeout, ProtocolError
-from mcpgen.runtime.stock_replies import mcp_image_items, salvage_reply_id
+from mcpgen.runtime.session.device import Device
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-not-really").decode()
 

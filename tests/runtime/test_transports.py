@@ -15,7 +15,7 @@ from runtime_fakes import FAKE_STDIO, Die, FakeCore
 
 from mcpgen.runtime import connect_process, connect_serial
 from mcpgen.runtime.errors import DeviceDisconnected, DeviceTimeout, ProtocolError, SpecMismatch
-from mcpgen.runtime.transports import LineFramer, is_jsonrpc_line, reply_head_id
+from mcpgen.runtime.links.transports import LineFramer, is_jsonrpc_line, reply_head_id
 
 # -- line framing ------------------------------------------------------------------------------
 
@@ -322,7 +322,7 @@ async def test_serial_resyncs_after_noise_and_ignores_log_lines_that_quote_ids(
     server = await asyncio.start_server(lambda r, w: serve_noisy_uart(core, r, w), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        with caplog.at_level(logging.WARNING, "mcpgen.runtime.transports"):
+        with caplog.at_level(logging.WARNING, "mcpgen.runtime.links.transports"):
             device = await connect_serial(f"socket://127.0.0.1:{port}", setup_timeout=10, call_timeout=10)
             try:
                 results = [await device.call("self.counter.add", {"amount": 1}) for _ in range(20)]

@@ -15,8 +15,8 @@ from runtime_fakes import LAMP_SPEC
 
 from mcpgen import runtime
 from mcpgen.codegen.targets.python import build_bindings, import_bindings
-from mcpgen.runtime.device import Device
-from mcpgen.runtime.events import EventStream, event_name
+from mcpgen.runtime.session.device import Device
+from mcpgen.runtime.session.events import EventStream, event_name
 
 
 class _NullTransport:
@@ -87,10 +87,10 @@ async def test_events_that_break_the_spec_are_logged_and_dropped(
     got: list[Any] = []
     lamp.on_button_pressed(got.append)
     stream = lamp.events.button_pressed()
-    with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.events"):
+    with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.session.events"):
         device.feed(_event("button_pressed", params))
     assert got == [] and lamp.events._hub.rejected == 1
-    [record] = [r for r in caplog.records if r.name == "mcpgen.runtime.events"]
+    [record] = [r for r in caplog.records if r.name == "mcpgen.runtime.session.events"]
     assert "lamp-7" in record.getMessage() and "button_pressed" in record.getMessage()
     assert why in record.getMessage()
     device.feed(_event("button_pressed", {"count": 3}))  # the stream carries on

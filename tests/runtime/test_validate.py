@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import validate as v
+from mcpgen.runtime.core import validate as v
 from mcpgen.runtime.errors import ValidationError
 
 

@@ -8,9 +8,9 @@ import importlib.metadata
 import orjson
 
 import mcpgen
-from mcpgen.runtime import device
 from mcpgen.runtime.bridge import Bridge
-from mcpgen.runtime.codec import RpcSession
+from mcpgen.runtime.core.codec import RpcSession
+from mcpgen.runtime.session import device
 
 
 def test_initialize_and_the_bridge_report_the_package_version() -> None:

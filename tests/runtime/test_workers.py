@@ -10,7 +10,7 @@ import pytest
 from runtime_fakes import FakeWsDevice
 from runtime_workers_serve import tag_allocator, tag_devices
 
-from mcpgen.runtime.workers import Workers
+from mcpgen.runtime.links.workers import Workers
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="needs SO_REUSEPORT")
 

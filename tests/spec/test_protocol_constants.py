@@ -14,8 +14,9 @@ from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit import python as emit_python
 from mcpgen.codegen.spec import model
 from mcpgen.codegen.spec.rules import tables
-from mcpgen.runtime import _purepy, codec
+from mcpgen.runtime import _purepy
 from mcpgen.runtime.bridge import protocol as bridge_protocol
+from mcpgen.runtime.core import codec
 
 CORE = resources.firmware_template() / "core" / "mcpgen"
 

@@ -18,8 +18,8 @@ from mcpgen import llm_names
 from mcpgen.codegen.spec.consumer_names import llm_function_name, suggest_rename, xiaozhi_server_name
 from mcpgen.codegen.spec.loader import check_spec, load_spec
 from mcpgen.runtime.bridge.names import safe_tool_name
-from mcpgen.runtime.llm import NameMap
-from mcpgen.runtime.llm import llm_function_name as runtime_llm_function_name
+from mcpgen.runtime.session.llm import NameMap
+from mcpgen.runtime.session.llm import llm_function_name as runtime_llm_function_name
 
 
 def stock_server_name(name: str) -> str:

@@ -5,7 +5,7 @@
 // and keeps <prefix>/<device_id>/state = "online" (retained) while connected, "offline"
 // (retained) as its Last Will. A request that carries the MQTT 5 Response Topic and
 // Correlation Data properties is answered on that Response Topic with the same
-// Correlation Data (how fleet workers call any device, runtime/fleet.py); a request
+// Correlation Data (how fleet workers call any device, runtime/links/mqtt/fleet.py); a request
 // without them is answered on the up topic (xiaozhi conventions, MqttGateway).
 //
 // The topic names and the Response Topic, goodbye and hello rules are the core's

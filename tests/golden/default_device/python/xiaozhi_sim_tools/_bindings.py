@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any, Literal, TypedDict
 
-from mcpgen.runtime import validate as _v
+from mcpgen.runtime.core import validate as _v
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
 from mcpgen.runtime.bindings import version_of as _version_of
-from mcpgen.runtime.fanout import Fanout as _Fanout
+from mcpgen.runtime.session.fanout import Fanout as _Fanout
 from mcpgen.runtime.errors import NotSupported as _NotSupported
-from mcpgen.runtime.codec import (
+from mcpgen.runtime.core.codec import (
     KIND_BOOLEAN,
     KIND_IMAGE,
     KIND_INTEGER,
@@ -39,7 +39,7 @@ RELEASES: dict[str, str] = {
     "13b669f458cc0dc5": "1.0.0",
 }
 
-#: The bindings module of each older release, by fingerprint (runtime.compat picks one).
+#: The bindings module of each older release, by fingerprint (runtime.session.compat picks one).
 _OLDER: dict = {}
 
 #: Tool -> its parameters in this version: what ``supports()`` answers from.
@@ -688,7 +688,7 @@ class XiaozhiSim:
 
     @classmethod
     def fanout(cls, devices: Any, *, timeout: Any = None, policy: str = "warn") -> Any:
-        """The same tool methods, each calling every one of ``devices`` at once (runtime.fanout):
+        """The same tool methods, each calling every one of ``devices`` at once (runtime.session.fanout):
         ``await XiaozhiSim.fanout(devices).<tool>(...)`` returns a FanoutResults, each device's
         value or typed error. The arguments are validated once, by this version's rules.
         ``policy``: ``"strict"`` does not call a device reporting another spec fingerprint
@@ -732,7 +732,7 @@ class XiaozhiSim:
 
 class XiaozhiSimFanout:
     """``XiaozhiSim.fanout(devices)``: the tools of ``xiaozhi-sim``, each called on every
-    device of one runtime.fanout.Fanout and awaited as one."""
+    device of one runtime.session.fanout.Fanout and awaited as one."""
 
     def __init__(self, fan: Any) -> None:
         self.group = fan

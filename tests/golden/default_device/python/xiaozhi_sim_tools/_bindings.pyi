@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypedDict
 
 from mcpgen.runtime.bindings import Policy
-from mcpgen.runtime.codec import Image
-from mcpgen.runtime.device import Device
-from mcpgen.runtime.fanout import Fanout, FanoutResults
+from mcpgen.runtime.core.codec import Image
+from mcpgen.runtime.session.device import Device
+from mcpgen.runtime.session.fanout import Fanout, FanoutResults
 
 DEVICE_NAME: str
 DEVICE_VERSION: str

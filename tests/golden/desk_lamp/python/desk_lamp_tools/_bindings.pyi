@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Literal, NamedTuple, TypedDict
 
 from mcpgen.runtime.bindings import Policy
-from mcpgen.runtime.device import Device
-from mcpgen.runtime.events import EventStream
-from mcpgen.runtime.fanout import Fanout, FanoutResults
-from mcpgen.runtime.resources import ResourceUpdates
+from mcpgen.runtime.session.device import Device
+from mcpgen.runtime.session.events import EventStream
+from mcpgen.runtime.session.fanout import Fanout, FanoutResults
+from mcpgen.runtime.session.resources import ResourceUpdates
 
 DEVICE_NAME: str
 DEVICE_VERSION: str
