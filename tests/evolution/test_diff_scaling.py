@@ -7,9 +7,12 @@ guesses, and the YAML entries read to locate the changes.
 
 from __future__ import annotations
 
+import pytest
+
 from mcpgen.codegen.spec import evolution
 from mcpgen.codegen.spec.loader import load_spec_text
 from mcpgen.codegen.spec.locate import SpecLocator
+from mcpgen.codegen.spec.spec_errors import SpecErrors
 
 
 def spec_text(tools: int, renamed: bool) -> str:
@@ -66,3 +69,19 @@ def test_a_small_spec_compares_every_added_name() -> None:
     guesser = evolution.RenameGuesser(["self.light.set_colour", "self.fan.on"])
     assert guesser.guess("self.lights.set_color") == "self.light.set_colour"
     assert guesser.compared == 2
+
+
+def test_loading_a_valid_spec_makes_no_did_you_mean_lookups(monkeypatch: pytest.MonkeyPatch) -> None:
+    # difflib's close-match search is for mistakes; a valid `returns: boolean` on each of
+    # 100,000 tools once spent a third of `codegen diff` looking for a near `object`.
+    from mcpgen.codegen.spec.rules import returns
+
+    calls: list[str] = []
+    real = returns.did_you_mean
+    monkeypatch.setattr(returns, "did_you_mean", lambda word, cands: calls.append(word) or real(word, cands))
+    load_spec_text(spec_text(50, False))
+    assert calls == []
+    # a near miss still gets its hint
+    with pytest.raises(SpecErrors, match="did you mean an object"):
+        load_spec_text(spec_text(1, False).replace("returns: boolean", "returns: objcet"))
+    assert calls == ["objcet"]

@@ -51,7 +51,9 @@ class ReturnRules(CheckerBase):
                     "write `returns: {type: object, properties: {name: {type: string}}}`",
                 )
                 return BAD
-            if isinstance(value, str) and "`object`" in did_you_mean(value, (*SIMPLE_RETURN_KINDS, "object")):
+            # a valid kind needs no close-match lookup (the costly step at 100,000 tools)
+            near_object = isinstance(value, str) and value not in SIMPLE_RETURN_KINDS
+            if near_object and "`object`" in did_you_mean(str(value), (*SIMPLE_RETURN_KINDS, "object")):
                 kinds = ", ".join(SIMPLE_RETURN_KINDS)
                 hint = "did you mean an object? write `returns: {type: object, properties: {...}}`"
                 self.error(
