@@ -30,7 +30,8 @@ def _contract_layers(name: str) -> set[str]:
     parser = configparser.ConfigParser()
     parser.read(REPO / ".importlinter")
     section = parser[f"importlinter:contract:{name}"]
-    return {part.strip() for line in section["layers"].split("\n") for part in line.split("|") if part.strip()}
+    rows = section["layers"].split("\n")
+    return {part.strip() for row in rows for part in row.split("|") if part.strip()}
 
 
 def _modules(folder: Path) -> set[str]:
@@ -53,7 +54,8 @@ def _covered(module: str, layers: set[str]) -> bool:
 
 def test_every_runtime_module_is_on_a_layer() -> None:
     layers = _contract_layers("runtime-layers")
-    folders = {"core", "session", "links", "links.websocket", "links.mqtt"}  # floors, their modules are layers
+    # the floors: their modules are the layers
+    folders = {"core", "session", "links", "links.websocket", "links.mqtt"}
     unplaced = sorted(m for m in _modules(REPO / "runtime") - folders if not _covered(m, layers))
     assert not unplaced, f"put these on a layer of runtime-layers in .importlinter: {unplaced}"
 
