@@ -9,7 +9,7 @@ generated file comes from :mod:`mcpgen.codegen.emit.bundle`, through
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -17,10 +17,9 @@ from typing import Any, Optional
 from mcpgen.codegen.emit import bundle
 from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 from mcpgen.codegen.spec.model import Spec
-
-Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
