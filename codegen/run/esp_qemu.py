@@ -31,19 +31,18 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Optional
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.run.console import ReadLine
 from mcpgen.codegen.run.run_qemu import stop_qemu
 from mcpgen.codegen.targets.base import BuildContext
 from mcpgen.codegen.targets.esp32 import project_dir, run_streaming, write_project
-
-Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)

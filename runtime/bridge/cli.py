@@ -1,6 +1,6 @@
 """``codegen bridge``: serve devices' tools to standard MCP clients.
 
-The lead's ``codegen`` command calls :func:`add_arguments` on its ``bridge`` sub-parser
+``codegen bridge`` (``codegen/cli.py``) calls :func:`add_arguments` on its sub-parser
 and ``asyncio.run(run(args))``; ``python -m mcpgen.runtime.bridge`` does the same on its own.
 """
 

@@ -51,8 +51,7 @@ Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one message to the client on the channel of the request being handled."""
 
 TOOLS_CHANGED = notification("notifications/tools/list_changed")
-
-"""Device notifications with this method prefix are spec-declared events (params = arguments)."""
+"""Sent to every MCP client session when a device's tools change."""
 LOG_LEVELS: tuple[str, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
 )
