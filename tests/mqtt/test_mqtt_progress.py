@@ -36,7 +36,10 @@ def check(seen: list[tuple[float, Optional[float], Optional[str]]]) -> None:
 
 
 async def test_progress_over_the_mqtt_gateway(broker: Broker, built_lamp: Built, tmp_path: Path) -> None:
-    async with MqttGateway("127.0.0.1", broker.port) as gw, launch(built_lamp.exe, broker.port, "lamp-p", tmp_path):
+    async with (
+        MqttGateway("127.0.0.1", broker.port) as gw,
+        launch(built_lamp.exe, broker.port, "lamp-p", tmp_path),
+    ):
         device = await gw.wait_for_device("lamp-p", timeout=15)
         seen, on_progress = recorder()
         assert await device.call("self.light.fade", FADE, on_progress=on_progress) is True
