@@ -4,8 +4,10 @@ the official MCP SDK client's progress callback through `codegen bridge`."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Optional
 
+import pytest
 from e2e_testlib import Built, launch_ws
 from mcp import Client
 from test_bridge_simulator import bridge_params
@@ -49,13 +51,32 @@ async def test_progress_over_websocket_in_the_xiaozhi_envelope(built_lamp: Built
             assert "notifications/progress" not in notes
 
 
-async def test_progress_over_stdio(built_lamp: Built) -> None:
+async def test_progress_over_stdio_and_through_the_typed_bindings(built_lamp: Built) -> None:
     device = await connect_process([str(built_lamp.exe), "--stdio"])
     try:
         seen, on_progress = recorder()
         result = await device.call_raw("self.light.fade", FADE, on_progress=on_progress)
         assert result["isError"] is False
         check(seen)
+
+        assert device.tool("self.light.fade").reports_progress is True
+        assert device.tool("self.light.set_rgb").reports_progress is False
+        lamp = built_lamp.bindings(device, policy="strict")
+        typed: Seen = []
+
+        async def on_progress_async(progress: float, total: Optional[float], message: Optional[str]) -> None:
+            typed.append((progress, total, message))
+
+        assert await lamp.light.fade(r=100, g=0, b=200, seconds=0, on_progress=on_progress_async) is True
+        for _ in range(20):  # async callbacks run as tasks: let them finish
+            if len(typed) == 10:
+                break
+            await asyncio.sleep(0)
+        check(typed)
+        assert await lamp.light.fade(r=1, g=1, b=1, seconds=0) is True  # no on_progress: plain call
+        fan = built_lamp.module.DeskLamp.fanout([device])
+        with pytest.raises(TypeError, match="on_progress needs a runtime.Device"):
+            await fan.light.fade(r=1, g=1, b=1, on_progress=on_progress)
     finally:
         await device.close()
 
