@@ -42,6 +42,7 @@ def _tool_section(t: Tool) -> list[str]:
             ("read-only", t.read_only),
             ("destructive", t.destructive),
             ("idempotent", t.idempotent),
+            ("reports progress", t.progress),
         )
         if on
     ]

@@ -146,8 +146,15 @@ class Console:
         except ValueError as exc:
             self.out(f"error: {exc}")
             return
+        progress: dict[str, Any] = {}
         try:
-            result = await self.device.call(name, args, timeout=self.timeout)
+            if self.device.tool(name).reports_progress:
+                # the device then sends notifications/progress, printed like every notification
+                progress["progress_token"] = f"console-{name}"
+        except KeyError:
+            pass  # no such tool: the call below says so
+        try:
+            result = await self.device.call(name, args, timeout=self.timeout, **progress)
         except ValidationError as exc:
             self.out(f"invalid arguments: {exc}")
         except ToolError as exc:

@@ -95,6 +95,9 @@ class Tool:
     read_only: Optional[bool] = None
     destructive: Optional[bool] = None
     idempotent: Optional[bool] = None
+    # The handler reports progress (Context::progress): the tools/list entry says so in
+    # _meta, the bindings take on_progress. Left out of canonical() when false.
+    progress: bool = False
     pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
 
     @property
@@ -218,7 +221,7 @@ class Spec:
         if not device["ota"]:  # likewise: specs without OTA keep their fingerprints
             del device["ota"]
         del device["response_buffer"]  # a build setting (checked, not offered)
-        out = {"device": device, "tools": [_plain(t) for t in self.tools]}
+        out = {"device": device, "tools": [_tool_plain(t) for t in self.tools]}
         if self.events:
             out["events"] = [_plain(e) for e in self.events]
         if self.resources:  # likewise: specs without resources keep their fingerprint
@@ -238,6 +241,15 @@ class Spec:
             if t.name == name:
                 return t
         raise KeyError(name)
+
+
+def _tool_plain(tool: Tool) -> dict[str, Any]:
+    """A tool as canonical JSON: `progress` only when set, so the fingerprints of specs
+    without it did not change when it was added to the format."""
+    out: dict[str, Any] = _plain(tool)
+    if not out["progress"]:
+        del out["progress"]
+    return out
 
 
 def _plain(obj: Any) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 
 from mcpgen import __version__
 from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
+from mcpgen.protocol import PROGRESS_META_KEY
 from mcpgen.runtime.core.validate import SchemaValidator, unsupported_pattern
 from mcpgen.runtime.errors import UnsupportedPattern, ValidationError
 from mcpgen.runtime.session.events import event_name
@@ -482,6 +483,8 @@ class Bridge:
                     if key in raw:
                         item[key] = raw[key]
                 item["_meta"] = {META_DEVICE: device_id, META_DEVICE_TOOL: tool.name}
+                if getattr(tool, "reports_progress", False) is True:  # spec `progress: true`
+                    item["_meta"][PROGRESS_META_KEY] = True
             tools.append(item)
         return tools
 

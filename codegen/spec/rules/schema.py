@@ -150,6 +150,10 @@ TOOL: dict[str, Schema] = {
     "destructive": {"type": "boolean", "description": "MCP destructiveHint: the tool may destroy state."},
     "idempotent": {"type": "boolean",
                    "description": "MCP idempotentHint: repeating the call has no further effect."},
+    "progress": {"type": "boolean", "default": False,
+                 "description": "The handler reports progress (ctx.progress) while it runs: tools/list says "
+                 "so in _meta[\"mcpgen/progress\"], the bindings take on_progress, the bridge relays "
+                 "notifications/progress to clients that sent a progressToken."},
     "params": {**_names_to("param"), "type": ["object", "null"],
                "description": "The tool's arguments: name -> parameter. A parameter with a default is "
                "optional."},

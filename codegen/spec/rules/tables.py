@@ -45,6 +45,7 @@ TOOL_KEYS = (
     "read_only",
     "destructive",
     "idempotent",
+    "progress",
     "params",
     "returns",
     "handler",

@@ -163,6 +163,12 @@ struct ServerImpl {
   static void write_content(JsonWriter& w, const ToolDesc& tool, const Result& r, const char* obj, size_t obj_len);
   static size_t tool_error_result(Server& s, const Request& rq, const char* msg, size_t n);
   static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Params& p);
+
+  // ---------------------------------------------------------------- progress.cpp
+  // The progress token of the call being served (string or number, as it came), or an
+  // invalid Value when there is none (or it is unusable: see Context::progress).
+  static json::Value progress_token(const Context& c);
+  static bool progress(Context& c, double done, double total, const char* message);
 };
 
 }  // namespace mcpgen
