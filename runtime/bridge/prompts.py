@@ -87,6 +87,13 @@ class Prompt:
                     f"prompt {quote(self.name)} has no argument {quote(key)} (its arguments: {have})",
                 )
             typed[key] = _parse(self.name, key, value, schema)
+        for a in self.arguments:
+            name = str(a["name"])
+            if a.get("required") and name not in typed:
+                words = describe({**self.schemas[name], "description": None})
+                raise RpcFailure(
+                    INVALID_PARAMS, f"prompt {quote(self.name)} needs argument {quote(name)} {words}".rstrip()
+                )
         try:
             checked = self.validator.validate(typed)
         except ValidationError as exc:

@@ -62,8 +62,21 @@ def _start_bridge(simulator: Path) -> tuple[subprocess.Popen[str], str]:
     """``codegen bridge`` over HTTP on a free port; (process, endpoint URL) once it listens."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     device_cmd = shlex.join([str(simulator), "--stdio"])
-    cmd = [sys.executable, "-m", "mcpgen", "bridge", "--transport", "http", "--port", "0",
-           "--raw-tool-names", "--spec", str(SPEC), "--device-cmd", device_cmd]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mcpgen",
+        "bridge",
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        "--raw-tool-names",
+        "--spec",
+        str(SPEC),
+        "--device-cmd",
+        device_cmd,
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     seen = []
@@ -102,13 +115,16 @@ def test_official_conformance_suite(tmp_path: Path) -> None:
         suite = ["conformance", "server", "--url", url, "--suite", "all", "-o", str(tmp_path / "results")]
         run = subprocess.run(
             [npx, "-y", "-p", NODE, "-p", SUITE, "--", *suite],
-            cwd=tmp_path, capture_output=True, text=True, timeout=900,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
     finally:
         bridge.terminate()
         bridge.wait(30)
     results = _results(tmp_path / "results")
-    summary = run.stdout[run.stdout.find("=== SUMMARY ==="):]
+    summary = run.stdout[run.stdout.find("=== SUMMARY ===") :]
     output = f"{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     assert len(results) == SCENARIOS, f"{SCENARIOS} scenarios expected, {len(results)} ran:\n{output}"
     passed = sorted(s for s, checks in results.items() if _passed(checks))
@@ -116,6 +132,8 @@ def test_official_conformance_suite(tmp_path: Path) -> None:
     new = sorted(set(passed) - EXPECTED_PASSES)
     if new:
         print("passes now, not expected yet (add to EXPECTED_PASSES):", ", ".join(new))
-    lost = {s: [c for c in results.get(s, []) if c.get("status") == "FAILURE"]
-            for s in EXPECTED_PASSES - set(passed)}
+    lost = {
+        s: [c for c in results.get(s, []) if c.get("status") == "FAILURE"]
+        for s in EXPECTED_PASSES - set(passed)
+    }
     assert not lost, f"scenarios that passed before fail now: {json.dumps(lost, indent=1)[:4000]}"
