@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mcpgen.runtime.core.validate import SchemaValidator
 from mcpgen.runtime.errors import ValidationError
-from mcpgen.runtime.validate import SchemaValidator
 
 from .protocol import INVALID_PARAMS, RpcFailure, quote
 
