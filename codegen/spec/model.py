@@ -243,9 +243,10 @@ class Spec:
     firmware: tuple[FirmwareSetting, ...] = field(default=(), compare=False, repr=False)
     # `device.ota.public_key`: signed OTA images only; outside canonical() like `firmware`.
     ota_signing: Optional[OtaSigning] = field(default=None, compare=False, repr=False)
-    # `prompts:`: served by the bridge, never by the device, so outside canonical() (editing
-    # a prompt needs no new firmware and keeps the fingerprint).
-    prompts: tuple[Prompt, ...] = ()
+    # `prompts:`: served by the bridge, never by the device, so outside canonical() and
+    # compare like `firmware` (editing a prompt needs no new firmware, keeps the fingerprint,
+    # and a release's recorded model, which has no prompts, still equals the spec).
+    prompts: tuple[Prompt, ...] = field(default=(), compare=False)
 
     def canonical(self) -> dict[str, Any]:
         """The normalized model as plain JSON data; the fingerprint hashes this.
