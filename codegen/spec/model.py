@@ -151,6 +151,44 @@ class Resource:
         return f"read_{self.name}"
 
 
+PromptRole = Literal["user", "assistant"]
+PROMPT_ROLES: tuple[str, ...] = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class PromptContent:
+    """One message's content (the spec's ``prompts:``, ``codegen.spec.rules.prompts``):
+    ``kind`` "text" (``text``), "image" (``data``: base64, ``mime_type``) or "resource"
+    (an embedded resource: ``uri``, ``mime_type`` and ``text``). ``text`` and ``uri`` may hold
+    ``{{argument}}``, ``{{tool:NAME}}`` and ``{{resource:URI}}``, filled when a client gets it."""
+
+    kind: Literal["text", "image", "resource"]
+    text: str = ""
+    data: str = ""
+    mime_type: str = ""
+    uri: str = ""
+
+
+@dataclass(frozen=True)
+class PromptMessage:
+    role: PromptRole
+    content: PromptContent
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt the bridge serves with ``prompts/list`` and ``prompts/get``: typed arguments
+    (a default makes one optional), and messages whose text may name the device's tools
+    and resources. Served by the bridge, not the device: outside the fingerprint."""
+
+    name: str
+    description: str
+    arguments: tuple[Param, ...]  # sorted by name
+    messages: tuple[PromptMessage, ...]
+    title: Optional[str] = None
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     """The spec's `device:` section: what the device says about itself as an MCP server."""
@@ -208,6 +246,10 @@ class Spec:
     firmware: tuple[FirmwareSetting, ...] = field(default=(), compare=False, repr=False)
     # `device.ota.public_key`: signed OTA images only; outside canonical() like `firmware`.
     ota_signing: Optional[OtaSigning] = field(default=None, compare=False, repr=False)
+    # `prompts:`: served by the bridge, never by the device, so outside canonical() and
+    # compare like `firmware` (editing a prompt needs no new firmware, keeps the fingerprint,
+    # and a release's recorded model, which has no prompts, still equals the spec).
+    prompts: tuple[Prompt, ...] = field(default=(), compare=False)
 
     def canonical(self) -> dict[str, Any]:
         """The normalized model as plain JSON data; the fingerprint hashes this.
