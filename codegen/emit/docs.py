@@ -78,6 +78,9 @@ def tools_markdown(spec: Spec) -> str:
         f"Spec fingerprint `{spec.fingerprint}`, MCP protocol `{spec.device.protocol_version}`, "
         f"`tools/list` pages of at most {spec.device.page_size} bytes.",
         "",
+        "A tool refuses an argument it does not list (every `inputSchema` says "
+        "`additionalProperties: false`).",
+        "",
         "| tool | returns | summary |",
         "|---|---|---|",
     ]

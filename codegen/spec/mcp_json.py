@@ -44,6 +44,9 @@ def param_schema(p: Param) -> dict[str, Any]:
 
 
 def input_schema(tool: Tool) -> dict[str, Any]:
+    """The tool's ``inputSchema``. ``additionalProperties: false`` because the device core
+    refuses an argument its tool does not declare ("unknown argument", ``decode_args`` in
+    firmware_template/core/mcpgen/arguments.cpp), so the schema says what the device does."""
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {p.name: param_schema(p) for p in tool.params},
@@ -51,6 +54,7 @@ def input_schema(tool: Tool) -> dict[str, Any]:
     required = [p.name for p in tool.params if p.required]
     if required:
         schema["required"] = required
+    schema["additionalProperties"] = False
     return schema
 
 

@@ -32,8 +32,9 @@ const char kEntry_light_set_rgb[] =
     "nd blue components.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"b\":{\"type"
     "\":\"integer\",\"minimum\":0,\"maximum\":255},\"g\":{\"type\":\"integer\",\"minimum\":0,"
     "\"maximum\":255},\"r\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255}},\"required"
-    "\":[\"b\",\"g\",\"r\"]},\"annotations\":{\"idempotentHint\":true}}";
-static_assert(sizeof(kEntry_light_set_rgb) - 1 == 359u, "tools/list entry length");
+    "\":[\"b\",\"g\",\"r\"],\"additionalProperties\":false},\"annotations\":{\"idempotentHint"
+    "\":true}}";
+static_assert(sizeof(kEntry_light_set_rgb) - 1 == 388u, "tools/list entry length");
 
 mcpgen::Result invoke_light_set_rgb(const void* args, mcpgen::Context& ctx) {
   return tools::light_set_rgb(*static_cast<const LightSetRgbArgs*>(args), ctx);
@@ -50,8 +51,8 @@ const mcpgen::ParamDesc kParams_light_set_power[] = {
 const char kEntry_light_set_power[] =
     "{\"name\":\"self.light.set_power\",\"description\":\"Switch the lamp on or off.\",\"inpu"
     "tSchema\":{\"type\":\"object\",\"properties\":{\"on\":{\"type\":\"boolean\"}},\"required"
-    "\":[\"on\"]}}";
-static_assert(sizeof(kEntry_light_set_power) - 1 == 163u, "tools/list entry length");
+    "\":[\"on\"],\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_light_set_power) - 1 == 192u, "tools/list entry length");
 
 mcpgen::Result invoke_light_set_power(const void* args, mcpgen::Context& ctx) {
   return tools::light_set_power(*static_cast<const LightSetPowerArgs*>(args), ctx);
@@ -60,11 +61,11 @@ mcpgen::Result invoke_light_set_power(const void* args, mcpgen::Context& ctx) {
 // ---- self.light.get_state
 const char kEntry_light_get_state[] =
     "{\"name\":\"self.light.get_state\",\"description\":\"Current colour, power and timer of "
-    "the lamp.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}},\"outputSchema\":{\""
-    "type\":\"object\",\"properties\":{\"on\":{\"type\":\"boolean\"},\"rgb\":{\"type\":\"arra"
-    "y\",\"items\":{\"type\":\"integer\"}},\"timer_minutes\":{\"type\":\"integer\"}}},\"annot"
-    "ations\":{\"readOnlyHint\":true}}";
-static_assert(sizeof(kEntry_light_get_state) - 1 == 333u, "tools/list entry length");
+    "the lamp.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{},\"additionalPropertie"
+    "s\":false},\"outputSchema\":{\"type\":\"object\",\"properties\":{\"on\":{\"type\":\"bool"
+    "ean\"},\"rgb\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},\"timer_minutes\":{"
+    "\"type\":\"integer\"}}},\"annotations\":{\"readOnlyHint\":true}}";
+static_assert(sizeof(kEntry_light_get_state) - 1 == 362u, "tools/list entry length");
 
 mcpgen::Result invoke_light_get_state(const void* args, mcpgen::Context& ctx) {
   return tools::light_get_state(*static_cast<const LightGetStateArgs*>(args), ctx);
@@ -81,9 +82,9 @@ const mcpgen::ParamDesc kParams_timer_set[] = {
 const char kEntry_timer_set[] =
     "{\"name\":\"self.timer.set\",\"description\":\"Switch the lamp off after a number of min"
     "utes (0 cancels the timer).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"min"
-    "utes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":720}},\"required\":[\"minutes\"]}"
-    "}";
-static_assert(sizeof(kEntry_timer_set) - 1 == 235u, "tools/list entry length");
+    "utes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":720}},\"required\":[\"minutes\"],"
+    "\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_timer_set) - 1 == 264u, "tools/list entry length");
 
 mcpgen::Result invoke_timer_set(const void* args, mcpgen::Context& ctx) {
   return tools::timer_set(*static_cast<const TimerSetArgs*>(args), ctx);
@@ -108,8 +109,9 @@ const char kEntry_light_set_effect[] =
     "{\"name\":\"self.light.set_effect\",\"description\":\"Start a light effect.\",\"inputSch"
     "ema\":{\"type\":\"object\",\"properties\":{\"effect\":{\"type\":\"string\",\"enum\":[\"n"
     "one\",\"breathe\",\"rainbow\",\"candle\"]},\"speed\":{\"type\":\"number\",\"minimum\":0."
-    "1,\"maximum\":10.0,\"default\":1.0}},\"required\":[\"effect\"]}}";
-static_assert(sizeof(kEntry_light_set_effect) - 1 == 280u, "tools/list entry length");
+    "1,\"maximum\":10.0,\"default\":1.0}},\"required\":[\"effect\"],\"additionalProperties\":"
+    "false}}";
+static_assert(sizeof(kEntry_light_set_effect) - 1 == 309u, "tools/list entry length");
 
 mcpgen::Result invoke_light_set_effect(const void* args, mcpgen::Context& ctx) {
   return tools::light_set_effect(*static_cast<const LightSetEffectArgs*>(args), ctx);
@@ -128,30 +130,30 @@ const char kEntry_button_press[] =
     "tests and demos): each press toggles the power. The lamp reports it with the button_pres"
     "sed and power_changed events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"c"
     "ount\":{\"type\":\"integer\",\"description\":\"Presses in a row.\",\"minimum\":1,\"maxim"
-    "um\":5,\"default\":1}}}}";
-static_assert(sizeof(kEntry_button_press) - 1 == 344u, "tools/list entry length");
+    "um\":5,\"default\":1}},\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_button_press) - 1 == 373u, "tools/list entry length");
 
 mcpgen::Result invoke_button_press(const void* args, mcpgen::Context& ctx) {
   return tools::button_press(*static_cast<const ButtonPressArgs*>(args), ctx);
 }
 
 const mcpgen::ToolDesc kTools[] = {
-    {"self.light.set_rgb", kEntry_light_set_rgb, 359u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.light.set_rgb", kEntry_light_set_rgb, 388u, false, mcpgen::ReturnKind::kBoolean,
      kParams_light_set_rgb, 3u, static_cast<uint16_t>(sizeof(LightSetRgbArgs)),
      &invoke_light_set_rgb},
-    {"self.light.set_power", kEntry_light_set_power, 163u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.light.set_power", kEntry_light_set_power, 192u, false, mcpgen::ReturnKind::kBoolean,
      kParams_light_set_power, 1u, static_cast<uint16_t>(sizeof(LightSetPowerArgs)),
      &invoke_light_set_power},
-    {"self.light.get_state", kEntry_light_get_state, 333u, false, mcpgen::ReturnKind::kObject,
+    {"self.light.get_state", kEntry_light_get_state, 362u, false, mcpgen::ReturnKind::kObject,
      nullptr, 0u, static_cast<uint16_t>(sizeof(LightGetStateArgs)),
      &invoke_light_get_state},
-    {"self.timer.set", kEntry_timer_set, 235u, false, mcpgen::ReturnKind::kInteger,
+    {"self.timer.set", kEntry_timer_set, 264u, false, mcpgen::ReturnKind::kInteger,
      kParams_timer_set, 1u, static_cast<uint16_t>(sizeof(TimerSetArgs)),
      &invoke_timer_set},
-    {"self.light.set_effect", kEntry_light_set_effect, 280u, false, mcpgen::ReturnKind::kString,
+    {"self.light.set_effect", kEntry_light_set_effect, 309u, false, mcpgen::ReturnKind::kString,
      kParams_light_set_effect, 2u, static_cast<uint16_t>(sizeof(LightSetEffectArgs)),
      &invoke_light_set_effect},
-    {"self.button.press", kEntry_button_press, 344u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.button.press", kEntry_button_press, 373u, false, mcpgen::ReturnKind::kBoolean,
      kParams_button_press, 1u, static_cast<uint16_t>(sizeof(ButtonPressArgs)),
      &invoke_button_press},
 };
