@@ -31,7 +31,7 @@ const mcpgen::ParamDesc kParams_audio_speaker_set_volume[] = {
      static_cast<uint16_t>(offsetof(AudioSpeakerSetVolumeArgs, volume)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 100LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_audio_speaker_set_volume[] =
     "{\"name\":\"self.audio_speaker.set_volume\",\"description\":\"Set the volume of the audi"
@@ -51,7 +51,7 @@ const mcpgen::ParamDesc kParams_screen_set_brightness[] = {
      static_cast<uint16_t>(offsetof(ScreenSetBrightnessArgs, brightness)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 100LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_screen_set_brightness[] =
     "{\"name\":\"self.screen.set_brightness\",\"description\":\"Set the brightness of the scr"
@@ -72,7 +72,7 @@ const mcpgen::ParamDesc kParams_screen_set_theme[] = {
      static_cast<uint16_t>(offsetof(ScreenSetThemeArgs, theme)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_screen_set_theme_theme, 2u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_screen_set_theme[] =
     "{\"name\":\"self.screen.set_theme\",\"description\":\"Set the theme of the screen.\",\"i"
@@ -102,17 +102,17 @@ const mcpgen::ParamDesc kParams_display_show_text[] = {
      static_cast<uint16_t>(offsetof(DisplayShowTextArgs, scroll)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"seconds", mcpgen::ParamType::kNumber, /*required=*/false,
      static_cast<uint16_t>(offsetof(DisplayShowTextArgs, seconds)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.5, 30.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 3.0, nullptr},
+     /*default=*/false, 0LL, 3.0, nullptr, /*object=*/nullptr},
     {"text", mcpgen::ParamType::kString, /*required=*/true,
      static_cast<uint16_t>(offsetof(DisplayShowTextArgs, text)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/64u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_display_show_text[] =
     "{\"name\":\"self.display.show_text\",\"title\":\"Show text\",\"description\":\"Show a sh"
@@ -135,7 +135,7 @@ const mcpgen::ParamDesc kParams_sensor_read_temperature[] = {
      static_cast<uint16_t>(offsetof(SensorReadTemperatureArgs, unit)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_sensor_read_temperature_unit, 2u,
-     /*default=*/false, 0LL, 0.0, "celsius"},
+     /*default=*/false, 0LL, 0.0, "celsius", /*object=*/nullptr},
 };
 const char kEntry_sensor_read_temperature[] =
     "{\"name\":\"self.sensor.read_temperature\",\"description\":\"Read the temperature sensor"
@@ -154,7 +154,7 @@ const mcpgen::ParamDesc kParams_counter_add[] = {
      static_cast<uint16_t>(offsetof(CounterAddArgs, amount)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/-1000LL, 1000LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 1LL, 0.0, nullptr},
+     /*default=*/false, 1LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_counter_add[] =
     "{\"name\":\"self.counter.add\",\"description\":\"Add a signed amount to the device count"
@@ -173,7 +173,7 @@ const mcpgen::ParamDesc kParams_network_set_hostname[] = {
      static_cast<uint16_t>(offsetof(NetworkSetHostnameArgs, hostname)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/32u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_network_set_hostname[] =
     "{\"name\":\"self.network.set_hostname\",\"description\":\"Set the device hostname (lower"

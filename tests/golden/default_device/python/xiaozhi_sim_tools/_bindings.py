@@ -313,6 +313,7 @@ _INF = float("inf")
 _PATTERNS = {
     "^[a-z0-9-]+$": _v.compile_pattern("^[a-z0-9-]+$"),
 }
+_OBJECTS: dict = {}
 _K_NONE = KIND_NONE
 _K_BOOLEAN = KIND_BOOLEAN
 _K_INTEGER = KIND_INTEGER

@@ -15,17 +15,17 @@ const mcpgen::ParamDesc kParams_light_set_rgb[] = {
      static_cast<uint16_t>(offsetof(LightSetRgbArgs, b)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"g", mcpgen::ParamType::kInteger, /*required=*/true,
      static_cast<uint16_t>(offsetof(LightSetRgbArgs, g)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"r", mcpgen::ParamType::kInteger, /*required=*/true,
      static_cast<uint16_t>(offsetof(LightSetRgbArgs, r)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_rgb[] =
     "{\"name\":\"self.light.set_rgb\",\"description\":\"Set the lamp colour from red, green a"
@@ -46,7 +46,7 @@ const mcpgen::ParamDesc kParams_light_set_power[] = {
      static_cast<uint16_t>(offsetof(LightSetPowerArgs, on)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_power[] =
     "{\"name\":\"self.light.set_power\",\"description\":\"Switch the lamp on or off.\",\"inpu"
@@ -77,7 +77,7 @@ const mcpgen::ParamDesc kParams_timer_set[] = {
      static_cast<uint16_t>(offsetof(TimerSetArgs, minutes)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 720LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_timer_set[] =
     "{\"name\":\"self.timer.set\",\"description\":\"Switch the lamp off after a number of min"
@@ -98,12 +98,12 @@ const mcpgen::ParamDesc kParams_light_set_effect[] = {
      static_cast<uint16_t>(offsetof(LightSetEffectArgs, effect)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_light_set_effect_effect, 4u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"speed", mcpgen::ParamType::kNumber, /*required=*/false,
      static_cast<uint16_t>(offsetof(LightSetEffectArgs, speed)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.1, 10.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 1.0, nullptr},
+     /*default=*/false, 0LL, 1.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_effect[] =
     "{\"name\":\"self.light.set_effect\",\"description\":\"Start a light effect.\",\"inputSch"
@@ -123,7 +123,7 @@ const mcpgen::ParamDesc kParams_button_press[] = {
      static_cast<uint16_t>(offsetof(ButtonPressArgs, count)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/1LL, 5LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 1LL, 0.0, nullptr},
+     /*default=*/false, 1LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_button_press[] =
     "{\"name\":\"self.button.press\",\"description\":\"Press the lamp's physical button (for "
@@ -216,7 +216,7 @@ const mcpgen::ParamDesc kResourceParams_effect[] = {
      static_cast<uint16_t>(offsetof(ResourceArgs_effect, name)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_resource_effect_name, 4u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kResourceEntry_effect[] =
     "{\"uriTemplate\":\"lamp://effects/{name}\",\"name\":\"effect\",\"description\":\"What on"
@@ -234,7 +234,7 @@ const mcpgen::ParamDesc kResourceParams_pattern[] = {
      static_cast<uint16_t>(offsetof(ResourceArgs_pattern, length)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 65536LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kResourceEntry_pattern[] =
     "{\"uriTemplate\":\"lamp://pattern/{length}\",\"name\":\"pattern\",\"description\":\"A te"

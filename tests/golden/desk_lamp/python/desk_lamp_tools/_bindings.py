@@ -222,6 +222,7 @@ _RETURN_KINDS: dict[str, str] = {
 
 _INF = float("inf")
 _PATTERNS: dict = {}
+_OBJECTS: dict = {}
 _K_NONE = KIND_NONE
 _K_BOOLEAN = KIND_BOOLEAN
 _K_INTEGER = KIND_INTEGER
