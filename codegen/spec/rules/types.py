@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Optional
 
 import yaml
 
-from mcpgen.codegen.spec.model import ObjectType
+from mcpgen.codegen.spec.model import ObjectType, Param
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, PYTHON_RESERVED
 from mcpgen.codegen.spec.rules.base import join_path
 from mcpgen.codegen.spec.spec_errors import SpecError
@@ -97,7 +97,7 @@ def check_types(checker: SpecChecker, node: yaml.Node) -> tuple[ObjectType, ...]
         description = ""
         if "description" in t:
             description = checker.string(t["description"][1], f"{path}.description", nonempty=False)
-        fields = ()
+        fields: tuple[Param, ...] = ()
         if "fields" in t:
             fields = checker.params(t["fields"][1], f"{path}.fields", named_types=True)
             if not fields and "fields" in t:
