@@ -134,3 +134,19 @@ def test_diff_of_a_scalar_parameter_becoming_an_object_is_breaking() -> None:
     assert _diff(old, HEAD + TOOL) == [
         ("breaking", "tools.self.a.params.c.type", "type changed from integer to Color"),
     ]
+
+
+def test_the_xiaozhi_glue_refuses_a_named_type() -> None:
+    """The stock firmware's McpServer properties are scalars: the xiaozhi target says so."""
+    from mcpgen.codegen.emit import xiaozhi
+
+    with pytest.raises(xiaozhi.XiaozhiSpecError, match="parameter scene: type Scene is an object"):
+        xiaozhi.emit(load_spec(SCENE))
+
+
+def test_tools_md_lists_the_types() -> None:
+    from mcpgen.codegen.emit.docs import tools_markdown
+
+    text = tools_markdown(load_spec(SCENE))
+    assert "| `scene` | [`Scene`](#type-scene) | yes |" in text
+    assert "### type Color" in text and "| `b` | integer | no | `0` | 0 to 255 |  |" in text
