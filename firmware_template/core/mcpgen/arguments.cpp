@@ -264,7 +264,7 @@ ArgsStatus decode_fields(const ParamDesc* params, uint8_t count, const Value& ob
       return ArgsStatus::kDuplicate;
     }
     seen.set(index);
-    ArgsStatus st = decode_value(p, v, base, m.add("invalid ", what, " `").add(p.name, "`: "));
+    ArgsStatus st = decode_value(p, v, base, m.add(nested ? "invalid field `" : "invalid argument `", p.name, "`: "));
     if (st != ArgsStatus::kOk) return st;
     m.truncate(mark);  // this one is fine: drop its "invalid argument" prefix
   }
