@@ -30,7 +30,7 @@ from mcpgen.protocol import RETURN_KINDS
 
 # Must equal MCPGEN_CORE_VERSION in firmware_template/core/mcpgen/mcp_core.h (a test reads
 # the header and compares): the generated header refuses to compile against another core.
-CORE_VERSION = 5
+CORE_VERSION = 6
 HEADER_PATH = "firmware/generated/mcp_tools.h"
 SOURCE_PATH = "firmware/generated/mcp_tools.cpp"
 TEMPLATE_DIR = TEMPLATES_ROOT / "cpp"
@@ -47,6 +47,7 @@ _PARAM_TYPE_ENUM = {
     "integer": "mcpgen::ParamType::kInteger",
     "number": "mcpgen::ParamType::kNumber",
     "string": "mcpgen::ParamType::kString",
+    "object": "mcpgen::ParamType::kObject",
 }
 # mcpgen::ReturnKind (mcp_core.h) names each kind k<Kind>.
 RETURN_KIND_ENUM = {kind: f"mcpgen::ReturnKind::k{kind.capitalize()}" for kind in RETURN_KINDS}
@@ -107,9 +108,79 @@ def _param_initializer(p: Param, struct: str, field: str, enum_array: Optional[s
         + f"{ind}/*max_length=*/{max_length}, /*enum=*/{enum_array or 'nullptr'}, "
         + (f"{len(p.enum)}u" if enum_array else "0u")
         + ","
-        + f"{ind}/*default=*/{default_bool}, {default_int}, {default_num}, {default_str}"
+        + f"{ind}/*default=*/{default_bool}, {default_int}, {default_num}, {default_str},"
+        + f" /*object=*/{'&kType_' + p.ref if p.ref else 'nullptr'}"
         + "}"
     )
+
+
+def _cpp_type(p: Param) -> str:
+    """The C++ member type of a parameter: a scalar, or a named type's struct."""
+    return p.ref if p.ref is not None else _CPP_PARAM_TYPE[p.type]
+
+
+@dataclass(frozen=True)
+class _TypeView:
+    """A named type (the spec's ``types:``): its struct, and its fields' ParamDesc table."""
+
+    name: str
+    comment: str
+    fields: tuple[_ParamDescView, ...]
+    enum_arrays: tuple[tuple[str, str], ...]
+
+
+def _type_views(spec: Spec) -> list[_TypeView]:
+    """Every named type, each after the types its fields use (C++ declares before use)."""
+    by_name = {t.name: t for t in spec.types}
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order or name not in by_name:
+            return
+        for f in by_name[name].fields:
+            if f.ref is not None:
+                visit(f.ref)
+        order.append(name)
+
+    for t in spec.types:
+        visit(t.name)
+    views = []
+    for name in order:
+        t = by_name[name]
+        fields, enums = _param_views(t.fields, name, f"kEnum_{name}", f"type {name}")
+        text = t.description or f"the spec's type {name}"
+        views.append(_TypeView(name, cpp_comment(text), fields, enums))
+    return views
+
+
+def _param_views(
+    params: tuple[Param, ...], struct: str, enum_prefix: str, owner: str
+) -> tuple[tuple[_ParamDescView, ...], tuple[tuple[str, str], ...]]:
+    out: list[_ParamDescView] = []
+    enums: list[tuple[str, str]] = []
+    fields_seen: dict[str, str] = {}
+    for p in params:
+        field = cpp_field_name(p.name)
+        if field in fields_seen:
+            raise ValueError(
+                f"{owner}: parameters {fields_seen[field]!r} and {p.name!r} "
+                f"both map to the C++ member {field!r}"
+            )
+        fields_seen[field] = p.name
+        enum_array = None
+        if p.enum:
+            enum_array = f"{enum_prefix}_{field}"
+            enums.append((enum_array, ", ".join(cpp_string(v, " " * 4) for v in p.enum)))
+        out.append(
+            _ParamDescView(
+                name=p.name,
+                field=field,
+                cpp_type=_cpp_type(p),
+                comment=_param_comment(p),
+                initializer=_param_initializer(p, struct, field, enum_array),
+            )
+        )
+    return tuple(out), tuple(enums)
 
 
 def _placeholder_value(lines: list[str], f: Field, indent: str) -> None:
@@ -157,39 +228,16 @@ def _placeholder(tool: Tool) -> str:
 
 def _tool_view(index: int, tool: Tool, spec: Spec) -> _ToolDescView:
     struct = cpp_args_struct(tool.handler)
-    params: list[_ParamDescView] = []
-    enums: list[tuple[str, str]] = []
-    fields_seen: dict[str, str] = {}
-    for p in tool.params:
-        field = cpp_field_name(p.name)
-        if field in fields_seen:
-            raise ValueError(
-                f"tool {tool.name}: parameters {fields_seen[field]!r} and {p.name!r} "
-                f"both map to the C++ member {field!r}"
-            )
-        fields_seen[field] = p.name
-        enum_array = None
-        if p.enum:
-            enum_array = f"kEnum_{tool.handler}_{field}"
-            enums.append((enum_array, ", ".join(cpp_string(v, " " * 4) for v in p.enum)))
-        params.append(
-            _ParamDescView(
-                name=p.name,
-                field=field,
-                cpp_type=_CPP_PARAM_TYPE[p.type],
-                comment=_param_comment(p),
-                initializer=_param_initializer(p, struct, field, enum_array),
-            )
-        )
-    entry = list_entry_json(tool)
+    params, enums = _param_views(tool.params, struct, f"kEnum_{tool.handler}", f"tool {tool.name}")
+    entry = list_entry_json(tool, spec.types)
     return _ToolDescView(
         index=index,
         name=tool.name,
         name_comment=cpp_comment(tool.name),
         handler=tool.handler,
         struct=struct,
-        params=tuple(params),
-        enum_arrays=tuple(enums),
+        params=params,
+        enum_arrays=enums,
         entry_literal=cpp_string(entry),
         entry_len=len(entry.encode("utf-8")),
         user_only=tool.user_only,
@@ -211,6 +259,7 @@ def _context(spec: Spec) -> dict[str, object]:
     return {
         "spec": spec,
         "tools": tools,
+        "types": _type_views(spec),
         "by_name": by_name,
         "core_version": CORE_VERSION,
         "fingerprint": spec.fingerprint,

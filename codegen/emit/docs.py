@@ -60,13 +60,43 @@ def _tool_section(t: Tool) -> list[str]:
             "| parameter | type | required | default | allowed | description |",
             "|---|---|---|---|---|---|",
         ]
-        for p in t.params:
-            default = "" if p.default is None else f"`{json.dumps(p.default)}`"
-            out.append(
-                f"| `{p.name}` | {p.type} | {'yes' if p.required else 'no'} | {default} | "
-                f"{_cell(_rule(p))} | {_cell(p.description)} |"
-            )
-        out.append("")
+        out += _param_rows(t.params)
+    return out
+
+
+def _param_rows(params: tuple[Param, ...]) -> list[str]:
+    rows = []
+    for p in params:
+        default = "" if p.default is None else f"`{json.dumps(p.default)}`"
+        kind = f"[`{p.ref}`](#type-{p.ref.lower()})" if p.ref else p.type
+        rows.append(
+            f"| `{p.name}` | {kind} | {'yes' if p.required else 'no'} | {default} | "
+            f"{_cell(_rule(p))} | {_cell(p.description)} |"
+        )
+    return [*rows, ""]
+
+
+def _types_section(spec: Spec) -> list[str]:
+    """The named types (`types:`): each written once, as `$defs` in the schemas that use it."""
+    if not spec.types:
+        return []
+    out = [
+        "## Types",
+        "",
+        "Named object shapes of the spec, published once per tool schema under `$defs` and "
+        'referenced as `{"$ref": "#/$defs/<Name>"}`. Like a tool, a type refuses a field '
+        "it does not list.",
+        "",
+    ]
+    for ty in spec.types:
+        out += [f"### type {ty.name}", ""]
+        if ty.description:
+            out += [ty.description, ""]
+        out += [
+            "| field | type | required | default | allowed | description |",
+            "|---|---|---|---|---|---|",
+            *_param_rows(ty.fields),
+        ]
     return out
 
 
@@ -79,6 +109,9 @@ def tools_markdown(spec: Spec) -> str:
         f"Spec fingerprint `{spec.fingerprint}`, MCP protocol `{spec.device.protocol_version}`, "
         f"`tools/list` pages of at most {spec.device.page_size} bytes.",
         "",
+        "A tool refuses an argument it does not list (every `inputSchema` says "
+        "`additionalProperties: false`).",
+        "",
         "| tool | returns | summary |",
         "|---|---|---|",
     ]
@@ -88,6 +121,7 @@ def tools_markdown(spec: Spec) -> str:
     lines.append("")
     for t in spec.tools:
         lines += _tool_section(t)
+    lines += _types_section(spec)
     lines += _events_section(spec)
     lines += _resources_section(spec)
     lines += _prompts_section(spec)

@@ -47,7 +47,7 @@ def constraint_phrases(p: Param, *, with_range: bool = True) -> list[str]:
 
 def cpp_param_comment(p: Param) -> str:
     """A C++ field comment: type, constraints, default or required, description."""
-    bits: list[str] = [p.type, *constraint_phrases(p)]
+    bits: list[str] = [p.ref or p.type, *constraint_phrases(p)]
     if p.pattern is not None:
         bits.append("the pattern is not checked on the device")
     if p.default is not None:

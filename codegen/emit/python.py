@@ -39,7 +39,7 @@ from mcpgen.codegen.emit.resources_py import add_resource_context
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.history import HistoryErrors, Release, load_history
-from mcpgen.codegen.spec.mcp_json import input_schema, output_schema
+from mcpgen.codegen.spec.mcp_json import DEFS_REF, input_schema, object_schema, output_schema, used_types
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
 from mcpgen.protocol import RETURN_KINDS
@@ -120,7 +120,7 @@ class NamespaceView:
 
 
 def _param_doc(p: Param) -> str:
-    bits: list[str] = [p.type, *constraint_phrases(p)]
+    bits: list[str] = [p.ref or p.type, *constraint_phrases(p)]
     if p.default is not None:
         bits.append(f"default {p.default!r}")
     desc = p.description.strip()
@@ -300,11 +300,17 @@ def _spec_table(spec: Spec) -> dict[str, Any]:
             "title": t.title,
             "returns": t.returns.kind,
             "user_only": t.user_only,
-            "input_schema": input_schema(t),
+            "input_schema": input_schema(t, spec.types),
             "output_schema": output_schema(t),
         }
         table[t.name] = entry
     return table
+
+
+def _defs_of(spec: Spec, name: str) -> dict[str, Any]:
+    """The ``$defs`` a named type's checks need: it and every type it uses."""
+    probe = (Param(name="_", type="object", ref=name),)
+    return {t.name: object_schema(t.fields, t.description) for t in used_types(probe, spec.types)}
 
 
 def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
@@ -343,6 +349,10 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
         "typed_dicts": dicts,
         "tools": tools,
         "patterns": patterns,
+        "object_types": {
+            t.name: py_literal({"$ref": DEFS_REF + t.name, "$defs": _defs_of(spec, t.name)})
+            for t in spec.types
+        },
         "spec_table": py_literal(_spec_table(spec)),
         "kinds": {t.name: t.returns.kind for t in spec.tools},
         "exports": exports,

@@ -24,6 +24,8 @@ def param_checks(p: Param, ident: str) -> list[str]:
     """Lines that leave ``ident`` as is when it passes ``p``'s rules and otherwise let the
     runtime's validator raise the ``ValidationError`` (the fast test inline, the message there)."""
     n = py_str_literal(p.name)
+    if p.ref is not None:  # a named type: the runtime's checks of its published $defs
+        return [f"{ident} = _OBJECTS[{py_str_literal(p.ref)}].check({n}, {ident})"]
     if p.type == "boolean":
         return [
             f"if {ident} is not True and {ident} is not False:",
@@ -73,4 +75,6 @@ def param_annotation(p: Param) -> str:
     """The Python type of an argument: ``Literal["a", "b"]`` for an enum, so mypy catches typos."""
     if p.enum:
         return "Literal[" + ", ".join(py_str_literal(v) for v in p.enum) + "]"
+    if p.ref is not None:
+        return "dict[str, Any]"
     return SCALAR_TYPES[p.type]

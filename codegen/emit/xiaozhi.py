@@ -192,6 +192,11 @@ def _param_view(tool: Tool, p: Param) -> _ParamView:
     name = cpp_string(p.name, " " * 10)
     local = f"a_{cpp_field_name(p.name)}"
     where = f"tool {tool.name}, parameter {p.name}"
+    if p.ref is not None:
+        raise XiaozhiSpecError(
+            f"{where}: type {p.ref} is an object, which the stock firmware's McpServer properties "
+            "(boolean, integer, string) cannot take; give the xiaozhi target scalar parameters"
+        )
     if p.type == "boolean":
         if p.default is None:
             prop = f"Property({name}, kPropertyTypeBoolean)"

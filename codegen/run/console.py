@@ -410,7 +410,7 @@ async def call_every_tool(device: Any, spec: Any, log: Log, timeout: float) -> i
     for tool in spec.tools:
         if tool.user_only:
             continue
-        args = example_arguments(tool)
+        args = example_arguments(tool, spec.types)
         try:
             result = await device.call(tool.name, args, timeout=timeout)
         except Exception as exc:  # report every tool, then fail

@@ -64,7 +64,7 @@ async def _show_checks(spec: Any, device: Any, bound: Any) -> None:
     if not bounded:
         return
     tool, param = bounded[0]
-    args = {**example_arguments(tool), param.name: int(param.maximum) + 1}
+    args = {**example_arguments(tool, spec.types), param.name: int(param.maximum) + 1}
     method: Any = bound
     for part in tool.path:
         method = getattr(method, part)
@@ -132,7 +132,7 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
                 _step(5, total, f"calling every tool through {module.__name__}.{bindings_cls.__name__}")
                 rows = []
                 for tool in spec.tools:
-                    args = example_arguments(tool)
+                    args = example_arguments(tool, spec.types)
                     method: Any = bound
                     for part in tool.path:
                         method = getattr(method, part)

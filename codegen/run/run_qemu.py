@@ -307,7 +307,7 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
         for tool in spec.tools:
             if tool.user_only:
                 continue
-            args = example_arguments(tool)
+            args = example_arguments(tool, spec.types)
             try:
                 result = await device.call(tool.name, args, timeout=10.0)
             except Exception as exc:  # report every tool, then fail

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from mcpgen.codegen.spec.model import DeviceSpec, Event, Field, Param, Resource, Returns, Spec, Tool
+from mcpgen.codegen.spec.model import (
+    DeviceSpec,
+    Event,
+    Field,
+    ObjectType,
+    Param,
+    Resource,
+    Returns,
+    Spec,
+    Tool,
+)
 
 
 class CanonicalError(ValueError):
@@ -36,6 +46,7 @@ def _param(data: Any, where: str) -> Param:
         max_length=data.get("max_length"),
         enum=tuple(data.get("enum") or ()),
         pattern=data.get("pattern"),
+        ref=data.get("ref"),
     )
 
 
@@ -120,9 +131,19 @@ def spec_from_canonical(data: Any, source: str = "") -> Spec:
             for i, e in enumerate(data.get("events") or ())
         )
         resources = tuple(_resource(r, f"resources[{i}]") for i, r in enumerate(data.get("resources") or ()))
+        types = tuple(
+            ObjectType(
+                name=_req(t, "name", f"types[{i}]"),
+                description=t.get("description", ""),
+                fields=tuple(
+                    _param(p, f"types[{i}].fields[{j}]") for j, p in enumerate(t.get("fields") or ())
+                ),
+            )
+            for i, t in enumerate(data.get("types") or ())
+        )
     except (AttributeError, TypeError) as exc:  # a list where an object belongs, and the like
         raise CanonicalError(f"not a canonical spec: {exc}") from None
-    return Spec(device=dev, tools=tools, source=source, events=events, resources=resources)
+    return Spec(device=dev, tools=tools, source=source, events=events, resources=resources, types=types)
 
 
 __all__ = ["CanonicalError", "spec_from_canonical"]

@@ -10,6 +10,12 @@ classifies protobuf schemas.
 Tool arguments flow backend -> device, so narrowing what a parameter accepts is breaking.
 Event parameters flow device -> backend, so there it is the other way round: a *widened*
 range lets a device send a value an older backend drops.
+
+A named type (``types:``) is judged once, where it is written: its fields follow the
+tool-parameter rules (they are tool arguments, one level down). Every object the device
+decodes refuses keys it does not declare (``additionalProperties: false``, stated in the
+published schemas and always done by the device), so a removed field breaks older backends
+that still send it, as a removed parameter does.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal, Optional, Union
 
 from mcpgen.codegen.spec.locate import SpecLocator, Step, ToolStep
-from mcpgen.codegen.spec.model import Event, Field, Param, Resource, Spec, Tool
+from mcpgen.codegen.spec.model import Event, Field, ObjectType, Param, Resource, Spec, Tool
 
 Verdict = Literal["compatible", "breaking"]
 
@@ -127,6 +133,7 @@ def diff_specs(old: Spec, new: Spec) -> list[Change]:
     """Every change from ``old`` to ``new`` with its verdict (empty when they are equal)."""
     out: list[Change] = []
     _device(old, new, out)
+    _types(old, new, out)
     _tools(old, new, out)
     _events(old, new, out)
     _resources(old, new, out)
@@ -166,6 +173,34 @@ def _device(old: Spec, new: Spec, out: list[Change]) -> None:
         out.append(_doc("device.description", at + ("description",)))
 
 
+# -- named types -------------------------------------------------------------------------------
+
+#: The named types of OLD and NEW while one diff runs (a parameter's type is looked up there).
+Types = tuple[dict[str, ObjectType], dict[str, ObjectType]]
+_NO_TYPES: Types = ({}, {})
+
+
+def _types(old: Spec, new: Spec, out: list[Change]) -> None:
+    olds = {t.name: t for t in old.types}
+    news = {t.name: t for t in new.types}
+    both: Types = (olds, news)
+    for t in old.types:
+        if t.name not in news:
+            out.append(_c(f"types.{t.name}", f"type `{t.name}` removed",
+                          "only its uses reach the wire: each parameter that used it is judged there",
+                          ("types",) if news else ()))
+    for t in new.types:
+        at: tuple[Step, ...] = ("types", t.name)
+        if t.name not in olds:
+            out.append(_c(f"types.{t.name}", f"type `{t.name}` added",
+                          "nothing used it before; a parameter that uses it is judged there", at))
+            continue
+        o = olds[t.name]
+        if o.description != t.description:
+            out.append(_doc(f"types.{t.name}.description", at + ("description",)))
+        _params(o.fields, t.fields, f"types.{t.name}", at, "tool", out, key="fields", types=both)
+
+
 # -- tools -------------------------------------------------------------------------------------
 
 
@@ -180,15 +215,16 @@ def _tools(old: Spec, new: Spec, out: list[Change]) -> None:
                     if close else f"keep `{t.name}`, or raise device.version's major number")
             out.append(_b(f"tools.{t.name}", f"tool `{t.name}` removed", _OLD_DEVICES + " and " +
                           "backends still call it", ("tools",), hint))
+    types: Types = ({t.name: t for t in old.types}, {t.name: t for t in new.types})
     for t in new.tools:
         if t.name in olds:
-            _tool(olds[t.name], t, out)
+            _tool(olds[t.name], t, out, types)
         else:
             out.append(_c(f"tools.{t.name}", f"tool `{t.name}` added", "nobody calls it yet",
                           ("tools", ToolStep(t.name))))
 
 
-def _tool(o: Tool, n: Tool, out: list[Change]) -> None:
+def _tool(o: Tool, n: Tool, out: list[Change], types: Types = _NO_TYPES) -> None:
     at: tuple[Step, ...] = ("tools", ToolStep(n.name))
     base = f"tools.{n.name}"
     if not o.user_only and n.user_only:
@@ -208,12 +244,15 @@ def _tool(o: Tool, n: Tool, out: list[Change]) -> None:
         if getattr(o, key) != getattr(n, key):
             what = "description changed" if key == "description" else f"{key} changed"
             out.append(_c(f"{base}.{key}", what, "documentation and hints only", at + (key,)))
-    _params(o.params, n.params, base, at, "tool", out)
+    _params(o.params, n.params, base, at, "tool", out, types=types)
     _returns(o, n, base, at, out)
 
 
 def _params(olds_t: tuple[Param, ...], news_t: tuple[Param, ...], base: str, at: tuple[Step, ...],
-            owner: Literal["tool", "event"], out: list[Change]) -> None:
+            owner: Literal["tool", "event"], out: list[Change], *, key: str = "params",
+            types: Types = _NO_TYPES) -> None:
+    """Parameters (``key``: ``params``), or the fields of a named type (``fields``)."""
+    what = "parameter" if key == "params" else "field"
     olds = {p.name: p for p in olds_t}
     news = {p.name: p for p in news_t}
     guesser = RenameGuesser([p.name for p in news_t if p.name not in olds])
@@ -221,28 +260,30 @@ def _params(olds_t: tuple[Param, ...], news_t: tuple[Param, ...], base: str, at:
         if p.name not in news:
             close = guesser.guess(p.name)
             hint = f"renamed to `{close}`? keep the old name" if close else ""
-            reason = ("older backends still send it" if owner == "tool" else
+            reason = ("older backends still send it, and the device refuses keys it does not declare "
+                      "(additionalProperties: false)" if owner == "tool" else
                       "older backends require it in every event")
-            out.append(_b(f"{base}.params.{p.name}", f"parameter `{p.name}` removed", reason,
-                          at + ("params",), hint))
+            out.append(_b(f"{base}.{key}.{p.name}", f"{what} `{p.name}` removed", reason,
+                          at + (key,), hint))
     for p in news_t:
-        path = f"{base}.params.{p.name}"
-        here = at + ("params", p.name)
+        path = f"{base}.{key}.{p.name}"
+        here = at + (key, p.name)
         if p.name not in olds:
             if owner == "event":
                 out.append(_c(path, f"event parameter `{p.name}` added", "older backends ignore it", here))
             elif p.required:
-                out.append(_b(path, f"required parameter `{p.name}` added",
-                              "older backends do not send it", here, f"give `{p.name}` a default"))
+                hint = f"give `{p.name}` a default" if p.ref is None else f"make `{p.name}` a new tool's"
+                out.append(_b(path, f"required {what} `{p.name}` added",
+                              "older backends do not send it", here, hint))
             else:
-                out.append(_c(path, f"optional parameter `{p.name}` added (default {p.default!r})",
+                out.append(_c(path, f"optional {what} `{p.name}` added (default {p.default!r})",
                               "older callers get the default", here))
             continue
-        _param(olds[p.name], p, path, here, owner, out)
+        _param(olds[p.name], p, path, here, owner, out, types)
 
 
 def _param(o: Param, n: Param, path: str, at: tuple[Step, ...], owner: Literal["tool", "event"],
-           out: list[Change]) -> None:
+           out: list[Change], types: Types = _NO_TYPES) -> None:
     # For a tool the device accepts what the backend sends: narrowing breaks. For an event the
     # backend accepts what the device sends: widening breaks.
     narrow: Verdict = "breaking" if owner == "tool" else "compatible"
@@ -251,9 +292,16 @@ def _param(o: Param, n: Param, path: str, at: tuple[Step, ...], owner: Literal["
         "the device only sends less"
     why_wide = "the device accepts more" if owner == "tool" else "older backends drop the new values"
     if o.type != n.type:
-        out.append(_b(path + ".type", f"type changed from {o.type} to {n.type}",
+        out.append(_b(path + ".type", f"type changed from {o.ref or o.type} to {n.ref or n.type}",
                       "both ends encode it the old way", at + ("type",)))
         return
+    if o.ref != n.ref and o.ref is not None and n.ref is not None:
+        # Another named type: the wire carries no type names, so only the shapes matter.
+        old_t, new_t = types[0].get(o.ref), types[1].get(n.ref)
+        out.append(_c(path + ".type", f"named type changed from {o.ref} to {n.ref}",
+                      "the wire carries the fields, not the name: they are judged here", at + ("type",)))
+        if old_t is not None and new_t is not None:
+            _params(old_t.fields, new_t.fields, path, at, owner, out, key="fields", types=types)
     if owner == "tool":
         if not o.required and n.required:
             out.append(_b(path + ".default", "parameter became required (default removed)",

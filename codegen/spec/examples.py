@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpgen.codegen.spec.model import Param, Tool
+from mcpgen.codegen.spec.model import ObjectType, Param, Tool
 from mcpgen.codegen.spec.rules.names import pattern_search
 
 _STRING_CANDIDATES = ("hello from mcpgen", "demo-device", "demo", "a")
 
 
-def example_value(p: Param) -> Any:
+def example_value(p: Param, types: tuple[ObjectType, ...] = ()) -> Any:
+    if p.ref is not None:  # a named type: an example of each of its fields
+        shape = next((t for t in types if t.name == p.ref), None)
+        return {} if shape is None else {f.name: example_value(f, types) for f in shape.fields}
     if p.default is not None:
         return p.default
     if p.type == "boolean":
@@ -30,5 +33,6 @@ def example_value(p: Param) -> Any:
     return ""
 
 
-def example_arguments(tool: Tool) -> dict[str, Any]:
-    return {p.name: example_value(p) for p in tool.params}
+def example_arguments(tool: Tool, types: tuple[ObjectType, ...] = ()) -> dict[str, Any]:
+    """Valid arguments of ``tool``; ``types``: the spec's named types (``Spec.types``)."""
+    return {p.name: example_value(p, types) for p in tool.params}

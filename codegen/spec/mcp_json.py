@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.codegen.spec.model import Field, ObjectType, Param, Spec, Tool
 from mcpgen.protocol import PROGRESS_META_KEY
 
 # Bytes the core adds around the entries of one page:
@@ -25,7 +25,15 @@ def dumps_compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+DEFS_REF = "#/$defs/"
+
+
 def param_schema(p: Param) -> dict[str, Any]:
+    if p.ref is not None:  # a named type: written once under $defs (JSON Schema 2020-12)
+        ref: dict[str, Any] = {"$ref": DEFS_REF + p.ref}
+        if p.description:
+            ref["description"] = p.description  # 2020-12 allows keywords beside $ref
+        return ref
     s: dict[str, Any] = {"type": p.type}
     if p.description:
         s["description"] = p.description
@@ -44,14 +52,44 @@ def param_schema(p: Param) -> dict[str, Any]:
     return s
 
 
-def input_schema(tool: Tool) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {p.name: param_schema(p) for p in tool.params},
-    }
-    required = [p.name for p in tool.params if p.required]
+def object_schema(params: tuple[Param, ...], description: str = "") -> dict[str, Any]:
+    """An object of these parameters (a tool's arguments, a named type's fields).
+    ``additionalProperties: false`` because the device core refuses a key the object does
+    not declare, at every level ("unknown argument", ``decode_fields`` in
+    firmware_template/core/mcpgen/arguments.cpp), so the schema says what the device does."""
+    schema: dict[str, Any] = {"type": "object"}
+    if description:
+        schema["description"] = description
+    schema["properties"] = {p.name: param_schema(p) for p in params}
+    required = [p.name for p in params if p.required]
     if required:
         schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def used_types(params: tuple[Param, ...], types: tuple[ObjectType, ...]) -> list[ObjectType]:
+    """The named types these parameters use, directly or through other types, in the
+    spec's order (the spec check refuses loops)."""
+    by_name = {t.name: t for t in types}
+    seen: set[str] = set()
+    todo = [p.ref for p in params if p.ref is not None]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        todo += [f.ref for f in by_name[name].fields if f.ref is not None]
+    return [t for t in types if t.name in seen]
+
+
+def input_schema(tool: Tool, types: tuple[ObjectType, ...] = ()) -> dict[str, Any]:
+    """The tool's ``inputSchema``: its arguments, and under ``$defs`` each named type they
+    use (JSON Schema 2020-12, referenced as ``{"$ref": "#/$defs/Color"}``)."""
+    schema = object_schema(tool.params)
+    defs = used_types(tool.params, types)
+    if defs:
+        schema["$defs"] = {t.name: object_schema(t.fields, t.description) for t in defs}
     return schema
 
 
@@ -91,13 +129,14 @@ def tool_annotations(tool: Tool) -> dict[str, Any] | None:
     return a or None
 
 
-def list_entry(tool: Tool) -> dict[str, Any]:
-    """The tool as MCP ``tools/list`` returns it (key order is part of the bytes)."""
+def list_entry(tool: Tool, types: tuple[ObjectType, ...] = ()) -> dict[str, Any]:
+    """The tool as MCP ``tools/list`` returns it (key order is part of the bytes);
+    ``types``: the spec's named types (``Spec.types``), for the ``$defs`` it uses."""
     entry: dict[str, Any] = {"name": tool.name}
     if tool.title:
         entry["title"] = tool.title
     entry["description"] = tool.description
-    entry["inputSchema"] = input_schema(tool)
+    entry["inputSchema"] = input_schema(tool, types)
     out = output_schema(tool)
     if out is not None:
         entry["outputSchema"] = out
@@ -109,15 +148,15 @@ def list_entry(tool: Tool) -> dict[str, Any]:
     return entry
 
 
-def list_entry_json(tool: Tool) -> str:
-    return dumps_compact(list_entry(tool))
+def list_entry_json(tool: Tool, types: tuple[ObjectType, ...] = ()) -> str:
+    return dumps_compact(list_entry(tool, types))
 
 
 def worst_case_page_bytes(tool: Tool, spec: Spec) -> int:
     """Bytes of a page that holds only ``tool`` and a next-page cursor."""
     return (
         len(PAGE_PREFIX)
-        + len(list_entry_json(tool).encode("utf-8"))
+        + len(list_entry_json(tool, spec.types).encode("utf-8"))
         + len(PAGE_SUFFIX_MORE)  # ends with the cursor's opening quote
         + CURSOR_LEN
         + 2  # '"}'
@@ -125,4 +164,4 @@ def worst_case_page_bytes(tool: Tool, spec: Spec) -> int:
 
 
 def tools_list(spec: Spec, with_user_tools: bool = True) -> list[dict[str, Any]]:
-    return [list_entry(t) for t in spec.tools if with_user_tools or not t.user_only]
+    return [list_entry(t, spec.types) for t in spec.tools if with_user_tools or not t.user_only]

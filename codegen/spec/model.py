@@ -17,7 +17,8 @@ from mcpgen.protocol import DEFAULT_PROTOCOL_VERSION, EVENT_METHOD_PREFIX
 
 ErrorStyle = Literal["mcp", "jsonrpc"]
 ERROR_STYLES: tuple[str, ...] = ("mcp", "jsonrpc")
-ParamType = Literal["boolean", "integer", "number", "string"]
+# "object": a named object shape of the spec's `types:` (Param.ref names it).
+ParamType = Literal["boolean", "integer", "number", "string", "object"]
 # The same kinds as mcpgen.protocol.RETURN_KINDS (a Literal must spell them; a test compares).
 ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
 FieldType = Literal["boolean", "integer", "number", "string", "object", "array"]
@@ -47,7 +48,9 @@ class SourcePos:
 
 @dataclass(frozen=True)
 class Param:
-    """One tool argument. ``default is None`` means the argument is required."""
+    """One tool argument (or a field of a named object type). ``default is None`` means
+    the argument is required. ``type == "object"``: ``ref`` names the spec's ``types:``
+    entry whose shape the value has (never with a default: always required)."""
 
     name: str
     type: ParamType
@@ -59,10 +62,23 @@ class Param:
     enum: tuple[str, ...] = ()
     pattern: Optional[str] = None
     pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
+    ref: Optional[str] = None  # type == "object": the name of its ObjectType
 
     @property
     def required(self) -> bool:
         return self.default is None
+
+
+@dataclass(frozen=True)
+class ObjectType:
+    """A named object shape (the spec's ``types:``), written once and used as the type of
+    tool parameters and of other types' fields: ``$defs/<name>`` in the published schema,
+    a C++ struct on the device. ``fields`` are typed like parameters, sorted by name."""
+
+    name: str
+    description: str
+    fields: tuple[Param, ...]
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -250,6 +266,7 @@ class Spec:
     # compare like `firmware` (editing a prompt needs no new firmware, keeps the fingerprint,
     # and a release's recorded model, which has no prompts, still equals the spec).
     prompts: tuple[Prompt, ...] = field(default=(), compare=False)
+    types: tuple[ObjectType, ...] = ()  # `types:` in declared order (codegen.spec.rules.types)
 
     def canonical(self) -> dict[str, Any]:
         """The normalized model as plain JSON data; the fingerprint hashes this.
@@ -268,6 +285,8 @@ class Spec:
             out["events"] = [_plain(e) for e in self.events]
         if self.resources:  # likewise: specs without resources keep their fingerprint
             out["resources"] = [_plain(r) for r in self.resources]
+        if self.types:  # likewise: specs without named types keep their fingerprint
+            out["types"] = [_plain(t) for t in self.types]
         return out
 
     def canonical_json(self) -> str:
@@ -280,6 +299,12 @@ class Spec:
 
     def tool(self, name: str) -> Tool:
         for t in self.tools:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def object_type(self, name: str) -> ObjectType:
+        for t in self.types:
             if t.name == name:
                 return t
         raise KeyError(name)
@@ -302,6 +327,8 @@ def _plain(obj: Any) -> Any:
         out: dict[str, Any] = {}
         for name in obj.__dataclass_fields__:
             if name in ("pos", "source"):
+                continue
+            if name == "ref" and obj.ref is None:  # a scalar parameter: fingerprints as before
                 continue
             out[name] = _plain(getattr(obj, name))
         return out

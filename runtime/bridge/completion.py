@@ -4,8 +4,8 @@ Two kinds of template are the bridge's to complete:
 
 * its own ``mcpgen://devices/{device}/events``: ``device`` completes to the ids of the
   devices being served;
-* a device's template, as the bridge serves it
-  (``mcpgen://devices/<id>/lamp://effects/{name}``, see ``device_resources``): the values
+* a device's template, as the bridge serves it (``lamp://effects/{name}`` with one device,
+  ``mcpgen://devices/<id>/lamp://effects/{name}`` with several: ``device_resources``): the values
   come from the variable's JSON Schema when the bridge was given the spec
   (``template_schemas``, keyed by the device's own template): an ``enum``, ``false``/``true``
   for a boolean, every integer of a small ``minimum``..``maximum`` range. A variable the
@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .device_resources import LIST_TIMEOUT, device_uri
+from .device_resources import LIST_TIMEOUT, route
 from .events import URI_PREFIX, URI_SUFFIX
 from .prompts import PromptSet
 from .protocol import INVALID_PARAMS, RpcFailure, quote
@@ -108,7 +108,9 @@ class Completer:
         self.template_schemas: dict[str, Mapping[str, Mapping[str, Any]]] = dict(template_schemas or {})
         self.prompts = prompts if prompts is not None else PromptSet()
 
-    async def complete(self, devices: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    async def complete(
+        self, devices: Mapping[str, Any], params: Mapping[str, Any], prefix: bool = True
+    ) -> dict[str, Any]:
         ref, argument = params.get("ref"), params.get("argument")
         if not isinstance(ref, Mapping) or not isinstance(argument, Mapping):
             raise _bad("needs a ref and an argument")
@@ -123,7 +125,7 @@ class Completer:
         if uri == EVENTS_TEMPLATE:
             self._check_variable(uri, name)
             return answer(sorted(devices), typed)
-        target = device_uri(uri)
+        target = await route(dict(devices), uri, prefix, template=True)
         if target is None or target[0] not in devices:
             raise _bad(f"unknown resource template {quote(uri)} (see resources/templates/list)")
         device_id, template = target

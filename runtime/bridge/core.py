@@ -90,6 +90,9 @@ class Session:
     """The least severe level the client wants (``logging/setLevel``); None: every level."""
     subscriptions: set[str] = field(default_factory=set)
     """Resource URIs the client subscribed to (``resources/subscribe``)."""
+    resource_routes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each subscribed device resource URI, as the client named it -> (device id, the
+    device's URI): where its ``notifications/resources/updated`` come from."""
 
     def wants_level(self, level: str) -> bool:
         if self.log_level is None:
@@ -108,7 +111,9 @@ class Bridge:
     """Serves the tools of one or many devices as one MCP server.
 
     Args:
-        prefix_tools: export ``<device>__<tool>`` names (needed when serving many devices).
+        prefix_tools: export ``<device>__<tool>`` names (needed when serving many devices);
+            device resource URIs follow the same rule (``device_resources``): as the
+            device gave them without it, ``mcpgen://devices/<id>/<uri>`` with it.
         user_tools: also export tools the spec marks user-only.
         device_ids: serve only these devices (None: every device added).
         call_timeout: seconds a forwarded ``tools/call`` may take (None: the runtime's).
@@ -332,17 +337,16 @@ class Bridge:
 
     def _forward_resource_update(self, device_id: str, params: dict[str, Any]) -> None:
         """A device's ``notifications/resources/updated`` to the sessions subscribed to
-        its bridge URI (``device_resources``)."""
+        it, with the URI each session subscribed with (``device_resources``)."""
         uri = params.get("uri")
-        mapped = device_resources.bridge_uri(device_id, uri) if isinstance(uri, str) else None
-        if mapped is None:
+        if not isinstance(uri, str):
             return
-        updated = notification("notifications/resources/updated", {"uri": mapped})
         for session in list(self._sessions.values()):
             if session.push is None or session.protocol_version is None or session.closed:
                 continue
-            if mapped in session.subscriptions:
-                self.spawn(session.push(updated))
+            for named, (routed_device, inner) in list(session.resource_routes.items()):
+                if routed_device == device_id and inner == uri and named in session.subscriptions:
+                    self.spawn(session.push(notification("notifications/resources/updated", {"uri": named})))
 
     async def subscribe_request(
         self, session: Session, method: str, params: dict[str, Any]
@@ -351,7 +355,9 @@ class Bridge:
         own; a device resource's subscription is also forwarded to the device (its
         unsubscribe once no session holds it)."""
         uri = params.get("uri")
-        target = device_resources.device_uri(uri) if isinstance(uri, str) else None
+        target = None
+        if isinstance(uri, str):
+            target = await device_resources.route(self.devices, uri, self.prefix_tools)
         if target is None:
             events_of = device_of(uri) if isinstance(uri, str) else None
             if method == "resources/subscribe" and events_of is not None and events_of not in self.devices:
@@ -380,8 +386,10 @@ class Bridge:
             if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise RpcFailure(INVALID_PARAMS, f"at most {MAX_SUBSCRIPTIONS} subscriptions per session")
             session.subscriptions.add(str(uri))
+            session.resource_routes[str(uri)] = (device_id, inner)
         else:
             session.subscriptions.discard(str(uri))
+            session.resource_routes.pop(str(uri), None)
         return {}
 
     def _forward_event(self, device_id: str, event: str, arguments: dict[str, Any]) -> None:
@@ -540,19 +548,20 @@ class Bridge:
         if method in ("resources/list", "resources/templates/list"):
             out = self._resources(method, params)
             key = "resources" if method == "resources/list" else "resourceTemplates"
-            out[key] = out[key] + await device_resources.list_entries(self.devices, key != "resources")
+            devices = await device_resources.list_entries(self.devices, key != "resources", self.prefix_tools)
+            out[key] = out[key] + devices
             return out
         if method == "resources/read":
             uri = params.get("uri")
             if isinstance(uri, str):
-                read = await device_resources.read(self.devices, uri, RESOURCE_NOT_FOUND)
+                read = await device_resources.read(self.devices, uri, RESOURCE_NOT_FOUND, self.prefix_tools)
                 if read is not None:
                     return read
         return self._resources(method, params)
 
     async def complete(self, params: dict[str, Any]) -> dict[str, Any]:
         """``completion/complete`` of a resource template's variable (``completion.py``)."""
-        return await self.completer.complete(self.devices, params)
+        return await self.completer.complete(self.devices, params, self.prefix_tools)
 
     def prompts_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """``prompts/list`` and ``prompts/get`` (``prompts.py``): a prompt's tools and resources

@@ -16,6 +16,11 @@ The bridge therefore exports *safe* names by default:
 The mapping is reversible through :class:`ToolNameMap` (exported name -> device id and
 original tool name); the bridge also states the original names in each exported tool's
 ``_meta``.
+
+Device resource URIs follow the same ``prefix`` rule (``device_resources.py``): as the
+device gave them without it, ``mcpgen://devices/<id>/<uri>`` with it, and a URI two
+devices share without a prefix is served plainly for one and prefixed for the other, as
+a colliding name gets a hash here.
 """
 
 from __future__ import annotations

@@ -23,8 +23,30 @@ cdef class LinearPattern:
     cpdef check(self, str name, str text)
 
 
+cdef class _Defs:
+    cdef public dict schemas
+    cdef public dict objects
+
+    cpdef object resolve(self, object schema, int depth)
+    cpdef object object_for(self, object schema, int depth)
+
+
+cdef class _Object:
+    cdef public dict props
+    cdef public tuple required
+    cdef public tuple defaults
+    cdef public bint allow_additional
+
+    cpdef fill(self, object schema, _Defs defs, int depth, bint allow_additional)
+    cpdef dict check(self, dict value)
+
+
+cdef bint _is_object_schema(object schema)
+
+
 cdef class _Prop:
     cdef public str name
+    cdef public _Object obj
     cdef public tuple types
     cdef public int type_code
     cdef public bint has_lo
@@ -41,6 +63,12 @@ cdef class _Prop:
     cpdef object check(self, object v)
     cdef int _pick_type(self, object v) except -1
     cdef object _check_range(self, object v)
+
+
+cdef class ObjectChecker:
+    cdef public _Object obj
+
+    cpdef dict check(self, str name, object v)
 
 
 cdef class SchemaValidator:

@@ -8,6 +8,13 @@ Rules follow the JSON Schema keywords the device enforces: ``type``, ``minimum``
 ``maximum`` (inclusive), ``maxLength`` (Unicode code points), ``enum``, ``pattern``
 (a regular-expression *search*, as in JSON Schema), ``required`` and unknown arguments
 (``additionalProperties``). A Python ``bool`` is never accepted as an integer or number.
+Objects nest: a property with ``properties``, ``required`` or ``additionalProperties``
+(or a ``$ref`` to ``#/$defs/<Name>``, JSON Schema 2020-12, as a spec's named ``types:``
+are published) is checked key by key like the arguments, its errors named by their path
+(``scene.color.r``). The arguments object refuses unknown keys unless the schema sets
+``additionalProperties`` to something else than ``false`` (stock devices refuse them and
+say nothing); a nested object refuses them when it says ``additionalProperties: false``,
+as JSON Schema reads it (mcpgen devices say so at every level).
 
 Every ``pattern`` runs on RE2 (:class:`LinearPattern`), never on Python's backtracking
 ``re``: a pattern comes from a device's ``tools/list`` (any device, hostile ones too) or
@@ -233,11 +240,115 @@ def check_arguments(v: object) -> dict:
     return v
 
 
+#: How deep ``$ref`` chains and nested object schemas are followed when a validator is
+#: built; past it a property is checked for its JSON type only (a schema is device input).
+MAX_SCHEMA_DEPTH = 32
+_DEFS_PREFIXES = ("#/$defs/", "#/definitions/")
+
+
+class _Defs:
+    """The ``$defs`` of one input schema: each named object shape digested once (shared by
+    every ``$ref`` to it, so a shape that refers to itself is built once, not forever)."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        defs: Any = schema.get("$defs")
+        if not isinstance(defs, dict):
+            defs = schema.get("definitions")
+        self.schemas: dict = dict(defs) if isinstance(defs, dict) else {}
+        self.objects: dict = {}
+
+    def resolve(self, schema: Any, depth: int) -> Any:
+        """``schema`` with its local ``$ref`` followed (None for a ref to nothing known)."""
+        while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < MAX_SCHEMA_DEPTH:
+            ref = str(schema["$ref"])
+            target = None
+            for prefix in _DEFS_PREFIXES:
+                if ref.startswith(prefix):
+                    target = self.schemas.get(ref[len(prefix) :])
+            if not isinstance(target, dict):
+                return None
+            schema = target
+            depth += 1
+        return schema
+
+    def object_for(self, schema: Any, depth: int) -> Any:
+        """The :class:`_Object` of an object schema (``$defs`` entries built once)."""
+        ref = schema.get("$ref") if isinstance(schema, dict) else None
+        key = ref if isinstance(ref, str) else None
+        if key is not None and key in self.objects:
+            return self.objects[key]
+        target = self.resolve(schema, depth)
+        if not isinstance(target, dict) or depth >= MAX_SCHEMA_DEPTH:
+            return None
+        obj = _Object()
+        if key is not None:
+            self.objects[key] = obj  # before its fields: a self-reference finds it
+        obj.fill(target, self, depth + 1, target.get("additionalProperties", True) is not False)
+        return obj
+
+
+def _is_object_schema(schema: Any) -> bool:
+    return isinstance(schema, dict) and (
+        "properties" in schema or "required" in schema or "additionalProperties" in schema
+    )
+
+
+class _Object:
+    """The rules of one nested object: its properties, required keys, defaults, and
+    whether keys it does not declare pass."""
+
+    def __init__(self) -> None:
+        self.props: dict = {}
+        self.required: tuple = ()
+        self.defaults: tuple = ()
+        self.allow_additional = True
+
+    def fill(self, schema: Mapping[str, Any], defs: _Defs, depth: int, allow_additional: bool) -> None:
+        props = schema.get("properties") or {}
+        defaults = []
+        if isinstance(props, dict):
+            for name, sub in props.items():
+                self.props[name] = _Prop(str(name), sub, defs, depth)
+                resolved = defs.resolve(sub, depth)
+                if isinstance(resolved, dict) and "default" in resolved:
+                    defaults.append((name, resolved["default"]))
+        self.defaults = tuple(defaults)
+        req = schema.get("required") or ()
+        self.required = tuple([str(r) for r in req]) if isinstance(req, (list, tuple)) else ()
+        self.allow_additional = allow_additional
+
+    def check(self, value: dict) -> dict:
+        """``value`` checked key by key (errors named relative to it: ``color.r``); a new
+        dict when defaults were filled in or a value was normalized, else ``value``."""
+        changed = None
+        for key, item in value.items():
+            prop = self.props.get(key)
+            if prop is None:
+                if not self.allow_additional:
+                    raise ValidationError(str(key), "additionalProperties", "unknown field")
+                continue
+            out = prop.check(item)
+            if out is not item or type(out) is not type(item):
+                if changed is None:
+                    changed = dict(value)
+                changed[key] = out
+        for name in self.required:
+            if name not in value:
+                raise ValidationError(name, "required", "is required")
+        for name, default in self.defaults:
+            if name not in value:
+                if changed is None:
+                    changed = dict(value)
+                changed[name] = default
+        return value if changed is None else changed
+
+
 class _Prop:
     """One property of an input schema, pre-digested for fast checking."""
 
-    def __init__(self, name: str, schema: Any) -> None:
+    def __init__(self, name: str, schema: Any, defs: Optional[_Defs] = None, depth: int = 0) -> None:
         self.name = name
+        self.obj = None
         self.types: tuple = ()
         self.type_code = T_ANY
         self.has_lo = False
@@ -250,6 +361,16 @@ class _Prop:
         self.min_length = -1
         self.enum: Optional[tuple] = None
         self.pattern: Optional[LinearPattern] = None
+        if defs is not None and isinstance(schema, dict) and "$ref" in schema:
+            target = defs.resolve(schema, depth)
+            if _is_object_schema(target):
+                self.obj = defs.object_for(schema, depth)
+            schema = target
+            if self.obj is not None:
+                self.type_code = T_OBJECT
+        elif defs is not None and _is_object_schema(schema) and depth < MAX_SCHEMA_DEPTH:
+            self.obj = _Object()
+            self.obj.fill(schema, defs, depth + 1, schema.get("additionalProperties", True) is not False)
         if not isinstance(schema, dict):
             return
         t = schema.get("type")
@@ -331,6 +452,11 @@ class _Prop:
         elif code == T_OBJECT:
             if not isinstance(v, dict):
                 raise _type_error(self.name, v, "an object")
+            if self.obj is not None:
+                try:
+                    v = self.obj.check(v)
+                except ValidationError as exc:
+                    raise ValidationError(f"{self.name}.{exc.argument}", exc.rule, exc.message) from None
         elif code == T_ARRAY:
             if not isinstance(v, (list, tuple)):
                 raise _type_error(self.name, v, "an array")
@@ -389,11 +515,13 @@ class SchemaValidator:
         props = schema.get("properties") or {}
         self.props = {}
         defaults = []
+        defs = _Defs(schema)
         if isinstance(props, dict):
             for name, sub in props.items():
-                self.props[name] = _Prop(str(name), sub)
-                if isinstance(sub, dict) and "default" in sub:
-                    defaults.append((name, sub["default"]))
+                self.props[name] = _Prop(str(name), sub, defs, 1)
+                resolved = defs.resolve(sub, 1)
+                if isinstance(resolved, dict) and "default" in resolved:
+                    defaults.append((name, resolved["default"]))
         self.defaults = tuple(defaults)
         req = schema.get("required") or ()
         self.required = tuple(str(r) for r in req) if isinstance(req, (list, tuple)) else ()
@@ -429,6 +557,27 @@ class SchemaValidator:
         return f"SchemaValidator(properties={list(self.props)!r}, required={list(self.required)!r})"
 
 
+class ObjectChecker:
+    """The checks of one named object type (a spec's ``types:`` entry) for generated
+    bindings: ``schema`` is ``{"$ref": "#/$defs/<Name>", "$defs": {...}}``, the same
+    ``$defs`` the tool's published ``inputSchema`` carries, so both check alike."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.obj = _Defs(schema).object_for(dict(schema), 1)
+
+    def check(self, name: str, v: object) -> dict:
+        """``v`` checked (a new dict with its defaults filled in when some were missing);
+        :class:`ValidationError` named by the path (``scene.color.r``) otherwise."""
+        if not isinstance(v, dict):
+            raise _type_error(name, v, "an object")
+        if self.obj is None:
+            return v
+        try:
+            return self.obj.check(v)
+        except ValidationError as exc:
+            raise ValidationError(f"{name}.{exc.argument}", exc.rule, exc.message) from None
+
+
 def unsupported_pattern(schema: Optional[Mapping[str, Any]]) -> Optional[UnsupportedPattern]:
     """Why an input schema cannot be validated (the first ``pattern`` RE2 refuses), or None:
     what session setup records for each tool a device reports."""
@@ -450,4 +599,5 @@ __all__ = [
     "check_arguments",
     "compile_pattern",
     "SchemaValidator",
+    "ObjectChecker",
 ]

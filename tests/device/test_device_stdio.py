@@ -11,6 +11,7 @@ import pytest
 from device_sim_driver import StdioSim
 from device_testlib import DEFAULT_SPEC
 
+from mcpgen.codegen.spec.examples import example_arguments
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.spec.mcp_json import list_entry, list_entry_json
 
@@ -119,6 +120,21 @@ def test_tools_list_exact_entries_and_user_only_filter(sim: StdioSim) -> None:
     assert reboot["annotations"]["audience"] == ["user"]
     assert sim.request("tools/list")["result"]["tools"] == tools
     assert sim.request("tools/list", {"withUserTools": False})["result"]["tools"] == tools
+
+
+def test_published_schema_refuses_what_the_device_refuses(sim: StdioSim) -> None:
+    """Every tool's inputSchema says additionalProperties: false, and the device does
+    refuse a key its tool does not declare (beside valid arguments, so only the extra key
+    can be the reason)."""
+    tools = sim.request("tools/list", {"withUserTools": True})["result"]["tools"]
+    assert tools
+    for entry in tools:
+        assert entry["inputSchema"]["additionalProperties"] is False, entry["name"]
+        tool = SPEC.tool(entry["name"])
+        if tool.user_only:
+            continue  # a reboot would end the simulator
+        arguments = {**example_arguments(tool), "zz_not_declared": 1}
+        assert tool_error(sim.call(tool.name, arguments)) == "unknown argument `zz_not_declared`"
 
 
 @pytest.mark.parametrize(

@@ -53,14 +53,16 @@ async def test_user_only_tools_can_be_enabled(built_default: Built) -> None:
 
 
 async def test_sdk_client_lists_and_reads_device_resources_through_the_bridge(built_lamp: Built) -> None:
-    """Issue 30: the lamp's resources, prefixed with its device id, next to its events resource."""
+    """Issue 30: the lamp's resources next to its events resource; with one device served,
+    as the device gave them (issue 41 item 6: no prefix, as for tool names)."""
     import base64
 
     async with Client(bridge_params(built_lamp), mode="legacy", read_timeout_seconds=30) as client:
+        known = await client.read_resource("lamp://status")  # known in advance, before any list
+        assert json.loads(known.contents[0].text)["effect"] == "none"
         uris = [str(r.uri) for r in (await client.list_resources()).resources]
         [events] = [u for u in uris if u.endswith("/events")]
-        device_part = events[len("mcpgen://devices/") : -len("/events")]
-        prefix = f"mcpgen://devices/{device_part}/lamp:/"
+        prefix = "lamp:/"
         assert [u for u in uris if u != events] == [prefix + "/status", prefix + "/icon.png"]
         templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
         assert templates == [
@@ -80,9 +82,26 @@ async def test_sdk_client_lists_and_reads_device_resources_through_the_bridge(bu
             await client.read_resource(prefix + "/nothing")
 
 
+async def test_sdk_client_sees_prefixed_uris_with_two_devices(built_lamp: Built) -> None:
+    """Two devices: tool names and resource URIs both carry the device id."""
+    second = shlex.join([str(built_lamp.exe), "--stdio"])
+    params = bridge_params(built_lamp, "--device-cmd", second)
+    async with Client(params, mode="legacy", read_timeout_seconds=30) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert all("__self__" in n for n in names), names
+        uris = [str(r.uri) for r in (await client.list_resources()).resources]
+        status = sorted(u for u in uris if u.endswith("/lamp://status"))
+        assert len(status) == 2 and all(u.startswith("mcpgen://devices/process%3A") for u in status)
+        read = await client.read_resource(status[1])
+        assert str(read.contents[0].uri) == status[1]
+        assert json.loads(read.contents[0].text)["effect"] == "none"
+        with pytest.raises(Exception, match="Resource not found"):
+            await client.read_resource("lamp://status")  # which lamp? the URI must say
+
+
 async def test_sdk_client_subscribes_to_a_device_resource_through_the_bridge(built_lamp: Built) -> None:
     """resources/subscribe of a device resource reaches the device; its
-    notifications/resources/updated comes back with the bridge's URI."""
+    notifications/resources/updated comes back with the URI the client subscribed to."""
     import asyncio
 
     updated: asyncio.Queue[str] = asyncio.Queue()

@@ -215,11 +215,13 @@ CASES = [
 
 CASES.append(
     pytest.param(
-        HEAD.replace('version: "1"}', 'version: "1", page_size: 124}') + R + "    uri: lamp://s\n",
+        HEAD.replace('version: "1"}', 'version: "1", page_size: 160}')
+        + R.replace("description: d", "description: " + "d" * 40)
+        + "    uri: lamp://s\n",
         6,
         3,
         "resources.status",
-        "needs 126 bytes, more than device.page_size (124)",
+        "needs 165 bytes, more than device.page_size (160)",
         "raise device.page_size",
         id="entry-over-page-size",
     )

@@ -12,6 +12,7 @@ from mcpgen.codegen.spec.consumer_names import (
 from mcpgen.codegen.spec.mcp_json import worst_case_page_bytes
 from mcpgen.codegen.spec.model import (
     DeviceSpec,
+    ObjectType,
     Spec,
 )
 from mcpgen.codegen.spec.names import (
@@ -161,13 +162,16 @@ class CrossToolRules(CheckerBase):
         )
         return True
 
-    def check_page_size(self, page_size: int, infos: list[ToolEntry]) -> None:
+    def check_page_size(
+        self, page_size: int, infos: list[ToolEntry], types: tuple[ObjectType, ...] = ()
+    ) -> None:
         built = [(i, i.model) for i in infos if i.model is not None]
         if not built:
             return
         probe = Spec(
             device=DeviceSpec(name="probe", version="0", page_size=page_size),
             tools=tuple(t for _, t in built),
+            types=types,
         )
         sizes = [(info, tool, worst_case_page_bytes(tool, probe)) for info, tool in built]
         needed = max(size for _, _, size in sizes)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Optional
 
@@ -44,8 +45,15 @@ from mcpgen.codegen.spec.yaml_source import (
 class ParamRules(CheckerBase):
     # -- params ----------------------------------------------------------------------------
 
-    def params(self, node: yaml.Node, path: str, *, no_default: Optional[str] = None) -> tuple[Param, ...]:
-        """The parameters at ``node``; with ``no_default`` (the reason), a ``default`` is an error."""
+    #: Names of the spec's ``types:`` -> their key node, set before tools are checked
+    #: (``rules.types``); a parameter of a tool (or a field of a type) may name one.
+    type_names: dict[str, yaml.Node] = {}
+
+    def params(
+        self, node: yaml.Node, path: str, *, no_default: Optional[str] = None, named_types: bool = False
+    ) -> tuple[Param, ...]:
+        """The parameters at ``node``; with ``no_default`` (the reason), a ``default`` is an error;
+        with ``named_types``, a parameter's ``type`` may name one of the spec's ``types:``."""
         if isinstance(node, yaml.ScalarNode) and node.tag != TAG_MAP and scalar_or_none(node) is None:
             return ()  # `params:` with nothing after it
         m = self.mapping(node, path, what="a mapping of parameter name to parameter")
@@ -53,13 +61,22 @@ class ParamRules(CheckerBase):
             return ()
         out = []
         for pname, (knode, vnode) in m.items():
-            p = self.param(pname, knode, vnode, join_path(path, pname), no_default=no_default)
+            p = self.param(
+                pname, knode, vnode, join_path(path, pname), no_default=no_default, named_types=named_types
+            )
             if p is not None:
                 out.append(p)
         return tuple(sorted(out, key=lambda p: p.name))
 
     def param(
-        self, name: str, key_node: yaml.Node, node: yaml.Node, path: str, *, no_default: Optional[str] = None
+        self,
+        name: str,
+        key_node: yaml.Node,
+        node: yaml.Node,
+        path: str,
+        *,
+        no_default: Optional[str] = None,
+        named_types: bool = False,
     ) -> Optional[Param]:
         n_errors = len(self.errors)
         problem = param_name_problem(name)
@@ -80,7 +97,9 @@ class ParamRules(CheckerBase):
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 if isinstance(k, yaml.ScalarNode) and k.value == "type" and k.tag != TAG_MAP:
-                    ptype = self.choice(v, f"{path}.type", PARAM_TYPES, "a parameter type")
+                    if named_types and isinstance(v, yaml.ScalarNode) and v.value in self.type_names:
+                        return self.object_param(name, key_node, node, path, v.value)
+                    ptype = self.param_type(v, f"{path}.type", named_types)
                     break
         allowed = PARAM_KEYS_BY_TYPE[ptype] if ptype is not BAD else ALL_PARAM_KEYS
         key_hint = {}
@@ -181,6 +200,43 @@ class ParamRules(CheckerBase):
             pattern=pattern,
             pos=self.pos(key_node),
         )
+
+    def param_type(self, node: yaml.Node, path: str, named_types: bool) -> Any:
+        """A scalar parameter type; the message lists the spec's type names where they apply."""
+        if not named_types or not self.type_names:
+            return self.choice(node, path, PARAM_TYPES, "a parameter type")
+        choices = (*PARAM_TYPES, *self.type_names)
+        before = len(self.errors)
+        got = self.choice(node, path, choices, "a parameter type or a name of `types:`")
+        if got is BAD and len(self.errors) > before and not self.errors[-1].hint:
+            e = self.errors[-1]
+            self.errors[-1] = dataclasses.replace(e, hint="declare it under `types:`, or use a scalar type")
+        return got
+
+    def object_param(
+        self, name: str, key_node: yaml.Node, node: yaml.Node, path: str, type_name: str
+    ) -> Optional[Param]:
+        """A parameter (or field) whose value has the shape of a named type: `{type: Color}`."""
+        n_errors = len(self.errors)
+        key_hint = {
+            key: f"`{key}` belongs in the fields of `{type_name}` (under `types:`), not here"
+            for key in (*ALL_PARAM_KEYS, *KEY_ALIASES)
+            if key not in ("type", "description", "default")
+        }
+        key_hint["default"] = (
+            f"an object parameter is always required: give each field of `{type_name}` a default instead"
+        )
+        m = self.mapping(
+            node, path, allowed=("type", "description"), what="a parameter mapping", key_hint=key_hint
+        )
+        if m is None:
+            return None
+        description = ""
+        if "description" in m:
+            description = self.string(m["description"][1], f"{path}.description", nonempty=False)
+        if len(self.errors) != n_errors:
+            return None
+        return Param(name=name, type="object", description=description, ref=type_name, pos=self.pos(key_node))
 
     def bound(self, node: Optional[yaml.Node], path: str, ptype: str) -> Any:
         if node is None:

@@ -60,6 +60,7 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_KEYS,
     TOP_REQUIRED,
 )
+from mcpgen.codegen.spec.rules.types import TYPE_KEYS, TYPE_NAME_RE
 from mcpgen.llm_names import MAX_LLM_NAME
 
 Schema = dict[str, Any]
@@ -81,6 +82,11 @@ def _names_to(definition: str) -> Schema:
 
 TOP: dict[str, Schema] = {
     "device": _ref("device"),
+    "types": {"type": ["object", "null"],
+              "propertyNames": {"type": "string", "pattern": TYPE_NAME_RE.pattern},
+              "additionalProperties": _ref("type"),
+              "description": "Named object shapes, written once: name -> {description, fields}. A parameter "
+              "(or a field) of `type: <Name>` takes such an object; published as $defs/$ref."},
     "tools": {"type": "array", "minItems": 1, "items": _ref("tool"),
               "description": "The device's tools, in tools/list order."},
     "events": {"type": ["object", "null"],
@@ -176,7 +182,9 @@ TOOL: dict[str, Schema] = {
 }
 
 PARAM: dict[str, Schema] = {
-    "type": {"type": "string", "enum": list(PARAM_TYPES), "description": "The JSON type of the argument."},
+    "type": {"type": "string", "anyOf": [{"enum": list(PARAM_TYPES)}, {"pattern": TYPE_NAME_RE.pattern}],
+             "description": "The JSON type of the argument, or the name of one of `types:` (tool parameters "
+             "and type fields only)."},
     "description": {"type": "string", "description": "What the argument means."},
     "default": {"type": list(PARAM_TYPES),
                 "description": "Value used when the caller omits the argument; makes it optional."},
@@ -233,6 +241,14 @@ RESOURCE: dict[str, Schema] = {
                  "description": "Largest content in bytes (before base64); the device refuses more."},
     "subscribe": {"type": "boolean", "default": False,
                   "description": "The device sends notifications/resources/updated when it changes."},
+}
+
+
+TYPE: dict[str, Schema] = {
+    "description": {"type": "string", "description": "What the object means."},
+    "fields": {**_names_to("param"), "minProperties": 1,
+               "description": "name -> field, typed like a tool parameter (a field with a default is "
+               "optional)."},
 }
 
 
@@ -322,6 +338,7 @@ def editor_schema() -> Schema:
     _keys_match("a resource", RESOURCE_KEYS, RESOURCE)
     _keys_match("a prompt", PROMPT_KEYS, PROMPT)
     _keys_match("a prompt message", PROMPT_MESSAGE_KEYS, PROMPT_MESSAGE)
+    _keys_match("a type", TYPE_KEYS, TYPE)
     identifier = {
         "type": "string",
         "pattern": IDENTIFIER_RE.pattern,
@@ -351,6 +368,7 @@ def editor_schema() -> Schema:
             "device": _mapping(DEVICE, DEVICE_REQUIRED, "The device as an MCP server."),
             "tool": _mapping(TOOL, TOOL_REQUIRED, "One MCP tool."),
             "param": param,
+            "type": _mapping(TYPE, ("fields",), "A named object shape: fields typed like parameters."),
             "object_return": _mapping(OBJECT_RETURN, ("type", "properties"),
                                       "An object result with declared properties."),
             "field": field,

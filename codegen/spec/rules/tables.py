@@ -18,7 +18,7 @@ MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-TOP_KEYS = ("device", "tools", "events", "resources", "firmware", "prompts")
+TOP_KEYS = ("device", "types", "tools", "events", "resources", "firmware", "prompts")
 TOP_REQUIRED = ("device", "tools")
 DEVICE_KEYS = (
     "name", "version", "description", "page_size", "protocol_version", "errors", "ota", "response_buffer"

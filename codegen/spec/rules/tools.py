@@ -82,7 +82,7 @@ class ToolRules(ParamRules, ReturnRules):
                 flags[key] = self.boolean(m[key][1], f"{path}.{key}")
         params: tuple[Param, ...] = ()
         if "params" in m:
-            params = self.params(m["params"][1], f"{path}.params")
+            params = self.params(m["params"][1], f"{path}.params", named_types=True)
         returns: Any = Returns(kind="none")
         if "returns" in m:
             returns = self.returns(m["returns"][1], f"{path}.returns")

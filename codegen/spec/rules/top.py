@@ -43,6 +43,7 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_REQUIRED,
 )
 from mcpgen.codegen.spec.rules.tools import ToolEntry, ToolRules
+from mcpgen.codegen.spec.rules.types import check_types, collect_type_names
 from mcpgen.codegen.spec.yaml_source import (
     describe,
 )
@@ -73,6 +74,8 @@ class SpecChecker(ToolRules, CrossToolRules):
         if top is None:
             return None
         device = self.device(top["device"][1]) if "device" in top else None
+        self.type_names = collect_type_names(self, top["types"][1]) if "types" in top else {}
+        types = check_types(self, top["types"][1]) if "types" in top else ()
         infos: list[ToolEntry] = []
         if "tools" in top:
             tools_node = top["tools"][1]
@@ -85,7 +88,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             self.check_ota_name(infos)
         self.cross_check(infos)
         if self.page_size is not None:
-            self.check_page_size(self.page_size, infos)
+            self.check_page_size(self.page_size, infos, types)
         events = check_events(self, top["events"][1], infos) if "events" in top else ()
         resources = check_resources(self, top["resources"][1], infos) if "resources" in top else ()
         firmware = check_firmware(self, top["firmware"][1]) if "firmware" in top else ()
@@ -103,6 +106,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             firmware=firmware,
             ota_signing=self.ota_signing,
             prompts=prompts,
+            types=types,
         )
 
     def check_ota_name(self, infos: list[ToolEntry]) -> None:

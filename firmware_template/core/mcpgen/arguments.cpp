@@ -31,6 +31,7 @@ const char* param_type_name(ParamType t) {
     case ParamType::kBoolean: return "a boolean";
     case ParamType::kInteger: return "an integer";
     case ParamType::kNumber: return "a number";
+    case ParamType::kObject: return "an object";
     default: return "a string";
   }
 }
@@ -159,10 +160,18 @@ ArgsStatus decode_string(const ParamDesc& p, const Value& v, void* storage, Msg&
   return ArgsStatus::kOk;
 }
 
+ArgsStatus decode_fields(const ParamDesc* params, uint8_t count, const Value& obj, char* base, Msg& m, bool nested);
+
+// An argument (or field) of a named type: its object's keys against the type's fields,
+// decoded into the type's struct at the parameter's offset.
+__attribute__((noinline)) ArgsStatus decode_object(const ParamDesc& p, const Value& v, void* storage, Msg& head) {
+  return decode_fields(p.object->fields, p.object->field_count, v, static_cast<char*>(storage) + p.offset, head, true);
+}
+
 // One argument: its JSON type checked, then its ParamType's decoder.
 inline ArgsStatus decode_value(const ParamDesc& p, const Value& v, void* storage, Msg& head) {
   // The JSON type each ParamType takes, in ParamType order.
-  static const Type kJsonType[] = {Type::kBool, Type::kNumber, Type::kNumber, Type::kString};
+  static const Type kJsonType[] = {Type::kBool, Type::kNumber, Type::kNumber, Type::kString, Type::kObject};
   if (v.type != kJsonType[static_cast<uint8_t>(p.type)]) {
     head.add("must be ", param_type_name(p.type), ", got ").add(type_name(v.type));
     return ArgsStatus::kInvalid;
@@ -171,6 +180,7 @@ inline ArgsStatus decode_value(const ParamDesc& p, const Value& v, void* storage
     case ParamType::kBoolean: return decode_bool(p, v, storage);
     case ParamType::kInteger: return decode_int(p, v, storage, head);
     case ParamType::kNumber: return decode_number(p, v, storage, head);
+    case ParamType::kObject: return decode_object(p, v, storage, head);
     case ParamType::kString: break;
   }
   return decode_string(p, v, storage, head);
@@ -178,26 +188,25 @@ inline ArgsStatus decode_value(const ParamDesc& p, const Value& v, void* storage
 
 // ---------------------------------------------------------------- the
 // arguments object Every optional parameter's default, copied like a decoded
-// value (storage is zeroed).
-inline void set_defaults(const ToolDesc& tool, void* storage) {
-  memset(storage, 0, tool.args_size);
-  for (uint8_t i = 0; i < tool.param_count; ++i) {
-    const ParamDesc& p = tool.params[i];
-    if (p.required) continue;
+// value (the storage is zeroed first).
+inline void set_defaults(const ParamDesc* params, uint8_t count, char* base) {
+  for (uint8_t i = 0; i < count; ++i) {
+    const ParamDesc& p = params[i];
+    if (p.required) continue;  // kObject parameters are always required
     // The default field of the parameter's type.
     static const uint8_t kSize[] = {sizeof(bool), sizeof(int64_t), sizeof(double), sizeof(const char*)};
     const void* def = p.type == ParamType::kBoolean   ? static_cast<const void*>(&p.default_bool)
                       : p.type == ParamType::kInteger ? static_cast<const void*>(&p.default_int)
                       : p.type == ParamType::kNumber  ? static_cast<const void*>(&p.default_num)
                                                       : static_cast<const void*>(&p.default_str);
-    memcpy(static_cast<char*>(storage) + p.offset, def, kSize[static_cast<uint8_t>(p.type)]);
+    memcpy(base + p.offset, def, kSize[static_cast<uint8_t>(p.type)]);
   }
 }
 
 // The index of the parameter named kt[0, kn) (a key's decoded text), or -1.
-inline int find_param(const ToolDesc& tool, const char* kt, size_t kn, bool escaped) {
-  for (uint8_t i = 0; i < tool.param_count; ++i) {
-    const char* name = tool.params[i].name;
+inline int find_param(const ParamDesc* params, uint8_t count, const char* kt, size_t kn, bool escaped) {
+  for (uint8_t i = 0; i < count; ++i) {
+    const char* name = params[i].name;
     // An escaped key may hold "\u0000": refuse it before strncmp, which would
     // stop at that NUL and let name[kn] read past a shorter name.
     if (name[0] == kt[0] && (!escaped || memchr(kt, '\0', kn) == nullptr) && strncmp(name, kt, kn) == 0 &&
@@ -216,46 +225,57 @@ struct Seen {
 };
 
 // The first required parameter without an argument: "missing required
-// argument".
-inline ArgsStatus check_required(const ToolDesc& tool, const Seen& seen, Msg& m) {
-  for (uint8_t i = 0; i < tool.param_count; ++i) {
-    if (tool.params[i].required && !seen.has(i)) {
-      m.add("missing required argument `", tool.params[i].name, "`");
+// argument" (a field of a named type: "missing required field").
+inline ArgsStatus check_required(const ParamDesc* params, uint8_t count, const Seen& seen, Msg& m, const char* what) {
+  for (uint8_t i = 0; i < count; ++i) {
+    if (params[i].required && !seen.has(i)) {
+      m.add("missing required ", what, " `").add(params[i].name, "`");
       return ArgsStatus::kInvalid;
     }
   }
   return ArgsStatus::kOk;
 }
 
-}  // namespace
-
-ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
-  set_defaults(tool, storage);
+// The keys of one JSON object against a table of parameters: a tool's arguments, or
+// (nested) the fields of a named type, after the message's prefix so far ("invalid
+// argument `scene`: "). Every level refuses a key it does not declare, as the published
+// schema's additionalProperties: false says.
+ArgsStatus decode_fields(const ParamDesc* params, uint8_t count, const Value& obj, char* base, Msg& m, bool nested) {
+  const char* what = nested ? "field" : "argument";
+  const size_t mark = m.size();
+  set_defaults(params, count, base);
   Seen seen;
   Value k, v;
-  json::ObjectIter it(args);
+  json::ObjectIter it(obj);
   while (it.next(&k, &v)) {
     // Keys without escapes are compared as raw bytes (strncmp stops at the
     // name's end).
     const char* kt = k.p + 1;
     size_t kn = k.n - 2;
     if (k.esc) kt = json::unescape(k, &kn);  // the key is not walked again
-    int index = find_param(tool, kt, kn, k.esc);
+    int index = find_param(params, count, kt, kn, k.esc);
     if (index < 0) {
-      m.add("unknown argument `").quote(kt, kn, kQuoteLimit).add("`");
+      m.add("unknown ", what, " `").quote(kt, kn, kQuoteLimit).add("`");
       return ArgsStatus::kInvalid;
     }
-    const ParamDesc& p = tool.params[index];
+    const ParamDesc& p = params[index];
     if (seen.has(index)) {
-      m.add("Invalid params: duplicate argument `", p.name, "`");
+      m.add(nested ? "duplicate field `" : "Invalid params: duplicate argument `", p.name, "`");
       return ArgsStatus::kDuplicate;
     }
     seen.set(index);
-    ArgsStatus st = decode_value(p, v, storage, m.add("invalid argument `", p.name, "`: "));
+    ArgsStatus st = decode_value(p, v, base, m.add(nested ? "invalid field `" : "invalid argument `", p.name, "`: "));
     if (st != ArgsStatus::kOk) return st;
-    m.clear();  // this argument is fine: drop the "invalid argument" prefix
+    m.truncate(mark);  // this one is fine: drop its "invalid argument" prefix
   }
-  return check_required(tool, seen, m);
+  return check_required(params, count, seen, m, what);
+}
+
+}  // namespace
+
+ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
+  memset(storage, 0, tool.args_size);
+  return decode_fields(tool.params, tool.param_count, args, static_cast<char*>(storage), m, false);
 }
 
 }  // namespace mcpgen

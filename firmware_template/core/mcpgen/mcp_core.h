@@ -8,7 +8,7 @@
 
 // Bumped whenever the layout of the descriptor structs below changes. Every generated
 // mcp_tools.h checks it and refuses to compile against a different core.
-#define MCPGEN_CORE_VERSION 5
+#define MCPGEN_CORE_VERSION 6
 
 // The xiaozhi protocol version a device announces, in the `Protocol-Version` handshake
 // header and in its hello (the reference firmware sends the same number in both).
@@ -49,13 +49,15 @@
 
 namespace mcpgen {
 
-enum class ParamType : uint8_t { kBoolean, kInteger, kNumber, kString };
+enum class ParamType : uint8_t { kBoolean, kInteger, kNumber, kString, kObject };
+
+struct ObjectDesc;
 enum class ReturnKind : uint8_t { kNone, kBoolean, kInteger, kNumber, kString, kObject, kImage };
 
 // One argument of a tool. The decoded value is stored at `offset` inside the tool's
 // generated args struct: bool for kBoolean, int64_t for kInteger, double for kNumber,
 // const char* (NUL-terminated, pointing into the request buffer, unescaped in place)
-// for kString.
+// for kString, the named type's generated struct for kObject (always required).
 struct ParamDesc {
   const char* name;
   ParamType type;
@@ -75,6 +77,15 @@ struct ParamDesc {
   int64_t default_int;
   double default_num;
   const char* default_str;
+  const ObjectDesc* object;  // kObject: the named type (the spec's `types:`), else nullptr
+};
+
+// A named object type of the spec (`types:`): its fields are checked like a tool's
+// parameters (unknown keys refused at every level), stored at their offsets in its struct.
+struct ObjectDesc {
+  const char* name;
+  const ParamDesc* fields;
+  uint8_t field_count;
 };
 
 class Context;

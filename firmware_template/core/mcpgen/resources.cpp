@@ -429,6 +429,7 @@ struct ResourceImpl {
         memcpy(base, &v, sizeof v);
         return true;
       }
+      case ParamType::kObject: break;  // a URI variable is a scalar (the spec check)
     }
     return false;
   }

@@ -51,6 +51,11 @@ class Msg {
     len_ = 0;
     buf_[0] = '\0';
   }
+  // Back to the first n bytes (n <= size()): drops what a nested level added.
+  void truncate(size_t n) {
+    len_ = n;
+    buf_[n] = '\0';
+  }
   const char* str() const { return buf_; }
   size_t size() const { return len_; }
 

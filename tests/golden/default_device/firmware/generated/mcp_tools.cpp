@@ -13,13 +13,13 @@ const char kEntry_get_device_status[] =
     "{\"name\":\"self.get_device_status\",\"description\":\"Provides the real-time informatio"
     "n of the device, including the current status of the audio speaker, screen and battery. "
     "Use this before changing any setting.\",\"inputSchema\":{\"type\":\"object\",\"propertie"
-    "s\":{}},\"outputSchema\":{\"type\":\"object\",\"properties\":{\"audio_speaker\":{\"type"
-    "\":\"object\",\"properties\":{\"volume\":{\"type\":\"integer\",\"description\":\"Speaker"
-    " volume 0-100\"}}},\"battery\":{\"type\":\"object\",\"properties\":{\"charging\":{\"type"
-    "\":\"boolean\"},\"level\":{\"type\":\"integer\"}}},\"screen\":{\"type\":\"object\",\"pro"
-    "perties\":{\"brightness\":{\"type\":\"integer\"},\"theme\":{\"type\":\"string\"}}}}},\"a"
-    "nnotations\":{\"readOnlyHint\":true}}";
-static_assert(sizeof(kEntry_get_device_status) - 1 == 654u, "tools/list entry length");
+    "s\":{},\"additionalProperties\":false},\"outputSchema\":{\"type\":\"object\",\"propertie"
+    "s\":{\"audio_speaker\":{\"type\":\"object\",\"properties\":{\"volume\":{\"type\":\"integ"
+    "er\",\"description\":\"Speaker volume 0-100\"}}},\"battery\":{\"type\":\"object\",\"prop"
+    "erties\":{\"charging\":{\"type\":\"boolean\"},\"level\":{\"type\":\"integer\"}}},\"scree"
+    "n\":{\"type\":\"object\",\"properties\":{\"brightness\":{\"type\":\"integer\"},\"theme\""
+    ":{\"type\":\"string\"}}}}},\"annotations\":{\"readOnlyHint\":true}}";
+static_assert(sizeof(kEntry_get_device_status) - 1 == 683u, "tools/list entry length");
 
 mcpgen::Result invoke_get_device_status(const void* args, mcpgen::Context& ctx) {
   return tools::get_device_status(*static_cast<const GetDeviceStatusArgs*>(args), ctx);
@@ -31,14 +31,15 @@ const mcpgen::ParamDesc kParams_audio_speaker_set_volume[] = {
      static_cast<uint16_t>(offsetof(AudioSpeakerSetVolumeArgs, volume)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 100LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_audio_speaker_set_volume[] =
     "{\"name\":\"self.audio_speaker.set_volume\",\"description\":\"Set the volume of the audi"
     "o speaker.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"volume\":{\"type\":"
     "\"integer\",\"description\":\"Volume in percent.\",\"minimum\":0,\"maximum\":100}},\"req"
-    "uired\":[\"volume\"]},\"annotations\":{\"idempotentHint\":true}}";
-static_assert(sizeof(kEntry_audio_speaker_set_volume) - 1 == 289u, "tools/list entry length");
+    "uired\":[\"volume\"],\"additionalProperties\":false},\"annotations\":{\"idempotentHint\""
+    ":true}}";
+static_assert(sizeof(kEntry_audio_speaker_set_volume) - 1 == 318u, "tools/list entry length");
 
 mcpgen::Result invoke_audio_speaker_set_volume(const void* args, mcpgen::Context& ctx) {
   return tools::audio_speaker_set_volume(*static_cast<const AudioSpeakerSetVolumeArgs*>(args), ctx);
@@ -50,14 +51,14 @@ const mcpgen::ParamDesc kParams_screen_set_brightness[] = {
      static_cast<uint16_t>(offsetof(ScreenSetBrightnessArgs, brightness)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 100LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_screen_set_brightness[] =
     "{\"name\":\"self.screen.set_brightness\",\"description\":\"Set the brightness of the scr"
     "een.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"brightness\":{\"type\":\"i"
-    "nteger\",\"minimum\":0,\"maximum\":100}},\"required\":[\"brightness\"]},\"annotations\":"
-    "{\"idempotentHint\":true}}";
-static_assert(sizeof(kEntry_screen_set_brightness) - 1 == 256u, "tools/list entry length");
+    "nteger\",\"minimum\":0,\"maximum\":100}},\"required\":[\"brightness\"],\"additionalPrope"
+    "rties\":false},\"annotations\":{\"idempotentHint\":true}}";
+static_assert(sizeof(kEntry_screen_set_brightness) - 1 == 285u, "tools/list entry length");
 
 mcpgen::Result invoke_screen_set_brightness(const void* args, mcpgen::Context& ctx) {
   return tools::screen_set_brightness(*static_cast<const ScreenSetBrightnessArgs*>(args), ctx);
@@ -71,13 +72,13 @@ const mcpgen::ParamDesc kParams_screen_set_theme[] = {
      static_cast<uint16_t>(offsetof(ScreenSetThemeArgs, theme)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_screen_set_theme_theme, 2u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_screen_set_theme[] =
     "{\"name\":\"self.screen.set_theme\",\"description\":\"Set the theme of the screen.\",\"i"
     "nputSchema\":{\"type\":\"object\",\"properties\":{\"theme\":{\"type\":\"string\",\"enum"
-    "\":[\"light\",\"dark\"]}},\"required\":[\"theme\"]}}";
-static_assert(sizeof(kEntry_screen_set_theme) - 1 == 195u, "tools/list entry length");
+    "\":[\"light\",\"dark\"]}},\"required\":[\"theme\"],\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_screen_set_theme) - 1 == 224u, "tools/list entry length");
 
 mcpgen::Result invoke_screen_set_theme(const void* args, mcpgen::Context& ctx) {
   return tools::screen_set_theme(*static_cast<const ScreenSetThemeArgs*>(args), ctx);
@@ -86,9 +87,10 @@ mcpgen::Result invoke_screen_set_theme(const void* args, mcpgen::Context& ctx) {
 // ---- self.reboot
 const char kEntry_reboot[] =
     "{\"name\":\"self.reboot\",\"description\":\"Reboot the device. Only the user can trigger"
-    " this, never the assistant.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}},\""
-    "annotations\":{\"destructiveHint\":true,\"audience\":[\"user\"]}}";
-static_assert(sizeof(kEntry_reboot) - 1 == 217u, "tools/list entry length");
+    " this, never the assistant.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{},\"a"
+    "dditionalProperties\":false},\"annotations\":{\"destructiveHint\":true,\"audience\":[\"u"
+    "ser\"]}}";
+static_assert(sizeof(kEntry_reboot) - 1 == 246u, "tools/list entry length");
 
 mcpgen::Result invoke_reboot(const void* args, mcpgen::Context& ctx) {
   return tools::reboot(*static_cast<const RebootArgs*>(args), ctx);
@@ -100,26 +102,26 @@ const mcpgen::ParamDesc kParams_display_show_text[] = {
      static_cast<uint16_t>(offsetof(DisplayShowTextArgs, scroll)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"seconds", mcpgen::ParamType::kNumber, /*required=*/false,
      static_cast<uint16_t>(offsetof(DisplayShowTextArgs, seconds)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.5, 30.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 3.0, nullptr},
+     /*default=*/false, 0LL, 3.0, nullptr, /*object=*/nullptr},
     {"text", mcpgen::ParamType::kString, /*required=*/true,
      static_cast<uint16_t>(offsetof(DisplayShowTextArgs, text)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/64u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_display_show_text[] =
     "{\"name\":\"self.display.show_text\",\"title\":\"Show text\",\"description\":\"Show a sh"
     "ort message on the screen for a number of seconds.\",\"inputSchema\":{\"type\":\"object"
     "\",\"properties\":{\"scroll\":{\"type\":\"boolean\",\"default\":false},\"seconds\":{\"ty"
     "pe\":\"number\",\"minimum\":0.5,\"maximum\":30.0,\"default\":3.0},\"text\":{\"type\":\"s"
-    "tring\",\"description\":\"Message to show.\",\"maxLength\":64}},\"required\":[\"text\"]}"
-    ",\"annotations\":{\"title\":\"Show text\"}}";
-static_assert(sizeof(kEntry_display_show_text) - 1 == 420u, "tools/list entry length");
+    "tring\",\"description\":\"Message to show.\",\"maxLength\":64}},\"required\":[\"text\"],"
+    "\"additionalProperties\":false},\"annotations\":{\"title\":\"Show text\"}}";
+static_assert(sizeof(kEntry_display_show_text) - 1 == 449u, "tools/list entry length");
 
 mcpgen::Result invoke_display_show_text(const void* args, mcpgen::Context& ctx) {
   return tools::display_show_text(*static_cast<const DisplayShowTextArgs*>(args), ctx);
@@ -133,14 +135,14 @@ const mcpgen::ParamDesc kParams_sensor_read_temperature[] = {
      static_cast<uint16_t>(offsetof(SensorReadTemperatureArgs, unit)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_sensor_read_temperature_unit, 2u,
-     /*default=*/false, 0LL, 0.0, "celsius"},
+     /*default=*/false, 0LL, 0.0, "celsius", /*object=*/nullptr},
 };
 const char kEntry_sensor_read_temperature[] =
     "{\"name\":\"self.sensor.read_temperature\",\"description\":\"Read the temperature sensor"
     " in degrees Celsius.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"unit\":{\""
-    "type\":\"string\",\"enum\":[\"celsius\",\"fahrenheit\"],\"default\":\"celsius\"}}},\"ann"
-    "otations\":{\"readOnlyHint\":true}}";
-static_assert(sizeof(kEntry_sensor_read_temperature) - 1 == 263u, "tools/list entry length");
+    "type\":\"string\",\"enum\":[\"celsius\",\"fahrenheit\"],\"default\":\"celsius\"}},\"addi"
+    "tionalProperties\":false},\"annotations\":{\"readOnlyHint\":true}}";
+static_assert(sizeof(kEntry_sensor_read_temperature) - 1 == 292u, "tools/list entry length");
 
 mcpgen::Result invoke_sensor_read_temperature(const void* args, mcpgen::Context& ctx) {
   return tools::sensor_read_temperature(*static_cast<const SensorReadTemperatureArgs*>(args), ctx);
@@ -152,13 +154,14 @@ const mcpgen::ParamDesc kParams_counter_add[] = {
      static_cast<uint16_t>(offsetof(CounterAddArgs, amount)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/-1000LL, 1000LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 1LL, 0.0, nullptr},
+     /*default=*/false, 1LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_counter_add[] =
     "{\"name\":\"self.counter.add\",\"description\":\"Add a signed amount to the device count"
     "er and return the new value.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"am"
-    "ount\":{\"type\":\"integer\",\"minimum\":-1000,\"maximum\":1000,\"default\":1}}}}";
-static_assert(sizeof(kEntry_counter_add) - 1 == 229u, "tools/list entry length");
+    "ount\":{\"type\":\"integer\",\"minimum\":-1000,\"maximum\":1000,\"default\":1}},\"additi"
+    "onalProperties\":false}}";
+static_assert(sizeof(kEntry_counter_add) - 1 == 258u, "tools/list entry length");
 
 mcpgen::Result invoke_counter_add(const void* args, mcpgen::Context& ctx) {
   return tools::counter_add(*static_cast<const CounterAddArgs*>(args), ctx);
@@ -170,14 +173,14 @@ const mcpgen::ParamDesc kParams_network_set_hostname[] = {
      static_cast<uint16_t>(offsetof(NetworkSetHostnameArgs, hostname)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/32u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_network_set_hostname[] =
     "{\"name\":\"self.network.set_hostname\",\"description\":\"Set the device hostname (lower"
     "case letters, digits and hyphens).\",\"inputSchema\":{\"type\":\"object\",\"properties\""
     ":{\"hostname\":{\"type\":\"string\",\"maxLength\":32,\"pattern\":\"^[a-z0-9-]+$\"}},\"re"
-    "quired\":[\"hostname\"]}}";
-static_assert(sizeof(kEntry_network_set_hostname) - 1 == 257u, "tools/list entry length");
+    "quired\":[\"hostname\"],\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_network_set_hostname) - 1 == 286u, "tools/list entry length");
 
 mcpgen::Result invoke_network_set_hostname(const void* args, mcpgen::Context& ctx) {
   return tools::network_set_hostname(*static_cast<const NetworkSetHostnameArgs*>(args), ctx);
@@ -187,42 +190,42 @@ mcpgen::Result invoke_network_set_hostname(const void* args, mcpgen::Context& ct
 const char kEntry_camera_snapshot[] =
     "{\"name\":\"self.camera.snapshot\",\"description\":\"Take a small picture with the camer"
     "a and return it as a PNG image.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}"
-    "},\"annotations\":{\"readOnlyHint\":true}}";
-static_assert(sizeof(kEntry_camera_snapshot) - 1 == 198u, "tools/list entry length");
+    ",\"additionalProperties\":false},\"annotations\":{\"readOnlyHint\":true}}";
+static_assert(sizeof(kEntry_camera_snapshot) - 1 == 227u, "tools/list entry length");
 
 mcpgen::Result invoke_camera_snapshot(const void* args, mcpgen::Context& ctx) {
   return tools::camera_snapshot(*static_cast<const CameraSnapshotArgs*>(args), ctx);
 }
 
 const mcpgen::ToolDesc kTools[] = {
-    {"self.get_device_status", kEntry_get_device_status, 654u, false, mcpgen::ReturnKind::kObject,
+    {"self.get_device_status", kEntry_get_device_status, 683u, false, mcpgen::ReturnKind::kObject,
      nullptr, 0u, static_cast<uint16_t>(sizeof(GetDeviceStatusArgs)),
      &invoke_get_device_status},
-    {"self.audio_speaker.set_volume", kEntry_audio_speaker_set_volume, 289u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.audio_speaker.set_volume", kEntry_audio_speaker_set_volume, 318u, false, mcpgen::ReturnKind::kBoolean,
      kParams_audio_speaker_set_volume, 1u, static_cast<uint16_t>(sizeof(AudioSpeakerSetVolumeArgs)),
      &invoke_audio_speaker_set_volume},
-    {"self.screen.set_brightness", kEntry_screen_set_brightness, 256u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.screen.set_brightness", kEntry_screen_set_brightness, 285u, false, mcpgen::ReturnKind::kBoolean,
      kParams_screen_set_brightness, 1u, static_cast<uint16_t>(sizeof(ScreenSetBrightnessArgs)),
      &invoke_screen_set_brightness},
-    {"self.screen.set_theme", kEntry_screen_set_theme, 195u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.screen.set_theme", kEntry_screen_set_theme, 224u, false, mcpgen::ReturnKind::kBoolean,
      kParams_screen_set_theme, 1u, static_cast<uint16_t>(sizeof(ScreenSetThemeArgs)),
      &invoke_screen_set_theme},
-    {"self.reboot", kEntry_reboot, 217u, true, mcpgen::ReturnKind::kNone,
+    {"self.reboot", kEntry_reboot, 246u, true, mcpgen::ReturnKind::kNone,
      nullptr, 0u, static_cast<uint16_t>(sizeof(RebootArgs)),
      &invoke_reboot},
-    {"self.display.show_text", kEntry_display_show_text, 420u, false, mcpgen::ReturnKind::kString,
+    {"self.display.show_text", kEntry_display_show_text, 449u, false, mcpgen::ReturnKind::kString,
      kParams_display_show_text, 3u, static_cast<uint16_t>(sizeof(DisplayShowTextArgs)),
      &invoke_display_show_text},
-    {"self.sensor.read_temperature", kEntry_sensor_read_temperature, 263u, false, mcpgen::ReturnKind::kNumber,
+    {"self.sensor.read_temperature", kEntry_sensor_read_temperature, 292u, false, mcpgen::ReturnKind::kNumber,
      kParams_sensor_read_temperature, 1u, static_cast<uint16_t>(sizeof(SensorReadTemperatureArgs)),
      &invoke_sensor_read_temperature},
-    {"self.counter.add", kEntry_counter_add, 229u, false, mcpgen::ReturnKind::kInteger,
+    {"self.counter.add", kEntry_counter_add, 258u, false, mcpgen::ReturnKind::kInteger,
      kParams_counter_add, 1u, static_cast<uint16_t>(sizeof(CounterAddArgs)),
      &invoke_counter_add},
-    {"self.network.set_hostname", kEntry_network_set_hostname, 257u, false, mcpgen::ReturnKind::kString,
+    {"self.network.set_hostname", kEntry_network_set_hostname, 286u, false, mcpgen::ReturnKind::kString,
      kParams_network_set_hostname, 1u, static_cast<uint16_t>(sizeof(NetworkSetHostnameArgs)),
      &invoke_network_set_hostname},
-    {"self.camera.snapshot", kEntry_camera_snapshot, 198u, false, mcpgen::ReturnKind::kImage,
+    {"self.camera.snapshot", kEntry_camera_snapshot, 227u, false, mcpgen::ReturnKind::kImage,
      nullptr, 0u, static_cast<uint16_t>(sizeof(CameraSnapshotArgs)),
      &invoke_camera_snapshot},
 };

@@ -5,6 +5,7 @@
 cdef object _v
 cdef object _INF
 cdef dict _PATTERNS
+cdef dict _OBJECTS
 cdef int _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
 
 cpdef dict args_get_device_status()

@@ -71,6 +71,7 @@ SPEC: dict[str, dict[str, Any]] = {
         "input_schema": {
             "type": "object",
             "properties": {},
+            "additionalProperties": False,
         },
         "output_schema": {
             "type": "object",
@@ -127,6 +128,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["volume"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -147,6 +149,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["brightness"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -166,6 +169,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["theme"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -179,6 +183,7 @@ SPEC: dict[str, dict[str, Any]] = {
         "input_schema": {
             "type": "object",
             "properties": {},
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -209,6 +214,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["text"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -228,6 +234,7 @@ SPEC: dict[str, dict[str, Any]] = {
                     "default": "celsius",
                 },
             },
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -248,6 +255,7 @@ SPEC: dict[str, dict[str, Any]] = {
                     "default": 1,
                 },
             },
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -268,6 +276,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["hostname"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -281,6 +290,7 @@ SPEC: dict[str, dict[str, Any]] = {
         "input_schema": {
             "type": "object",
             "properties": {},
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -303,6 +313,7 @@ _INF = float("inf")
 _PATTERNS = {
     "^[a-z0-9-]+$": _v.compile_pattern("^[a-z0-9-]+$"),
 }
+_OBJECTS: dict = {}
 _K_NONE = KIND_NONE
 _K_BOOLEAN = KIND_BOOLEAN
 _K_INTEGER = KIND_INTEGER

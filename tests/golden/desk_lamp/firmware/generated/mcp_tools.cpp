@@ -15,25 +15,26 @@ const mcpgen::ParamDesc kParams_light_set_rgb[] = {
      static_cast<uint16_t>(offsetof(LightSetRgbArgs, b)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"g", mcpgen::ParamType::kInteger, /*required=*/true,
      static_cast<uint16_t>(offsetof(LightSetRgbArgs, g)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"r", mcpgen::ParamType::kInteger, /*required=*/true,
      static_cast<uint16_t>(offsetof(LightSetRgbArgs, r)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_rgb[] =
     "{\"name\":\"self.light.set_rgb\",\"description\":\"Set the lamp colour from red, green a"
     "nd blue components.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"b\":{\"type"
     "\":\"integer\",\"minimum\":0,\"maximum\":255},\"g\":{\"type\":\"integer\",\"minimum\":0,"
     "\"maximum\":255},\"r\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255}},\"required"
-    "\":[\"b\",\"g\",\"r\"]},\"annotations\":{\"idempotentHint\":true}}";
-static_assert(sizeof(kEntry_light_set_rgb) - 1 == 359u, "tools/list entry length");
+    "\":[\"b\",\"g\",\"r\"],\"additionalProperties\":false},\"annotations\":{\"idempotentHint"
+    "\":true}}";
+static_assert(sizeof(kEntry_light_set_rgb) - 1 == 388u, "tools/list entry length");
 
 mcpgen::Result invoke_light_set_rgb(const void* args, mcpgen::Context& ctx) {
   return tools::light_set_rgb(*static_cast<const LightSetRgbArgs*>(args), ctx);
@@ -45,13 +46,13 @@ const mcpgen::ParamDesc kParams_light_set_power[] = {
      static_cast<uint16_t>(offsetof(LightSetPowerArgs, on)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_power[] =
     "{\"name\":\"self.light.set_power\",\"description\":\"Switch the lamp on or off.\",\"inpu"
     "tSchema\":{\"type\":\"object\",\"properties\":{\"on\":{\"type\":\"boolean\"}},\"required"
-    "\":[\"on\"]}}";
-static_assert(sizeof(kEntry_light_set_power) - 1 == 163u, "tools/list entry length");
+    "\":[\"on\"],\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_light_set_power) - 1 == 192u, "tools/list entry length");
 
 mcpgen::Result invoke_light_set_power(const void* args, mcpgen::Context& ctx) {
   return tools::light_set_power(*static_cast<const LightSetPowerArgs*>(args), ctx);
@@ -60,11 +61,11 @@ mcpgen::Result invoke_light_set_power(const void* args, mcpgen::Context& ctx) {
 // ---- self.light.get_state
 const char kEntry_light_get_state[] =
     "{\"name\":\"self.light.get_state\",\"description\":\"Current colour, power and timer of "
-    "the lamp.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}},\"outputSchema\":{\""
-    "type\":\"object\",\"properties\":{\"on\":{\"type\":\"boolean\"},\"rgb\":{\"type\":\"arra"
-    "y\",\"items\":{\"type\":\"integer\"}},\"timer_minutes\":{\"type\":\"integer\"}}},\"annot"
-    "ations\":{\"readOnlyHint\":true}}";
-static_assert(sizeof(kEntry_light_get_state) - 1 == 333u, "tools/list entry length");
+    "the lamp.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{},\"additionalPropertie"
+    "s\":false},\"outputSchema\":{\"type\":\"object\",\"properties\":{\"on\":{\"type\":\"bool"
+    "ean\"},\"rgb\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},\"timer_minutes\":{"
+    "\"type\":\"integer\"}}},\"annotations\":{\"readOnlyHint\":true}}";
+static_assert(sizeof(kEntry_light_get_state) - 1 == 362u, "tools/list entry length");
 
 mcpgen::Result invoke_light_get_state(const void* args, mcpgen::Context& ctx) {
   return tools::light_get_state(*static_cast<const LightGetStateArgs*>(args), ctx);
@@ -76,14 +77,14 @@ const mcpgen::ParamDesc kParams_timer_set[] = {
      static_cast<uint16_t>(offsetof(TimerSetArgs, minutes)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 720LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_timer_set[] =
     "{\"name\":\"self.timer.set\",\"description\":\"Switch the lamp off after a number of min"
     "utes (0 cancels the timer).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"min"
-    "utes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":720}},\"required\":[\"minutes\"]}"
-    "}";
-static_assert(sizeof(kEntry_timer_set) - 1 == 235u, "tools/list entry length");
+    "utes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":720}},\"required\":[\"minutes\"],"
+    "\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_timer_set) - 1 == 264u, "tools/list entry length");
 
 mcpgen::Result invoke_timer_set(const void* args, mcpgen::Context& ctx) {
   return tools::timer_set(*static_cast<const TimerSetArgs*>(args), ctx);
@@ -97,19 +98,20 @@ const mcpgen::ParamDesc kParams_light_set_effect[] = {
      static_cast<uint16_t>(offsetof(LightSetEffectArgs, effect)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_light_set_effect_effect, 4u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
     {"speed", mcpgen::ParamType::kNumber, /*required=*/false,
      static_cast<uint16_t>(offsetof(LightSetEffectArgs, speed)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.1, 10.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 1.0, nullptr},
+     /*default=*/false, 0LL, 1.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_effect[] =
     "{\"name\":\"self.light.set_effect\",\"description\":\"Start a light effect.\",\"inputSch"
     "ema\":{\"type\":\"object\",\"properties\":{\"effect\":{\"type\":\"string\",\"enum\":[\"n"
     "one\",\"breathe\",\"rainbow\",\"candle\"]},\"speed\":{\"type\":\"number\",\"minimum\":0."
-    "1,\"maximum\":10.0,\"default\":1.0}},\"required\":[\"effect\"]}}";
-static_assert(sizeof(kEntry_light_set_effect) - 1 == 280u, "tools/list entry length");
+    "1,\"maximum\":10.0,\"default\":1.0}},\"required\":[\"effect\"],\"additionalProperties\":"
+    "false}}";
+static_assert(sizeof(kEntry_light_set_effect) - 1 == 309u, "tools/list entry length");
 
 mcpgen::Result invoke_light_set_effect(const void* args, mcpgen::Context& ctx) {
   return tools::light_set_effect(*static_cast<const LightSetEffectArgs*>(args), ctx);
@@ -121,15 +123,15 @@ const mcpgen::ParamDesc kParams_button_press[] = {
      static_cast<uint16_t>(offsetof(ButtonPressArgs, count)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/1LL, 5LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 1LL, 0.0, nullptr},
+     /*default=*/false, 1LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_button_press[] =
     "{\"name\":\"self.button.press\",\"description\":\"Press the lamp's physical button (for "
     "tests and demos): each press toggles the power. The lamp reports it with the button_pres"
     "sed and power_changed events.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"c"
     "ount\":{\"type\":\"integer\",\"description\":\"Presses in a row.\",\"minimum\":1,\"maxim"
-    "um\":5,\"default\":1}}}}";
-static_assert(sizeof(kEntry_button_press) - 1 == 344u, "tools/list entry length");
+    "um\":5,\"default\":1}},\"additionalProperties\":false}}";
+static_assert(sizeof(kEntry_button_press) - 1 == 373u, "tools/list entry length");
 
 mcpgen::Result invoke_button_press(const void* args, mcpgen::Context& ctx) {
   return tools::button_press(*static_cast<const ButtonPressArgs*>(args), ctx);
@@ -174,22 +176,22 @@ mcpgen::Result invoke_light_fade(const void* args, mcpgen::Context& ctx) {
 }
 
 const mcpgen::ToolDesc kTools[] = {
-    {"self.light.set_rgb", kEntry_light_set_rgb, 359u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.light.set_rgb", kEntry_light_set_rgb, 388u, false, mcpgen::ReturnKind::kBoolean,
      kParams_light_set_rgb, 3u, static_cast<uint16_t>(sizeof(LightSetRgbArgs)),
      &invoke_light_set_rgb},
-    {"self.light.set_power", kEntry_light_set_power, 163u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.light.set_power", kEntry_light_set_power, 192u, false, mcpgen::ReturnKind::kBoolean,
      kParams_light_set_power, 1u, static_cast<uint16_t>(sizeof(LightSetPowerArgs)),
      &invoke_light_set_power},
-    {"self.light.get_state", kEntry_light_get_state, 333u, false, mcpgen::ReturnKind::kObject,
+    {"self.light.get_state", kEntry_light_get_state, 362u, false, mcpgen::ReturnKind::kObject,
      nullptr, 0u, static_cast<uint16_t>(sizeof(LightGetStateArgs)),
      &invoke_light_get_state},
-    {"self.timer.set", kEntry_timer_set, 235u, false, mcpgen::ReturnKind::kInteger,
+    {"self.timer.set", kEntry_timer_set, 264u, false, mcpgen::ReturnKind::kInteger,
      kParams_timer_set, 1u, static_cast<uint16_t>(sizeof(TimerSetArgs)),
      &invoke_timer_set},
-    {"self.light.set_effect", kEntry_light_set_effect, 280u, false, mcpgen::ReturnKind::kString,
+    {"self.light.set_effect", kEntry_light_set_effect, 309u, false, mcpgen::ReturnKind::kString,
      kParams_light_set_effect, 2u, static_cast<uint16_t>(sizeof(LightSetEffectArgs)),
      &invoke_light_set_effect},
-    {"self.button.press", kEntry_button_press, 344u, false, mcpgen::ReturnKind::kBoolean,
+    {"self.button.press", kEntry_button_press, 373u, false, mcpgen::ReturnKind::kBoolean,
      kParams_button_press, 1u, static_cast<uint16_t>(sizeof(ButtonPressArgs)),
      &invoke_button_press},
     {"self.light.fade", kEntry_light_fade, 550u, false, mcpgen::ReturnKind::kBoolean,
@@ -257,7 +259,7 @@ const mcpgen::ParamDesc kResourceParams_effect[] = {
      static_cast<uint16_t>(offsetof(ResourceArgs_effect, name)),
      /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/kEnum_resource_effect_name, 4u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kResourceEntry_effect[] =
     "{\"uriTemplate\":\"lamp://effects/{name}\",\"name\":\"effect\",\"description\":\"What on"
@@ -275,7 +277,7 @@ const mcpgen::ParamDesc kResourceParams_pattern[] = {
      static_cast<uint16_t>(offsetof(ResourceArgs_pattern, length)),
      /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 65536LL, /*number=*/0.0, 0.0,
      /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr},
+     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kResourceEntry_pattern[] =
     "{\"uriTemplate\":\"lamp://pattern/{length}\",\"name\":\"pattern\",\"description\":\"A te"

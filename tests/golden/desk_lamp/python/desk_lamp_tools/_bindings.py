@@ -88,6 +88,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["b", "g", "r"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -106,6 +107,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["on"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -119,6 +121,7 @@ SPEC: dict[str, dict[str, Any]] = {
         "input_schema": {
             "type": "object",
             "properties": {},
+            "additionalProperties": False,
         },
         "output_schema": {
             "type": "object",
@@ -155,6 +158,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["minutes"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -180,6 +184,7 @@ SPEC: dict[str, dict[str, Any]] = {
                 },
             },
             "required": ["effect"],
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -201,6 +206,7 @@ SPEC: dict[str, dict[str, Any]] = {
                     "default": 1,
                 },
             },
+            "additionalProperties": False,
         },
         "output_schema": None,
     },
@@ -255,6 +261,7 @@ _RETURN_KINDS: dict[str, str] = {
 
 _INF = float("inf")
 _PATTERNS: dict = {}
+_OBJECTS: dict = {}
 _K_NONE = KIND_NONE
 _K_BOOLEAN = KIND_BOOLEAN
 _K_INTEGER = KIND_INTEGER
