@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.human import META_HUMAN
 
 # Bytes the core adds around the entries of one page:
 #   {"tools":[ e1 , e2 ],"nextCursor":"<12-character cursor>"}
@@ -103,7 +104,23 @@ def list_entry(tool: Tool) -> dict[str, Any]:
     ann = tool_annotations(tool)
     if ann is not None:
         entry["annotations"] = ann
+    human = human_meta(tool)
+    if human is not None:
+        entry["_meta"] = {META_HUMAN: human}
     return entry
+
+
+def human_meta(tool: Tool) -> dict[str, Any] | None:
+    """What the tool asks of the person (``mcpgen.human``): its confirmation text and the
+    question of each ``from_human`` parameter; None when it asks nothing."""
+    if not tool.asks_human:
+        return None
+    out: dict[str, Any] = {}
+    if tool.confirm is not None:
+        out["confirm"] = tool.confirm
+    if tool.human_params:
+        out["params"] = {p.name: p.human for p in tool.human_params}
+    return out
 
 
 def list_entry_json(tool: Tool) -> str:

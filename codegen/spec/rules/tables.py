@@ -45,6 +45,7 @@ TOOL_KEYS = (
     "read_only",
     "destructive",
     "idempotent",
+    "confirm",
     "params",
     "returns",
     "handler",
@@ -56,10 +57,10 @@ RESOURCE_KEYS = (
 )
 RESOURCE_REQUIRED = ("description", "mime_type", "content")
 PARAM_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "boolean": ("type", "description", "default"),
-    "integer": ("type", "description", "default", "min", "max"),
-    "number": ("type", "description", "default", "min", "max"),
-    "string": ("type", "description", "default", "max_length", "enum", "pattern"),
+    "boolean": ("type", "description", "default", "from_human"),
+    "integer": ("type", "description", "default", "min", "max", "from_human"),
+    "number": ("type", "description", "default", "min", "max", "from_human"),
+    "string": ("type", "description", "default", "max_length", "enum", "pattern", "from_human"),
 }
 ALL_PARAM_KEYS: tuple[str, ...] = (
     "type",
@@ -70,6 +71,7 @@ ALL_PARAM_KEYS: tuple[str, ...] = (
     "max_length",
     "enum",
     "pattern",
+    "from_human",
 )
 RETURNS_KEYS = ("type", "description", "properties")
 FIELD_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
@@ -103,6 +105,10 @@ KEY_ALIASES: dict[str, str] = {
     "values": "enum",
     "choices": "enum",
     "regex": "pattern",
+    "human": "from_human",
+    "ask_human": "from_human",
+    "elicit": "from_human",
+    "confirmation": "confirm",
     "protocolVersion": "protocol_version",
     "pageSize": "page_size",
 }

@@ -80,6 +80,11 @@ class ToolRules(ParamRules, ReturnRules):
         for key in ("user_only", "read_only", "destructive", "idempotent"):
             if key in m:
                 flags[key] = self.boolean(m[key][1], f"{path}.{key}")
+        confirm = None
+        if "confirm" in m:
+            confirm = self.string(m["confirm"][1], f"{path}.confirm")
+            if isinstance(confirm, str):
+                confirm = confirm.strip()
         params: tuple[Param, ...] = ()
         if "params" in m:
             params = self.params(m["params"][1], f"{path}.params")
@@ -124,6 +129,7 @@ class ToolRules(ParamRules, ReturnRules):
                 read_only=flags.get("read_only"),
                 destructive=flags.get("destructive"),
                 idempotent=flags.get("idempotent"),
+                confirm=confirm,
                 pos=self.pos(node),
             )
         return info
