@@ -10,7 +10,7 @@ Routes, relative to where the app is mounted (``root_path``):
 | ``GET /api/device?id=ID`` | one device: tools with their input schemas, history, events, latencies |
 | ``GET /api/stream`` | Server-Sent Events: ``state`` first, then every change as it happens |
 | ``POST /api/check`` | ``{"device", "tool", "arguments"}``: the runtime validator's verdict, nothing sent |
-| ``POST /api/call`` | the same, then the call: the record (result or typed error), 422 when invalid |
+| ``POST /api/call`` | the same (plus ``"human"``, the person's answer), then the call: the record, 422 when invalid |
 | ``GET /api/resources?id=ID`` | the device's resources, resource templates and watched URIs |
 | ``POST /api/read`` | ``{"device", "uri"}`` or ``{"device", "template", "values"}``: ``resources/read`` |
 | ``POST /api/subscribe`` | ``{"device", "uri", "subscribe"}``: watch a resource (or stop); see the stream |
@@ -177,11 +177,11 @@ class ConsoleApp:
             else:
                 raise _Refused(404, f"Not Found: {route}")
         elif method == "POST" and route in ("/api/call", "/api/check"):
-            device_id, tool, arguments = await self._call_body(headers, receive)
+            device_id, tool, arguments, human = await self._call_body(headers, receive)
             if route == "/api/check":
                 await _json(send, 200, self.console.check(device_id, tool, arguments))
                 return
-            record = await self.console.call(device_id, tool, arguments)
+            record = await self.console.call(device_id, tool, arguments, human)
             await _json(send, 422 if record.outcome == "invalid" else 200, record.to_json())
         elif method == "POST" and route in ("/api/read", "/api/subscribe"):
             await _json(send, 200, await self._resource_request(route, headers, receive))
@@ -232,12 +232,12 @@ class ConsoleApp:
             raise _Refused(400, 'Bad Request: send {"device", "uri", "subscribe": true or false}')
         return await device_resources.subscribe(entry, uri, on, timeout)
 
-    async def _call_body(self, headers: dict[str, str], receive: Receive) -> tuple[str, str, Any]:
+    async def _call_body(self, headers: dict[str, str], receive: Receive) -> tuple[str, str, Any, Any]:
         payload = await self._json_body(headers, receive)
         device_id, tool = payload.get("device"), payload.get("tool")
         if not isinstance(device_id, str) or not isinstance(tool, str):
             raise _Refused(400, 'Bad Request: "device" and "tool" must be strings')
-        return device_id, tool, payload.get("arguments")
+        return device_id, tool, payload.get("arguments"), payload.get("human")
 
     async def _json_body(self, headers: dict[str, str], receive: Receive) -> dict[str, Any]:
         """A POST body: a JSON object within the limits (415, 413, 408, 400 otherwise)."""
