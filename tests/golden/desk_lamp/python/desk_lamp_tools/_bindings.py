@@ -12,17 +12,17 @@ from collections.abc import Awaitable
 from typing import Any, Callable, Literal, NamedTuple, TypedDict
 
 from mcpgen.human import human_values as _human_values
-from mcpgen.runtime import validate as _v
-from mcpgen.runtime.events import EventHub as _EventHub
-from mcpgen.runtime.events import EventStream
-from mcpgen.runtime.events import check_params as _check_event_params
-from mcpgen.runtime.resources import ResourceReader as _ResourceReader
+from mcpgen.runtime.core import validate as _v
+from mcpgen.runtime.session.events import EventHub as _EventHub
+from mcpgen.runtime.session.events import EventStream
+from mcpgen.runtime.session.events import check_params as _check_event_params
+from mcpgen.runtime.session.resources import ResourceReader as _ResourceReader
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
 from mcpgen.runtime.bindings import version_of as _version_of
-from mcpgen.runtime.fanout import Fanout as _Fanout
+from mcpgen.runtime.session.fanout import Fanout as _Fanout
 from mcpgen.runtime.errors import NotSupported as _NotSupported
-from mcpgen.runtime.codec import (
+from mcpgen.runtime.core.codec import (
     KIND_BOOLEAN,
     KIND_IMAGE,
     KIND_INTEGER,
@@ -43,7 +43,7 @@ RELEASES: dict[str, str] = {
     "0f37f2cd10808710": "0.3.1",
 }
 
-#: The bindings module of each older release, by fingerprint (runtime.compat picks one).
+#: The bindings module of each older release, by fingerprint (runtime.session.compat picks one).
 _OLDER: dict = {}
 
 #: Tool -> its parameters in this version: what ``supports()`` answers from.
@@ -370,7 +370,7 @@ _EVENT_DECODERS = {
 
 class DeskLampEvents:
     """Typed event subscriptions: ``async for e in device.events.<name>():``. Events that
-    break the spec are logged and dropped (runtime.events)."""
+    break the spec are logged and dropped (runtime.session.events)."""
 
     def __init__(self, device: Any) -> None:
         self._hub = _EventHub(device, _EVENT_DECODERS)
@@ -701,7 +701,7 @@ class DeskLamp:
 
     @classmethod
     def fanout(cls, devices: Any, *, timeout: Any = None, policy: str = "warn") -> Any:
-        """The same tool methods, each calling every one of ``devices`` at once (runtime.fanout):
+        """The same tool methods, each calling every one of ``devices`` at once (runtime.session.fanout):
         ``await DeskLamp.fanout(devices).<tool>(...)`` returns a FanoutResults, each device's
         value or typed error. The arguments are validated once, by this version's rules.
         ``policy``: ``"strict"`` does not call a device reporting another spec fingerprint
@@ -728,7 +728,7 @@ class DeskLamp:
 
 class DeskLampFanout:
     """``DeskLamp.fanout(devices)``: the tools of ``desk-lamp``, each called on every
-    device of one runtime.fanout.Fanout and awaited as one."""
+    device of one runtime.session.fanout.Fanout and awaited as one."""
 
     def __init__(self, fan: Any) -> None:
         self.group = fan
