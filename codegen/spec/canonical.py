@@ -36,6 +36,7 @@ def _param(data: Any, where: str) -> Param:
         max_length=data.get("max_length"),
         enum=tuple(data.get("enum") or ()),
         pattern=data.get("pattern"),
+        human=data.get("human"),
     )
 
 
@@ -76,6 +77,7 @@ def _tool(data: Any, where: str) -> Tool:
         read_only=data.get("read_only"),
         destructive=data.get("destructive"),
         idempotent=data.get("idempotent"),
+        confirm=data.get("confirm"),
     )
 
 

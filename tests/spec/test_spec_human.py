@@ -143,3 +143,19 @@ def test_located_error(one_error, text, line, column, path, message, hint):
     assert message in error.message, error.format()
     assert hint in error.hint, error.format()
     assert (error.line, error.column) == (line, column), error.format()
+
+
+def test_codegen_diff_classifies_them(write_spec):
+    from mcpgen.codegen.spec.evolution import diff_specs
+
+    old = load_spec(write_spec(DOOR, "old.yaml"))
+    edited = DOOR.replace('    confirm: "  Unlock the front door?  "\n', "")
+    edited = edited.replace("from_human: true", "from_human: Which mode?")
+    edited = edited.replace("from_human: false", "from_human: true")
+    new = load_spec(write_spec(edited, "new.yaml"))
+    verdicts = {c.path: (c.verdict, c.what) for c in diff_specs(old, new)}
+    assert verdicts == {
+        "tools.self.door.unlock.confirm": ("compatible", "confirm removed"),
+        "tools.self.door.unlock.params.level.from_human": ("breaking", "now asked of the person"),
+        "tools.self.door.unlock.params.mode.from_human": ("compatible", "question changed"),
+    }
