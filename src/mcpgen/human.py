@@ -73,9 +73,13 @@ def _text(value: Any) -> str | None:
 
 def human_ask(entry: Any) -> HumanAsk | None:
     """What the tool of a ``tools/list`` entry asks of the person, or None (nothing)."""
-    if not isinstance(entry, Mapping):
+    # Device.call asks this on every call: a plain dict without `_meta` returns at once
+    if type(entry) is dict or isinstance(entry, Mapping):
+        meta = entry.get("_meta")
+    else:
         return None
-    meta = entry.get("_meta")
+    if meta is None:
+        return None
     marker = meta.get(META_HUMAN) if isinstance(meta, Mapping) else None
     if not isinstance(marker, Mapping):
         return None
