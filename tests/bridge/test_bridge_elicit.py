@@ -4,39 +4,16 @@ and the opt-out flag. A declined or cancelled call never reaches the device."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from bridge_fakes import FakeDevice, FakeTool, default_tools
-from bridge_testlib import running_http
-from mcp import Client, types
+from bridge_fakes import FakeDevice, human_tools
+from bridge_testlib import HERE, running_http, subprocess_env
+from mcp import Client, StdioServerParameters, types
 
-from mcpgen.human import META_HUMAN
 from mcpgen.runtime.bridge import Bridge
-
-RGB = {
-    "type": "object",
-    "properties": {c: {"type": "integer", "minimum": 0, "maximum": 255} for c in "rgb"},
-    "required": ["r", "g", "b"],
-}
-
-
-def human_tools() -> list[FakeTool]:
-    """The fake device's tools, set_rgb asking the person for `b` and a confirmation, and
-    the status tool asking for a confirmation alone."""
-    marked = {
-        "self.light.set_rgb": {"confirm": "Change the lamp colour?", "params": {"b": "How much blue?"}},
-        "self.get_device_status": {"confirm": "Read the status?"},
-    }
-    out = []
-    for tool in default_tools():
-        if tool.name in marked:
-            meta = {META_HUMAN: marked[tool.name]}
-            raw = {"name": tool.name, "inputSchema": tool.input_schema, "_meta": meta}
-            tool = FakeTool(tool.name, tool.description, tool.input_schema, raw=raw)
-        out.append(tool)
-    return out
 
 
 class Person:
@@ -165,3 +142,18 @@ async def test_opt_out_still_asks_a_client_that_can_be_asked(lamp_opt_out) -> No
         assert "b" not in listed["self__light__set_rgb"].input_schema["properties"]
         result = await client.call_tool("self__light__set_rgb", {"r": 1, "g": 2})
     assert result.is_error and len(person.asked) == 1 and device.calls == []
+
+
+async def test_over_stdio_accept_and_decline() -> None:
+    """The same through the bridge as a stdio subprocess (how desktop assistants run it)."""
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(HERE / "fake_bridge_main.py"), "--human"], env=subprocess_env()
+    )
+    person = Person("accept", {"b": 9})
+    async with Client(params, mode="legacy", read_timeout_seconds=20, elicitation_callback=person) as client:
+        accepted = await client.call_tool("self__light__set_rgb", {"r": 4, "g": 5})
+        person.action = "decline"
+        declined = await client.call_tool("self__light__set_rgb", {"r": 4, "g": 5})
+    assert text(accepted) == "rgb 4,5,9" and not accepted.is_error
+    assert declined.is_error and "declined" in text(declined)
+    assert [p.message for p in person.asked] == ["Change the lamp colour?"] * 2
