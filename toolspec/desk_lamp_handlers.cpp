@@ -115,6 +115,19 @@ mcpgen::Result light_fade(const LightFadeArgs& args, mcpgen::Context& ctx) {
   return mcpgen::Result::Bool(true);
 }
 
+mcpgen::Result lamp_reset(const LampResetArgs& args, mcpgen::Context&) {
+  // The spec asks the person for `scope` and a confirmation (from_human, confirm): the
+  // bridge and the console ask before the call is sent; here it is an ordinary argument.
+  g_lamp.on = false;
+  for (int64_t& c : g_lamp.rgb) c = 255;
+  if (strcmp(args.scope, "everything") == 0) {
+    g_lamp.timer_minutes = 0;
+    snprintf(g_lamp.effect, sizeof g_lamp.effect, "%s", "none");
+  }
+  status_changed();
+  return mcpgen::Result::Bool(true);
+}
+
 }  // namespace tools
 
 namespace resources {

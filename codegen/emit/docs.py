@@ -50,11 +50,13 @@ def _tool_section(t: Tool) -> list[str]:
     if t.title:
         out += [f"**{t.title}**", ""]
     out += [t.description, ""]
-    python = "device." + ".".join(t.path) + "()"
+    python = "device." + ".".join(t.path) + ("(human={...})" if t.human_params else "()")
     meta = f"Returns: `{t.returns.kind}`. Handler: `tools::{t.handler}`. Python: `{python}`."
     if flags:
         meta += " Flags: " + ", ".join(flags) + "."
     out += [meta, ""]
+    if t.asks_human:
+        out += [_human_line(t), ""]
     if t.params:
         out += [
             "| parameter | type | required | default | allowed | description |",
@@ -71,7 +73,7 @@ def _param_rows(params: tuple[Param, ...]) -> list[str]:
         kind = f"[`{p.ref}`](#type-{p.ref.lower()})" if p.ref else p.type
         rows.append(
             f"| `{p.name}` | {kind} | {'yes' if p.required else 'no'} | {default} | "
-            f"{_cell(_rule(p))} | {_cell(p.description)} |"
+            f"{_cell(_rule(p))} | {_cell(_param_text(p))} |"
         )
     return [*rows, ""]
 
@@ -98,6 +100,28 @@ def _types_section(spec: Spec) -> list[str]:
             *_param_rows(ty.fields),
         ]
     return out
+
+
+def _human_line(t: Tool) -> str:
+    """What a call asks of the person (spec ``confirm`` / ``from_human``) before it is sent."""
+    parts = []
+    if t.confirm is not None:
+        parts.append(f"confirms “{_cell(t.confirm)}”")
+    names = [f"`{p.name}`" for p in t.human_params]
+    if names:
+        parts.append("asks for " + ", ".join(names))
+    text = "**Asks the person first** (MCP elicitation from the bridge, a dialog in the console): "
+    text += " and ".join(parts) + "."
+    if names:
+        text += " The model never supplies those values; Python takes them only as `human={...}`."
+    return text
+
+
+def _param_text(p: Param) -> str:
+    if p.human is None:
+        return p.description
+    asked = f"asked of the person: “{p.human}”" if p.human else "asked of the person"
+    return f"{asked}. {p.description}".strip() if p.description else asked
 
 
 def tools_markdown(spec: Spec) -> str:

@@ -79,6 +79,13 @@ class ParamView:
     default: Optional[str]  # Python source of the default, None when required
     checks: list[str]  # source lines validating (and normalizing) the argument
     doc: str
+    # What the method passes to the args builder: the argument itself, or, for a value
+    # asked of the person (spec `from_human`), its entry of the method's `human` mapping.
+    value: str = ""
+    human: bool = False
+
+    def __post_init__(self) -> None:
+        self.value = self.value or self.ident
 
 
 @dataclass
@@ -109,6 +116,17 @@ class ToolView:
     # NotSupported), and the newest version's parameters this release lacks (the same).
     unsupported: bool = False
     absent_params: list[ParamView] = field(default_factory=list)
+    # Values asked of the person: never keyword arguments of the method, only entries of its
+    # keyword-only `human` mapping (`human_type`, required when `human_required`).
+    human_type: str = ""
+    human_required: bool = False
+    human_names: tuple[str, ...] = ()
+    human_required_names: tuple[str, ...] = ()
+
+    @property
+    def model_params(self) -> list[ParamView]:
+        """The method's own keyword arguments (everything not asked of the person)."""
+        return [p for p in self.params if not p.human]
 
 
 @dataclass
@@ -180,17 +198,32 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
         if ident in seen or ident == "self":
             raise ValueError(f"tool {tool.name}: parameter {p.name!r} collides with another as {ident!r}")
         seen.add(ident)
+        default = None if p.default is None else py_literal(p.default)
+        value = ""
+        if p.human is not None:
+            key = _str_literal(p.name)
+            value = f"_h[{key}]" if default is None else f"_h.get({key}, {default})"
         params.append(
             ParamView(
                 name=p.name,
                 ident=ident,
                 annotation=param_annotation(p),
-                default=None if p.default is None else py_literal(p.default),
+                default=default,
                 checks=_param_checks(p, ident),
                 doc=_param_doc(p),
+                value=value,
+                human=p.human is not None,
             )
         )
     returns = _returns(tool, dicts)
+    human = [p for p in tool.params if p.human is not None]
+    human_type = ""
+    if human:
+        fields = tuple(Field(name=p.name, type=p.type) for p in human)
+        human_type = _typed_dict(camel(tool.handler) + "Human", fields, dicts)
+        # an enum's Literal, as the method's own arguments have it
+        view = next(d for d in dicts if d.name == human_type)
+        view.fields = [(p.name, param_annotation(p)) for p in human]
     desc = " ".join(tool.description.split())
     doc = _wrap(_doc_text(desc), 88, "") or [_doc_text(tool.name)]
     first = desc.split(". ")[0].rstrip(".")
@@ -199,11 +232,31 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
         doc = [_doc_text(tool.title), ""] + doc
     doc.append("")
     doc.append(f"MCP tool ``{_doc_text(tool.name)}``" + (" (user-only)." if tool.user_only else "."))
+    if tool.confirm is not None:
+        doc.append("")
+        doc += _wrap(
+            "Asks the person first (the bridge and the console do): "
+            + _doc_text(repr(tool.confirm)) + "; a backend calling it directly asks them itself.",
+            88,
+            "",
+        )
     if params:
         doc.append("")
         doc.append("Args:")
         for pv in params:
-            doc += _wrap(f"{pv.ident}: {_doc_text(pv.doc)}", 88, "    ")
+            if not pv.human:
+                doc += _wrap(f"{pv.ident}: {_doc_text(pv.doc)}", 88, "    ")
+        if human:
+            doc += _wrap(
+                "human: the values asked of the person (spec from_human), never the model's: "
+                + "; ".join(
+                    f"{_doc_text(repr(p.name))}: {_doc_text(_param_doc(p))}"
+                    + (f" asked as {_doc_text(repr(p.human))}" if p.human else "")
+                    for p in human
+                ),
+                88,
+                "    ",
+            )
     if tool.progress:
         doc += ([] if params else ["", "Args:"]) + _wrap(
             "on_progress: ``on_progress(progress, total, message)`` (plain or async) for each "
@@ -226,6 +279,10 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
         summary=summary,
         user_only=tool.user_only,
         progress=tool.progress,
+        human_type=human_type,
+        human_required=any(p.required for p in human),
+        human_names=tuple(p.name for p in human),
+        human_required_names=tuple(p.name for p in human if p.required),
     )
 
 
@@ -359,6 +416,7 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
         "uses_image": any(t.returns.kind == "image" for t in spec.tools),
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
         "uses_progress": any(t.progress for t in spec.tools),
+        "uses_human": any(p.human is not None for t in spec.tools for p in t.params),
     }
     add_event_context(ctx, spec)
     own_events = {e.name for e in spec.events}

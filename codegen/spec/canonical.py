@@ -47,6 +47,7 @@ def _param(data: Any, where: str) -> Param:
         enum=tuple(data.get("enum") or ()),
         pattern=data.get("pattern"),
         ref=data.get("ref"),
+        human=data.get("human"),
     )
 
 
@@ -88,6 +89,7 @@ def _tool(data: Any, where: str) -> Tool:
         destructive=data.get("destructive"),
         idempotent=data.get("idempotent"),
         progress=bool(data.get("progress", False)),
+        confirm=data.get("confirm"),
     )
 
 

@@ -244,6 +244,10 @@ def _tool(o: Tool, n: Tool, out: list[Change], types: Types = _NO_TYPES) -> None
         if getattr(o, key) != getattr(n, key):
             what = "description changed" if key == "description" else f"{key} changed"
             out.append(_c(f"{base}.{key}", what, "documentation and hints only", at + (key,)))
+    if o.confirm != n.confirm:
+        what = "confirm " + ("added" if o.confirm is None else "removed" if n.confirm is None else "changed")
+        out.append(_c(f"{base}.confirm", what, "the device is unchanged; the bridge and the console ask it",
+                      at + ("confirm",)))
     _params(o.params, n.params, base, at, "tool", out, types=types)
     _returns(o, n, base, at, out)
 
@@ -332,6 +336,15 @@ def _param(o: Param, n: Param, path: str, at: tuple[Step, ...], owner: Literal["
         else:  # whether one pattern accepts less than another is not decidable here: breaking
             out.append(_b(path + ".pattern", f"pattern changed to {n.pattern!r}",
                           "the new pattern may reject what the old one accepted", at + ("pattern",)))
+    if (o.human is None) != (n.human is None):
+        # the device accepts the value either way; the backend's API changes (human= or not)
+        what = "now asked of the person" if n.human is not None else "no longer asked of the person"
+        out.append(_b(path + ".from_human", what,
+                      "the typed bindings take it as human= or as an argument, so backend code and "
+                      "the bindings of other released versions pass it the other way",
+                      at + ("from_human",) if n.human is not None else at))
+    elif o.human != n.human:
+        out.append(_c(path + ".from_human", "question changed", "documentation only", at + ("from_human",)))
     if o.description != n.description:
         out.append(_doc(path + ".description", at + ("description",)))
 

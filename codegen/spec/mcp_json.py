@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from mcpgen.codegen.spec.model import Field, ObjectType, Param, Spec, Tool
+from mcpgen.human import META_HUMAN
 from mcpgen.protocol import PROGRESS_META_KEY
 
 # Bytes the core adds around the entries of one page:
@@ -143,9 +144,28 @@ def list_entry(tool: Tool, types: tuple[ObjectType, ...] = ()) -> dict[str, Any]
     ann = tool_annotations(tool)
     if ann is not None:
         entry["annotations"] = ann
+    meta: dict[str, Any] = {}
     if tool.progress:
-        entry["_meta"] = {PROGRESS_META_KEY: True}
+        meta[PROGRESS_META_KEY] = True
+    human = human_meta(tool)
+    if human is not None:
+        meta[META_HUMAN] = human
+    if meta:
+        entry["_meta"] = meta
     return entry
+
+
+def human_meta(tool: Tool) -> dict[str, Any] | None:
+    """What the tool asks of the person (``mcpgen.human``): its confirmation text and the
+    question of each ``from_human`` parameter; None when it asks nothing."""
+    if not tool.asks_human:
+        return None
+    out: dict[str, Any] = {}
+    if tool.confirm is not None:
+        out["confirm"] = tool.confirm
+    if tool.human_params:
+        out["params"] = {p.name: p.human for p in tool.human_params}
+    return out
 
 
 def list_entry_json(tool: Tool, types: tuple[ObjectType, ...] = ()) -> str:

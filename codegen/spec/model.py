@@ -61,6 +61,9 @@ class Param:
     max_length: Optional[int] = None
     enum: tuple[str, ...] = ()
     pattern: Optional[str] = None
+    # Asked of the person, never of the model (spec `from_human`): the question to show
+    # ("" when the spec says `true`); None for an ordinary argument. See HUMAN_FIELDS.
+    human: Optional[str] = None
     pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
     ref: Optional[str] = None  # type == "object": the name of its ObjectType
 
@@ -114,12 +117,24 @@ class Tool:
     # The handler reports progress (Context::progress): the tools/list entry says so in
     # _meta, the bindings take on_progress. Left out of canonical() when false.
     progress: bool = False
+    # A text the person must accept before each call (spec `confirm`); None: no confirmation.
+    confirm: Optional[str] = None
     pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
 
     @property
     def path(self) -> tuple[str, ...]:
         """Python attribute path of the tool's binding: ``self.a.b`` -> ("a", "b")."""
         return python_path(self.name)
+
+    @property
+    def human_params(self) -> tuple[Param, ...]:
+        """The parameters asked of the person (sorted by name, as ``params``)."""
+        return tuple(p for p in self.params if p.human is not None)
+
+    @property
+    def asks_human(self) -> bool:
+        """Does a call need the person (a value or a confirmation) before it reaches the device?"""
+        return self.confirm is not None or any(p.human is not None for p in self.params)
 
 
 @dataclass(frozen=True)
@@ -319,6 +334,11 @@ def _tool_plain(tool: Tool) -> dict[str, Any]:
     return out
 
 
+# Fields added to the format after specs were released: absent from canonical() while
+# unset, so the fingerprint of a spec that does not use them did not change.
+HUMAN_FIELDS: frozenset[str] = frozenset({"human", "confirm"})
+
+
 def _plain(obj: Any) -> Any:
     """Dataclass -> dict without source positions (they must not affect the fingerprint)."""
     if isinstance(obj, tuple):
@@ -329,6 +349,8 @@ def _plain(obj: Any) -> Any:
             if name in ("pos", "source"):
                 continue
             if name == "ref" and obj.ref is None:  # a scalar parameter: fingerprints as before
+                continue
+            if name in HUMAN_FIELDS and getattr(obj, name) is None:
                 continue
             out[name] = _plain(getattr(obj, name))
         return out

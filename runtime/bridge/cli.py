@@ -17,6 +17,7 @@ from mcpgen.secret_options import SecretError, SecretOption, add_secret_argument
 
 from .attach import AttachError, DeviceSources, add_device_arguments, many_can_connect, url_host, usage_error
 from .core import Bridge
+from .elicit import OPT_OUT_FLAG
 from .http import default_allowed_hosts, serve_http
 from .stdio import protect_stdout, serve_stdio
 
@@ -101,6 +102,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="forward arguments without checking them against the tool's schema first",
     )
+    n.add_argument(
+        OPT_OUT_FLAG,
+        dest="allow_without_elicitation",
+        action="store_true",
+        help="let clients without MCP elicitation call tools that ask the person (spec from_human, "
+        "confirm): the model then supplies those values and nothing is confirmed (default: such a "
+        "call is refused with an error naming them)",
+    )
     parser.add_argument("--log-level", default="INFO", help="stderr log level (default: INFO)")
 
 
@@ -181,6 +190,7 @@ async def run(args: argparse.Namespace) -> int:
         # ``codegen bridge --spec`` sets it (loading a spec takes the generator)
         template_schemas=getattr(args, "template_schemas", None),
         prompts=getattr(args, "prompts", None) or (),
+        allow_without_elicitation=args.allow_without_elicitation,
     )
     sources = DeviceSources(
         args, lambda device, _transport: bridge.add_device(device), open_gateway_risk="MCP clients will call"

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgen import __version__
+from mcpgen.human import human_ask, misplaced, model_schema
 from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
 from mcpgen.protocol import PROGRESS_META_KEY
 from mcpgen.runtime.core.validate import SchemaValidator, unsupported_pattern
@@ -30,6 +31,7 @@ from mcpgen.runtime.session.events import event_name
 from . import device_resources
 from .completion import Completer, TemplateSchemas, events_template_entry
 from .device import DeviceLike, ToolInfoLike
+from .elicit import Ask, ask_person, no_capability
 from .events import EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
 from .prompts import PromptSet
@@ -126,6 +128,10 @@ class Bridge:
         template_schemas: the JSON Schemas of device resource templates' variables
             (``{device template: {variable: schema}}``), for ``completion/complete``.
         prompts: the prompts of the specs served (``prompts.py``; ``codegen bridge --spec``).
+        allow_without_elicitation: a client without the ``elicitation`` capability may call
+            tools that ask the person (``elicit.py``): it sees their parameters and the model
+            supplies them, unconfirmed. Off: such a call is a tool error naming them.
+        human_timeout: seconds the person has to answer an elicitation (None: no limit).
     """
 
     def __init__(
@@ -143,6 +149,8 @@ class Bridge:
         instructions: str | None = None,
         template_schemas: TemplateSchemas | None = None,
         prompts: Iterable[Mapping[str, Any]] = (),
+        allow_without_elicitation: bool = False,
+        human_timeout: float | None = 600.0,
     ) -> None:
         self.prefix_tools = prefix_tools
         self.user_tools = user_tools
@@ -155,6 +163,8 @@ class Bridge:
         self.instructions = instructions
         self.prompts = PromptSet(prompts)
         self.completer = Completer(template_schemas, self.prompts)
+        self.allow_without_elicitation = allow_without_elicitation
+        self.human_timeout = human_timeout
         self.devices: dict[str, DeviceLike] = {}
         self._unsubscribe: dict[str, Callable[[], None]] = {}
         self._entries: dict[str, _Entry] = {}
@@ -476,13 +486,24 @@ class Bridge:
         entry = self._entries.get(exported_name)
         return (entry.device, entry.tool) if entry else None
 
-    def exported_tools(self, version: str) -> list[dict[str, Any]]:
+    def asks_person(self, exported_name: Any) -> bool:
+        """Does a call of this tool ask the person first (``elicit.py``)?"""
+        entry = self._entries.get(exported_name) if isinstance(exported_name, str) else None
+        return entry is not None and human_ask(entry.tool.raw) is not None
+
+    def exported_tools(self, version: str, can_elicit: bool = True) -> list[dict[str, Any]]:
+        """The tools as a client of ``version`` sees them; the parameters asked of the
+        person are left out (the bridge asks for them), unless the client cannot be asked
+        (``can_elicit`` False) and ``allow_without_elicitation`` lets the model supply them."""
+        hide = can_elicit or not self.allow_without_elicitation
         tools = []
         for name in self._order:
             entry = self._entries[name]
             tool, device_id = entry.tool, entry.device.device_id
             raw = tool.raw if isinstance(tool.raw, dict) else {}
             schema = dict(tool.input_schema) if isinstance(tool.input_schema, dict) else {}
+            if hide:
+                schema = model_schema(schema, human_ask(raw))
             schema.setdefault("type", "object")
             description = tool.description or ""
             if self.prefix_tools:
@@ -595,16 +616,19 @@ class Bridge:
             return self.events.contents(device_id)
         raise RpcFailure(METHOD_NOT_FOUND, f"method not found: {quote(method)}")
 
-    def tools_list(self, params: dict[str, Any], version: str) -> dict[str, Any]:
+    def tools_list(self, params: dict[str, Any], version: str, can_elicit: bool = True) -> dict[str, Any]:
         """The ``tools/list`` result for a client of protocol ``version`` (one page)."""
         if params.get("cursor") is not None:
             raise RpcFailure(INVALID_PARAMS, "invalid cursor (this server returns one page)")
-        return {"tools": self.exported_tools(version)}
+        return {"tools": self.exported_tools(version, can_elicit)}
 
     # ------------------------------------------------------------------ tools/call
 
-    async def tools_call(self, params: dict[str, Any], emit: Emit | None, version: str) -> dict[str, Any]:
-        """Runs one ``tools/call`` on the device that serves the tool (``emit`` forwards progress)."""
+    async def tools_call(
+        self, params: dict[str, Any], emit: Emit | None, version: str, ask: Ask | None = None
+    ) -> dict[str, Any]:
+        """Runs one ``tools/call`` on the device that serves the tool (``emit`` forwards progress,
+        ``ask`` sends the client ``elicitation/create``; None: the client cannot be asked)."""
         name = params.get("name")
         if not isinstance(name, str):
             raise RpcFailure(INVALID_PARAMS, "tools/call needs a tool name")
@@ -621,9 +645,31 @@ class Bridge:
                 return tool_error(refused)
             raise RpcFailure(INVALID_PARAMS, f"unknown tool: {quote(name)}")
         device, tool = resolved
+        arguments = arguments or {}
+        human = human_ask(tool.raw)
+        if human is not None:
+            if ask is None:
+                if not self.allow_without_elicitation:
+                    return tool_error(no_capability(name, human))
+            else:
+                wrong = misplaced(arguments, human)
+                problem = (
+                    f"{', '.join(wrong)} is asked of the person, not the model; call the tool without it"
+                    if wrong
+                    else self._validation_error(device, tool, arguments, hidden=human.names)
+                )
+                if problem is not None:
+                    return tool_error(f"invalid arguments for {tool.name}: {problem}")
+                label = tool.raw.get("title") if isinstance(tool.raw.get("title"), str) else None
+                outcome = await ask_person(
+                    name, label or name, tool.input_schema, human, arguments, ask, self.human_timeout
+                )
+                if outcome.arguments is None:
+                    return tool_error(outcome.refusal or f"the call to {name} was not made")
+                arguments = outcome.arguments
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        result = await self._forward(device, tool, arguments or {}, token, emit)
+        result = await self._forward(device, tool, arguments, token, emit)
         return self._shape_result(result, version)
 
     def _shape_result(self, result: dict[str, Any], version: str) -> dict[str, Any]:
@@ -638,18 +684,25 @@ class Bridge:
         return shaped
 
     def _validation_error(
-        self, device: DeviceLike, tool: ToolInfoLike, arguments: dict[str, Any]
+        self,
+        device: DeviceLike,
+        tool: ToolInfoLike,
+        arguments: dict[str, Any],
+        hidden: frozenset[str] = frozenset(),
     ) -> str | None:
         """What is wrong with ``arguments`` for ``tool``, or None: the runtime's own
         validator (the rules ``Device.call`` and the console apply; patterns on RE2, so a
-        device's pattern cannot stall the loop), built once per tool."""
+        device's pattern cannot stall the loop), built once per tool. With ``hidden`` (the
+        parameters asked of the person), the model's part alone is checked, before asking."""
         if not self.validate_arguments:
             return None
-        key = (device.device_id, tool.name)
+        key = (device.device_id, tool.name + ("\0model" if hidden else ""))
         validator = self._validators.get(key)
         if validator is None:
             try:
-                validator = SchemaValidator(tool.input_schema)
+                validator = SchemaValidator(
+                    model_schema(tool.input_schema, human_ask(tool.raw)) if hidden else tool.input_schema
+                )
             except UnsupportedPattern as exc:
                 validator = exc
             self._validators[key] = validator

@@ -388,8 +388,12 @@ class StreamableHttpApp:
         if session_id is None:
             return
         meta = params.get("_meta")
-        if method == "tools/call" and isinstance(meta, dict) and meta.get("progressToken") is not None:
-            # progress was asked for: the SDK's SSE stream, as it is
+        if method == "tools/call" and (
+            (isinstance(meta, dict) and meta.get("progressToken") is not None)
+            or self.bridge.asks_person(params.get("name"))
+        ):
+            # progress was asked for, or the person is asked first (elicitation/create rides
+            # the request's stream before the answer): the SDK's SSE stream, as it is
             await self._forward(scope, session_id, replaying(body, receive), send)
             return
         # A dropped connection does not cancel the request (2025-11-25: disconnection

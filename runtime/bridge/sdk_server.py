@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
 from .core import Bridge, Session
+from .elicit import Ask
 from .events import device_of
 from .protocol import LEGACY_VERSIONS, MODERN_VERSIONS, RpcFailure
 
@@ -60,6 +61,30 @@ def _sdk_errors(handler: Callable[[Ctx], Awaitable[dict[str, Any]]]) -> Handler:
         return result
 
     return wrapped
+
+
+def _can_elicit(ctx: Ctx) -> bool:
+    """Did the client declare form-mode elicitation, and can this request reach it?"""
+    caps = ctx.session.client_capabilities
+    elicitation = caps.elicitation if caps is not None else None
+    if elicitation is None:
+        return False
+    # an empty `elicitation: {}` (2025-06-18) means form mode; url-only clients cannot fill a form
+    if elicitation.form is None and elicitation.url is not None:
+        return False
+    return bool(ctx.session.can_send_request)
+
+
+def _asker(ctx: Ctx) -> Ask | None:
+    """``elicitation/create`` to the client of ``ctx``, on the request's own channel."""
+    if not _can_elicit(ctx):
+        return None
+
+    async def ask(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    return ask
 
 
 def _typed_notification(message: dict[str, Any]) -> types.ServerNotification:
@@ -158,7 +183,7 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
         return own if isinstance(own, SdkConnection) else shared
 
     async def list_tools(ctx: Ctx) -> dict[str, Any]:
-        return bridge.tools_list(_raw(ctx), ctx.protocol_version)
+        return bridge.tools_list(_raw(ctx), ctx.protocol_version, _can_elicit(ctx))
 
     async def call_tool(ctx: Ctx) -> dict[str, Any]:
         async def emit(message: dict[str, Any]) -> None:
@@ -166,7 +191,7 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
             typed = _typed_notification(message)
             await ctx.session.send_notification(typed, related_request_id=ctx.request_id)
 
-        return await bridge.tools_call(_raw(ctx), emit, ctx.protocol_version)
+        return await bridge.tools_call(_raw(ctx), emit, ctx.protocol_version, _asker(ctx))
 
     async def resources(ctx: Ctx) -> dict[str, Any]:
         return await bridge.resources_request(ctx.method, _raw(ctx))

@@ -10,7 +10,7 @@ Routes, relative to where the app is mounted (``root_path``):
 | ``GET /api/device?id=ID`` | one device: tools with their input schemas, history, events, latencies |
 | ``GET /api/stream`` | Server-Sent Events: ``state`` first, then every change as it happens |
 | ``POST /api/check`` | ``{"device", "tool", "arguments"}``: the runtime validator's verdict, nothing sent |
-| ``POST /api/call`` | the same, then the call: the record (result or typed error), 422 when invalid |
+| ``POST /api/call`` | the same plus ``"human"`` (the person's answer), then the call; 422 when invalid |
 | ``GET /api/resources?id=ID`` | the device's resources, resource templates and watched URIs |
 | ``POST /api/read`` | ``{"device", "uri"}`` or ``{"device", "template", "values"}``: ``resources/read`` |
 | ``POST /api/subscribe`` | ``{"device", "uri", "subscribe"}``: watch a resource (or stop); see the stream |
@@ -220,7 +220,7 @@ class ConsoleApp:
         arguments = payload.get("arguments")
         if request.url.path.endswith("/api/check"):
             return _json(self.console.check(device_id, tool, arguments))
-        record = await self.console.call(device_id, tool, arguments)
+        record = await self.console.call(device_id, tool, arguments, payload.get("human"))
         return _json(record.to_json(), 422 if record.outcome == "invalid" else 200)
 
     async def _resource_request(self, request: Request) -> Response:

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 import orjson
 
+from mcpgen.human import HumanValueError, human_ask, merge
 from mcpgen.runtime.errors import McpDeviceError, RpcError, ValidationError
 from mcpgen.runtime.session.events import event_name
 
@@ -185,9 +186,16 @@ class Console:
 
     # -- calls ----------------------------------------------------------------------------
 
-    def _checked(self, device_id: str, tool_name: str, arguments: Any) -> tuple[DeviceEntry, dict[str, Any]]:
+    def _checked(
+        self, device_id: str, tool_name: str, arguments: Any, human: Any = None, calling: bool = True
+    ) -> tuple[DeviceEntry, dict[str, Any]]:
         """The entry and the arguments to send (defaults filled in); :class:`ConsoleError`
-        for an unknown device or tool, :class:`ValidationError` for bad arguments."""
+        for an unknown device or tool, :class:`ValidationError` for bad arguments.
+
+        A tool that asks the person (``mcpgen.human``) takes their answer as ``human`` (the
+        page's dialog): a call without it is refused, and its values never come among the
+        ordinary ``arguments``. Without ``calling`` (checking as the form is typed in), the
+        ordinary arguments alone are checked."""
         entry = self.entry(device_id)
         tool = entry.tool(tool_name)
         if tool is None:
@@ -196,20 +204,37 @@ class Console:
             raise ConsoleError(
                 403, f"{tool_name} is a user-only tool; start the console with --user-tools to call it"
             )
-        return entry, entry.validator(tool).validate(arguments)
+        ask = human_ask(tool.raw)
+        if ask is None:
+            return entry, entry.validator(tool).validate(arguments)
+        if calling and human is None:
+            raise ValidationError(
+                "",
+                "from_human",
+                f"{tool_name} asks the person first (the page shows a dialog): send their answer "
+                'as "human" ({} for a confirmation alone)',
+            )
+        try:
+            if not isinstance(arguments, dict):
+                return entry, entry.validator(tool, model_part=True).validate(arguments)  # says why
+            merged = merge(arguments, human if calling else None, ask, tool_name)
+        except HumanValueError as exc:
+            raise ValidationError(exc.argument, "from_human", exc.message) from None
+        return entry, entry.validator(tool, model_part=not calling).validate(merged)
 
     def check(self, device_id: str, tool_name: str, arguments: Any) -> dict[str, Any]:
         """Validates without calling: ``{"ok": true, "arguments": ...}`` or the error."""
         try:
-            _entry, args = self._checked(device_id, tool_name, arguments)
+            _entry, args = self._checked(device_id, tool_name, arguments, calling=False)
         except ValidationError as exc:
             return {"ok": False, "error": error_json(exc)}
         return {"ok": True, "arguments": args}
 
-    async def call(self, device_id: str, tool_name: str, arguments: Any) -> CallRecord:
-        """Validates, calls and records one tool call; the record says how it ended."""
+    async def call(self, device_id: str, tool_name: str, arguments: Any, human: Any = None) -> CallRecord:
+        """Validates, calls and records one tool call; the record says how it ended.
+        ``human``: the person's answer to what the tool asks of them (the page's dialog)."""
         try:
-            entry, args = self._checked(device_id, tool_name, arguments)
+            entry, args = self._checked(device_id, tool_name, arguments, human)
         except ValidationError as exc:
             entry = self.entry(device_id)
             record = CallRecord(tool_name, arguments, "invalid", None, error=error_json(exc))

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from mcpgen.human import human_ask, model_schema
 from mcpgen.runtime.core.validate import SchemaValidator
 
 #: Calls kept per device for the history table and the latency plot and percentiles.
@@ -82,6 +83,7 @@ def tool_json(tool: Any) -> dict[str, Any]:
     raw = getattr(tool, "raw", None) or {}
     title = getattr(tool, "title", None) or (raw.get("title") if isinstance(raw, Mapping) else None)
     refused = getattr(tool, "refused", None)
+    ask = human_ask(raw)
     return {
         "name": tool.name,
         "title": title if isinstance(title, str) else None,
@@ -92,6 +94,8 @@ def tool_json(tool: Any) -> dict[str, Any]:
         "refused": refused if isinstance(refused, str) else None,
         # the device says the tool reports progress: the page draws a bar while it runs
         "progress": getattr(tool, "reports_progress", False) is True,
+        # what the page asks the person in a dialog before the call (mcpgen.human)
+        "human": None if ask is None else {"confirm": ask.confirm, "params": [list(p) for p in ask.params]},
     }
 
 
@@ -165,16 +169,20 @@ class DeviceEntry:
                 return t
         return None
 
-    def validator(self, tool: Any) -> SchemaValidator:
+    def validator(self, tool: Any, model_part: bool = False) -> SchemaValidator:
         """The runtime's validator for ``tool``'s reported schema (rebuilt when the
         device re-lists its tools with another schema). Patterns run on RE2, in linear
         time, so a device's pattern cannot stall the console while someone types; a
-        pattern RE2 cannot take raises :class:`UnsupportedPattern` (a ValidationError)."""
-        cached = self._validators.get(tool.name)
+        pattern RE2 cannot take raises :class:`UnsupportedPattern` (a ValidationError).
+        ``model_part``: the schema without the parameters asked of the person (checked
+        while the form is typed in, before the dialog asks for them)."""
+        key = tool.name + ("\0model" if model_part else "")
+        cached = self._validators.get(key)
         if cached is not None and cached[0] is tool.input_schema:
             return cached[1]
-        validator = SchemaValidator(tool.input_schema)
-        self._validators[tool.name] = (tool.input_schema, validator)
+        schema = model_schema(tool.input_schema, human_ask(tool.raw)) if model_part else tool.input_schema
+        validator = SchemaValidator(schema)
+        self._validators[key] = (tool.input_schema, validator)
         return validator
 
     def record(self, call: CallRecord) -> None:

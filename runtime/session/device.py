@@ -16,6 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Optional, Protocol, Union
 
+from mcpgen.human import HumanValueError, human_ask, merge
 from mcpgen.jsonrpc import METHOD_NOT_FOUND
 from mcpgen.runtime.core import deadlines, rpcsession, wire
 from mcpgen.runtime.core.stock_replies import mcp_image_items
@@ -233,6 +234,7 @@ class Device:
         validate: bool = True,
         progress_token: Optional[ProgressToken] = None,
         on_progress: Optional[ProgressCallback] = None,
+        human: Optional[Mapping[str, Any]] = None,
     ) -> Any:
         """Calls a tool and returns its decoded value.
 
@@ -241,7 +243,19 @@ class Device:
         ``pattern`` RE2 cannot run (``self.tool(name).refused``) raises
         :class:`~mcpgen.runtime.errors.UnsupportedPattern`, a ``ValidationError``.
         ``progress_token`` / ``on_progress``: see :meth:`call_raw`.
+
+        ``human``: the values the tool asks of the person (spec ``from_human``, announced in
+        the tool's ``_meta``; ``mcpgen.human``), which the backend asked them for. Such a
+        value is accepted only here: among ``arguments`` it raises ``ValidationError``
+        (rule ``from_human``), so a model's output passed on as arguments cannot supply it.
         """
+        info = self._tool_map.get(name)
+        ask = None if info is None else human_ask(info.raw)
+        if (ask is not None or human is not None) and (arguments is None or isinstance(arguments, Mapping)):
+            try:
+                arguments = merge({} if arguments is None else arguments, human, ask, name)
+            except HumanValueError as exc:
+                raise ValidationError(exc.argument, "from_human", exc.message) from None
         if validate:
             v = self._validators.get(name)
             if v is None:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgen.human import META_HUMAN
+
 
 @dataclass(frozen=True)
 class FakeTool:
@@ -43,6 +45,23 @@ def default_tools() -> list[FakeTool]:
         FakeTool("self.fail", "Always fails.", {"type": "object", "properties": {}}),
         FakeTool("self.reboot", "Reboot (user only).", {"type": "object", "properties": {}}, user_only=True),
     ]
+
+
+def human_tools() -> list[FakeTool]:
+    """The fake device's tools, set_rgb asking the person for `b` and a confirmation, and
+    the status tool asking for a confirmation alone."""
+    marked = {
+        "self.light.set_rgb": {"confirm": "Change the lamp colour?", "params": {"b": "How much blue?"}},
+        "self.get_device_status": {"confirm": "Read the status?"},
+    }
+    out = []
+    for tool in default_tools():
+        if tool.name in marked:
+            meta = {META_HUMAN: marked[tool.name]}
+            raw = {"name": tool.name, "inputSchema": tool.input_schema, "_meta": meta}
+            tool = FakeTool(tool.name, tool.description, tool.input_schema, raw=raw)
+        out.append(tool)
+    return out
 
 
 class FakeDevice:

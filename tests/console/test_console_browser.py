@@ -236,3 +236,72 @@ async def test_a_call_that_reports_progress_shows_a_bar(
         await expect(fade.locator(".outcome")).to_have_attribute("data-outcome", "ok")
         await expect(bar).to_have_count(0)  # the result replaced the bar
         await expect(fade.locator(".outcome pre")).to_have_text("true")
+
+
+
+async def test_a_tool_that_asks_the_person_opens_a_dialog_first(
+    built_default: Built, built_lamp: Built, tmp_path: Path
+) -> None:
+    """The lamp's reset confirms and asks for its scope (spec confirm, from_human): the page
+    asks in a dialog; declined or cancelled (Escape), nothing reaches the lamp."""
+    async with (
+        fleet(
+            tmp_path, built_default.exe, built_default.spec.fingerprint,
+            gateway_fingerprint=built_lamp.spec.fingerprint,
+        ) as f,
+        browser_page(tmp_path / "profile") as page,
+        launch_ws(built_lamp.exe, f.ws_url, f.device_token, "lamp-1"),
+    ):
+        lamp = await f.gateway.wait_for_device("lamp-1", timeout=10)
+        await lamp.call("self.light.set_rgb", {"r": 1, "g": 2, "b": 3})
+        await lamp.call("self.timer.set", {"minutes": 9})
+
+        async def lamp_state() -> tuple[list[int], int]:
+            state = await lamp.call("self.light.get_state", {})
+            return state["rgb"], state["timer_minutes"]
+
+        await page.goto(f"{f.url}?token={f.token}")
+        lamp_row = page.locator('#devices tr[data-device-id="lamp-1"]')
+        await lamp_row.click()
+        reset = page.locator('form[data-tool="self.lamp.reset"]')
+        await expect(reset.locator(".asks-person")).to_have_text(
+            "asks you first: Reset the desk lamp to its factory state?"
+        )
+        assert await reset.locator('[name="scope"]').count() == 0, "the person's value is not a form field"
+
+        dialog = page.locator('dialog.ask[data-tool="self.lamp.reset"]')
+        await reset.locator("button").click()
+        await expect(dialog).to_be_visible()
+        await expect(dialog.locator(".ask-message")).to_have_text("Reset the desk lamp to its factory state?")
+        await expect(dialog.locator("label")).to_have_text(
+            "Reset only the light, or everything (timer and effect too)?"
+        )
+        scope = dialog.locator('select[name="scope"]')
+        assert await scope.input_value() == '"light"'  # the spec's default, preselected
+        await dialog.locator("button.decline").click()
+        await expect(dialog).to_have_count(0)
+        await expect(reset.locator(".outcome")).to_have_attribute("data-outcome", "declined")
+        await expect(reset.locator(".outcome")).to_have_text("✗ declined by you: not sent")
+
+        await reset.locator("button").click()
+        await expect(dialog).to_be_visible()
+        await page.keyboard.press("Escape")
+        await expect(reset.locator(".outcome")).to_have_attribute("data-outcome", "cancelled")
+        assert await lamp_state() == ([1, 2, 3], 9), "neither call reached the lamp"
+        await expect(lamp_row.locator("td.calls")).to_have_text("0")
+
+        # The server refuses a call without the person's answer, whatever the page does.
+        direct = await page.request.post(
+            f"{f.url}api/call",
+            data=json.dumps({"device": "lamp-1", "tool": "self.lamp.reset", "arguments": {"scope": "light"}}),
+            headers={"Content-Type": "application/json"},
+        )
+        assert direct.status == 422 and (await direct.json())["error"]["rule"] == "from_human"
+
+        await reset.locator("button").click()
+        await scope.select_option(label="everything")
+        await dialog.locator("button.accept").click()
+        await expect(reset.locator(".outcome")).to_have_attribute("data-outcome", "ok")
+        await expect(reset.locator(".outcome pre")).to_have_text("true")
+        assert await lamp_state() == ([255, 255, 255], 0)
+        await expect(lamp_row.locator("td.calls")).to_have_text("1")

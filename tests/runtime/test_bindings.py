@@ -241,6 +241,47 @@ async def test_lamp_bindings(lamp_mod: ModuleType, gateway: Gateway, ws_url: str
     assert lamp_mod.COMPILED is False
 
 
+async def test_values_asked_of_the_person_come_only_through_human(
+    lamp_mod: ModuleType, gateway: Gateway, ws_url: str, fake_devices
+) -> None:
+    """The lamp's reset asks the person for `scope` (spec from_human): the typed method has
+    no `scope` argument, only `human=`, and Device.call (dynamic mode) refuses it among
+    the arguments; nothing is sent when either is misused."""
+    fake = FakeWsDevice(ws_url, "lamp-h", core=FakeCore(LAMP_SPEC, extra_tools=False))
+    fake_devices.append(fake)
+    await fake.start()
+    device = await gateway.wait_for_device(timeout=5)
+    lamp = lamp_mod.DeskLamp(device, policy="strict")
+    params = inspect.signature(lamp.lamp.reset).parameters
+    assert list(params) == ["human"] and params["human"].kind is inspect.Parameter.KEYWORD_ONLY
+
+    def sent() -> list[dict]:
+        return [m["params"] for m in fake.core.received if m.get("method") == "tools/call"]
+
+    with pytest.raises(TypeError):
+        await lamp.lamp.reset(scope="everything")  # not an ordinary argument
+    with pytest.raises(ValueError, match="may hold only the values asked of the person"):
+        await lamp.lamp.reset(human={"on": True})
+    with pytest.raises(ValidationError):
+        await lamp.lamp.reset(human={"scope": "all"})  # checked like any argument
+    with pytest.raises(ValueError, match="must be a mapping"):
+        await lamp.lamp.reset(human="everything")
+    assert sent() == []
+    assert await lamp.lamp.reset(human={"scope": "everything"}) is True
+    assert await lamp.lamp.reset() is True  # scope has a default, so human= may be left out
+    assert [p["arguments"] for p in sent()] == [{"scope": "everything"}, {"scope": "light"}]
+
+    with pytest.raises(ValidationError) as refused:
+        await device.call("self.lamp.reset", {"scope": "light"})
+    assert refused.value.rule == "from_human" and refused.value.argument == "scope"
+    assert "human={'scope': ...}" in str(refused.value)
+    with pytest.raises(ValidationError, match="asks nothing of the person"):
+        await device.call("self.light.set_power", {"on": True}, human={"on": True})
+    assert len(sent()) == 2
+    assert await device.call("self.lamp.reset", human={"scope": "everything"}) is True
+    assert sent()[-1]["arguments"] == {"scope": "everything"}
+
+
 # -- unusual specs ----------------------------------------------------------------------------
 
 

@@ -177,6 +177,9 @@ class ParamRules(CheckerBase):
                         pattern = BAD
             if (n := get("enum")) is not None:
                 enum = self.enum(n, f"{path}.enum", max_length, pattern)
+        human: Any = None
+        if (n := get("from_human")) is not None:
+            human = self.from_human(n, f"{path}.from_human", name, ptype, pattern, no_default)
         default: Any = None
         if no_default is not None and "default" in m:
             self.error(m["default"][0], f"{path}.default", no_default, "remove `default`")
@@ -198,6 +201,7 @@ class ParamRules(CheckerBase):
             max_length=max_length,
             enum=tuple(enum),
             pattern=pattern,
+            human=human,
             pos=self.pos(key_node),
         )
 
@@ -237,6 +241,59 @@ class ParamRules(CheckerBase):
         if len(self.errors) != n_errors:
             return None
         return Param(name=name, type="object", description=description, ref=type_name, pos=self.pos(key_node))
+
+    def from_human(
+        self, node: yaml.Node, path: str, name: str, ptype: str, pattern: Any, no_default: Optional[str]
+    ) -> Any:
+        """``from_human: true`` or the question to ask: the value comes from the person through
+        MCP elicitation, never from the model. Returns the question ("" for true), None for
+        false, BAD after an error."""
+        if no_default is not None:  # events and resource templates: the device sends these
+            self.error(
+                node,
+                path,
+                "`from_human` applies to tool parameters only",
+                "remove it; a value asked of the person belongs to a tool's `params`",
+            )
+            return BAD
+        value = self.scalar(node, path, "true or the question to ask")
+        if value is BAD:
+            return BAD
+        if value is True:
+            question = ""
+        elif value is False:
+            return None
+        elif isinstance(value, str) and value.strip():
+            question = value.strip()
+        else:
+            self.error(
+                node,
+                path,
+                f"expected true or the question to ask (a non-empty string), got {describe(value)}",
+                f'write `from_human: true` or `from_human: "Which {name}?"`',
+            )
+            return BAD
+        if isinstance(pattern, str):
+            # MCP's requestedSchema has flat primitives only: a string takes minLength,
+            # maxLength, format and enum, not pattern (client/elicitation, 2025-06-18 on).
+            self.error(
+                node,
+                path,
+                f"parameter `{name}` cannot be asked of the person: MCP elicitation cannot carry "
+                "its `pattern` (a requested string takes max_length and enum only)",
+                "drop `pattern` (use `enum` or `max_length`), or let the model supply the value",
+            )
+            return BAD
+        if ptype not in ("boolean", "integer", "number", "string"):
+            self.error(
+                node,
+                path,
+                f"parameter `{name}` of type {ptype} cannot be asked of the person: MCP elicitation "
+                "asks for flat values only (string, number, integer, boolean, enum)",
+                "split it into primitive parameters, or let the model supply it",
+            )
+            return BAD
+        return question
 
     def bound(self, node: Optional[yaml.Node], path: str, ptype: str) -> Any:
         if node is None:

@@ -170,6 +170,10 @@ TOOL: dict[str, Schema] = {
                  "description": "The handler reports progress (ctx.progress) while it runs: tools/list says "
                  "so in _meta[\"mcpgen/progress\"], the bindings take on_progress, the bridge relays "
                  "notifications/progress to clients that sent a progressToken."},
+    "confirm": {"type": "string", "pattern": NONEMPTY,
+                "description": "A question the person must accept before each call (MCP elicitation from the "
+                "bridge, a dialog in the console), e.g. \"Unlock the front door?\"; declined, the call never "
+                "reaches the device."},
     "params": {**_names_to("param"), "type": ["object", "null"],
                "description": "The tool's arguments: name -> parameter. A parameter with a default is "
                "optional."},
@@ -180,6 +184,10 @@ TOOL: dict[str, Schema] = {
                 "description": "C++ handler function name in namespace tools; default derived from the name "
                 "(self.a.set_b -> a_set_b)."},
 }
+
+# Event and resource-template parameters: the device sends every one, so no default, and
+# nothing is asked of the person.
+DEVICE_SENT: list[Schema] = [{"not": {"required": ["default"]}}, {"not": {"required": ["from_human"]}}]
 
 PARAM: dict[str, Schema] = {
     "type": {"type": "string", "anyOf": [{"enum": list(PARAM_TYPES)}, {"pattern": TYPE_NAME_RE.pattern}],
@@ -196,6 +204,10 @@ PARAM: dict[str, Schema] = {
     "pattern": {"type": "string", "format": "regex",
                 "description": "A regular expression the string must contain a match of (unanchored, as in "
                 "JSON Schema; use ^...$ to match the whole string)."},
+    "from_human": {"type": ["boolean", "string"],
+                   "description": "The value is asked of the person (MCP elicitation), never of the model: "
+                   "true, or the question to ask. Absent from the inputSchema the model sees; the typed "
+                   "bindings take it only through human={...}. Not with `pattern`."},
 }
 # Keys whose value has the parameter's own type (an integer parameter's bounds are integers).
 PARAM_TYPED_KEYS: dict[str, tuple[str, ...]] = {"integer": ("default", "min", "max")}
@@ -216,7 +228,7 @@ FIELD: dict[str, Schema] = {
 EVENT: dict[str, Schema] = {
     "description": {"type": "string", "minLength": 1, "description": "When the device sends the event."},
     "params": {"type": ["object", "null"], "propertyNames": _ref("identifier"),
-               "additionalProperties": {"allOf": [_ref("param"), {"not": {"required": ["default"]}}]},
+               "additionalProperties": {"allOf": [_ref("param"), *DEVICE_SENT]},
                "description": "The event's parameters: name -> parameter, like tool parameters but without "
                "`default` (the device always sends every one)."},
 }
@@ -232,7 +244,7 @@ RESOURCE: dict[str, Schema] = {
                      "description": "RFC 6570 level 1 template, e.g. lamp://log/{day}; each {var} is one of "
                      "params."},
     "params": {"type": ["object", "null"], "propertyNames": _ref("identifier"),
-               "additionalProperties": {"allOf": [_ref("param"), {"not": {"required": ["default"]}}]},
+               "additionalProperties": {"allOf": [_ref("param"), *DEVICE_SENT]},
                "description": "The template's variables: name -> parameter, like tool parameters but without "
                "`default`."},
     "content": {"type": "string", "enum": list(RESOURCE_CONTENTS),

@@ -46,6 +46,7 @@ TOOL_KEYS = (
     "destructive",
     "idempotent",
     "progress",
+    "confirm",
     "params",
     "returns",
     "handler",
@@ -63,10 +64,10 @@ PROMPT_MESSAGE_KEYS = ("role", "text", "image", "resource")
 PROMPT_IMAGE_KEYS = ("data", "file", "mime_type")
 PROMPT_RESOURCE_KEYS = ("uri", "mime_type", "text")
 PARAM_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "boolean": ("type", "description", "default"),
-    "integer": ("type", "description", "default", "min", "max"),
-    "number": ("type", "description", "default", "min", "max"),
-    "string": ("type", "description", "default", "max_length", "enum", "pattern"),
+    "boolean": ("type", "description", "default", "from_human"),
+    "integer": ("type", "description", "default", "min", "max", "from_human"),
+    "number": ("type", "description", "default", "min", "max", "from_human"),
+    "string": ("type", "description", "default", "max_length", "enum", "pattern", "from_human"),
 }
 ALL_PARAM_KEYS: tuple[str, ...] = (
     "type",
@@ -77,6 +78,7 @@ ALL_PARAM_KEYS: tuple[str, ...] = (
     "max_length",
     "enum",
     "pattern",
+    "from_human",
 )
 RETURNS_KEYS = ("type", "description", "properties")
 FIELD_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
@@ -110,6 +112,10 @@ KEY_ALIASES: dict[str, str] = {
     "values": "enum",
     "choices": "enum",
     "regex": "pattern",
+    "human": "from_human",
+    "ask_human": "from_human",
+    "elicit": "from_human",
+    "confirmation": "confirm",
     "protocolVersion": "protocol_version",
     "pageSize": "page_size",
 }

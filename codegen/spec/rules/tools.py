@@ -80,6 +80,11 @@ class ToolRules(ParamRules, ReturnRules):
         for key in ("user_only", "read_only", "destructive", "idempotent", "progress"):
             if key in m:
                 flags[key] = self.boolean(m[key][1], f"{path}.{key}")
+        confirm = None
+        if "confirm" in m:
+            confirm = self.string(m["confirm"][1], f"{path}.confirm")
+            if isinstance(confirm, str):
+                confirm = confirm.strip()
         params: tuple[Param, ...] = ()
         if "params" in m:
             params = self.params(m["params"][1], f"{path}.params", named_types=True)
@@ -125,6 +130,7 @@ class ToolRules(ParamRules, ReturnRules):
                 destructive=flags.get("destructive"),
                 idempotent=flags.get("idempotent"),
                 progress=flags.get("progress") is True,
+                confirm=confirm,
                 pos=self.pos(node),
             )
         return info

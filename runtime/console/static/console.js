@@ -339,7 +339,7 @@ function constraintHint(schema, required) {
 // One input per property: numbers with their range, enums as selects, booleans as a
 // checkbox (a select when "not given" must stay possible), text with its length,
 // anything else as JSON. Defaults are filled in.
-function fieldFor(name, schema, required) {
+function fieldFor(name, schema, required, label) {
   const id = `f-${Math.random().toString(36).slice(2)}`;
   const type = Array.isArray(schema.type) ? null : schema.type;
   let input;
@@ -384,7 +384,7 @@ function fieldFor(name, schema, required) {
   input.dataset.kind = kind;
   input.dataset.required = required ? "1" : "";
   return el("div", { class: "field" },
-    el("label", { htmlFor: id, text: name + (required ? " *" : "") }),
+    el("label", { htmlFor: id, text: (label || name) + (required ? " *" : "") }),
     input,
     el("div", { class: "hint", text: constraintHint(schema, required) }),
     el("div", { class: "field-error", "data-for": name }),
@@ -431,8 +431,22 @@ function problemsOf(error) {
   return error && error.argument ? { [error.argument]: error.message } : {};
 }
 
+// What a tool asks of the person (spec from_human / confirm, as the server read it from the
+// tool's _meta): {confirm, params: [[name, question], ...]} or null; never trusted as more.
+function humanOf(tool) {
+  const h = tool.human;
+  if (!isObject(h)) return null;
+  const params = Array.isArray(h.params)
+    ? h.params.filter((p) => Array.isArray(p) && typeof p[0] === "string" && typeof p[1] === "string")
+    : [];
+  const confirm = typeof h.confirm === "string" && h.confirm ? h.confirm : null;
+  return params.length || confirm ? { confirm, params } : null;
+}
+
 function toolForm(tool) {
   const input = saneInput(tool.inputSchema);
+  const human = humanOf(tool);
+  const asked = new Set(human ? human.params.map((p) => p[0]) : []);
   const form = el("form", { class: "tool", "data-tool": tool.name, noValidate: true },
     el("h4", {}, el("code", { text: tool.name }), tool.title ? ` · ${tool.title}` : "",
       tool.userOnly ? el("span", { class: "user-only small", text: "user-only" }) : null),
@@ -440,11 +454,18 @@ function toolForm(tool) {
     // a schema pattern the server's RE2 cannot run: the tool is not callable (docs/security.md)
     tool.refused ? el("p", { class: "refused", text: `not callable: ${tool.refused}` }) : null,
     schemaProblems(tool, input.problems),
-    ...input.properties.map(([name, sub]) => fieldFor(name, sub, input.required.has(name))),
+    human ? el("p", { class: "asks-person small", text: `asks you first${human.confirm ? `: ${human.confirm}` : ""}` }) : null,
+    ...input.properties.filter(([name]) => !asked.has(name))
+      .map(([name, sub]) => fieldFor(name, sub, input.required.has(name))),
     input.whole ? argumentsField() : null,
     el("button", { type: "submit", text: "Call", disabled: Boolean(tool.refused) }),
     el("div", { class: "outcome", role: "status" }),
   );
+  if (human) {
+    // the values the person gives in the dialog, never typed into the form
+    const schemas = Object.fromEntries(input.properties.filter(([name]) => asked.has(name)));
+    form.askPerson = () => askPerson(tool.name, human, schemas, input.required);
+  }
   let timer = null;
   form.addEventListener("input", () => {
     clearTimeout(timer);
@@ -461,6 +482,39 @@ async function check(form, toolName) {
   showProblems(form, data && !data.ok ? problemsOf(data.error) : {});
 }
 
+// The dialog that asks the person what a tool needs from them (the console's side of MCP
+// elicitation): the confirmation text and one field per value asked, checked like the
+// form's. Resolves {action: "accept", values} | {action: "decline"} | {action: "cancel"}
+// (Escape cancels).
+function askPerson(toolName, human, schemas, required) {
+  return new Promise((resolve) => {
+    const single = human.params.length === 1 && human.params[0][1];
+    const message = human.confirm || single || `${toolName} needs a value from you`;
+    const fields = human.params.map(([name, question]) =>
+      fieldFor(name, schemas[name] || { unsupported: true }, required.has(name), question || name));
+    const decline = el("button", { type: "button", class: "decline", text: "Decline" });
+    const cancel = el("button", { type: "button", class: "cancel", text: "Cancel" });
+    const body = el("form", { noValidate: true },
+      el("h4", {}, el("code", { text: toolName })),
+      el("p", { class: "ask-message", text: message }),
+      ...fields,
+      el("div", { class: "ask-buttons" }, el("button", { type: "submit", class: "accept", text: "Accept" }), decline, cancel));
+    const dialog = el("dialog", { class: "ask", "data-tool": toolName }, body);
+    const done = (answer) => { dialog.close(); dialog.remove(); resolve(answer); };
+    body.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const { args, problems } = collect(body);
+      showProblems(body, problems);
+      if (!Object.keys(problems).length) done({ action: "accept", values: args });
+    });
+    decline.addEventListener("click", () => done({ action: "decline" }));
+    cancel.addEventListener("click", () => done({ action: "cancel" }));
+    dialog.addEventListener("cancel", (event) => { event.preventDefault(); done({ action: "cancel" }); });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
 async function call(form, toolName) {
   const outcome = form.querySelector(".outcome");
   const { args, problems } = collect(form);
@@ -472,10 +526,24 @@ async function call(form, toolName) {
   const button = form.querySelector("button");
   button.disabled = true;
   outcome.className = "outcome";
+<<<<<<< HEAD
   outcome.replaceChildren(el("span", { class: "muted", text: "calling…" }));
   form.dataset.calling = state.selected;  // progress messages of this call are drawn here
+=======
+  outcome.replaceChildren(el("span", { class: "muted", text: form.askPerson ? "asking you…" : "calling…" }));
+>>>>>>> elicit
   try {
-    const { status, data } = await api("api/call", { device: state.selected, tool: toolName, arguments: args });
+    const request = { device: state.selected, tool: toolName, arguments: args };
+    if (form.askPerson) {
+      const answer = await form.askPerson();
+      if (answer.action !== "accept") {
+        showOutcome(outcome, { outcome: answer.action === "decline" ? "declined" : "cancelled" });
+        return;
+      }
+      request.human = answer.values;
+      outcome.replaceChildren(el("span", { class: "muted", text: "calling…" }));
+    }
+    const { status, data } = await api("api/call", request);
     if (data && data.outcome) {
       showProblems(form, data.outcome === "invalid" ? problemsOf(data.error) : {});
       showOutcome(outcome, data);
@@ -519,6 +587,7 @@ function showOutcome(box, record) {
   if (ok) line = `✓ result${took}`;
   else if (record.outcome === "invalid") line = `✗ ${record.error.type} (not sent): ${record.error.message}`;
   else if (record.outcome === "tool_error") line = `✗ tool error${took}`;
+  else if (record.outcome === "declined" || record.outcome === "cancelled") line = `✗ ${record.outcome} by you: not sent`;
   else line = `✗ ${record.error ? `${record.error.type}: ${record.error.message}` : record.outcome}${took}`;
   box.replaceChildren(el("div", { class: "line", text: line }), ...resultNodes(record.result));
 }
