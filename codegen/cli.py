@@ -107,7 +107,7 @@ def _diagnostic(e: Any, severity: str = "error") -> dict[str, Any]:
 
 def _handler_warnings(spec: Any, spec_path: Path) -> list[Any]:
     """Tools without a handler, when the handlers file exists (else a build writes it)."""
-    from mcpgen.codegen.emit import handlers
+    from mcpgen.codegen.targets import user_handlers as handlers
 
     path = handlers.handlers_path(spec_path)
     if not path.is_file():
@@ -309,23 +309,31 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def generate_all(spec_path: Path, outdir: Path, log: Callable[[str], None] = print) -> Optional[object]:
     """Emits every generated file for a spec; writes the starter handlers once. None if invalid."""
     from mcpgen.codegen.emit import bundle
-    from mcpgen.codegen.emit import cpp as emit_cpp
-    from mcpgen.codegen.emit.writer import write_tree
+    from mcpgen.codegen.targets import user_handlers as handlers
+    from mcpgen.codegen.targets.writer import write_tree
 
     spec = _load(spec_path)
     if spec is None:
         return None
-    files = bundle.emit_all(spec, bundle.GENERATE)
+    from mcpgen.codegen.errors import BuildError
+    from mcpgen.codegen.spec.history import releases_of
+
+    try:
+        releases = releases_of(spec)
+    except BuildError as exc:
+        _err(str(exc))
+        return None
+    files = bundle.emit_all(spec, bundle.GENERATE, releases)
     written = write_tree(outdir, files)
     log(f"generated {len(files)} files in {outdir} ({len(written)} changed, fingerprint {spec.fingerprint})")
-    handlers_file = emit_cpp.ensure_handlers(spec, spec_path, log, check=False)
+    handlers_file = handlers.ensure_handlers(spec, spec_path, log, check=False)
     _warn_missing_handlers(spec, spec_path, handlers_file)
     return spec
 
 
 def _warn_missing_handlers(spec: Spec, spec_path: Path, handlers_file: Path) -> None:
     """``generate`` compiles nothing: a missing handler is a warning there, an error in ``build``."""
-    from mcpgen.codegen.emit import handlers
+    from mcpgen.codegen.targets import user_handlers as handlers
 
     for m in handlers.describe_missing(spec, spec_path, handlers.missing_handlers(spec, handlers_file)):
         ui.warn(m.format())
@@ -374,12 +382,12 @@ def cmd_new(args: argparse.Namespace) -> int:
     else:
         # Nothing generated beside the spec (a DIRECTORY/build left there went stale with the
         # first edit; `codegen build` writes build/<stem>/<target>): the starter handlers only.
-        from mcpgen.codegen.emit import cpp as emit_cpp
+        from mcpgen.codegen.targets import user_handlers as handlers
 
         spec = _load(spec_path)
         if spec is None:
             return 1
-        emit_cpp.ensure_handlers(spec, spec_path, ui.info, check=False)
+        handlers.ensure_handlers(spec, spec_path, ui.info, check=False)
     ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
     ui.info(f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
             "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
@@ -396,10 +404,9 @@ def _default_out(spec: Path, target: str) -> Path:
 
 def _add_missing_handlers(spec: Any, spec_path: Path) -> None:
     """``build --add-missing-handlers``: appends stubs for tools without a handler."""
-    from mcpgen.codegen.emit import cpp as emit_cpp
-    from mcpgen.codegen.emit import handlers
+    from mcpgen.codegen.targets import user_handlers as handlers
 
-    emit_cpp.ensure_handlers(spec, spec_path, ui.info, check=False)
+    handlers.ensure_handlers(spec, spec_path, ui.info, check=False)
     if not handlers.append_missing(spec, spec_path, ui.info):
         ui.info(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
 
@@ -420,9 +427,9 @@ def _build_context(args: argparse.Namespace, target: str, options: Optional[Buil
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from mcpgen.codegen.emit.handlers import MissingHandlersError
     from mcpgen.codegen.targets.base import BuildOptions
     from mcpgen.codegen.targets.registry import get_target
+    from mcpgen.codegen.targets.user_handlers import MissingHandlersError
 
     options = BuildOptions(log=ui.info, verbose=ui.verbosity >= VERBOSE, quiet=ui.verbosity == QUIET,
                            compile_bindings=not args.no_compile_bindings, run_pio=not args.no_pio)
@@ -614,8 +621,8 @@ def cmd_console(args: argparse.Namespace) -> int:
 def _spec_fingerprints(paths: list[Path]) -> Optional[list[str]]:
     """``codegen console --spec``: the fingerprints the devices are checked against, each
     spec's and those of its released versions (``codegen release``); None after an error."""
-    from mcpgen.codegen.emit.python import releases_of
     from mcpgen.codegen.errors import BuildError
+    from mcpgen.codegen.spec.history import releases_of
 
     out: list[str] = []
     for path in paths:

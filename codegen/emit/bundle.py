@@ -9,9 +9,10 @@ Pure functions of the model: nothing here touches the disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from mcpgen.codegen.emit import cpp, docs, python, xiaozhi
+from mcpgen.codegen.spec.history import Release
 from mcpgen.codegen.spec.model import Spec
 
 PARTS: dict[str, Callable[[Spec], dict[str, str]]] = {
@@ -25,19 +26,24 @@ PARTS: dict[str, Callable[[Spec], dict[str, str]]] = {
 GENERATE: tuple[str, ...] = ("cpp", "python", "docs")
 
 
-def emit(spec: Spec, part: str) -> dict[str, str]:
+def emit(spec: Spec, part: str, releases: Sequence[Release] = ()) -> dict[str, str]:
     """Relative path -> content of every file of ``part``; ValueError when the part's
-    emitter cannot express the spec (the message says what and why)."""
+    emitter cannot express the spec (the message says what and why). ``releases``: the
+    spec's release history (``BuildContext.releases``), for the bindings."""
     try:
         emitter = PARTS[part]
     except KeyError:
         raise KeyError(f"no emitted part {part!r}; expected one of {', '.join(PARTS)}") from None
+    if part == "python":
+        return python.emit(spec, releases)
     return emitter(spec)
 
 
-def emit_all(spec: Spec, parts: Iterable[str] = GENERATE) -> dict[str, str]:
+def emit_all(
+    spec: Spec, parts: Iterable[str] = GENERATE, releases: Sequence[Release] = ()
+) -> dict[str, str]:
     """Every file of every part in ``parts``, in one mapping (the parts' paths never collide)."""
     files: dict[str, str] = {}
     for part in parts:
-        files.update(emit(spec, part))
+        files.update(emit(spec, part, releases))
     return files

@@ -5,17 +5,15 @@ source holds the descriptor tables the portable core (``firmware_template/core``
 dispatches on: ParamDesc arrays, each tool's exact ``tools/list`` entry as a string
 constant, thunks from the untyped core call to the typed handler, the ToolDesc table,
 the tool indices sorted by name (the core's binary search) and the SpecDesc.
-``starter_handlers`` writes the user-owned handlers file once.
+``starter_handlers`` is the text of the user-owned handlers file (written once, by
+``targets/user_handlers.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
-from mcpgen.codegen.emit import handlers
 from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
 from mcpgen.codegen.emit.literals import cpp_comment, cpp_double, cpp_field_name, cpp_int, cpp_string
@@ -314,13 +312,3 @@ def starter_handlers(spec: Spec, spec_filename: str) -> str:
     return env.get_template("handlers.cpp.j2").render(**ctx)
 
 
-def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None], *, check: bool = True) -> Path:
-    """Writes the starter handlers file beside the spec unless it exists; returns its path.
-
-    The file belongs to the user from then on: it is never overwritten. With ``check``
-    (what every build does) a tool without a handler raises
-    ``codegen.emit.handlers.MissingHandlersError`` before anything is compiled.
-    """
-    return handlers.ensure_handlers(
-        spec, spec_path, log, lambda: starter_handlers(spec, spec_path.name), check=check
-    )

@@ -37,8 +37,7 @@ from mcpgen.codegen.emit.python_checks import param_annotation
 from mcpgen.codegen.emit.python_checks import param_checks as _param_checks
 from mcpgen.codegen.emit.resources_py import add_resource_context
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
-from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.spec.history import HistoryErrors, Release, load_history
+from mcpgen.codegen.spec.history import Release
 from mcpgen.codegen.spec.mcp_json import DEFS_REF, input_schema, object_schema, output_schema, used_types
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
 from mcpgen.codegen.spec.names import PYTHON_RESERVED, camel, device_class, device_slug, python_path
@@ -443,17 +442,6 @@ def release_module(version: str) -> str:
     return "_release_" + re.sub(r"[^A-Za-z0-9]", "_", version)
 
 
-def releases_of(spec: Spec) -> list[Release]:
-    """The releases recorded beside the spec (``codegen release``); [] without a history.
-    Raises BuildError with the located problems when the history is damaged."""
-    if not spec.source:
-        return []
-    try:
-        return load_history(spec.source, spec.device.name)
-    except HistoryErrors as exc:
-        raise BuildError(f"the spec's release history is damaged:\n{exc}") from None
-
-
 def _release(version: str) -> str:
     """``0.2.0`` of ``0.2.0``, ``0.2.0.dev3`` or ``0.2.0+local``."""
     match = re.match(r"\d+(\.\d+)*", version)
@@ -471,17 +459,17 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def emit(spec: Spec, releases: Optional[Sequence[Release]] = None) -> dict[str, str]:
+def emit(spec: Spec, releases: Sequence[Release] = ()) -> dict[str, str]:
     """Relative path -> content of every bindings file.
 
-    ``releases`` (default: the history beside the spec) become one module each, so the
-    bindings serve a device of any released version typed by its own version.
+    ``releases`` (the history beside the spec, which ``BuildContext`` reads: emitters touch
+    no disk) become one module each, so the bindings serve a device of any released
+    version typed by its own version.
     """
     env = environment(TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal, "tomlstr": _toml_string})
     ctx = context(spec)
     pkg = f"python/{ctx['package']}"
-    known = releases_of(spec) if releases is None else releases
-    older = [r for r in known if r.fingerprint != spec.fingerprint]
+    older = [r for r in releases if r.fingerprint != spec.fingerprint]
     ctx["releases"] = {r.fingerprint: r.version for r in older} | {spec.fingerprint: spec.device.version}
     ctx["older"] = [(release_module(r.version), r.fingerprint) for r in older]
     out: dict[str, str] = {}

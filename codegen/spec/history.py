@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.canonical import CanonicalError, spec_from_canonical
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.spec.spec_errors import SpecError, excerpt
@@ -165,3 +166,15 @@ def write_release(spec_path: str | Path, spec: Spec) -> Path:
 
 __all__ = ["FORMAT", "HistoryErrors", "Release", "history_dir", "load_history", "load_release", "major",
            "release_text", "version_key", "write_release"]
+
+
+def releases_of(spec: Spec) -> list[Release]:
+    """The releases recorded beside ``spec``'s file (``codegen release``); [] without a
+    history or a file. Raises BuildError with the located problems when the history is
+    damaged. Read once per build, into ``BuildContext.releases``: emitters never read it."""
+    if not spec.source:
+        return []
+    try:
+        return load_history(spec.source, spec.device.name)
+    except HistoryErrors as exc:
+        raise BuildError(f"the spec's release history is damaged:\n{exc}") from None

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Optional
 
 from mcpgen.codegen.emit import bundle
-from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
+from mcpgen.codegen.spec.history import Release, releases_of
 from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 from mcpgen.codegen.spec.model import Spec
+from mcpgen.codegen.targets.writer import write_tree
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,13 @@ class BuildContext:
     spec_path: Path
     outdir: Path
     options: BuildOptions = BuildOptions()
+    releases: Optional[tuple[Release, ...]] = None
+    """The spec's release history (``codegen release``), for the bindings; None: read it
+    from beside the spec when the context is made (a damaged history is a BuildError)."""
+
+    def __post_init__(self) -> None:
+        if self.releases is None:
+            object.__setattr__(self, "releases", tuple(releases_of(self.spec)))
 
     @classmethod
     def load(cls, spec_path: Path, outdir: Path, options: Optional[BuildOptions] = None) -> BuildContext:
@@ -79,7 +87,7 @@ class BuildContext:
         a :class:`BuildError` naming the spec.
         """
         try:
-            return bundle.emit(self.spec, part)
+            return bundle.emit(self.spec, part, self.releases or ())
         except ValueError as exc:
             raise BuildError(f"{self.spec_path}: {_REFUSAL.get(part, '')}{exc}") from exc
 

@@ -43,14 +43,13 @@ from string import Template
 from typing import Optional
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.emit import cpp as emit_cpp
-from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.spec.names import device_slug
-from mcpgen.codegen.targets import esp32_ota, esp32_transport
+from mcpgen.codegen.targets import esp32_ota, esp32_transport, user_handlers
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
+from mcpgen.codegen.targets.writer import write_tree
 
 DEFAULT_PLATFORM = "espressif32 @ ^6.9.0"  # ESP-IDF 5.3+; MCPGEN_PIO_PLATFORM overrides
 REGISTRY_HOST = "api.registry.platformio.org"
@@ -154,7 +153,7 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
     """Writes the complete PlatformIO project for ``ctx.spec``; returns its directory."""
     spec, spec_path, outdir, log = ctx.spec, ctx.spec_path, ctx.outdir, ctx.log
 
-    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
+    handlers = user_handlers.ensure_handlers(spec, spec_path, log)
     project = project_dir(outdir)
     _retire_handlers_copy(project / "src" / handlers.name, handlers, log)
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.names import device_slug
+from mcpgen.codegen.targets import user_handlers
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 from mcpgen.codegen.targets.python import bindings_built, make_bindings
 
@@ -173,7 +173,7 @@ def compile_simulator(ctx: BuildContext, *, cxx: str = "g++", extra_flags: Seque
     _, written = ctx.generate("cpp")
     for path in written:
         log(f"generated {path}")
-    handlers = emit_cpp.ensure_handlers(spec, ctx.spec_path, log)
+    handlers = user_handlers.ensure_handlers(spec, ctx.spec_path, log)
 
     generated_dir = outdir / "firmware" / "generated"
     build_dir = outdir / "firmware" / "build"

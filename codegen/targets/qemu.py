@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Optional
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.names import device_slug
 from mcpgen.codegen.spec.ota import require_host_only
+from mcpgen.codegen.targets import user_handlers
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Log, Target
 from mcpgen.codegen.targets.qemu_machines import (
     CORTEX_M3,
@@ -154,7 +154,7 @@ def _generate(ctx: BuildContext) -> tuple[list[Path], list[Path], Path]:
     files, _ = ctx.generate("cpp")
     sources = sorted(outdir / rel for rel in files if rel.endswith((".cpp", ".cc")))
     includes = sorted({(outdir / rel).parent for rel in files if rel.endswith((".h", ".hpp"))})
-    handlers = emit_cpp.ensure_handlers(ctx.spec, ctx.spec_path, ctx.log)
+    handlers = user_handlers.ensure_handlers(ctx.spec, ctx.spec_path, ctx.log)
     ctx.log(f"generated {len(files)} files in {outdir} (fingerprint {ctx.spec.fingerprint})")
     return sources, includes, handlers
 

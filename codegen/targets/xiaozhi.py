@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcpgen.codegen import resources
-from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit import xiaozhi as emit_xiaozhi
-from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.ota import require_host_only
+from mcpgen.codegen.targets import user_handlers
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
+from mcpgen.codegen.targets.writer import write_tree
 
 FIRMWARE_TEMPLATE = resources.firmware_template()
 PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
@@ -50,7 +50,7 @@ def write_glue(ctx: BuildContext) -> Path:
     spec, spec_path, outdir, log = ctx.spec, ctx.spec_path, ctx.outdir, ctx.log
     files = ctx.emit("xiaozhi")  # XiaozhiSpecError, or emit_cpp's limits: a BuildError
 
-    handlers = emit_cpp.ensure_handlers(spec, spec_path, log)
+    handlers = user_handlers.ensure_handlers(spec, spec_path, log)
     out = emit_xiaozhi.OUT_DIR
     for name in emit_xiaozhi.core_files():
         files[f"{out}/mcpgen/{name}"] = _read(emit_xiaozhi.CORE_DIR / name)

@@ -68,7 +68,8 @@ cdef class PendingCall:
 
 @cython.locals(c=PendingCall)
 cdef PendingCall _new_call(CallSite site, str name, object arguments, int kind, object timeout)
-@cython.locals(site=CallSite, session=RpcSession, deadlines=Deadlines, data=bytes, rid="long long", exact=bint)
+@cython.locals(site=CallSite, session=RpcSession, deadlines=Deadlines, data=bytes, rid="long long",
+               exact=bint)
 cdef object _pending_step(PendingCall call)
 cdef bint _pending_done(PendingCall call) noexcept
 @cython.locals(site=CallSite)
@@ -105,4 +106,5 @@ cdef extern from *:
     #define mcpgen_install_send(cls, step, done) \
         mcpgen_install_send_impl((cls), (mcpgen_step_fn)(step), (mcpgen_done_fn)(done))
     """
-    int _install_send "mcpgen_install_send"(object cls, object (*step)(PendingCall), bint (*done)(PendingCall) noexcept) except -1
+    int _install_send "mcpgen_install_send"(object cls, object (*step)(PendingCall),
+                                            bint (*done)(PendingCall) noexcept) except -1

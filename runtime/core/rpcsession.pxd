@@ -1,7 +1,7 @@
 # Cython declarations for runtime/core/rpcsession.py (pure-Python mode).
 cimport cython
 from mcpgen.runtime.core.wire cimport (Frame, classify, decode_result, new_frame, plain_int, rpc_error,
-                                  rpc_error_fields, undecodable)
+                                       rpc_error_fields, undecodable)
 
 cdef object _loads
 cdef object _dumps
@@ -150,7 +150,8 @@ cdef class RpcSession(Pending):
     cpdef object feed(self, object data)
     @cython.locals(s=str, f=double)
     cdef Pending _pop_coerced(self, object rid)
-    @cython.locals(p=Pending, kind=int, s=str, rid=object, env=_Env, m=_Inner, err=_Err, res=_Result, item=_Content)
+    @cython.locals(p=Pending, kind=int, s=str, rid=object, env=_Env, m=_Inner, err=_Err, res=_Result,
+                   item=_Content)
     cdef bint _feed_reply(self, object data) except -1
     # Read by the loop's deadline sweep (deadlines.pxd cimports this class).
     cdef Pending ring_slot(self, long long request_id)

@@ -16,6 +16,9 @@ DEFAULT_PREFIX = "mcpgen"
 UP = "up"
 #: Backend -> device: hello, requests, goodbye.
 DOWN = "down"
+#: Device -> one fleet worker: replies to that worker's calls, under ``REPLY/<worker_id>``
+#: (the MQTT 5 Response Topic the worker names; see :func:`reply_leaf`).
+REPLY = "reply"
 #: Retained presence: :data:`ONLINE` or :data:`OFFLINE`.
 STATE = "state"
 ONLINE = b"online"
@@ -31,6 +34,11 @@ def device_topic(prefix: str, device_id: str, leaf: str) -> str:
     return f"{prefix}/{device_id}/{leaf}"
 
 
+def reply_leaf(worker_id: str) -> str:
+    """The leaf under a device's topic where it answers the worker ``worker_id``."""
+    return f"{REPLY}/{worker_id}"
+
+
 def is_topic_level(value: str) -> bool:
     """True when ``value`` is one non-empty topic level (no ``/``, ``+`` or ``#``): what a
     device id, a worker id and a shared-subscription group must be."""
@@ -43,8 +51,10 @@ __all__ = [
     "DOWN",
     "OFFLINE",
     "ONLINE",
+    "REPLY",
     "STATE",
     "UP",
     "device_topic",
     "is_topic_level",
+    "reply_leaf",
 ]

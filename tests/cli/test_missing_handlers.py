@@ -154,8 +154,8 @@ def test_removed_tool_leaves_an_orphaned_handler_reported_before_compiling(
 
 
 def test_orphaned_handler_names_its_tool_from_the_stub_comment(tmp_path: Path) -> None:
-    from mcpgen.codegen.emit import handlers as handlers_mod
     from mcpgen.codegen.spec.loader import load_spec
+    from mcpgen.codegen.targets import user_handlers as handlers_mod
 
     spec_path = copy_spec(tmp_path)
     handlers = tmp_path / "desk_lamp_handlers.cpp"
@@ -215,8 +215,8 @@ def test_renamed_parameter_is_reported_at_the_handler_line_before_compiling(
 
 
 def test_a_removed_parameter_names_the_ones_left(tmp_path: Path) -> None:
-    from mcpgen.codegen.emit import handlers as handlers_mod
     from mcpgen.codegen.spec.loader import load_spec
+    from mcpgen.codegen.targets import user_handlers as handlers_mod
 
     spec_path = copy_spec(tmp_path)
     text = spec_path.read_text(encoding="utf-8")

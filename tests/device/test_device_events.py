@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from mcpgen.codegen.emit import cpp as emit_cpp
-from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.targets.host import CORE_DIR, CXXFLAGS, HOST_PORT_DIR
+from mcpgen.codegen.targets.writer import write_tree
 
 REPO = Path(__file__).resolve().parents[2]
 LAMP = REPO / "toolspec" / "desk_lamp.yaml"

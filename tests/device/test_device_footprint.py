@@ -10,9 +10,9 @@ from pathlib import Path
 from device_testlib import DEFAULT_SPEC
 
 from mcpgen.codegen.emit import cpp as emit_cpp
-from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.targets.host import CORE_DIR, CXXFLAGS
+from mcpgen.codegen.targets.writer import write_tree
 
 MESSAGES = [
     {

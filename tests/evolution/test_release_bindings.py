@@ -15,6 +15,7 @@ from mcpgen.codegen.emit import python as emit_python
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.history import load_history, write_release
 from mcpgen.codegen.spec.loader import load_spec
+from mcpgen.codegen.targets.base import BuildContext
 from mcpgen.codegen.targets.python import build_bindings, import_bindings
 from mcpgen.runtime import NotSupported, ValidationError
 from mcpgen.runtime.core import codec
@@ -224,8 +225,10 @@ def test_the_stubs_are_the_newest_surface_and_output_is_deterministic(tmp_path: 
     spec_path.write_text(V2, encoding="utf-8")
     spec = load_spec(spec_path)
     releases = load_history(spec_path, "evo-dev")
-    files = emit_python.emit(spec)
+    files = emit_python.emit(spec, releases)
     assert files == emit_python.emit(spec, releases)
+    # the build reads the history once, beside the spec; the emitter only gets it
+    assert BuildContext.load(spec_path, tmp_path / "out").emit("python") == files
     assert "# Released version 1.2.0 (fingerprint " in files["python/evo_dev_tools/_release_1_2_0.py"]
     alone = emit_python.emit(spec, [])
     pyi = "python/evo_dev_tools/_bindings.pyi"
@@ -246,4 +249,4 @@ def test_a_damaged_history_stops_generation_with_its_location(tmp_path: Path) ->
     write_release(spec_path, load_spec(spec_path))
     (tmp_path / "evo_dev.history" / "1.2.0.json").write_text("{\n  oops\n", encoding="utf-8")
     with pytest.raises(BuildError, match=r"1\.2\.0\.json:2:3: the release file is not valid JSON"):
-        emit_python.emit(load_spec(spec_path))
+        BuildContext.load(spec_path, tmp_path / "out")

@@ -117,3 +117,14 @@ async def test_backend_sockets_have_tcp_nodelay(broker: Broker) -> None:
         for client in (fleet._broker.client, gw._broker.client):
             sock = client._client.socket()  # aiomqtt's paho client
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+async def test_a_worker_subscribes_where_it_names_its_reply_topic() -> None:
+    # one spelling of the reply leaf (mqtt_topics.reply_leaf): the Response Topic a call
+    # names is one the worker's reply subscription matches, and it gives the device back
+    from mcpgen.mqtt_topics import device_topic, reply_leaf
+
+    fleet = MqttFleet(topic_prefix="site/a", worker_id="w7")
+    topic = fleet.reply_topic("lamp-1")
+    assert topic == device_topic("site/a", "lamp-1", reply_leaf("w7")) == "site/a/lamp-1/reply/w7"
+    assert fleet.device_of(topic, "/" + reply_leaf("w7")) == "lamp-1"

@@ -321,7 +321,7 @@ def _odd_spec() -> Spec:
 
 def test_unusual_names_generate_working_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = emit_python.emit(_odd_spec())
-    from mcpgen.codegen.emit.writer import write_tree
+    from mcpgen.codegen.targets.writer import write_tree
 
     write_tree(tmp_path, files)
     monkeypatch.syspath_prepend(str(tmp_path / "python"))

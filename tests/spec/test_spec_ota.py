@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from mcpgen.codegen.emit import cpp as emit_cpp
-from mcpgen.codegen.emit.handlers import missing_handlers
 from mcpgen.codegen.spec.canonical import spec_from_canonical
 from mcpgen.codegen.spec.loader import load_spec_text
 from mcpgen.codegen.spec.mcp_json import list_entry
 from mcpgen.codegen.spec.ota import OTA_HANDLER, OTA_TOOL_NAME
 from mcpgen.codegen.spec.spec_errors import SpecErrors
+from mcpgen.codegen.targets.user_handlers import missing_handlers
 
 BASE = """\
 device:

@@ -51,6 +51,7 @@ from mcpgen.mqtt_topics import (
     STATE,
     UP,
     is_topic_level,
+    reply_leaf,
 )
 from mcpgen.runtime.auth import authenticate, hello_handshake
 from mcpgen.runtime.core import wire
@@ -151,7 +152,8 @@ class MqttFleet(TopicLayout, HasSessionOptions):
         self.hellos = 0  # device hellos this worker answered
         self.rejected = 0  # device hellos refused by ``auth``
         self.stray_replies = 0  # replies for no live handle of this worker (dropped)
-        self._reply_tail = f"/reply/{self.worker_id}"
+        self._reply_leaf = reply_leaf(self.worker_id)
+        self._reply_tail = f"/{self._reply_leaf}"
         self._closing = False
         self._presence: dict[str, bool] = {}
         self._online: dict[str, asyncio.Event] = {}
@@ -190,7 +192,7 @@ class MqttFleet(TopicLayout, HasSessionOptions):
 
     def reply_topic(self, device_id: str) -> str:
         """Where devices answer this worker: ``<prefix>/<device_id>/reply/<worker_id>``."""
-        return f"{self.topic_prefix}/{device_id}/reply/{self.worker_id}"
+        return self.topic(device_id, self._reply_leaf)
 
     @property
     def connected(self) -> bool:

@@ -26,5 +26,6 @@ cdef tuple _varint(bytes buf, Py_ssize_t i, Py_ssize_t end)
                n=Py_ssize_t, topic=str, correlation=object, response_topic=object, msg=Publish)
 cpdef object decode_publish(bytes buf, Py_ssize_t start, Py_ssize_t end)
 
-@cython.locals(t=bytes, tlen=Py_ssize_t, props=bytes, remaining=Py_ssize_t, head=bytearray, k=Py_ssize_t, b=int)
+@cython.locals(t=bytes, tlen=Py_ssize_t, props=bytes, remaining=Py_ssize_t, head=bytearray, k=Py_ssize_t,
+               b=int)
 cpdef bytes publish_packet(str topic, bytes payload, object properties)

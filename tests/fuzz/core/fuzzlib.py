@@ -82,8 +82,8 @@ def build(outdir: Path, spec: Path = DEFAULT_SPEC, *, buffers: str = "default") 
     given buffer configuration (:data:`BUFFERS`); returns the fuzzer executable."""
     from mcpgen.codegen import resources
     from mcpgen.codegen.emit import cpp as emit_cpp
-    from mcpgen.codegen.emit.writer import write_tree
     from mcpgen.codegen.spec.loader import load_spec
+    from mcpgen.codegen.targets.writer import write_tree
 
     problem = missing_tools()
     if problem:

@@ -264,16 +264,16 @@ static_assert(sizeof(ArgsStorage) <= 0xFFFF, "args struct too large");
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    "xiaozhi-sim",
-    "1.0.0",
-    "2024-11-05",
-    "13b669f458cc0dc5",
-    8000u,
-    kTools,
-    10u,
-    kByName,
-    &g_args_storage,
-    static_cast<uint16_t>(sizeof(ArgsStorage)),
+    /*device_name=*/"xiaozhi-sim",
+    /*device_version=*/"1.0.0",
+    /*protocol_version=*/"2024-11-05",
+    /*fingerprint=*/"13b669f458cc0dc5",
+    /*page_size=*/8000u,
+    /*tools=*/kTools,
+    /*tool_count=*/10u,
+    /*by_name=*/kByName,
+    /*args_storage=*/&g_args_storage,
+    /*args_storage_size=*/static_cast<uint16_t>(sizeof(ArgsStorage)),
     /*jsonrpc_argument_errors=*/false,
     /*resources=*/nullptr,
 };

@@ -1,5 +1,8 @@
 """The user's handlers file: where it lives, which handlers it lacks, stubs for new tools.
 
+The one place the generator reads and writes a file of the user's (emitters never do:
+the starter's text is ``emit_cpp.starter_handlers``).
+
 ``<spec stem>_handlers.cpp`` beside the spec belongs to the user: codegen writes a
 starter once and afterwards only ever *appends* (``codegen build --add-missing-handlers``).
 Before anything is compiled, ``check_handlers`` looks for a definition of every tool's
@@ -31,17 +34,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit.literals import cpp_field_name
-from mcpgen.codegen.emit.writer import write_once
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.model import Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
 from mcpgen.codegen.spec.ota import is_builtin
+from mcpgen.codegen.targets.writer import write_once
 
 # Comments and literals, so a handler named only in a comment or string does not count.
 _CPP_TOKENS = re.compile(
@@ -385,12 +389,13 @@ def append_missing(spec: Spec, spec_path: Path, log: Log = print) -> list[Tool]:
     return missing
 
 
-def ensure_handlers(spec: Spec, spec_path: Path, log: Log, starter: Callable[[], str], *,
-                    check: bool = True) -> Path:
-    """Writes the starter file (``starter()``) unless it exists, then (``check``) raises
-    ``MissingHandlersError`` if a tool has no handler. Returns the handlers path."""
+def ensure_handlers(spec: Spec, spec_path: Path, log: Log, *, check: bool = True) -> Path:
+    """Writes the starter handlers file beside the spec unless it exists (the emitted
+    ``emit_cpp.starter_handlers``), then (``check``, what every build does) raises
+    ``MissingHandlersError`` before anything is compiled if a tool has no handler. The file
+    belongs to the user from then on: it is never overwritten. Returns the handlers path."""
     path = handlers_path(spec_path)
-    if write_once(path, starter()):
+    if write_once(path, emit_cpp.starter_handlers(spec, Path(spec_path).name)):
         log(f"wrote starter handlers {path}: implement your tools there (never overwritten)")
     if check and os.environ.get(NO_CHECK_ENV, "") in ("", "0"):
         check_handlers(spec, spec_path, path)
