@@ -147,6 +147,10 @@ def idf_python(environ: Optional[dict[str, str]] = None) -> str:
     return sys.executable
 
 
+# The application component: the generated project's src/ (its CMakeLists.txt adds it).
+APP_COMPONENT = "src"
+
+
 def build_dir(project: Path) -> Path:
     return project / "build-qemu"
 
@@ -166,7 +170,10 @@ def idf_commands(idf_py: str, project: Path, chip: EspQemu) -> list[list[str]]:
     """The idf.py command lines that build ``project`` for ``chip`` (set-target only the
     first time: it rewrites sdkconfig from sdkconfig.defaults and cleans the build)."""
     build = build_dir(project)
-    base = [idf_py, "-C", str(project), "-B", str(build)]
+    # COMPONENTS=src: only the app component's closure is built and linked. Without it idf.py
+    # builds and links every component of ESP-IDF, Wi-Fi and Bluetooth (and their binary blobs)
+    # included, which a serial-transport image does not use.
+    base = [idf_py, "-C", str(project), "-B", str(build), f"-DCOMPONENTS={APP_COMPONENT}"]
     cmds = []
     if _configured_target(build) != chip.chip:
         cmds.append([*base, "set-target", chip.chip])
@@ -255,7 +262,7 @@ def build_image(ctx: BuildContext, board: str, *, environ: Optional[dict[str, st
         res = run_streaming(cmd, log=ctx.log, tool="idf.py")
         if res.returncode != 0:
             raise EspQemuError(
-                f"idf.py {' '.join(cmd[5:])} failed (exit {res.returncode}); its output is above"
+                f"idf.py {' '.join(cmd[6:])} failed (exit {res.returncode}); its output is above"
             )
     build = build_dir(project)
     if not (build / "flash_args").is_file():
