@@ -8,10 +8,12 @@ ESP-IDF project, built by the user's ESP-IDF, booted in Espressif's QEMU.
    Debian's ``qemu-system-riscv32`` has no ``esp32c3`` machine: that is said, not tried.
 2. The ESP-IDF project is generated with the serial transport on UART0 (MCP over the UART
    QEMU puts on a host pty; no Wi-Fi) into ``build/<spec>/<board>-qemu``, then
-   ``idf.py -C PROJECT -B BUILD set-target CHIP`` (first time only) and ``idf.py ... build``.
+   ``idf.py -C PROJECT -B BUILD -DCOMPONENTS=src set-target CHIP`` (first time only) and
+   ``idf.py ... build``: only the app component's closure is built.
 3. The flash image is merged with esptool, as ``idf.py qemu`` does: ``python -m esptool
-   --chip CHIP merge_bin -o BUILD/qemu_flash.bin --fill-flash-size SIZE @flash_args`` in the
-   build directory (ESP-IDF's Python, ``$IDF_PYTHON_ENV_PATH/bin/python``, else this one).
+   --chip CHIP merge-bin -o BUILD/qemu_flash.bin --pad-to-size SIZE @flash_args`` (esptool 4:
+   ``merge_bin ... --fill-flash-size``) in the build directory (ESP-IDF's Python,
+   ``$IDF_PYTHON_ENV_PATH/bin/python``, else this one).
 4. QEMU boots it (``-M CHIP -drive file=...,if=mtd,format=raw``, an eFuse image of chip
    revision v0.3 / v3.0 so ESP-IDF's minimum-revision check passes, the watchdog off as
    ``idf.py qemu`` has it, ``-serial pty``); the runtime connects to the pty with
@@ -198,7 +200,9 @@ def merge_command(chip: EspQemu, project: Path, environ: Optional[dict[str, str]
 
     build = build_dir(project)
     # esptool 5 spells its commands with dashes; 4 with underscores (5 still takes those).
-    merge = "merge-bin" if esptool_major() >= 5 else "merge_bin"
+    # esptool 5 renamed --fill-flash-size to --pad-to-size (the old name warns "Deprecated").
+    new_names = esptool_major() >= 5
+    merge = "merge-bin" if new_names else "merge_bin"
     return [
         idf_python(environ),
         "-m",
@@ -208,7 +212,7 @@ def merge_command(chip: EspQemu, project: Path, environ: Optional[dict[str, str]
         merge,
         "-o",
         str(build / FLASH_IMAGE),
-        "--fill-flash-size",
+        "--pad-to-size" if new_names else "--fill-flash-size",
         flash_size(project, build),
         "@flash_args",
     ]
