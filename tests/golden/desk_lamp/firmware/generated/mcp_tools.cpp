@@ -360,16 +360,16 @@ const mcpgen::ResourceTable kResourceTable = {
 }  // namespace
 
 const mcpgen::SpecDesc kMcpSpec = {
-    "desk-lamp",
-    "0.3.1",
-    "2024-11-05",
-    "dd9dd4ed2f2c7585",
-    8000u,
-    kTools,
-    8u,
-    kByName,
-    &g_args_storage,
-    static_cast<uint16_t>(sizeof(ArgsStorage)),
+    /*device_name=*/"desk-lamp",
+    /*device_version=*/"0.3.1",
+    /*protocol_version=*/"2024-11-05",
+    /*fingerprint=*/"dd9dd4ed2f2c7585",
+    /*page_size=*/8000u,
+    /*tools=*/kTools,
+    /*tool_count=*/8u,
+    /*by_name=*/kByName,
+    /*args_storage=*/&g_args_storage,
+    /*args_storage_size=*/static_cast<uint16_t>(sizeof(ArgsStorage)),
     /*jsonrpc_argument_errors=*/false,
     /*resources=*/&kResourceTable,
 };
