@@ -19,7 +19,11 @@ ErrorStyle = Literal["mcp", "jsonrpc"]
 ERROR_STYLES: tuple[str, ...] = ("mcp", "jsonrpc")
 ParamType = Literal["boolean", "integer", "number", "string"]
 # The same kinds as mcpgen.protocol.RETURN_KINDS (a Literal must spell them; a test compares).
-ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
+ReturnKind = Literal[
+    "boolean", "integer", "number", "string", "object", "image", "audio", "resource", "content", "none"
+]
+# One item of a `content` return (mcpgen.protocol.CONTENT_ITEM_KINDS).
+ContentItemKind = Literal["text", "image", "audio", "resource"]
 FieldType = Literal["boolean", "integer", "number", "string", "object", "array"]
 Scalar = Union[bool, int, float, str]
 
@@ -81,6 +85,9 @@ class Returns:
     kind: ReturnKind
     description: str = ""
     properties: tuple[Field, ...] = ()  # when kind == "object"
+    # When kind == "content": the kinds of its items, in order (`returns: [text, image]`).
+    # Left out of the canonical form when empty, so older specs keep their fingerprints.
+    items: tuple[ContentItemKind, ...] = field(default=(), metadata={"omit_empty": True})
 
 
 @dataclass(frozen=True)
@@ -246,9 +253,12 @@ def _plain(obj: Any) -> Any:
         return [_plain(x) for x in obj]
     if hasattr(obj, "__dataclass_fields__"):
         out: dict[str, Any] = {}
-        for name in obj.__dataclass_fields__:
+        for name, f in obj.__dataclass_fields__.items():
             if name in ("pos", "source"):
                 continue
-            out[name] = _plain(getattr(obj, name))
+            value = getattr(obj, name)
+            if f.metadata.get("omit_empty") and not value:
+                continue
+            out[name] = _plain(value)
         return out
     return obj

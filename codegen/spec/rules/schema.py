@@ -44,6 +44,7 @@ from mcpgen.codegen.spec.rules.tables import (
     DEVICE_REQUIRED,
     FIELD_KEYS_BY_TYPE,
     FIRMWARE_KEYS,
+    MAX_CONTENT_ITEMS,
     PARAM_KEYS_BY_TYPE,
     PROTOCOL_VERSIONS,
     RESOURCE_KEYS,
@@ -56,6 +57,7 @@ from mcpgen.codegen.spec.rules.tables import (
     TOP_REQUIRED,
 )
 from mcpgen.llm_names import MAX_LLM_NAME
+from mcpgen.protocol import CONTENT_ITEM_KINDS
 
 Schema = dict[str, Any]
 
@@ -153,9 +155,11 @@ TOOL: dict[str, Schema] = {
     "params": {**_names_to("param"), "type": ["object", "null"],
                "description": "The tool's arguments: name -> parameter. A parameter with a default is "
                "optional."},
-    "returns": {"oneOf": [{"type": "string", "enum": list(SIMPLE_RETURN_KINDS)}, _ref("object_return")],
-                "description": "What the tool returns: a kind, or an object with declared properties. "
-                "Default: none."},
+    "returns": {"oneOf": [{"type": "string", "enum": list(SIMPLE_RETURN_KINDS)}, _ref("object_return"),
+                          {"type": "array", "minItems": 1, "maxItems": MAX_CONTENT_ITEMS,
+                           "items": {"type": "string", "enum": list(CONTENT_ITEM_KINDS)}}],
+                "description": "What the tool returns: a kind, an object with declared properties, or a "
+                "list of MCP content items in order (e.g. [text, image]). Default: none."},
     "handler": {"type": "string", "pattern": IDENTIFIER_RE.pattern, "not": {"enum": sorted(CPP_KEYWORDS)},
                 "description": "C++ handler function name in namespace tools; default derived from the name "
                 "(self.a.set_b -> a_set_b)."},

@@ -31,7 +31,10 @@ const char* return_kind_name(ReturnKind k) {
     case ReturnKind::kNumber: return "number";
     case ReturnKind::kString: return "string";
     case ReturnKind::kObject: return "object";
-    default: return "image";
+    case ReturnKind::kImage: return "image";
+    case ReturnKind::kAudio: return "audio";
+    case ReturnKind::kResource: return "resource";
+    default: return "a list of content items";
   }
 }
 
@@ -83,6 +86,27 @@ Result Result::Image(const char* mime_type, const char* base64_data) {
   return r;
 }
 
+Result Result::Audio(Context& ctx, const char* mime_type, const void* bytes, size_t size) {
+  Result r;
+  r.kind_ = ReturnKind::kAudio;
+  r.v_.c = &ctx.items().audio(mime_type, bytes, size);
+  return r;
+}
+
+Result Result::Resource(Context& ctx, const char* uri) {
+  Result r;
+  r.kind_ = ReturnKind::kResource;
+  r.v_.c = &ctx.items().resource(uri);
+  return r;
+}
+
+Result Result::Items(Context& ctx) {
+  Result r;
+  r.kind_ = ReturnKind::kContent;
+  r.v_.c = &ctx.items_;
+  return r;
+}
+
 Result Result::Error(const char* message) {
   Result r;
   r.is_error_ = true;
@@ -100,6 +124,13 @@ Context::Context()
       notify_has_params_(false) {
   scratch_[0] = '\0';
   notify_[0] = '\0';
+  items_.ctx_ = this;
+}
+
+ContentItems& Context::items() {
+  items_.count_ = 0;
+  items_.too_many_ = false;
+  return items_;
 }
 
 JsonWriter& Context::object() {
@@ -381,6 +412,9 @@ void ServerImpl::write_content(JsonWriter& w, const ToolDesc& tool, const Result
       str(w, r.mime_ != nullptr ? r.mime_ : "application/octet-stream");
       lit(w, "}");
       break;
+    case ReturnKind::kAudio:
+    case ReturnKind::kResource:
+    case ReturnKind::kContent: write_items(w, tool, *r.v_.c); break;
   }
 }
 
@@ -584,6 +618,7 @@ size_t ServerImpl::oversized(Server& s, const char* prefix, size_t n, char* out,
 
 Server::Server(const SpecDesc& spec) : spec_(spec) {
   ctx_.vision_ = &vision_;
+  ctx_.items_.spec_ = &spec;
   reset_connection();  // the per-connection state starts empty
 }
 

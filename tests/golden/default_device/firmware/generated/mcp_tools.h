@@ -9,8 +9,8 @@
 
 #include "mcpgen/mcp_core.h"
 
-#if MCPGEN_CORE_VERSION != 5
-#error "mcp_tools.h was generated for mcpgen core version 5; rebuild with codegen build SPEC --target TARGET"
+#if MCPGEN_CORE_VERSION != 6
+#error "mcp_tools.h was generated for mcpgen core version 6; rebuild with codegen build SPEC --target TARGET"
 #endif
 
 #define MCPGEN_SPEC_FINGERPRINT "13b669f458cc0dc5"
