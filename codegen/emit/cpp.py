@@ -268,6 +268,11 @@ def _context(spec: Spec) -> dict[str, object]:
         "events": event_views(spec),
         "resources": resource_views(spec, _param_initializer),
         "any_subscribe": any(r.subscribe for r in spec.resources),
+        # A tool returns an embedded resource: the table links resource_embed (else null,
+        # so a firmware that embeds none leaves it out).
+        "embeds_resources": any(
+            t.returns.kind == "resource" or "resource" in t.returns.items for t in spec.tools
+        ),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
         "ota": spec.device.ota,
         "ota_public_key": _c_bytes(spec.ota_signing.public_key) if spec.ota_signing else "",

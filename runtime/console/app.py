@@ -57,7 +57,7 @@ KEEPALIVE = 15.0
 _SECURITY_HEADERS = [
     (
         b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
         b"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     ),
     (b"x-content-type-options", b"nosniff"),

@@ -30,6 +30,40 @@ const char* item_name(ReturnKind k) {
 
 }  // namespace
 
+// ---------------------------------------------------------------- making a result
+
+ContentItems& Context::items() {
+  items_.count_ = 0;
+  items_.too_many_ = false;
+  items_.write_ = &ServerImpl::write_items;
+  items_.error_reply_ = &ServerImpl::items_error;
+  return items_;
+}
+
+Result Result::Audio(Context& ctx, const char* mime_type, const void* bytes, size_t size) {
+  Result r;
+  r.kind_ = ReturnKind::kAudio;
+  r.v_.c = &ctx.items().audio(mime_type, bytes, size);
+  return r;
+}
+
+Result Result::Resource(Context& ctx, const char* uri) {
+  Result r;
+  r.kind_ = ReturnKind::kResource;
+  r.v_.c = &ctx.items().resource(uri);
+  return r;
+}
+
+Result Result::Items(Context& ctx) {
+  Result r;
+  r.kind_ = ReturnKind::kContent;
+  ContentItems& items = ctx.items_;
+  items.write_ = &ServerImpl::write_items;  // also when the handler never called ctx.items()
+  items.error_reply_ = &ServerImpl::items_error;
+  r.v_.c = &items;
+  return r;
+}
+
 // ---------------------------------------------------------------- ContentItems
 
 ContentItems& ContentItems::add(ReturnKind kind, const char* a, const void* p, size_t n, bool bytes) {
@@ -150,7 +184,10 @@ void ServerImpl::write_items(JsonWriter& w, const ToolDesc& tool, const ContentI
         break;
       case ReturnKind::kResource: {
         const SpecDesc& spec = *c.spec_;
-        if (spec.resources == nullptr) return ContentImpl::fail(w, c, kNoResources);
+        // (embed is null when no tool of the spec returns a resource: then no list does.)
+        if (spec.resources == nullptr || spec.resources->embed == nullptr) {
+          return ContentImpl::fail(w, c, kNoResources);
+        }
         Context& ctx = *c.ctx_;
         size_t n = 0;
         int code = spec.resources->embed(spec, it.a, w, ctx, ctx.scratch_, sizeof ctx.scratch_, &n);
@@ -166,7 +203,8 @@ void ServerImpl::write_items(JsonWriter& w, const ToolDesc& tool, const ContentI
   }
 }
 
-size_t ServerImpl::items_error(Server& s, const Request& rq) {
+size_t ServerImpl::items_error(Server& s, const void* request) {
+  const Request& rq = *static_cast<const Request*>(request);
   ContentItems& c = s.ctx_.items_;
   uint8_t e = c.error_;
   c.error_ = kNoError;
@@ -176,7 +214,7 @@ size_t ServerImpl::items_error(Server& s, const Request& rq) {
   if (e == kTooMany) {
     m.add(" added more content items than MCPGEN_CONTENT_ITEMS (").add_int(MCPGEN_CONTENT_ITEMS).add(")");
   } else if (e == kNoResources) {
-    m.add(" returned a resource item, but the spec declares no resources");
+    m.add(" returned a resource item, but the spec declares no tool that returns one");
   } else {
     m.add(" returned the items ");
     ContentImpl::kinds(m, nullptr, c.items_, c.count_);

@@ -98,6 +98,7 @@ struct ParamDesc {
 
 class Context;
 class Result;
+class Server;
 class ContentItems;
 struct ServerImpl;
 struct ResourceTable;  // mcpgen/resources.h
@@ -231,6 +232,11 @@ class ContentItems {
   uint8_t declared_count_ = 0;
   const SpecDesc* spec_ = nullptr;  // set once by the Server: its resources
   Context* ctx_ = nullptr;  // the owner, handed to resource handlers
+  // content.cpp's writer and error reply, set by the calls that make a rich result: the
+  // server reaches content.cpp only through them, so a firmware whose handlers return no
+  // rich result does not link it (like resources.cpp through the resource table).
+  void (*write_)(JsonWriter& w, const ToolDesc& tool, const ContentItems& items) = nullptr;
+  size_t (*error_reply_)(Server& s, const void* request) = nullptr;
   // A failure met while writing (the reply is then replaced by an error in
   // ServerImpl::done): which, its JSON-RPC code and message length (in the scratch).
   uint8_t error_ = 0;

@@ -86,27 +86,6 @@ Result Result::Image(const char* mime_type, const char* base64_data) {
   return r;
 }
 
-Result Result::Audio(Context& ctx, const char* mime_type, const void* bytes, size_t size) {
-  Result r;
-  r.kind_ = ReturnKind::kAudio;
-  r.v_.c = &ctx.items().audio(mime_type, bytes, size);
-  return r;
-}
-
-Result Result::Resource(Context& ctx, const char* uri) {
-  Result r;
-  r.kind_ = ReturnKind::kResource;
-  r.v_.c = &ctx.items().resource(uri);
-  return r;
-}
-
-Result Result::Items(Context& ctx) {
-  Result r;
-  r.kind_ = ReturnKind::kContent;
-  r.v_.c = &ctx.items_;
-  return r;
-}
-
 Result Result::Error(const char* message) {
   Result r;
   r.is_error_ = true;
@@ -125,12 +104,6 @@ Context::Context()
   scratch_[0] = '\0';
   notify_[0] = '\0';
   items_.ctx_ = this;
-}
-
-ContentItems& Context::items() {
-  items_.count_ = 0;
-  items_.too_many_ = false;
-  return items_;
 }
 
 JsonWriter& Context::object() {
@@ -414,7 +387,7 @@ void ServerImpl::write_content(JsonWriter& w, const ToolDesc& tool, const Result
       break;
     case ReturnKind::kAudio:
     case ReturnKind::kResource:
-    case ReturnKind::kContent: write_items(w, tool, *r.v_.c); break;
+    case ReturnKind::kContent: r.v_.c->write_(w, tool, *r.v_.c); break;
   }
 }
 

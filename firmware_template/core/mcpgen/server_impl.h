@@ -170,7 +170,7 @@ struct ServerImpl {
   // reply's one overflow check, done(), turns it into items_error(): the tools/call path
   // of every other result gains no test.
   static void write_items(JsonWriter& w, const ToolDesc& tool, const ContentItems& items);
-  static size_t items_error(Server& s, const Request& rq);
+  static size_t items_error(Server& s, const void* request);  // request: the Request
   static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Params& p);
 };
 

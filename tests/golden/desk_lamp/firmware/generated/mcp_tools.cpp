@@ -327,7 +327,7 @@ const mcpgen::ResourceTable kResourceTable = {
     &g_resource_args,
     &mcpgen::resource_request,
     &mcpgen::resource_subscriptions_reset,
-    &mcpgen::resource_embed,
+    /*embed=*/&mcpgen::resource_embed,
 };
 
 }  // namespace
