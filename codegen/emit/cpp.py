@@ -183,8 +183,8 @@ def _placeholder(tool: Tool, spec: Spec) -> str:
     if kind == "content":
         uri = _placeholder_uri(spec)
         adds = " ".join(_ITEM_PLACEHOLDER[k].format(uri=uri) for k in tool.returns.items)
-        lines = ("mcpgen::ContentItems& items = ctx.items();", adds, "return mcpgen::Result::Items(ctx);")
-        return "\n".join(ind + line for line in lines)
+        body = ("mcpgen::ContentItems& items = ctx.items();", adds, "return mcpgen::Result::Items(ctx);")
+        return "\n".join(ind + line for line in body)
     if kind == "object":
         lines = [f"{ind}mcpgen::JsonWriter& w = ctx.object();"]
         _placeholder_value(lines, Field(name="", type="object", properties=tool.returns.properties), ind)

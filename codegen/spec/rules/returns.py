@@ -9,6 +9,7 @@ import yaml
 
 from mcpgen.codegen.spec.model import (
     FIELD_TYPES,
+    ContentItemKind,
     Field,
     Returns,
 )
@@ -125,7 +126,7 @@ class ReturnRules(CheckerBase):
             self.error(node, path, f"expected at most {MAX_CONTENT_ITEMS} content items, got {count}",
                        "return fewer items, or put several values in one text or resource item")
             return BAD
-        items: list[str] = []
+        items: list[ContentItemKind] = []
         for i, item in enumerate(node.value):
             ipath = f"{path}[{i}]"
             value = self.scalar(item, ipath, "a content kind")
