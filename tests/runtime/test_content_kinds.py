@@ -8,8 +8,9 @@ import base64
 
 import pytest
 
-from mcpgen.runtime import Audio, EmbeddedResource, Image, codec
-from mcpgen.runtime.codec import KIND_AUDIO, KIND_AUTO, KIND_CONTENT, KIND_RESOURCE, decode_result
+from mcpgen.runtime import Audio, EmbeddedResource, Image
+from mcpgen.runtime.core import codec
+from mcpgen.runtime.core.codec import KIND_AUDIO, KIND_AUTO, KIND_CONTENT, KIND_RESOURCE, decode_result
 from mcpgen.runtime.errors import ProtocolError, ToolError
 
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
