@@ -358,7 +358,10 @@ struct ResourceImpl {
   }
 
   // Decodes one variable into the args struct, checked like a tool argument.
-  static bool decode(const ParamDesc& d, Span& s, void* args, Text& m) {
+  // Inlined into both users of content() (resources/read and resource_embed), as it was
+  // into read alone: the read path keeps its instructions; a firmware that embeds no
+  // resource drops resource_embed's copy (--gc-sections).
+  __attribute__((always_inline)) static inline bool decode(const ParamDesc& d, Span& s, void* args, Text& m) {
     char* base = static_cast<char*>(args) + d.offset;
     if (!percent_decode(s)) {
       bad(m, d).add("has a bad percent-encoding");
