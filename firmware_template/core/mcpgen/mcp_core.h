@@ -42,12 +42,13 @@
 #ifndef MCPGEN_NOTIFY_SIZE
 #define MCPGEN_NOTIFY_SIZE 256
 #endif
-// Maximum nesting depth of an incoming JSON message (deeper: -32700).
 // Most content items one tool result may carry (`returns: [text, image, ...]`; the
-// generated tables check the spec's longest list against it at compile time).
+// generated tables check the spec's longest list against it at compile time). Each is
+// 16 bytes of the Context on a 32-bit MCU.
 #ifndef MCPGEN_CONTENT_ITEMS
 #define MCPGEN_CONTENT_ITEMS 4
 #endif
+// Maximum nesting depth of an incoming JSON message (deeper: -32700).
 #ifndef MCPGEN_JSON_MAX_DEPTH
 #define MCPGEN_JSON_MAX_DEPTH 32
 #endif
