@@ -44,7 +44,7 @@ tools:
   - name: pair
     description: A text and an audio clip, or (by mode) items that break the spec's list.
     params:
-      mode: {type: string, enum: [ok, swapped, short, many, bytes_image]}
+      mode: {type: string, enum: [ok, swapped, short, many, bytes_image, none]}
     returns: [text, audio]
   - name: picture
     description: A text and an image given as raw bytes.
@@ -78,6 +78,7 @@ mcpgen::Result clip(const ClipArgs& args, mcpgen::Context& ctx) {
   return mcpgen::Result::Audio(ctx, "audio/L16", counting(n), n);
 }
 mcpgen::Result pair(const PairArgs& args, mcpgen::Context& ctx) {
+  if (strcmp(args.mode, "none") == 0) return mcpgen::Result::Items(ctx);  // never called ctx.items()
   mcpgen::ContentItems& items = ctx.items();
   const uint8_t* b = counting(5);
   if (strcmp(args.mode, "ok") == 0) items.text("hi").audio("audio/wav", b, 5);
@@ -180,9 +181,12 @@ def test_items_in_the_declared_order(dev: StdioSim) -> None:
         ("short", "handler of pair returned the items [text], the spec declares [text, audio]"),
         ("bytes_image", "handler of pair returned the items [text, image], the spec declares [text, audio]"),
         ("many", "handler of pair added more content items than MCPGEN_CONTENT_ITEMS (4)"),
+        # after an "ok" call: the items of an earlier call are never returned again
+        ("none", "handler of pair returned the items [], the spec declares [text, audio]"),
     ],
 )
 def test_items_that_break_the_spec_list_are_an_internal_error(dev: StdioSim, mode: str, message: str) -> None:
+    assert result(dev, "pair", {"mode": "ok"})["content"][0] == {"type": "text", "text": "hi"}
     err = error(dev, "pair", {"mode": mode})
     assert err == {"code": -32603, "message": "Internal error: " + message}
     assert result(dev, "pair", {"mode": "ok"})["content"][0] == {"type": "text", "text": "hi"}

@@ -268,9 +268,12 @@ class Context {
   ContentItems& items();
   // Called by generated code (the invoke thunk of a tool with a list of content kinds):
   // the kinds the spec declares, in order; the items a handler returns must match them.
+  // The list starts empty (a handler that adds none returns none).
   void declare_items(const ReturnKind* kinds, uint8_t count) {
     items_.declared_ = kinds;
     items_.declared_count_ = count;
+    items_.count_ = 0;
+    items_.too_many_ = false;
   }
 
  private:
