@@ -73,3 +73,19 @@ async def test_sdk_client_gets_the_items_unchanged_through_the_bridge(built_lamp
         assert isinstance(contents, TextResourceContents)
         assert str(contents.uri) == "lamp://status" and contents.mime_type == "application/json"
         assert json.loads(contents.text)["effect"] == "none"
+
+
+def test_codegen_run_prints_each_kind_by_name() -> None:
+    """What `codegen run` (host, QEMU, the console) prints for the rich results."""
+    from mcpgen.codegen.run.run_qemu import show_value
+
+    items = (
+        "hi",
+        Image("image/png", "iVBORw=="),
+        Audio("audio/wav", "UklGRg=="),
+        Embedded("lamp://status", "application/json", text="{}"),
+    )
+    assert show_value(list(items)) == (
+        '["hi", "<image image/png, 4 bytes>", "<audio audio/wav, 4 bytes>", '
+        '"<resource lamp://status application/json, 2 bytes>"]'
+    )
