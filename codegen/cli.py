@@ -552,23 +552,39 @@ def cmd_bridge(args: argparse.Namespace) -> int:
     from mcpgen.runtime.bridge.cli import run
 
     _log_level_from_verbosity(args)
-    schemas = _template_schemas(getattr(args, "spec", None) or [])
-    if schemas is None:
+    specs = _load_all(getattr(args, "spec", None) or [])
+    if specs is None:
         return 1
-    args.template_schemas = schemas
+    args.template_schemas = _template_schemas(specs)
+    args.prompts = _prompts(specs)
     return asyncio.run(run(args))
 
 
-def _template_schemas(paths: list[Path]) -> Optional[dict[str, dict[str, dict[str, Any]]]]:
+def _load_all(paths: list[Path]) -> Optional[list[Spec]]:
+    """``codegen bridge --spec``: the specs, or None after an error (printed)."""
+    specs = []
+    for path in paths:
+        spec = _load(path)
+        if spec is None:
+            return None
+        specs.append(spec)
+    return specs
+
+
+def _prompts(specs: list[Spec]) -> list[dict[str, Any]]:
+    """``codegen bridge --spec``: the specs' prompts, as the bridge serves them."""
+    from mcpgen.codegen.spec.prompt_json import prompts_json
+
+    return [p for spec in specs for p in prompts_json(spec)]
+
+
+def _template_schemas(specs: list[Spec]) -> dict[str, dict[str, dict[str, Any]]]:
     """``codegen bridge --spec``: each resource template's variables as JSON Schemas, for
     the bridge's ``completion/complete`` (a device lists its templates without them)."""
     from mcpgen.codegen.spec.mcp_json import param_schema
 
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for path in paths:
-        spec = _load(path)
-        if spec is None:
-            return None
+    for spec in specs:
         for r in spec.resources:
             if r.uri_template is not None:
                 out[r.uri_template] = {p.name: param_schema(p) for p in r.params}

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(g++ gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc clang
   valgrind binutils libcjson-dev libmbedtls-dev mosquitto libmosquitto-dev libwebsockets-dev cmake
-  chromium)  # chromium: the web console's browser tests (tests/console)
+  chromium nodejs npm)  # chromium: the console's browser tests; npm: the MCP conformance suite
 PY=${PYTHON:-python3}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -2,6 +2,9 @@
 // a timer and effects; get_state reports what the setters changed.
 #include <stdio.h>
 #include <string.h>
+#if defined(__linux__) || defined(__APPLE__) || defined(ESP_PLATFORM)
+#include <unistd.h>
+#endif
 
 #include "mcp_tools.h"
 #include "mcpgen/text_format.h"
@@ -20,6 +23,15 @@ LampState g_lamp;
 // Every handler that writes g_lamp calls this: clients that subscribed to the status
 // resource (lamp://status) hear that it changed, sent at once, before the call's reply.
 void status_changed() { mcpgen::resource_updated("lamp://status"); }
+
+// The fade's wait between two steps. The QEMU images have no clock here: they fade at once.
+void pause_ms(int64_t ms) {
+#if defined(__linux__) || defined(__APPLE__) || defined(ESP_PLATFORM)
+  for (; ms > 0; ms -= 100) usleep(static_cast<useconds_t>((ms < 100 ? ms : 100) * 1000));
+#else
+  (void)ms;
+#endif
+}
 
 }  // namespace
 
@@ -82,6 +94,25 @@ mcpgen::Result button_press(const ButtonPressArgs& args, mcpgen::Context&) {
   if (args.count % 2 == 1) mcpgen::events::emit_power_changed(g_lamp.on, "button");
   status_changed();
   return mcpgen::Result::Bool(g_lamp.on);
+}
+
+// A slow fade in kSteps steps, each reported with ctx.progress (sent at once, only when the
+// caller passed a progressToken; otherwise progress() returns false and sends nothing).
+mcpgen::Result light_fade(const LightFadeArgs& args, mcpgen::Context& ctx) {
+  constexpr int kSteps = 10;
+  const int64_t from[3] = {g_lamp.rgb[0], g_lamp.rgb[1], g_lamp.rgb[2]};
+  const int64_t to[3] = {args.r, args.g, args.b};
+  const int64_t step_ms = static_cast<int64_t>(args.seconds * 1000.0 / kSteps);
+  char message[48];
+  for (int step = 1; step <= kSteps; ++step) {
+    pause_ms(step_ms);
+    for (int c = 0; c < 3; ++c) g_lamp.rgb[c] = from[c] + (to[c] - from[c]) * step / kSteps;
+    snprintf(message, sizeof message, "rgb %d,%d,%d", static_cast<int>(g_lamp.rgb[0]), static_cast<int>(g_lamp.rgb[1]),
+             static_cast<int>(g_lamp.rgb[2]));
+    ctx.progress(step, kSteps, message);
+  }
+  status_changed();
+  return mcpgen::Result::Bool(true);
 }
 
 }  // namespace tools

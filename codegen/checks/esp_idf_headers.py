@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.targets import esp_idf_layout
 
 ENV_IDF = "MCPGEN_ESP_IDF"
@@ -56,7 +57,6 @@ ENV_NEWLIB = "MCPGEN_ESP_NEWLIB"
 ENV_NAMES = (ENV_IDF, ENV_PROTOCOLS, ENV_NEWLIB)
 WEBSOCKET_COMPONENT = Path("components") / "esp_websocket_client"
 
-Log = Callable[[str], None]
 
 
 class CheckSetupError(Exception):

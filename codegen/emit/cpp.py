@@ -311,11 +311,6 @@ def starter_handlers(spec: Spec, spec_filename: str) -> str:
     return env.get_template("handlers.cpp.j2").render(**ctx)
 
 
-def handlers_path(spec_path: Path) -> Path:
-    """Where the user's handlers live: ``<spec stem>_handlers.cpp`` beside the spec."""
-    return spec_path.parent / f"{spec_path.stem}_handlers.cpp"
-
-
 def ensure_handlers(spec: Spec, spec_path: Path, log: Callable[[str], None], *, check: bool = True) -> Path:
     """Writes the starter handlers file beside the spec unless it exists; returns its path.
 

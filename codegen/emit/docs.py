@@ -7,7 +7,7 @@ import json
 from mcpgen.codegen.emit.header import generated_header
 from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.spec.mcp_json import tools_list
-from mcpgen.codegen.spec.model import Param, Spec, Tool
+from mcpgen.codegen.spec.model import Param, PromptContent, Spec, Tool
 
 
 def emit(spec: Spec) -> dict[str, str]:
@@ -42,6 +42,7 @@ def _tool_section(t: Tool) -> list[str]:
             ("read-only", t.read_only),
             ("destructive", t.destructive),
             ("idempotent", t.idempotent),
+            ("reports progress", t.progress),
         )
         if on
     ]
@@ -95,6 +96,7 @@ def tools_markdown(spec: Spec) -> str:
         lines += _tool_section(t)
     lines += _events_section(spec)
     lines += _resources_section(spec)
+    lines += _prompts_section(spec)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -138,3 +140,45 @@ def _events_section(spec: Spec) -> list[str]:
                 out.append(f"| `{p.name}` | {p.type} | {_cell(_rule(p))} | {_cell(p.description)} |")
             out.append("")
     return out
+
+
+def _prompts_section(spec: Spec) -> list[str]:
+    """Prompts the bridge serves (``prompts/list``, ``prompts/get``); not the device."""
+    if not spec.prompts:
+        return []
+    out = [
+        "## Prompts",
+        "",
+        "Served by the bridge (`codegen bridge --spec` with this spec: `prompts/list`, `prompts/get`); "
+        "the device does not serve them. In the messages, `{{name}}` is an argument, `{{tool:NAME}}` and "
+        "`{{resource:URI}}` become the tool's name and the resource's URI as the bridge serves them.",
+        "",
+    ]
+    for p in spec.prompts:
+        out += [f"### `{p.name}`", ""]
+        if p.title:
+            out += [f"**{p.title}**", ""]
+        out += [p.description, ""]
+        if p.arguments:
+            out += [
+                "| argument | type | required | default | allowed | description |",
+                "|---|---|---|---|---|---|",
+            ]
+            for a in p.arguments:
+                default = "" if a.default is None else f"`{json.dumps(a.default)}`"
+                out.append(
+                    f"| `{a.name}` | {a.type} | {'yes' if a.required else 'no'} | {default} | "
+                    f"{_cell(_rule(a))} | {_cell(a.description)} |"
+                )
+            out.append("")
+        out += [f"{i}. {m.role}: {_content_words(m.content)}" for i, m in enumerate(p.messages, 1)]
+        out.append("")
+    return out
+
+
+def _content_words(c: PromptContent) -> str:
+    if c.kind == "text":
+        return _cell(c.text)
+    if c.kind == "image":
+        return f"image (`{c.mime_type}`, {len(c.data) * 3 // 4 - c.data[-2:].count('=')} bytes)"
+    return f"embedded resource `{c.uri}` (`{c.mime_type}`)"

@@ -38,11 +38,10 @@ from pathlib import Path
 from mcpgen.codegen.emit.literals import cpp_field_name
 from mcpgen.codegen.emit.writer import write_once
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.model import Spec, Tool
 from mcpgen.codegen.spec.names import cpp_args_struct
 from mcpgen.codegen.spec.ota import is_builtin
-
-Log = Callable[[str], None]
 
 # Comments and literals, so a handler named only in a comment or string does not count.
 _CPP_TOKENS = re.compile(

@@ -110,6 +110,8 @@ class ToolView:
     doc: list[str]  # docstring lines (without quotes), indented for a method body
     summary: str  # one line for the stubs
     user_only: bool
+    # The tool reports progress (spec `progress: true`): the method takes on_progress.
+    progress: bool = False
     # Bindings of an older release: a tool only the newest version has (the method raises
     # NotSupported), and the newest version's parameters this release lacks (the same).
     unsupported: bool = False
@@ -227,6 +229,13 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
         doc.append("Args:")
         for pv in params:
             doc += _wrap(f"{pv.ident}: {_doc_text(pv.doc)}", 88, "    ")
+    if tool.progress:
+        doc += ([] if params else ["", "Args:"]) + _wrap(
+            "on_progress: ``on_progress(progress, total, message)`` (plain or async) for each "
+            "progress report of the call (the tool reports progress; total and message may be None)",
+            88,
+            "    ",
+        )
     rdesc = tool.returns.description.strip()
     doc.append("")
     shown = "[" + ", ".join(tool.returns.items) + "]" if tool.returns.kind == "content" else tool.returns.kind
@@ -242,6 +251,7 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
         doc=doc,
         summary=summary,
         user_only=tool.user_only,
+        progress=tool.progress,
     )
 
 
@@ -284,6 +294,8 @@ def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView],
             parent.tools.append(view)
             continue
         if newest is not None and tool.name in {t.name for t in newest.tools}:
+            # The newest version's signature: on_progress too (this release may send none).
+            view.progress = view.progress or newest.tool(tool.name).progress
             mine = {p.name for p in tool.params}
             later = [p for p in newest.tool(tool.name).params if p.name not in mine and p.default is not None]
             view.absent_params = _tool_view(dataclasses.replace(tool, params=tuple(later)), "_", []).params
@@ -365,6 +377,7 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
         "media_types": _media_types(spec),
         "rich_kinds": [k for k in RICH_KINDS if any(t.returns.kind == k for t in spec.tools)],
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
+        "uses_progress": any(t.progress for t in spec.tools),
     }
     add_event_context(ctx, spec)
     own_events = {e.name for e in spec.events}

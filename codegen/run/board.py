@@ -18,11 +18,11 @@ with the way that works, rather than left to time out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.run import flash as flash_mod
 from mcpgen.codegen.run import monitor as monitor_mod
 from mcpgen.codegen.run.console import ReadLine, run_serial_console
@@ -30,8 +30,6 @@ from mcpgen.codegen.run.ports import PortError, resolve_port
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.targets import esp32, esp32_transport
 from mcpgen.codegen.targets.base import BuildContext
-
-Log = Callable[[str], None]
 
 NO_SERIAL_CONSOLE = (
     "the interactive console talks MCP over the serial port, and this build's transport is {transport}\n"

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Optional, Protocol
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.run import run_qemu
 from mcpgen.codegen.run.completer import COMMANDS, DELIMITERS, ConsoleCompleter, suggestion
 from mcpgen.codegen.spec.examples import example_arguments
@@ -48,7 +49,6 @@ from mcpgen.codegen.targets.qemu import compile_image
 from mcpgen.codegen.targets.qemu_machines import MACHINES as QEMU_MACHINES
 from mcpgen.codegen.targets.qemu_machines import get_machine
 
-Log = Callable[[str], None]
 ReadLine = Callable[[], Awaitable[Optional[str]]]
 
 
@@ -146,8 +146,15 @@ class Console:
         except ValueError as exc:
             self.out(f"error: {exc}")
             return
+        progress: dict[str, Any] = {}
         try:
-            result = await self.device.call(name, args, timeout=self.timeout)
+            if self.device.tool(name).reports_progress:
+                # the device then sends notifications/progress, printed like every notification
+                progress["progress_token"] = f"console-{name}"
+        except KeyError:
+            pass  # no such tool: the call below says so
+        try:
+            result = await self.device.call(name, args, timeout=self.timeout, **progress)
         except ValidationError as exc:
             self.out(f"invalid arguments: {exc}")
         except ToolError as exc:

@@ -31,19 +31,18 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Optional
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.run.console import ReadLine
 from mcpgen.codegen.run.run_qemu import stop_qemu
 from mcpgen.codegen.targets.base import BuildContext
 from mcpgen.codegen.targets.esp32 import project_dir, run_streaming, write_project
-
-Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -147,6 +146,10 @@ def idf_python(environ: Optional[dict[str, str]] = None) -> str:
     return sys.executable
 
 
+# The application component: the generated project's src/ (its CMakeLists.txt adds it).
+APP_COMPONENT = "src"
+
+
 def build_dir(project: Path) -> Path:
     return project / "build-qemu"
 
@@ -166,7 +169,10 @@ def idf_commands(idf_py: str, project: Path, chip: EspQemu) -> list[list[str]]:
     """The idf.py command lines that build ``project`` for ``chip`` (set-target only the
     first time: it rewrites sdkconfig from sdkconfig.defaults and cleans the build)."""
     build = build_dir(project)
-    base = [idf_py, "-C", str(project), "-B", str(build)]
+    # COMPONENTS=src: only the app component's closure is built and linked. Without it idf.py
+    # builds and links every component of ESP-IDF, Wi-Fi and Bluetooth (and their binary blobs)
+    # included, which a serial-transport image does not use.
+    base = [idf_py, "-C", str(project), "-B", str(build), f"-DCOMPONENTS={APP_COMPONENT}"]
     cmds = []
     if _configured_target(build) != chip.chip:
         cmds.append([*base, "set-target", chip.chip])
@@ -255,7 +261,7 @@ def build_image(ctx: BuildContext, board: str, *, environ: Optional[dict[str, st
         res = run_streaming(cmd, log=ctx.log, tool="idf.py")
         if res.returncode != 0:
             raise EspQemuError(
-                f"idf.py {' '.join(cmd[5:])} failed (exit {res.returncode}); its output is above"
+                f"idf.py {' '.join(cmd[6:])} failed (exit {res.returncode}); its output is above"
             )
     build = build_dir(project)
     if not (build / "flash_args").is_file():

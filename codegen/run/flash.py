@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.targets.base import BuildContext
 from mcpgen.codegen.targets.esp32 import (
     board_info,
@@ -35,8 +36,6 @@ from mcpgen.codegen.targets.esp32 import (
     run_streaming,
     write_project,
 )
-
-Log = Callable[[str], None]
 
 DEFAULT_BAUD = 460800
 # esptool's own progress goes line by line; nothing is a "download phase" here.

@@ -16,11 +16,11 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-Log = Callable[[str], None]
+from mcpgen.codegen.log import Log
 
 PACKAGE = "esp-idf-monitor"
 MODULE = "esp_idf_monitor"

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any, Optional
 
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.examples import example_arguments
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions
 from mcpgen.codegen.targets.qemu import compile_image, memory_report
@@ -52,8 +53,6 @@ from mcpgen.codegen.targets.qemu_machines import (
     get_machine,
     target_of_elf,
 )
-
-Log = Callable[[str], None]
 
 BOOT_BANNER = "mcpgen: boot "
 _HWM_RE = re.compile(r"stack_hwm (\d+)")

@@ -77,6 +77,7 @@ def _tool(data: Any, where: str) -> Tool:
         read_only=data.get("read_only"),
         destructive=data.get("destructive"),
         idempotent=data.get("idempotent"),
+        progress=bool(data.get("progress", False)),
     )
 
 

@@ -197,6 +197,13 @@ def _tool(o: Tool, n: Tool, out: list[Change]) -> None:
     elif o.user_only and not n.user_only:
         out.append(_c(f"{base}.user_only", "tool is no longer user-only", "it is only offered more widely",
                       at + ("user_only",)))
+    if o.progress and not n.progress:
+        out.append(_b(f"{base}.progress", "tool no longer reports progress",
+                      "backend code that passes on_progress to its binding stops compiling",
+                      at + ("progress",)))
+    elif n.progress and not o.progress:
+        out.append(_c(f"{base}.progress", "tool reports progress", "callers may pass on_progress",
+                      at + ("progress",)))
     for key in ("description", "title", "read_only", "destructive", "idempotent"):
         if getattr(o, key) != getattr(n, key):
             what = "description changed" if key == "description" else f"{key} changed"

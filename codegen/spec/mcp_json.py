@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from mcpgen.codegen.spec.model import Field, Param, Spec, Tool
+from mcpgen.protocol import PROGRESS_META_KEY
 
 # Bytes the core adds around the entries of one page:
 #   {"tools":[ e1 , e2 ],"nextCursor":"<12-character cursor>"}
@@ -103,6 +104,8 @@ def list_entry(tool: Tool) -> dict[str, Any]:
     ann = tool_annotations(tool)
     if ann is not None:
         entry["annotations"] = ann
+    if tool.progress:
+        entry["_meta"] = {PROGRESS_META_KEY: True}
     return entry
 
 

@@ -102,6 +102,9 @@ class Tool:
     read_only: Optional[bool] = None
     destructive: Optional[bool] = None
     idempotent: Optional[bool] = None
+    # The handler reports progress (Context::progress): the tools/list entry says so in
+    # _meta, the bindings take on_progress. Left out of canonical() when false.
+    progress: bool = False
     pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
 
     @property
@@ -153,6 +156,44 @@ class Resource:
     def handler(self) -> str:
         """The C++ handler in namespace ``resources``."""
         return f"read_{self.name}"
+
+
+PromptRole = Literal["user", "assistant"]
+PROMPT_ROLES: tuple[str, ...] = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class PromptContent:
+    """One message's content (the spec's ``prompts:``, ``codegen.spec.rules.prompts``):
+    ``kind`` "text" (``text``), "image" (``data``: base64, ``mime_type``) or "resource"
+    (an embedded resource: ``uri``, ``mime_type`` and ``text``). ``text`` and ``uri`` may hold
+    ``{{argument}}``, ``{{tool:NAME}}`` and ``{{resource:URI}}``, filled when a client gets it."""
+
+    kind: Literal["text", "image", "resource"]
+    text: str = ""
+    data: str = ""
+    mime_type: str = ""
+    uri: str = ""
+
+
+@dataclass(frozen=True)
+class PromptMessage:
+    role: PromptRole
+    content: PromptContent
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt the bridge serves with ``prompts/list`` and ``prompts/get``: typed arguments
+    (a default makes one optional), and messages whose text may name the device's tools
+    and resources. Served by the bridge, not the device: outside the fingerprint."""
+
+    name: str
+    description: str
+    arguments: tuple[Param, ...]  # sorted by name
+    messages: tuple[PromptMessage, ...]
+    title: Optional[str] = None
+    pos: Optional[SourcePos] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -212,6 +253,10 @@ class Spec:
     firmware: tuple[FirmwareSetting, ...] = field(default=(), compare=False, repr=False)
     # `device.ota.public_key`: signed OTA images only; outside canonical() like `firmware`.
     ota_signing: Optional[OtaSigning] = field(default=None, compare=False, repr=False)
+    # `prompts:`: served by the bridge, never by the device, so outside canonical() and
+    # compare like `firmware` (editing a prompt needs no new firmware, keeps the fingerprint,
+    # and a release's recorded model, which has no prompts, still equals the spec).
+    prompts: tuple[Prompt, ...] = field(default=(), compare=False)
 
     def canonical(self) -> dict[str, Any]:
         """The normalized model as plain JSON data; the fingerprint hashes this.
@@ -225,7 +270,7 @@ class Spec:
         if not device["ota"]:  # likewise: specs without OTA keep their fingerprints
             del device["ota"]
         del device["response_buffer"]  # a build setting (checked, not offered)
-        out = {"device": device, "tools": [_plain(t) for t in self.tools]}
+        out = {"device": device, "tools": [_tool_plain(t) for t in self.tools]}
         if self.events:
             out["events"] = [_plain(e) for e in self.events]
         if self.resources:  # likewise: specs without resources keep their fingerprint
@@ -245,6 +290,15 @@ class Spec:
             if t.name == name:
                 return t
         raise KeyError(name)
+
+
+def _tool_plain(tool: Tool) -> dict[str, Any]:
+    """A tool as canonical JSON: `progress` only when set, so the fingerprints of specs
+    without it did not change when it was added to the format."""
+    out: dict[str, Any] = _plain(tool)
+    if not out["progress"]:
+        del out["progress"]
+    return out
 
 
 def _plain(obj: Any) -> Any:

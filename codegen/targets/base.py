@@ -9,18 +9,16 @@ generated file comes from :mod:`mcpgen.codegen.emit.bundle`, through
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from mcpgen.codegen.emit import bundle
 from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 from mcpgen.codegen.spec.model import Spec
-
-Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,6 @@ class BuildOptions:
     quiet: bool = False
     compile_bindings: bool = True  # host, python: compile the bindings with Cython
     run_pio: bool = True  # esp32 boards: run PlatformIO after writing the project
-    extra: Mapping[str, Any] = field(default_factory=dict)  # target-specific options
 
 
 # What a build says before an emitter's refusal (a ``ValueError``), by part.

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -46,12 +46,11 @@ from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit.writer import write_tree
 from mcpgen.codegen.errors import BuildError
+from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.spec.names import device_slug
 from mcpgen.codegen.targets import esp32_ota, esp32_transport
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
-
-Log = Callable[[str], None]
 
 DEFAULT_PLATFORM = "espressif32 @ ^6.9.0"  # ESP-IDF 5.3+; MCPGEN_PIO_PLATFORM overrides
 REGISTRY_HOST = "api.registry.platformio.org"

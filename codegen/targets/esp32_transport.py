@@ -1,7 +1,7 @@
 """The transport of a generated ESP32 project: WebSocket (the default), MQTT 5 or serial.
 
 The esp32 targets take their device settings from ``MCPGEN_*`` environment variables at
-generation time (``build_esp32.CONFIG_ENV``); the transport is one more of them:
+generation time (``CONFIG_ENV`` in ``targets/esp32.py``); the transport is one more of them:
 
 * ``MCPGEN_TRANSPORT`` = ``websocket``, ``mqtt`` or ``serial``; unset, it follows the scheme
   of ``MCPGEN_BACKEND_URL`` (``mqtt://`` / ``mqtts://`` mean MQTT);

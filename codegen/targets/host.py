@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -26,7 +25,7 @@ from mcpgen.codegen import resources
 from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.names import device_slug
-from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Log, Target
+from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 from mcpgen.codegen.targets.python import bindings_built, make_bindings
 
 FIRMWARE_TEMPLATE = resources.firmware_template()
@@ -207,11 +206,12 @@ def compile_simulator(ctx: BuildContext, *, cxx: str = "g++", extra_flags: Seque
         workers = jobs or max(1, min(2, os.cpu_count() or 1))
         log(f"compiling {len(stale)} of {len(units)} units ({workers} jobs)")
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for unit, err in pool.map(lambda u: _compile(cxx, u, flags, outdir), stale):
+            results = pool.map(lambda u: _compile(cxx, u, flags, outdir), stale)
+            for done, (unit, err) in enumerate(results, start=1):
                 if err is not None:
                     errors.append(err)
-                else:
-                    log(f"compiled {unit.source.name}")
+                else:  # numbered, so a long compile shows how far it is
+                    log(f"[{done}/{len(stale)}] compiled {unit.source.name}")
     if errors:
         raise BuildError("compilation failed:\n" + "\n".join(errors))
 
@@ -238,7 +238,7 @@ class HostTarget(Target):
     summary = "the simulator executable (system g++) and the compiled Python bindings"
 
     def build(self, ctx: BuildContext) -> list[Built]:
-        exe = compile_simulator(ctx.with_log(_counting(ctx.log)))
+        exe = compile_simulator(ctx)
         pydir = make_bindings(ctx)
         return [Built("simulator", exe, missing_transports()), bindings_built(pydir)]
 
@@ -254,23 +254,6 @@ def missing_transports(cxx: str = "g++") -> str:
             f"no --mqtt: {MQTT_PACKAGE} was not found; apt-get install {MQTT_PACKAGE} and build again"
         )
     return "; ".join(notes)
-
-
-def _counting(log: Log) -> Log:
-    """Numbers the ``compiled X`` lines (``[3/11] compiled X``) after the ``compiling N of
-    M units`` line, so a long compile shows how far it is."""
-    state = {"done": 0, "total": 0}
-
-    def counted(msg: str) -> None:
-        m = re.match(r"compiling (\d+) of \d+ units", msg)
-        if m:
-            state.update(done=0, total=int(m.group(1)))
-        elif msg.startswith("compiled ") and state["total"]:
-            state["done"] += 1
-            msg = f"[{state['done']}/{state['total']}] {msg}"
-        log(msg)
-
-    return counted
 
 
 TARGETS: tuple[Target, ...] = (HostTarget(),)

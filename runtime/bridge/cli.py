@@ -1,6 +1,6 @@
 """``codegen bridge``: serve devices' tools to standard MCP clients.
 
-The lead's ``codegen`` command calls :func:`add_arguments` on its ``bridge`` sub-parser
+``codegen bridge`` (``codegen/cli.py``) calls :func:`add_arguments` on its sub-parser
 and ``asyncio.run(run(args))``; ``python -m mcpgen.runtime.bridge`` does the same on its own.
 """
 
@@ -180,6 +180,7 @@ async def run(args: argparse.Namespace) -> int:
         instructions="Tools of connected ESP32 devices (mcpgen bridge).",
         # ``codegen bridge --spec`` sets it (loading a spec takes the generator)
         template_schemas=getattr(args, "template_schemas", None),
+        prompts=getattr(args, "prompts", None) or (),
     )
     sources = DeviceSources(
         args, lambda device, _transport: bridge.add_device(device), open_gateway_risk="MCP clients will call"

@@ -12,10 +12,13 @@ Two kinds of template are the bridge's to complete:
   spec leaves open (any string, a wide range), or a device whose spec the bridge was not
   given, gets an empty list: a device reports its templates without their variables' types.
 
+A prompt's argument (``ref/prompt``, the prompts of ``prompts.py``) completes the same way
+from its JSON Schema in the spec: an enum, a boolean, a small integer range.
+
 Values are those starting with what the client typed (ignoring case), at most
 :data:`MAX_VALUES` of them, with ``total`` and ``hasMore`` telling how many matched. A
-reference the bridge does not serve (a prompt: it has none; an unknown template; a
-variable the template lacks) is ``-32602``.
+reference the bridge does not serve (an unknown prompt, argument or template; a variable
+the template lacks) is ``-32602``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 
 from .device_resources import LIST_TIMEOUT, device_uri
 from .events import URI_PREFIX, URI_SUFFIX
+from .prompts import PromptSet
 from .protocol import INVALID_PARAMS, RpcFailure, quote
 
 MAX_VALUES = 100
@@ -98,8 +102,11 @@ def _bad(message: str) -> RpcFailure:
 class Completer:
     """Answers ``completion/complete`` for the devices a bridge serves."""
 
-    def __init__(self, template_schemas: TemplateSchemas | None = None) -> None:
+    def __init__(
+        self, template_schemas: TemplateSchemas | None = None, prompts: PromptSet | None = None
+    ) -> None:
         self.template_schemas: dict[str, Mapping[str, Mapping[str, Any]]] = dict(template_schemas or {})
+        self.prompts = prompts if prompts is not None else PromptSet()
 
     async def complete(self, devices: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
         ref, argument = params.get("ref"), params.get("argument")
@@ -109,7 +116,7 @@ class Completer:
         if not isinstance(name, str) or not isinstance(typed, str):
             raise _bad("argument needs a string name and value")
         if ref.get("type") == "ref/prompt":
-            raise _bad(f"unknown prompt {quote(ref.get('name'))} (this server offers no prompts)")
+            return answer(schema_values(self.prompts.argument_schema(ref.get("name"), name)), typed)
         uri = ref.get("uri")
         if ref.get("type") != "ref/resource" or not isinstance(uri, str):
             raise _bad(f"ref type must be ref/resource or ref/prompt, not {quote(ref.get('type'))}")

@@ -16,12 +16,13 @@ import itertools
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgen import __version__
 from mcpgen.jsonrpc import RESOURCE_NOT_FOUND
+from mcpgen.protocol import PROGRESS_META_KEY
 from mcpgen.runtime.core.validate import SchemaValidator, unsupported_pattern
 from mcpgen.runtime.errors import UnsupportedPattern, ValidationError
 from mcpgen.runtime.session.events import event_name
@@ -31,6 +32,7 @@ from .completion import Completer, TemplateSchemas, events_template_entry
 from .device import DeviceLike, ToolInfoLike
 from .events import EventLog, device_of, events_uri
 from .names import ToolKey, ToolNameMap
+from .prompts import PromptSet
 from .protocol import (
     INVALID_PARAMS,
     META_DEVICE,
@@ -51,8 +53,7 @@ Emit = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one message to the client on the channel of the request being handled."""
 
 TOOLS_CHANGED = notification("notifications/tools/list_changed")
-
-"""Device notifications with this method prefix are spec-declared events (params = arguments)."""
+"""Sent to every MCP client session when a device's tools change."""
 LOG_LEVELS: tuple[str, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
 )
@@ -119,6 +120,7 @@ class Bridge:
         list_ttl_ms: the ``ttlMs`` caching hint on ``tools/list`` for 2026-07-28 clients.
         template_schemas: the JSON Schemas of device resource templates' variables
             (``{device template: {variable: schema}}``), for ``completion/complete``.
+        prompts: the prompts of the specs served (``prompts.py``; ``codegen bridge --spec``).
     """
 
     def __init__(
@@ -135,6 +137,7 @@ class Bridge:
         server_version: str = __version__,
         instructions: str | None = None,
         template_schemas: TemplateSchemas | None = None,
+        prompts: Iterable[Mapping[str, Any]] = (),
     ) -> None:
         self.prefix_tools = prefix_tools
         self.user_tools = user_tools
@@ -145,7 +148,8 @@ class Bridge:
         self.list_ttl_ms = list_ttl_ms
         self.server_info = {"name": server_name, "version": server_version}
         self.instructions = instructions
-        self.completer = Completer(template_schemas)
+        self.prompts = PromptSet(prompts)
+        self.completer = Completer(template_schemas, self.prompts)
         self.devices: dict[str, DeviceLike] = {}
         self._unsubscribe: dict[str, Callable[[], None]] = {}
         self._entries: dict[str, _Entry] = {}
@@ -483,6 +487,8 @@ class Bridge:
                     if key in raw:
                         item[key] = raw[key]
                 item["_meta"] = {META_DEVICE: device_id, META_DEVICE_TOOL: tool.name}
+                if getattr(tool, "reports_progress", False) is True:  # spec `progress: true`
+                    item["_meta"][PROGRESS_META_KEY] = True
             tools.append(item)
         return tools
 
@@ -547,6 +553,22 @@ class Bridge:
     async def complete(self, params: dict[str, Any]) -> dict[str, Any]:
         """``completion/complete`` of a resource template's variable (``completion.py``)."""
         return await self.completer.complete(self.devices, params)
+
+    def prompts_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``prompts/list`` and ``prompts/get`` (``prompts.py``): a prompt's tools and resources
+        are named as this bridge serves them."""
+        if method == "prompts/list":
+            return self.prompts.list_result(params)
+        return self.prompts.get(params, self.exported_tool_name, self.served_uri)
+
+    def exported_tool_name(self, tool_name: str) -> str | None:
+        """The name a device tool is served as (the first device, by id, that has it)."""
+        return next((n for n in self._order if self._entries[n].tool.name == tool_name), None)
+
+    def served_uri(self, uri: str) -> str | None:
+        """The URI a device resource is served as (the first device, by id; None: none served)."""
+        device_id = min(self.devices, default=None)
+        return device_resources.bridge_uri(device_id, uri) if device_id is not None else None
 
     def _resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Each served device's events as a resource (see ``events.py``)."""

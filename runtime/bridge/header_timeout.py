@@ -8,7 +8,7 @@ hours ("slowloris"). Neither the MCP SDK nor uvicorn has a setting for it, so th
 subclass starts a clock when a connection opens (and again after each response on a
 kept-alive connection) and, if the request line and headers are not complete when it
 runs out, answers ``408 Request Timeout`` and closes the connection. Request *bodies*
-have their own deadline in the ASGI app (``StreamableHttpApp.body_timeout``).
+have their own deadline in the ASGI apps (``read_body`` in ``web.py``).
 """
 
 from __future__ import annotations

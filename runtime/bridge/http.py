@@ -1,4 +1,4 @@
-"""The Streamable HTTP transport: one MCP endpoint (``/mcp``), a plain ASGI app.
+"""The Streamable HTTP transport: one MCP endpoint (``/mcp``) on Starlette's router.
 
 Two eras share the endpoint:
 
@@ -14,7 +14,8 @@ Two eras share the endpoint:
   stream cancels the request.
 
 Both are served by the MCP SDK's ``StreamableHTTPSessionManager`` (``sdk_http.py``).
-This module is the guard in front of it: Host, Origin, the client token, methods,
+This module is the guard in front of it: Host, Origin and the client token (the
+console's rules too: ``web.py``), methods,
 ``Accept``, ``Content-Type``, the body's size, time, nesting and duplicate keys, and
 the few rules where the bridge answers differently from the SDK (each says why where it
 is done). Served by uvicorn (installed with the MCP SDK) in :func:`serve_http`.
@@ -24,18 +25,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import ipaddress
+import hmac  # noqa: F401  (web.py compares tokens with it: tests spy on it as bridge.http.hmac)
 import json
 import logging
 import socket
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, MutableMapping
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.routing import Route, Router
 
 from .core import Bridge
 from .header_timeout import HEADER_TIMEOUT, header_timeout_protocol
@@ -55,110 +55,35 @@ from .protocol import (
 )
 from .sdk_http import CapturedAnswer, SessionManager, replaying
 from .sdk_server import CONNECTION_SCOPE_KEY, SdkConnection, build_server
+from .web import (
+    AccessGuard,
+    ASGIApp,
+    GuardedApp,
+    Message,
+    Receive,
+    Refusal,
+    Scope,
+    Send,
+    default_allowed_hosts,
+    headers_of,
+    host_allowed,
+    origin_allowed,
+    read_body,
+)
 
 log = logging.getLogger("mcpgen.runtime.bridge.http")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
-LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
-WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 MAX_BODY = 4 * 1024 * 1024
 DRAIN_LIMIT = 4 * MAX_BODY
 """Bytes of a too-large body read (and dropped) so that its 413 answer reaches the client."""
 BODY_TIMEOUT = 30.0
 SESSION_IDLE_TIMEOUT = 30 * 60.0
 """Seconds a session may go without a request (and without an open GET stream)."""
-_TIMED_OUT = b"\x00timed-out"
-_TOO_LARGE = b"\x00too-large"
+_ALLOW = {"allow": "GET, POST, DELETE"}
 
 
 def _json_bytes(message: Any) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _split_host(host: str) -> tuple[str, int | None] | None:
-    """``Host`` header value -> (lower-case name without brackets, port or None); None if malformed."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        name, bracket, rest = host[1:].partition("]")
-        if not bracket or (rest and not rest.startswith(":")):
-            return None
-        port_text = rest[1:] if rest else None
-    else:
-        name, colon, port_text_raw = host.partition(":")
-        port_text = port_text_raw if colon else None
-    if not name:
-        return None
-    if port_text is None:
-        return name, None
-    if not port_text.isascii() or not port_text.isdigit() or len(port_text) > 5:
-        return None
-    return name, int(port_text)
-
-
-def _is_ip_literal(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
-
-
-def host_allowed(host: str | None, port: int | None, allowed_hosts: Collection[str]) -> bool:
-    """``host`` (a ``Host`` header) names a server on ``port`` known by ``allowed_hosts``.
-
-    Shared by the bridge and the console (their DNS-rebinding check is the same rule).
-    """
-    if "*" in allowed_hosts:
-        return True
-    if host is None:
-        return False
-    split = _split_host(host)
-    if split is None:
-        return False
-    name, host_port = split
-    if host_port is not None and port is not None and host_port != port:
-        return False
-    # An IP literal cannot be the product of DNS rebinding (that needs a name the
-    # attacker controls); names must be known.
-    return _is_ip_literal(name) or name in allowed_hosts
-
-
-def origin_allowed(origin: str | None, host: str | None, allowed_origins: Collection[str]) -> bool:
-    """No Origin (not a browser), the server's own origin (``http://`` + ``host``), or one allowed."""
-    if origin is None:
-        return True
-    origin = origin.strip().rstrip("/").lower()
-    if "*" in allowed_origins or origin in allowed_origins:
-        return True
-    try:
-        parts = urlsplit(origin)
-    except ValueError:
-        return False
-    return host is not None and parts.scheme == "http" and parts.netloc == host.strip().lower()
-
-
-def _bearer(authorization: str | None) -> str | None:
-    """The token of ``Authorization: Bearer <token>``; the scheme is case-insensitive (RFC 9110)."""
-    parts = (authorization or "").strip().split(None, 1)
-    if len(parts) == 2 and parts[0].lower() == "bearer":
-        return parts[1].strip()
-    return None
-
-
-def default_allowed_hosts(bind_host: str) -> frozenset[str]:
-    """Host names (besides IP literals and localhost) accepted for a bridge bound to ``bind_host``.
-
-    A name the bridge is bound to counts; a wildcard bind also accepts this machine's own
-    names. Anything else must be configured (``--allowed-host``).
-    """
-    names = {bind_host.strip("[]").lower()} - WILDCARD_HOSTS
-    if bind_host.strip("[]") in WILDCARD_HOSTS:
-        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
-    return frozenset(n for n in names if n)
 
 
 @dataclass
@@ -224,70 +149,52 @@ class StreamableHttpApp:
         self.bridge = bridge
         self.session_idle_timeout = session_idle_timeout
         self.path = path.rstrip("/") or "/"
-        self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins}
-        self.allowed_hosts = {h.strip("[]").lower() for h in allowed_hosts} | LOCAL_NAMES
-        self.port = port
+        self.guard = AccessGuard(
+            "bridge",
+            token=client_token,
+            port=port,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+        )
         self.body_timeout = body_timeout
-        self.client_token = client_token
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         """The SDK's handshake-era sessions by id, least recently used first."""
         self._sdk: tuple[StreamableHTTPSessionManager, asyncio.Task[None]] | None = None
         """The SDK's session manager, started on first use."""
+        self._app = GuardedApp(self._router(), self.guard, self._refuse, self.close)
 
     # ------------------------------------------------------------------ plumbing
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        headers = self._headers(scope)
-        host = headers.get("host")
-        if not self.host_allowed(host):
-            await self._error(
-                send,
-                421,
-                INVALID_REQUEST,
-                f"Misdirected Request: Host {quote(host)} is not this bridge (allow it with --allowed-host)",
-            )
-            return
-        path = scope.get("path", "").rstrip("/") or "/"
-        if path != self.path:
+        await self._app(scope, receive, send)
+
+    def _router(self) -> ASGIApp:
+        """The MCP endpoint (with or without a trailing slash) on Starlette's router;
+        any other path is 404. The endpoint takes every method and answers the ones it
+        does not serve with a JSON-RPC 405 itself."""
+        paths = {self.path, self.path.rstrip("/") + "/"}
+        return Router(
+            routes=[Route(p, endpoint=_Endpoint(self._endpoint)) for p in sorted(paths)],
+            redirect_slashes=False,
+            default=_not_found,
+        )
+
+    async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = headers_of(scope)
+        self.guard.require_token(headers)
+        handlers = {"POST": self._post, "GET": self._get, "DELETE": self._delete}
+        handler = handlers.get(scope.get("method", "GET"))
+        if handler is None:
+            raise Refusal(405, "Method Not Allowed", _ALLOW)
+        await handler(scope, headers, receive, send)
+
+    async def _refuse(self, refusal: Refusal, send: Send) -> None:
+        if refusal.status == 404:
             await self._plain(send, 404, b"not found")
             return
-        if not self.origin_allowed(headers.get("origin"), host):
-            await self._error(
-                send, 403, INVALID_REQUEST, "Forbidden: origin not allowed (allow it with --allowed-origin)"
-            )
-            return
-        if not self.client_authorized(headers.get("authorization")):
-            await self._error(
-                send, 401, INVALID_REQUEST, "Unauthorized", extra=[(b"www-authenticate", b"Bearer")]
-            )
-            return
-        method = scope.get("method", "GET")
-        if method == "POST":
-            await self._post(scope, headers, receive, send)
-        elif method == "GET":
-            await self._get(scope, headers, receive, send)
-        elif method == "DELETE":
-            await self._delete(scope, headers, receive, send)
-        else:
-            await self._error(
-                send, 405, INVALID_REQUEST, "Method Not Allowed", extra=[(b"allow", b"GET, POST, DELETE")]
-            )
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.close()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in refusal.headers.items()]
+        await self._error(send, refusal.status, INVALID_REQUEST, refusal.message, extra=extra)
 
     async def close(self) -> None:
         for session_id in list(self._sessions):
@@ -298,29 +205,6 @@ class StreamableHttpApp:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-    @staticmethod
-    def _headers(scope: Scope) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        for raw_name, raw_value in scope.get("headers", []):
-            name = raw_name.decode("latin-1").lower()
-            value = raw_value.decode("latin-1")
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        return headers
-
-    def host_allowed(self, host: str | None) -> bool:
-        """The ``Host`` header names this bridge (see the class docstring)."""
-        return host_allowed(host, self.port, self.allowed_hosts)
-
-    def origin_allowed(self, origin: str | None, host: str | None = None) -> bool:
-        """No Origin (not a browser), the bridge's own origin, or one configured explicitly."""
-        return origin_allowed(origin, host, self.allowed_origins)
-
-    def client_authorized(self, authorization: str | None) -> bool:
-        if self.client_token is None:
-            return True
-        token = _bearer(authorization)
-        return token is not None and hmac.compare_digest(token.encode(), self.client_token.encode())
 
     @staticmethod
     async def _plain(
@@ -355,48 +239,6 @@ class StreamableHttpApp:
     async def _empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] | None = None) -> None:
         await send({"type": "http.response.start", "status": status, "headers": list(extra or [])})
         await send({"type": "http.response.body", "body": b""})
-
-    async def _read_body(self, receive: Receive) -> bytes | None:
-        """The whole body; None if the client left, or a sentinel when too large or too slow."""
-        chunks: list[bytes] = []
-        size = 0
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.body_timeout
-        while True:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                return _TIMED_OUT
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            more = bool(message.get("more_body", False))
-            if size > MAX_BODY:
-                if more:
-                    await self._drain(receive, size, deadline)
-                return _TOO_LARGE
-            chunks.append(chunk)
-            if not more:
-                return b"".join(chunks)
-
-    @staticmethod
-    async def _drain(receive: Receive, size: int, deadline: float) -> None:
-        """Read and drop the rest of a refused body, up to :data:`DRAIN_LIMIT` bytes in all
-        and the body's deadline. Closing a connection whose receive buffer still holds
-        data makes the kernel send a reset, and the reset can destroy the 413 answer
-        before the client has read it; a client still sending past the limit is cut off."""
-        loop = asyncio.get_running_loop()
-        while size <= DRAIN_LIMIT:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                return
-            if message["type"] == "http.disconnect":
-                return
-            size += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                return
 
     # ------------------------------------------------------------------ the SDK
 
@@ -504,23 +346,13 @@ class StreamableHttpApp:
         if content_type != "application/json":  # the SDK would answer 400
             await self._error(send, 415, INVALID_REQUEST, "Unsupported Media Type: use application/json")
             return
-        body = await self._read_body(receive)
-        if body is None:
-            return
-        if body is _TOO_LARGE:
-            close = [(b"connection", b"close")]
-            await self._error(send, 413, INVALID_REQUEST, "Payload Too Large", extra=close)
-            return
-        if body is _TIMED_OUT:
-            log.info("request body not complete after %.0f s: closing the connection", self.body_timeout)
-            await self._error(
-                send,
-                408,
-                INVALID_REQUEST,
-                f"Request Timeout: the body did not arrive within {self.body_timeout:g} s",
-                extra=[(b"connection", b"close")],
-            )
-            return
+        body = await read_body(
+            receive,
+            limit=MAX_BODY,
+            timeout=self.body_timeout,
+            drain_limit=DRAIN_LIMIT,
+            too_large="Payload Too Large",
+        )
         try:
             # the bridge's parser: duplicate keys and deep nesting are refused (the SDK's accepts them)
             payload = parse_message(body)
@@ -723,6 +555,21 @@ class StreamableHttpApp:
             return
         await self._forward(scope, session_id, receive, send)
         self._forget(session_id)
+
+
+class _Endpoint:
+    """A raw ASGI endpoint for Starlette's ``Route`` (a bound method would be wrapped as a
+    request -> response function; the SDK writes to ``send`` itself)."""
+
+    def __init__(self, handler: ASGIApp) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.handler(scope, receive, send)
+
+
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    raise Refusal(404, "not found")
 
 
 async def _never() -> Message:

@@ -174,6 +174,9 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
     async def subscribe(ctx: Ctx) -> dict[str, Any]:
         return await bridge.subscribe_request(connection_of(ctx).session, ctx.method, _raw(ctx))
 
+    async def prompts(ctx: Ctx) -> dict[str, Any]:
+        return bridge.prompts_request(ctx.method, _raw(ctx))
+
     async def complete(ctx: Ctx) -> dict[str, Any]:
         return await bridge.complete(_raw(ctx))
 
@@ -223,6 +226,9 @@ def build_server(bridge: Bridge, shared: SdkConnection) -> Server[Any]:
             on_unsubscribe_resource=_sdk_errors(subscribe),
             on_set_logging_level=_sdk_errors(set_level),
             on_completion=_sdk_errors(complete),
+            # a bridge without prompts (no --spec with `prompts:`) does not announce them
+            on_list_prompts=_sdk_errors(prompts) if bridge.prompts else None,
+            on_get_prompt=_sdk_errors(prompts) if bridge.prompts else None,
             on_subscriptions_listen=listen,
         )
 

@@ -1,4 +1,4 @@
-"""The console over HTTP: a plain ASGI app (the bridge's stack: uvicorn, no framework).
+"""The console over HTTP: a Starlette router behind the bridge's guard (``bridge/web.py``).
 
 Routes, relative to where the app is mounted (``root_path``):
 
@@ -17,9 +17,10 @@ Routes, relative to where the app is mounted (``root_path``):
 | ``GET /metrics`` | Prometheus text format (``FleetMetrics``) |
 
 Every request passes the :class:`~mcpgen.runtime.console.guard.Guard` first (Host 421,
-Origin 403, token 401); POST bodies must be JSON (415), at most ``MAX_BODY`` bytes (413),
-complete within ``body_timeout`` seconds (408), and free of duplicate keys and deep
-nesting (400: the bridge's parser). Answers carry a strict Content-Security-Policy: the
+Origin 403, then the token 401 on every route but the page and its files); POST bodies
+must be JSON (415), at most ``MAX_BODY`` bytes (413), complete within ``body_timeout``
+seconds (408: the bridge's body reader), and free of duplicate keys and deep nesting
+(400: the bridge's parser). Answers carry a strict Content-Security-Policy: the
 page runs only its own script and never inserts device text as HTML.
 """
 
@@ -28,14 +29,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any, Optional
-from urllib.parse import parse_qs
 
 import orjson
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, Router
 
 from mcpgen.runtime.bridge.protocol import RpcFailure, parse_message
+from mcpgen.runtime.bridge.web import (
+    GuardedApp,
+    Receive,
+    Refusal,
+    Scope,
+    Send,
+    headers_of,
+    read_body,
+)
 
 from . import resources as device_resources
 from .console import Console, ConsoleError
@@ -43,44 +56,52 @@ from .guard import Guard
 
 log = logging.getLogger("mcpgen.runtime.console.http")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
 MAX_BODY = 64 * 1024
 """Bytes a POST body may have: a tool's arguments, never more."""
 BODY_TIMEOUT = 10.0
 KEEPALIVE = 15.0
 """Seconds between SSE comments on an idle stream (proxies close silent connections)."""
 
-_SECURITY_HEADERS = [
-    (
-        b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
-        b"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+_SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"x-frame-options", b"DENY"),
-    (b"cache-control", b"no-store"),
-]
-_STATIC = {
-    "/console.js": ("console.js", b"text/javascript; charset=utf-8"),
-    "/console.css": ("console.css", b"text/css; charset=utf-8"),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
 }
+_PUBLIC = frozenset({"/", "/console.js", "/console.css"})
+"""Routes served without the token: the page (it shows the login form) and its files."""
+_HTML = "text/html; charset=utf-8"
 
 
 def _static(name: str) -> bytes:
     return resources.files("mcpgen.runtime.console").joinpath("static", name).read_bytes()
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, message: str, extra: Optional[list[tuple[bytes, bytes]]] = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.extra = extra or []
+def _respond(
+    body: bytes,
+    status: int = 200,
+    media_type: str = "application/json",
+    headers: Optional[dict[str, str]] = None,
+) -> Response:
+    return Response(body, status, headers={**_SECURITY_HEADERS, **(headers or {})}, media_type=media_type)
+
+
+def _json(message: Any, status: int = 200, headers: Optional[dict[str, str]] = None) -> Response:
+    return _respond(orjson.dumps(message), status, "application/json", headers)
+
+
+class _Stream:
+    """``/api/stream`` as a raw ASGI endpoint (it watches the client while it writes)."""
+
+    def __init__(self, app: ConsoleApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app.stream(receive, send)
 
 
 class ConsoleApp:
@@ -101,192 +122,146 @@ class ConsoleApp:
         self._files = {
             name: _static(name) for name in ("index.html", "login.html", "console.js", "console.css")
         }
+        js, css = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+        router = Router(
+            routes=[
+                Route("/", self._index, methods=["GET"]),
+                Route("/console.js", self._file("console.js", js), methods=["GET"]),
+                Route("/console.css", self._file("console.css", css), methods=["GET"]),
+                Route("/api/state", self._state, methods=["GET"]),
+                Route("/api/device", self._device, methods=["GET"]),
+                Route("/api/resources", self._resources, methods=["GET"]),
+                Route("/api/stream", _Stream(self), methods=["GET"]),
+                Route("/metrics", self._metrics, methods=["GET"]),
+                Route("/api/check", self._call, methods=["POST"]),
+                Route("/api/call", self._call, methods=["POST"]),
+                Route("/api/read", self._resource_request, methods=["POST"]),
+                Route("/api/subscribe", self._resource_request, methods=["POST"]),
+            ],
+            redirect_slashes=False,
+            default=_not_found,
+        )
+        self._router = router
+        self._app = GuardedApp(self._routed, self.guard, self._refuse, console.close)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+        await self._app(scope, receive, send)
+
+    async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Past Host and Origin: the token (all but the public routes), then the router."""
+        route = get_route_path(scope)
+        if route == "":  # the mount point itself: the page is one slash further
+            root = scope.get("root_path", "") or ""
+            await _respond(b"", 308, "text/plain", {"location": root + "/"})(scope, receive, send)
             return
-        if scope["type"] != "http":
-            return
+        if route not in _PUBLIC:
+            self.guard.require_token(
+                headers_of(scope), ": send Authorization: Bearer <token>, or open /?token=<token>"
+            )
+        # "app" in the scope makes Starlette raise its 405 (answered as a refusal) rather than answer it
+        scope["app"] = self
         try:
-            await self._http(scope, receive, send)
-        except _Refused as refused:
-            self.console.metrics.http_refused.labels(str(refused.status)).inc()
-            await _json(
-                send,
-                refused.status,
-                {"error": {"type": "HttpError", "message": refused.message}},
-                refused.extra,
-            )
+            await self._router(scope, receive, send)
+        except HTTPException as exc:
+            raise Refusal(exc.status_code, exc.detail, dict(exc.headers or {})) from None
         except ConsoleError as exc:
-            await _json(send, exc.status, {"error": {"type": "ConsoleError", "message": exc.message}})
+            body = {"error": {"type": "ConsoleError", "message": exc.message}}
+            await _json(body, exc.status)(scope, receive, send)
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.console.close()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    async def _refuse(self, refusal: Refusal, send: Send) -> None:
+        self.console.metrics.http_refused.labels(str(refusal.status)).inc()
+        message = {"error": {"type": "HttpError", "message": refusal.message}}
+        response = _json(message, refusal.status, refusal.headers)
+        await response({"type": "http"}, _no_receive, send)
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = _headers(scope)
-        host = headers.get("host")
-        if not self.guard.host_allowed(host):
-            raise _Refused(
-                421, f"Misdirected Request: Host {host!r} is not this console (allow it with --allowed-host)"
-            )
-        if not self.guard.origin_allowed(headers.get("origin"), host):
-            raise _Refused(403, "Forbidden: origin not allowed (allow it with --allowed-origin)")
-        root = scope.get("root_path", "") or ""
-        path = scope.get("path", "")
-        route = path[len(root) :] if root and path.startswith(root) else path
-        method = scope.get("method", "GET")
-        if route in _STATIC and method == "GET":
-            name, content_type = _STATIC[route]
-            await _respond(send, 200, self._files[name], content_type)
-            return
-        if route == "":
-            await _respond(send, 308, b"", b"text/plain", [(b"location", (root + "/").encode())])
-            return
-        authorized = self.guard.authorized(headers.get("authorization"), headers.get("cookie"))
-        if route == "/" and method == "GET":
-            await self._index(scope, root, authorized, send)
-            return
-        if not authorized:
-            raise _Refused(
-                401,
-                "Unauthorized: send Authorization: Bearer <token>, or open /?token=<token>",
-                [(b"www-authenticate", b"Bearer")],
-            )
-        if method == "GET":
-            if route == "/api/state":
-                await _json(send, 200, self.console.state())
-            elif route == "/api/device":
-                await _json(send, 200, self.console.detail(self._device_param(scope, route)))
-            elif route == "/api/resources":
-                entry = self.console.entry(self._device_param(scope, route))
-                await _json(send, 200, await device_resources.listing(entry, self.console.call_timeout))
-            elif route == "/api/stream":
-                await self._stream(receive, send)
-            elif route == "/metrics":
-                text, media_type = self.console.metrics.render()
-                await _respond(send, 200, text, media_type.encode())
-            else:
-                raise _Refused(404, f"Not Found: {route}")
-        elif method == "POST" and route in ("/api/call", "/api/check"):
-            device_id, tool, arguments = await self._call_body(headers, receive)
-            if route == "/api/check":
-                await _json(send, 200, self.console.check(device_id, tool, arguments))
-                return
-            record = await self.console.call(device_id, tool, arguments)
-            await _json(send, 422 if record.outcome == "invalid" else 200, record.to_json())
-        elif method == "POST" and route in ("/api/read", "/api/subscribe"):
-            await _json(send, 200, await self._resource_request(route, headers, receive))
-        else:
-            raise _Refused(405, "Method Not Allowed", [(b"allow", b"GET, POST")])
+    # ------------------------------------------------------------------ routes
 
-    async def _index(self, scope: Scope, root: str, authorized: bool, send: Send) -> None:
-        token = _query(scope).get("token")
+    def _file(self, name: str, media_type: str) -> Callable[[Request], Awaitable[Response]]:
+        async def serve(request: Request) -> Response:
+            return _respond(self._files[name], 200, media_type)
+
+        return serve
+
+    async def _index(self, request: Request) -> Response:
+        root = request.scope.get("root_path", "") or ""
+        token = request.query_params.get("token")
         if token is not None and self.guard.token is not None:
             if self.guard.token_ok(token):
                 cookie = self.guard.login_cookie(root + "/")
-                extra = [(b"location", (root + "/").encode()), (b"set-cookie", cookie.encode())]
-                await _respond(send, 303, b"", b"text/plain", extra)
-                return
-            await _respond(send, 401, self._login_page("wrong token: try again"), b"text/html; charset=utf-8")
-            return
-        if not authorized:
-            await _respond(send, 401, self._login_page(""), b"text/html; charset=utf-8")
-            return
-        await _respond(send, 200, self._files["index.html"], b"text/html; charset=utf-8")
+                return _respond(b"", 303, "text/plain", {"location": root + "/", "set-cookie": cookie})
+            return _respond(self._login_page("wrong token: try again"), 401, _HTML)
+        if not self.guard.authorized(headers_of(request.scope)):
+            return _respond(self._login_page(""), 401, _HTML)
+        return _respond(self._files["index.html"], 200, _HTML)
 
     def _login_page(self, problem: str) -> bytes:
         text = problem.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return self._files["login.html"].replace(b"<!--problem-->", text.encode())
 
-    @staticmethod
-    def _device_param(scope: Scope, route: str) -> str:
-        device_id = _query(scope).get("id")
-        if device_id is None:
-            raise _Refused(400, f"Bad Request: {route} needs ?id=DEVICE_ID")
-        return device_id
+    async def _state(self, request: Request) -> Response:
+        return _json(self.console.state())
 
-    async def _resource_request(
-        self, route: str, headers: dict[str, str], receive: Receive
-    ) -> dict[str, Any]:
-        payload = await self._json_body(headers, receive)
-        device_id = payload.get("device")
-        if not isinstance(device_id, str):
-            raise _Refused(400, 'Bad Request: "device" must be a string')
-        entry = self.console.entry(device_id)
-        timeout = self.console.call_timeout
-        if route == "/api/read":
-            template, values = payload.get("template"), payload.get("values")
-            target = device_resources.target_uri(payload.get("uri"), template, values)
-            return await device_resources.read(entry, target, timeout)
-        uri, on = payload.get("uri"), payload.get("subscribe")
-        if not isinstance(uri, str) or not uri or not isinstance(on, bool):
-            raise _Refused(400, 'Bad Request: send {"device", "uri", "subscribe": true or false}')
-        return await device_resources.subscribe(entry, uri, on, timeout)
+    async def _device(self, request: Request) -> Response:
+        return _json(self.console.detail(_device_param(request)))
 
-    async def _call_body(self, headers: dict[str, str], receive: Receive) -> tuple[str, str, Any]:
-        payload = await self._json_body(headers, receive)
+    async def _resources(self, request: Request) -> Response:
+        entry = self.console.entry(_device_param(request))
+        return _json(await device_resources.listing(entry, self.console.call_timeout))
+
+    async def _metrics(self, request: Request) -> Response:
+        text, media_type = self.console.metrics.render()
+        return _respond(text, 200, media_type)
+
+    async def _call(self, request: Request) -> Response:
+        payload = await self._json_body(request)
         device_id, tool = payload.get("device"), payload.get("tool")
         if not isinstance(device_id, str) or not isinstance(tool, str):
-            raise _Refused(400, 'Bad Request: "device" and "tool" must be strings')
-        return device_id, tool, payload.get("arguments")
+            raise Refusal(400, 'Bad Request: "device" and "tool" must be strings')
+        arguments = payload.get("arguments")
+        if request.url.path.endswith("/api/check"):
+            return _json(self.console.check(device_id, tool, arguments))
+        record = await self.console.call(device_id, tool, arguments)
+        return _json(record.to_json(), 422 if record.outcome == "invalid" else 200)
 
-    async def _json_body(self, headers: dict[str, str], receive: Receive) -> dict[str, Any]:
+    async def _resource_request(self, request: Request) -> Response:
+        payload = await self._json_body(request)
+        device_id = payload.get("device")
+        if not isinstance(device_id, str):
+            raise Refusal(400, 'Bad Request: "device" must be a string')
+        entry = self.console.entry(device_id)
+        timeout = self.console.call_timeout
+        if request.url.path.endswith("/api/read"):
+            template, values = payload.get("template"), payload.get("values")
+            target = device_resources.target_uri(payload.get("uri"), template, values)
+            return _json(await device_resources.read(entry, target, timeout))
+        uri, on = payload.get("uri"), payload.get("subscribe")
+        if not isinstance(uri, str) or not uri or not isinstance(on, bool):
+            raise Refusal(400, 'Bad Request: send {"device", "uri", "subscribe": true or false}')
+        return _json(await device_resources.subscribe(entry, uri, on, timeout))
+
+    async def _json_body(self, request: Request) -> dict[str, Any]:
         """A POST body: a JSON object within the limits (415, 413, 408, 400 otherwise)."""
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
-            raise _Refused(415, "Unsupported Media Type: send Content-Type: application/json")
-        length = headers.get("content-length")
+            raise Refusal(415, "Unsupported Media Type: send Content-Type: application/json")
+        length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > MAX_BODY:
-            raise _Refused(413, f"Payload Too Large: at most {MAX_BODY} bytes")
-        body = await self._read_body(receive)
+            raise Refusal(413, f"Payload Too Large: at most {MAX_BODY} bytes")
+        body = await read_body(request.receive, limit=MAX_BODY, timeout=self.body_timeout)
         try:
             payload = parse_message(body)
         except RpcFailure as exc:
-            raise _Refused(400, f"Bad Request: {exc.message}") from None
+            raise Refusal(400, f"Bad Request: {exc.message}") from None
         if not isinstance(payload, dict):
-            raise _Refused(400, 'Bad Request: expected a JSON object such as {"device": ..., ...}')
+            raise Refusal(400, 'Bad Request: expected a JSON object such as {"device": ..., ...}')
         return payload
 
-    async def _read_body(self, receive: Receive) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.body_timeout
-        while True:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                raise _Refused(
-                    408, "Request Timeout: the body did not arrive in time", [(b"connection", b"close")]
-                ) from None
-            if message["type"] == "http.disconnect":
-                raise _Refused(400, "the client left")
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise _Refused(
-                    413, f"Payload Too Large: at most {MAX_BODY} bytes", [(b"connection", b"close")]
-                )
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    async def _stream(self, receive: Receive, send: Send) -> None:
+    async def stream(self, receive: Receive, send: Send) -> None:
         """Server-Sent Events: the state, then each change, until the client leaves."""
         headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"x-accel-buffering", b"no")]
+        security = [(k.encode(), v.encode()) for k, v in _SECURITY_HEADERS.items()]
         async with self.console.subscribe() as queue:
-            await send(
-                {"type": "http.response.start", "status": 200, "headers": [*headers, *_SECURITY_HEADERS]}
-            )
+            await send({"type": "http.response.start", "status": 200, "headers": [*headers, *security]})
             await _event(send, {"type": "state", "state": self.console.state()})
             left = asyncio.ensure_future(_disconnected(receive))
             try:
@@ -316,6 +291,30 @@ class ConsoleApp:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def get_route_path(scope: Scope) -> str:
+    """The request's path below the mount point (``root_path``), as Starlette's router sees it."""
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "") or ""
+    if root and (path == root or path.startswith(root + "/")):
+        return path[len(root) :]
+    return path
+
+
+def _device_param(request: Request) -> str:
+    device_id = request.query_params.get("id")
+    if device_id is None:
+        raise Refusal(400, f"Bad Request: {get_route_path(request.scope)} needs ?id=DEVICE_ID")
+    return device_id
+
+
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    raise Refusal(404, f"Not Found: {get_route_path(scope)}")
+
+
+async def _no_receive() -> Any:
+    return {"type": "http.disconnect"}
+
+
 async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
@@ -325,39 +324,6 @@ async def _event(send: Send, message: dict[str, Any]) -> None:
     await send(
         {"type": "http.response.body", "body": b"data: " + orjson.dumps(message) + b"\n\n", "more_body": True}
     )
-
-
-def _headers(scope: Scope) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in scope.get("headers", []):
-        name = raw_name.decode("latin-1").lower()
-        value = raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return headers
-
-
-def _query(scope: Scope) -> dict[str, str]:
-    raw = scope.get("query_string", b"").decode("latin-1")
-    return {k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()}
-
-
-async def _respond(
-    send: Send,
-    status: int,
-    body: bytes,
-    content_type: bytes,
-    extra: Optional[list[tuple[bytes, bytes]]] = None,
-) -> None:
-    length = (b"content-length", str(len(body)).encode())
-    headers = [(b"content-type", content_type), length, *_SECURITY_HEADERS, *(extra or [])]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _json(
-    send: Send, status: int, message: Any, extra: Optional[list[tuple[bytes, bytes]]] = None
-) -> None:
-    await _respond(send, status, orjson.dumps(message), b"application/json", extra)
 
 
 __all__ = ["BODY_TIMEOUT", "MAX_BODY", "ConsoleApp"]

@@ -221,8 +221,11 @@ class Console:
         start = time.perf_counter()
         result: Optional[dict[str, Any]] = None
         failure: Optional[BaseException] = None
+        progress: dict[str, Any] = {}
+        if getattr(entry.tool(tool_name), "reports_progress", False) is True:
+            progress["on_progress"] = self._progress_publisher(device_id, tool_name)
         try:
-            result = await device.call_raw(tool_name, args, timeout=self.call_timeout)
+            result = await device.call_raw(tool_name, args, timeout=self.call_timeout, **progress)
         except McpDeviceError as exc:
             failure = exc
         except (TimeoutError, ConnectionError, OSError) as exc:
@@ -235,6 +238,24 @@ class Console:
             record = CallRecord(tool_name, args, "tool_error" if is_error else "ok", ms, result=result)
         self._finish(entry, record)
         return record
+
+    def _progress_publisher(self, device_id: str, tool_name: str) -> Any:
+        """``on_progress`` of one call: each report goes out on the live stream, where the
+        page that made the call draws it as a bar under the tool's form (docs/console.md)."""
+
+        def on_progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
+            self.publish(
+                {
+                    "type": "progress",
+                    "id": device_id,
+                    "tool": tool_name,
+                    "progress": progress,
+                    "total": total,
+                    "message": message,
+                }
+            )
+
+        return on_progress
 
     def _finish(self, entry: DeviceEntry, record: CallRecord) -> None:
         self.metrics.record_call(record.tool, record.outcome, None if record.ms is None else record.ms / 1000)

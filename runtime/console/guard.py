@@ -1,7 +1,7 @@
 """Who may use the console: the bridge's Host, Origin and token rules, plus a login cookie.
 
-The rules are the MCP bridge's (docs/security.md) and use its helpers
-(``runtime/bridge/http.py``), so both HTTP surfaces answer alike:
+The rules, and the code, are the MCP bridge's (``runtime/bridge/web.py``, docs/security.md),
+so both HTTP surfaces answer alike:
 
 * ``Host`` must be an IP literal, ``localhost`` or an allowed name, with the console's
   port (DNS-rebinding protection): else 421.
@@ -10,25 +10,20 @@ The rules are the MCP bridge's (docs/security.md) and use its helpers
   it is also the *same site*, so its requests carry the console's cookie: this check is
   what stops them.
 * The token, when one is set: ``Authorization: Bearer <token>`` (scripts, Prometheus)
-  or the login cookie a browser gets by opening ``/?token=<token>`` once. The cookie
-  holds an HMAC of the token, not the token, is ``HttpOnly`` and ``SameSite=Strict``,
-  and is named after the port (cookies are shared by every port of a host).
+  or the login cookie a browser gets by opening ``/?token=<token>`` once (an HMAC of the
+  token, ``HttpOnly``, ``SameSite=Strict``, named after the port).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Collection
 from typing import Optional
 
-from mcpgen.runtime.bridge.http import LOCAL_NAMES, _bearer, host_allowed, origin_allowed
-
-_COOKIE_CONTEXT = b"mcpgen console login"
+from mcpgen.runtime.bridge.web import AccessGuard
 
 
-class Guard:
-    """The access rules of one console (see the module docstring).
+class Guard(AccessGuard):
+    """The access rules of one console: the shared guard with the login cookie on.
 
     ``port``: the port the console is reached on (None: any; set once bound).
     ``allowed_hosts``/``allowed_origins``: names and origins allowed besides the
@@ -44,52 +39,14 @@ class Guard:
         allowed_hosts: Collection[str] = (),
         allowed_origins: Collection[str] = (),
     ) -> None:
-        self.token = token
-        self.port = port
-        self.allowed_hosts = {h.strip("[]").lower() for h in allowed_hosts} | LOCAL_NAMES
-        self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins}
-
-    def host_allowed(self, host: Optional[str]) -> bool:
-        return host_allowed(host, self.port, self.allowed_hosts)  # the bridge's rule
-
-    def origin_allowed(self, origin: Optional[str], host: Optional[str]) -> bool:
-        return origin_allowed(origin, host, self.allowed_origins)
-
-    def token_ok(self, candidate: Optional[str]) -> bool:
-        """``candidate`` is the token (constant-time comparison)."""
-        if self.token is None:
-            return True
-        return candidate is not None and hmac.compare_digest(candidate.encode(), self.token.encode())
-
-    # -- the login cookie -----------------------------------------------------------------
-
-    def cookie_name(self) -> str:
-        return f"mcpgen-console-{self.port}" if self.port is not None else "mcpgen-console"
-
-    def cookie_value(self) -> str:
-        assert self.token is not None
-        return hmac.new(self.token.encode(), _COOKIE_CONTEXT, hashlib.sha256).hexdigest()
-
-    def login_cookie(self, path: str) -> str:
-        """The ``Set-Cookie`` value after a correct ``?token=``."""
-        return f"{self.cookie_name()}={self.cookie_value()}; Path={path}; HttpOnly; SameSite=Strict"
-
-    def authorized(self, authorization: Optional[str], cookie_header: Optional[str]) -> bool:
-        """A bearer token or the login cookie (always True without a token)."""
-        if self.token is None:
-            return True
-        if self.token_ok(_bearer(authorization)):
-            return True
-        value = _cookie(cookie_header, self.cookie_name())
-        return value is not None and hmac.compare_digest(value.encode(), self.cookie_value().encode())
-
-
-def _cookie(header: Optional[str], name: str) -> Optional[str]:
-    for part in (header or "").split(";"):
-        key, sep, value = part.strip().partition("=")
-        if sep and key == name:
-            return value
-    return None
+        super().__init__(
+            "console",
+            token=token,
+            port=port,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            cookies=True,
+        )
 
 
 __all__ = ["Guard"]

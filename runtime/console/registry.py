@@ -90,6 +90,8 @@ def tool_json(tool: Any) -> dict[str, Any]:
         "inputSchema": dict(schema) if isinstance(schema := tool.input_schema, Mapping) else schema,
         "userOnly": bool(tool.user_only),
         "refused": refused if isinstance(refused, str) else None,
+        # the device says the tool reports progress: the page draws a bar while it runs
+        "progress": getattr(tool, "reports_progress", False) is True,
     }
 
 

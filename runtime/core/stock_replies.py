@@ -4,7 +4,7 @@
   JSON string without escaping, so ``Invalid value for "volume"`` gives invalid JSON.
   Without help the frame is dropped and the call waits out its timeout. When a frame
   does not parse, :func:`salvage_reply_id` scans its text for the reply's ``"id"``;
-  ``codec.Session.feed`` fails the pending call with that id at once with the
+  ``RpcSession.feed`` (``core/rpcsession.py``) fails the pending call with that id at once with the
   :class:`ProtocolError` :func:`unparsable_reply_error` builds (the device's message as
   far as it can be read, and the raw text). No JSON parser reads broken JSON, so this is
   a small hand-written scan; it runs only after the real parser refused the frame.
@@ -12,7 +12,7 @@
   ``{"type": "image", "image": "<ImageContent JSON as a string>"}`` instead of MCP's
   ``{"type": "image", "mimeType": ..., "data": ...}``. :func:`stock_image` decodes that
   into the runtime's :class:`codec.Image`, so callers, the bridge and MCP clients see a
-  proper image; the codec asks for it only when the MCP form is absent.
+  proper image; ``core/wire.py`` asks for it only when the MCP form is absent.
 """
 
 from __future__ import annotations

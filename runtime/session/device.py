@@ -327,6 +327,22 @@ class Device:
             if on_progress is not None and progress.get(key) is on_progress:
                 del progress[key]
 
+    def invoke_progress(
+        self,
+        name: str,
+        arguments: dict,
+        kind: int,
+        on_progress: ProgressCallback,
+        timeout: Optional[float] = None,
+        *,
+        progress_token: Optional[ProgressToken] = None,
+    ) -> Awaitable[Any]:
+        """:meth:`invoke` with progress: the bindings' entry point for ``on_progress`` of a
+        tool that reports progress (spec ``progress: true``). Sends a progress token (a
+        fresh one unless ``progress_token`` is given) and calls ``on_progress(progress,
+        total, message)`` for each ``notifications/progress`` of this call until it ends."""
+        return self._invoke_with_progress(name, arguments, kind, timeout, progress_token, on_progress)
+
     def invoke(
         self, name: str, arguments: dict, kind: int, timeout: Optional[float] = None
     ) -> Awaitable[Any]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 from mcpgen import __version__
+from mcpgen.protocol import PROGRESS_META_KEY
 from mcpgen.runtime.core import validate, wire
 from mcpgen.runtime.errors import DeviceTimeout, ProtocolError, SpecMismatch
 from mcpgen.runtime.session import shared
@@ -46,6 +47,13 @@ class ToolInfo:
     #: Why calls with validation are refused (a ``pattern`` RE2 cannot run), or None; the
     #: call then raises :class:`~mcpgen.runtime.errors.UnsupportedPattern`.
     refused: Optional[str] = field(default=None, repr=False)
+
+    @property
+    def reports_progress(self) -> bool:
+        """The device says the tool reports progress (``_meta["mcpgen/progress"]`` in its
+        ``tools/list`` entry: a spec tool with ``progress: true``)."""
+        meta = self.raw.get("_meta")
+        return isinstance(meta, dict) and meta.get(PROGRESS_META_KEY) is True
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any]) -> ToolInfo:

@@ -1,7 +1,8 @@
 // The C++ runtime a generic RISC-V GCC lacks (Debian's gcc-riscv64-unknown-elf ships no
-// libstdc++), reduced to what the mcpgen firmware and ESP-IDF's `cxx` component use when built
-// with -fno-exceptions -fno-rtti: the allocation operators and the pure-virtual trap. The core
-// and the port use C headers only, so nothing of the C++ library proper is needed.
+// libstdc++), reduced to what the mcpgen firmware and ESP-IDF's C++ components (`cxx`,
+// `nvs_flash`) use when built with -fno-exceptions -fno-rtti: the allocation operators,
+// std::nothrow and the pure-virtual trap. The core and the port use C headers only, so nothing
+// of the C++ library proper is needed.
 // scripts/esp_idf_gnu_riscv.sh compiles this into DIR/lib/libstdc++.a (and an empty
 // libsupc++.a), which the riscv32-esp-elf-g++ wrapper links. Not for Espressif's toolchain,
 // which has the real library.
@@ -18,6 +19,9 @@ struct nothrow_t {
   explicit nothrow_t() = default;
 };
 enum class align_val_t : size_t {};
+// The object `new (std::nothrow) T` names (ESP-IDF's nvs_flash allocates its pages so).
+extern const nothrow_t nothrow;
+const nothrow_t nothrow{};
 }  // namespace std
 
 void* operator new(size_t size) {

@@ -28,6 +28,7 @@ OPTIONAL_MODULES: dict[str, tuple[str, str]] = {
     "mcp": ("bridge", "mcp"),
     "uvicorn": ("bridge", "uvicorn"),
     "h11": ("bridge", "h11"),
+    "starlette": ("bridge", "starlette"),
     "prometheus_client": ("console", "prometheus-client"),
     "platformio": ("esp32", "platformio"),
     "esptool": ("esp32", "esptool"),

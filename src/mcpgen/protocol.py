@@ -35,10 +35,16 @@ CONTENT_ITEM_KINDS: tuple[str, ...] = ("text", "image", "audio", "resource")
 #: whose ``params`` are the event's arguments (the generated C++ writes the whole method).
 EVENT_METHOD_PREFIX = "notifications/events/"
 
+#: A tool whose spec says ``progress: true`` carries ``"_meta": {PROGRESS_META_KEY: true}``
+#: in its ``tools/list`` entry: its handler reports ``notifications/progress`` when the
+#: caller sent ``params._meta.progressToken`` (the bindings, the bridge and the console read it).
+PROGRESS_META_KEY = "mcpgen/progress"
+
 __all__ = [
     "CONTENT_ITEM_KINDS",
     "DEFAULT_PROTOCOL_VERSION",
     "EVENT_METHOD_PREFIX",
+    "PROGRESS_META_KEY",
     "PROTOCOL_VERSIONS",
     "RETURN_KINDS",
     "SESSION_PROTOCOL_VERSIONS",

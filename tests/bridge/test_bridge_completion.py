@@ -109,7 +109,7 @@ async def test_a_template_without_known_schemas_completes_to_nothing() -> None:
 @pytest.mark.parametrize(
     ("uri", "name", "kind", "says"),
     [
-        ("greeting", "who", "ref/prompt", "offers no prompts"),
+        ("greeting", "who", "ref/prompt", "unknown prompt 'greeting' (prompts: none)"),
         (device_template("lamp-1", "lamp://nothing/{x}"), "x", "ref/resource", "unknown resource template"),
         (device_template("lamp-9", EFFECTS), "name", "ref/resource", "unknown resource template"),
         ("file:///etc/{passwd}", "passwd", "ref/resource", "unknown resource template"),

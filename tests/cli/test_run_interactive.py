@@ -20,6 +20,7 @@ self.light.set_power on=true
 self.light.get_state
 self.light.set_rgb r=300 g=0 b=0
 call self.light.set_effect effect=candle speed=2.5
+self.light.fade r=0 g=0 b=255
 call self.nope
 frobnicate
 schema self.timer.set
@@ -40,6 +41,9 @@ def _check_console(out: str) -> None:
     assert json.loads(state[3:]) == {"on": True, "rgb": [255, 10, 0], "timer_minutes": 0}
     assert "invalid arguments: r: must be <= 255, got 300" in out
     assert '-> "effect candle at speed 2.5"' in out
+    # a tool that reports progress is called with a token: the device's reports show up
+    progress = [line for line in out.splitlines() if line.startswith("<- notifications/progress ")]
+    assert len(progress) == 10 and '"message": "rgb 0,0,255"' in progress[-1], out
     assert "no tool 'self.nope'" in out and "unknown command 'frobnicate'" in out
     assert '"minutes"' in out  # the schema
 
@@ -85,7 +89,7 @@ def test_run_host_calls_every_tool(tmp_path: Path) -> None:
     proc = codegen("run", str(spec), "--target", "host", "-o", str(tmp_path / "o"), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "call self.light.get_state({}) -> {" in proc.stdout
-    assert proc.stdout.count("  call ") == 6 and "FAILED" not in proc.stdout
+    assert proc.stdout.count("  call ") == 7 and "FAILED" not in proc.stdout
 
 
 @pytest.mark.slow

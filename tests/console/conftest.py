@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-# The simulators are built by the end-to-end tests' helper (one definition of "build a device").
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-
-from e2e_testlib import REPO, Built, build  # noqa: E402
+# The simulators are built by the end-to-end tests' helper (one definition of "build a
+# device"; pytest.ini puts tests/e2e on the path).
+from e2e_testlib import REPO, Built, build
 
 
 @pytest.fixture(scope="session")

@@ -230,3 +230,35 @@ async def test_wrong_token_and_foreign_origin_are_refused(built_default: Built, 
         await volume_form.locator("button").click()
         await expect(volume_form.locator(".outcome")).to_have_attribute("data-outcome", "ok")
         assert f.speaker_calls() == 1
+
+
+async def test_a_call_that_reports_progress_shows_a_bar(
+    built_default: Built, built_lamp: Built, tmp_path: Path
+) -> None:
+    """The lamp's slow fade (spec `progress: true`): while it runs, the page that called it
+    draws the device's notifications/progress as a bar under the form; the result replaces it."""
+    async with (
+        fleet(
+            tmp_path, built_default.exe, built_default.spec.fingerprint,
+            gateway_fingerprint=built_lamp.spec.fingerprint,
+        ) as f,
+        browser_page(tmp_path / "profile") as page,
+        launch_ws(built_lamp.exe, f.ws_url, f.device_token, "lamp-fade"),
+    ):
+        await page.goto(f"{f.url}?token={f.token}")
+        row = page.locator('#devices tr[data-device-id="lamp-fade"]')
+        await expect(row).to_contain_text("desk-lamp")
+        await row.click()
+        fade = page.locator('form[data-tool="self.light.fade"]')
+        for name, value in (("r", "255"), ("g", "80"), ("b", "0"), ("seconds", "3")):
+            await fade.locator(f'input[name="{name}"]').fill(value)
+        await fade.locator("button").click()
+        bar = fade.locator(".outcome progress.call-progress")
+        await expect(bar).to_be_visible()
+        assert await bar.get_attribute("max") == "10"
+        await expect(fade.locator(".outcome .progress-text")).to_contain_text(" / 10 · rgb ")
+        shot = screenshot_dir(tmp_path / "shots") / "console-progress.png"
+        await page.screenshot(path=str(shot), full_page=True)
+        await expect(fade.locator(".outcome")).to_have_attribute("data-outcome", "ok")
+        await expect(bar).to_have_count(0)  # the result replaced the bar
+        await expect(fade.locator(".outcome pre")).to_have_text("true")

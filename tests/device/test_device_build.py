@@ -247,6 +247,8 @@ def test_incremental_rebuilds(tmp_path: Path) -> None:
     assert len(first) == 1, logs
     done, total = (int(w) for w in first[0].split()[1:4:2])  # "compiling N of M units"
     assert done == total and total >= 9, "a fresh build compiles every unit"
+    numbered = [line for line in logs if " compiled " in line]
+    assert [line.split()[0] for line in numbered] == [f"[{i}/{done}]" for i in range(1, done + 1)], logs
 
     logs.clear()
     assert build_host(spec_path, out, log=logs.append) == exe
@@ -261,7 +263,7 @@ def test_incremental_rebuilds(tmp_path: Path) -> None:
     )
     logs.clear()
     build_host(spec_path, out, log=logs.append)
-    compiled = sorted(line.split()[-1] for line in logs if line.startswith("compiled "))
+    compiled = sorted(line.split()[-1] for line in logs if " compiled " in line)
     assert compiled == ["default_device_handlers.cpp", "main.cpp", "mcp_tools.cpp", "ota.cpp"], logs
     sim = StdioSim(exe, tmp_path)
     try:

@@ -135,9 +135,16 @@ async def test_sdk_client_completes_template_variables_through_the_bridge(built_
             ResourceTemplateReference(uri="mcpgen://devices/{device}/events"), {"name": "device", "value": ""}
         )
         assert ids.completion.values == [unquote(device_id)]
-        with pytest.raises(MCPError, match="no prompts") as caught:
+        with pytest.raises(MCPError, match=r"unknown prompt 'greet' \(prompts: evening_light\)") as caught:
             await client.complete(PromptReference(name="greet"), {"name": "who", "value": ""})
         assert caught.value.error.code == -32602
+        # the spec's prompt (issue 41 item 4): its arguments complete, its text names the tools as served
+        prompt = PromptReference(name="evening_light")
+        effect = await client.complete(prompt, {"name": "effect", "value": "b"})
+        assert effect.completion.values == ["breathe"]
+        got = await client.get_prompt("evening_light", {"minutes": "15"})
+        text = got.messages[0].content.text
+        assert "self__light__set_rgb" in text and "the candle effect" in text and "after 15 minutes" in text
 
     async with Client(bridge_params(built_lamp), mode="legacy", read_timeout_seconds=30) as client:
         unknown = await client.complete(ResourceTemplateReference(uri=effects), {"name": "name", "value": ""})

@@ -89,6 +89,8 @@ CASES = [
      "compatible", "events.moved.params.steps.max", "steps:"),
     ("tool no longer user-only", [],
      "compatible", "tools.self.motor.stop.user_only", "- name: self.motor.stop"),
+    ("tool reports progress", [("    description: Stop.\n", "    description: Stop.\n    progress: true\n")],
+     "compatible", "tools.self.motor.stop.progress", "progress: true"),
     ("removed tool", [("  - name: self.motor.stop\n    description: Stop.\n    returns: boolean\n", "")],
      "breaking", "tools.self.motor.stop", "tools:"),
     ("renamed tool", [("self.motor.stop", "self.motor.halt")],
@@ -129,6 +131,9 @@ CASES = [
      "breaking", "device.name", "name: rule-device"),
     ("tool becomes user-only", [("    description: Stop.\n", "    description: Stop.\n    user_only: true\n")],  # noqa: E501
      "breaking", "tools.self.motor.stop.user_only", "user_only: true"),
+    # the bindings' method loses on_progress: a backend passing it no longer runs
+    ("tool no longer reports progress", [],
+     "breaking", "tools.self.motor.stop.progress", "- name: self.motor.stop"),
     ("new resource", [("resources:\n", "resources:\n  pic:\n    description: A picture.\n"
                        "    mime_type: image/png\n    uri: dev://pic\n    content: binary\n")],
      "compatible", "resources.pic", "pic:"),
@@ -167,6 +172,9 @@ def test_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, edi
         new_text = BASE.replace(BASE[BASE.index("events:"):BASE.index("tools:")], "events: {}\n")
     elif case == "tool no longer user-only":
         old_text = BASE.replace("    description: Stop.\n", "    description: Stop.\n    user_only: true\n")
+        new_text = BASE
+    elif case == "tool no longer reports progress":
+        old_text = BASE.replace("    description: Stop.\n", "    description: Stop.\n    progress: true\n")
         new_text = BASE
     else:
         new_text = _edit(BASE, edits)

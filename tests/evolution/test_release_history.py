@@ -56,7 +56,8 @@ def test_a_compatible_release_appends_one_file(lamp: Path) -> None:
 
 def test_check_refuses_a_breaking_change_without_a_major_bump(lamp: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    text = V2.read_text(encoding="utf-8").replace("      b: {type: integer, min: 0, max: 255}\n", "")
+    # set_rgb's `b` (the first; self.light.fade has one too)
+    text = V2.read_text(encoding="utf-8").replace("      b: {type: integer, min: 0, max: 255}\n", "", 1)
     lamp.write_text(text, encoding="utf-8")
     before = _files(history_dir(lamp))
     assert main(["check", str(lamp)]) == 1

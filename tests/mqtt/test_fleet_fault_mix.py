@@ -48,7 +48,6 @@ from mqtt_testlib import FLEET_ACL, REPO, Broker
 from mcpgen.codegen.resources import example_spec
 from mcpgen.runtime import Device, HmacAuth, McpDeviceError, MqttFleet
 
-sys.path.insert(0, str(REPO / "tests" / "faults"))
 sys.path.insert(0, str(REPO))
 from faults_lib import rss_bytes, settled_rss, trimmed_rss  # noqa: E402
 

@@ -278,16 +278,13 @@ def _odd_spec() -> Spec:
     return Spec(device=DeviceSpec(name="9 odd device!", version="x.y"), tools=tools, source="odd.yaml")
 
 
-def test_unusual_names_generate_working_code(tmp_path: Path) -> None:
+def test_unusual_names_generate_working_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = emit_python.emit(_odd_spec())
     from mcpgen.codegen.emit.writer import write_tree
 
     write_tree(tmp_path, files)
-    sys.path.insert(0, str(tmp_path / "python"))
-    try:
-        mod = importlib.import_module("device_9_odd_device_tools")
-    finally:
-        sys.path.remove(str(tmp_path / "python"))
+    monkeypatch.syspath_prepend(str(tmp_path / "python"))
+    mod = importlib.import_module("device_9_odd_device_tools")
     assert mod.Device9OddDevice.DEVICE_NAME == "9 odd device!"
     sig = inspect.signature(mod.ImportTools.from_)
     assert set(sig.parameters) >= {"class_", "lambda_", "x_y"}

@@ -177,3 +177,37 @@ def test_the_bridge_finds_the_progress_keyword() -> None:
     params = inspect.signature(Device.call_raw).parameters
     assert "progress_token" in params and params["progress_token"].kind is inspect.Parameter.KEYWORD_ONLY
     assert "on_progress" in inspect.signature(Device.call).parameters
+
+
+async def test_invoke_progress_is_the_bindings_entry_point() -> None:
+    """What generated bindings call for a tool with `progress: true` and an on_progress:
+    pre-validated arguments, the binding's return kind, a fresh token."""
+    from mcpgen.runtime.core import wire
+
+    device, t = await make()
+    reports: list[tuple] = []
+    value = await device.invoke_progress(
+        "self.counter.add", {"amount": 3}, wire.KIND_INTEGER, lambda *r: reports.append(r)
+    )
+    assert value == 3
+    assert t.sent[-1]["params"]["arguments"] == {"amount": 3}
+    assert isinstance(t.sent[-1]["params"]["_meta"]["progressToken"], str)
+    assert reports == EXPECTED
+    await device.invoke_progress(
+        "self.counter.add", {"amount": 1}, wire.KIND_INTEGER, lambda *r: None, progress_token=5
+    )
+    assert t.sent[-1]["params"]["_meta"] == {"progressToken": 5}
+
+
+def test_tool_info_reports_progress_from_its_meta() -> None:
+    from mcpgen.runtime.session.session_setup import ToolInfo
+
+    def info(raw_meta: Any) -> ToolInfo:
+        raw = {"name": "t", "inputSchema": {"type": "object"}}
+        if raw_meta is not None:
+            raw["_meta"] = raw_meta
+        return ToolInfo.from_raw(raw)
+
+    assert info({"mcpgen/progress": True}).reports_progress is True
+    for meta in (None, {}, {"mcpgen/progress": "yes"}, {"mcpgen/progress": 1}, ["mcpgen/progress"]):
+        assert info(meta).reports_progress is False

@@ -66,8 +66,8 @@ def test_builds_merges_boots_and_calls_every_tool(default_sim_exe: Path, tmp_pat
     idf_py = str(tmp_path / "bin" / "idf.py")
     qemu = str(tmp_path / "bin" / "qemu-system-riscv32")
     assert calls(tmp_path) == [
-        ["idf.py", "-C", str(project), "-B", str(build), "set-target", "esp32c3"],
-        ["idf.py", "-C", str(project), "-B", str(build), "build"],
+        ["idf.py", "-C", str(project), "-B", str(build), "-DCOMPONENTS=src", "set-target", "esp32c3"],
+        ["idf.py", "-C", str(project), "-B", str(build), "-DCOMPONENTS=src", "build"],
         [
             "qemu-system-riscv32",
             "-M",
@@ -91,7 +91,7 @@ def test_builds_merges_boots_and_calls_every_tool(default_sim_exe: Path, tmp_pat
         ],
     ]
     # the commands are shown as they run
-    assert f"$ {idf_py} -C {project} -B {build} build" in r.stdout
+    assert f"$ {idf_py} -C {project} -B {build} -DCOMPONENTS=src build" in r.stdout
     assert f"$ {qemu} -M esp32c3 " in r.stdout
     # the serial transport on UART0: what QEMU puts on the pty
     defaults = (project / "sdkconfig.defaults").read_text()
@@ -113,7 +113,7 @@ def test_builds_merges_boots_and_calls_every_tool(default_sim_exe: Path, tmp_pat
     (tmp_path / "calls.log").unlink()
     r = run(env, out)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert [c[5] for c in calls(tmp_path) if c[0] == "idf.py"] == ["build"]
+    assert [c[6] for c in calls(tmp_path) if c[0] == "idf.py"] == ["build"]
 
 
 def test_esp32_uses_the_xtensa_qemu(default_sim_exe: Path, tmp_path: Path) -> None:

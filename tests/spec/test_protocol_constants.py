@@ -101,6 +101,6 @@ def test_the_device_core_and_the_python_side_use_the_same_jsonrpc_codes() -> Non
 def test_every_compiled_module_has_its_source_and_declarations() -> None:
     runtime_dir = Path(_purepy.__file__).parent
     for name in _purepy.COMPILED_MODULES:
-        leaf = name.rpartition(".")[2]
-        assert (runtime_dir / f"{leaf}.py").is_file(), name
-        assert (runtime_dir / f"{leaf}.pxd").is_file(), name
+        source = runtime_dir.joinpath(*name.split(".")[2:])  # mcpgen.runtime.core.wire -> core/wire
+        assert source.with_suffix(".py").is_file(), name
+        assert source.with_suffix(".pxd").is_file(), name

@@ -831,6 +831,17 @@ CASES = [
         6, 7, "tools[0].params", "expected a string key, got boolean true", 'quote it: "true"',
         id="non-string-key",
     ),
+    pytest.param(
+        """
+        device: {name: t, version: "1"}
+        tools:
+          - name: self.a
+            description: d
+            progress: often
+        """,
+        5, 15, "tools[0].progress", "expected true or false, got string 'often'", "write true or false",
+        id="progress-not-a-boolean",
+    ),
 ]
 
 

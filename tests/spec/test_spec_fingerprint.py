@@ -117,6 +117,7 @@ CHANGES = [
     ("title: Set light", "title: Set lamp", "title"),
     ("idempotent: true", "idempotent: false", "annotation"),
     ("    read_only: true\n", "    read_only: true\n    user_only: true\n", "user_only"),
+    ("    read_only: true\n", "    read_only: true\n    progress: true\n", "progress"),
     ("    returns: boolean", "    returns: string", "return kind"),
     ("    returns: boolean", "    returns: none", "return kind none"),
     ("    returns: boolean", "    returns: boolean\n    handler: set_it", "handler"),
@@ -156,3 +157,11 @@ def test_swapping_tool_order_changes_the_fingerprint():
     first, second = rest.split("  - name: self.light.get\n")
     swapped = head + "  - name: self.light.get\n" + second + "  - name: self.light.set\n" + first
     assert fp(swapped) != fp(BASE)
+
+
+def test_progress_false_is_the_default_and_keeps_the_fingerprint():
+    """`progress` joined the format later: a spec that does not set it (or sets it false)
+    keeps the fingerprint its devices report."""
+    same = BASE.replace("    read_only: true\n", "    read_only: true\n    progress: false\n", 1)
+    assert same != BASE
+    assert fp(same) == fp(BASE)

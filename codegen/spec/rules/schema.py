@@ -32,6 +32,7 @@ from mcpgen.codegen.spec.model import (
     ERROR_STYLES,
     FIELD_TYPES,
     PARAM_TYPES,
+    PROMPT_ROLES,
     RESOURCE_CONTENTS,
 )
 from mcpgen.codegen.spec.names import CPP_KEYWORDS, IDENTIFIER_RE, PYTHON_RESERVED
@@ -46,6 +47,10 @@ from mcpgen.codegen.spec.rules.tables import (
     FIRMWARE_KEYS,
     MAX_CONTENT_ITEMS,
     PARAM_KEYS_BY_TYPE,
+    PROMPT_KEYS,
+    PROMPT_MESSAGE_KEYS,
+    PROMPT_REQUIRED,
+    PROMPT_RESOURCE_KEYS,
     PROTOCOL_VERSIONS,
     RESOURCE_KEYS,
     RESOURCE_REQUIRED,
@@ -96,6 +101,11 @@ TOP: dict[str, Schema] = {
                                 for key, env in FIRMWARE_KEYS.items()},
                  "description": "Settings of the ESP32 firmware build (Wi-Fi, backend, MQTT); they go to "
                  "sdkconfig.defaults only, never into generated sources. Secrets: `!secret NAME`."},
+    "prompts": {"type": ["object", "null"],
+                "propertyNames": {"type": "string", "pattern": EVENT_NAME_RE.pattern},
+                "additionalProperties": _ref("prompt"),
+                "description": "Prompts the bridge serves (prompts/list, prompts/get): name -> prompt. The "
+                "device never sees them."},
 }
 
 DEVICE: dict[str, Schema] = {
@@ -152,6 +162,10 @@ TOOL: dict[str, Schema] = {
     "destructive": {"type": "boolean", "description": "MCP destructiveHint: the tool may destroy state."},
     "idempotent": {"type": "boolean",
                    "description": "MCP idempotentHint: repeating the call has no further effect."},
+    "progress": {"type": "boolean", "default": False,
+                 "description": "The handler reports progress (ctx.progress) while it runs: tools/list says "
+                 "so in _meta[\"mcpgen/progress\"], the bindings take on_progress, the bridge relays "
+                 "notifications/progress to clients that sent a progressToken."},
     "params": {**_names_to("param"), "type": ["object", "null"],
                "description": "The tool's arguments: name -> parameter. A parameter with a default is "
                "optional."},
@@ -240,6 +254,37 @@ def _mapping(keys: dict[str, Schema], required: Sequence[str], description: str)
             "description": description}
 
 
+PROMPT_TEXT = ("May hold {{argument}}, {{tool:NAME}} and {{resource:URI}}, filled in as the bridge "
+               "serves them.")
+PROMPT_MESSAGE: dict[str, Schema] = {
+    "role": {"type": "string", "enum": list(PROMPT_ROLES)},
+    "text": {"type": "string", "minLength": 1, "description": "Text content. " + PROMPT_TEXT},
+    "image": {"type": "object", "additionalProperties": False, "required": ["mime_type"],
+              "oneOf": [{"required": ["data"]}, {"required": ["file"]}],
+              "properties": {"data": {"type": "string", "description": "The image, base64-encoded."},
+                             "file": {"type": "string", "description": "An image file beside the spec."},
+                             "mime_type": {"type": "string", "pattern": "^image/[^/]+$"}},
+              "description": "Image content: data or file, and its mime_type."},
+    "resource": {"type": "object", "additionalProperties": False, "required": list(PROMPT_RESOURCE_KEYS),
+                 "properties": {"uri": {"type": "string", "minLength": 1, "description": PROMPT_TEXT},
+                                "mime_type": {"type": "string", "pattern": "^[^/]+/[^/]+$"},
+                                "text": {"type": "string"}},
+                 "description": "An embedded resource (uri, mime_type, text)."},
+}
+PROMPT: dict[str, Schema] = {
+    "title": {"type": "string", "minLength": 1, "description": "A human-readable name."},
+    "description": {"type": "string", "minLength": 1, "description": "What the prompt is for."},
+    "arguments": {"type": ["object", "null"], "propertyNames": _ref("identifier"),
+                  "additionalProperties": _ref("param"),
+                  "description": "The prompt's arguments: name -> parameter, typed like tool parameters (a "
+                  "default makes one optional)."},
+    "messages": {"type": "array", "minItems": 1,
+                 "items": {**_mapping(PROMPT_MESSAGE, ("role",), "One message: a role and one content."),
+                           "oneOf": [{"required": [k]} for k in ("text", "image", "resource")]},
+                 "description": "The messages prompts/get returns."},
+}
+
+
 def _param_type_rules() -> list[Schema]:
     """Per parameter type: keys that belong to other types are refused, typed keys typed."""
     rules = []
@@ -279,6 +324,8 @@ def editor_schema() -> Schema:
     _keys_match("a field", ALL_FIELD_KEYS, FIELD)
     _keys_match("an event", EVENT_KEYS, EVENT)
     _keys_match("a resource", RESOURCE_KEYS, RESOURCE)
+    _keys_match("a prompt", PROMPT_KEYS, PROMPT)
+    _keys_match("a prompt message", PROMPT_MESSAGE_KEYS, PROMPT_MESSAGE)
     identifier = {
         "type": "string",
         "pattern": IDENTIFIER_RE.pattern,
@@ -315,6 +362,7 @@ def editor_schema() -> Schema:
             "resource": {**_mapping(RESOURCE, RESOURCE_REQUIRED,
                                     "One resource: a fixed uri or a uri_template."),
                          "oneOf": [{"required": ["uri"]}, {"required": ["uri_template"]}]},
+            "prompt": _mapping(PROMPT, PROMPT_REQUIRED, "One prompt the bridge serves."),
         },
     }
 

@@ -23,7 +23,7 @@ MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-TOP_KEYS = ("device", "tools", "events", "resources", "firmware")
+TOP_KEYS = ("device", "tools", "events", "resources", "firmware", "prompts")
 TOP_REQUIRED = ("device", "tools")
 DEVICE_KEYS = (
     "name", "version", "description", "page_size", "protocol_version", "errors", "ota", "response_buffer"
@@ -50,6 +50,7 @@ TOOL_KEYS = (
     "read_only",
     "destructive",
     "idempotent",
+    "progress",
     "params",
     "returns",
     "handler",
@@ -60,6 +61,12 @@ RESOURCE_KEYS = (
     "description", "mime_type", "uri", "uri_template", "params", "content", "max_size", "subscribe"
 )
 RESOURCE_REQUIRED = ("description", "mime_type", "content")
+# One entry of `prompts:` (codegen.spec.rules.prompts), its messages and their contents.
+PROMPT_KEYS = ("title", "description", "arguments", "messages")
+PROMPT_REQUIRED = ("description", "messages")
+PROMPT_MESSAGE_KEYS = ("role", "text", "image", "resource")
+PROMPT_IMAGE_KEYS = ("data", "file", "mime_type")
+PROMPT_RESOURCE_KEYS = ("uri", "mime_type", "text")
 PARAM_KEYS_BY_TYPE: dict[str, tuple[str, ...]] = {
     "boolean": ("type", "description", "default"),
     "integer": ("type", "description", "default", "min", "max"),

@@ -77,7 +77,7 @@ class ToolRules(ParamRules, ReturnRules):
         if "title" in m:
             title = self.string(m["title"][1], f"{path}.title")
         flags: dict[str, Any] = {}
-        for key in ("user_only", "read_only", "destructive", "idempotent"):
+        for key in ("user_only", "read_only", "destructive", "idempotent", "progress"):
             if key in m:
                 flags[key] = self.boolean(m[key][1], f"{path}.{key}")
         params: tuple[Param, ...] = ()
@@ -124,6 +124,7 @@ class ToolRules(ParamRules, ReturnRules):
                 read_only=flags.get("read_only"),
                 destructive=flags.get("destructive"),
                 idempotent=flags.get("idempotent"),
+                progress=flags.get("progress") is True,
                 pos=self.pos(node),
             )
         return info

@@ -33,6 +33,7 @@ from mcpgen.codegen.spec.rules.firmware import check_firmware
 from mcpgen.codegen.spec.rules.names import (
     device_name_problem,
 )
+from mcpgen.codegen.spec.rules.prompts import check_prompts
 from mcpgen.codegen.spec.rules.resources import MAX_SIZE_LIMIT, MIN_RESPONSE_BUFFER, check_resources
 from mcpgen.codegen.spec.rules.tables import (
     DEVICE_KEYS,
@@ -90,6 +91,7 @@ class SpecChecker(ToolRules, CrossToolRules):
         if "resources" not in top:
             self.check_embedded_resources(infos)
         firmware = check_firmware(self, top["firmware"][1]) if "firmware" in top else ()
+        prompts = check_prompts(self, top["prompts"][1], infos, resources) if "prompts" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
             return None
         return Spec(
@@ -102,6 +104,7 @@ class SpecChecker(ToolRules, CrossToolRules):
             resources=resources,
             firmware=firmware,
             ota_signing=self.ota_signing,
+            prompts=prompts,
         )
 
     def check_embedded_resources(self, infos: list[ToolEntry]) -> None:

@@ -350,8 +350,17 @@ constexpr KeyName kRpcKeys[] = {{"jsonrpc", 7}, {"id", 2},          {"method", 6
 enum RpcKey : uint8_t { kJsonrpc = 1, kId, kMethod, kParams, kResult, kError, kSessionId, kType, kPayload };
 constexpr KeyName kParamKeys[] = {
     {"name", 4},          {"arguments", 9}, {"cursor", 6}, {"withUserTools", 13}, {"protocolVersion", 15},
-    {"capabilities", 12}, {"uri", 3}};
-enum ParamKey : uint8_t { kName = 1, kArguments, kCursor, kWithUserTools, kProtocolVersion, kCapabilities, kUri };
+    {"capabilities", 12}, {"uri", 3},       {"_meta", 5}};
+enum ParamKey : uint8_t {
+  kName = 1,
+  kArguments,
+  kCursor,
+  kWithUserTools,
+  kProtocolVersion,
+  kCapabilities,
+  kUri,
+  kMeta
+};
 
 // For each key length below 16, the bit set of the table entries of that length, so a
 // key is compared with at most the entries it could equal.
@@ -364,7 +373,7 @@ constexpr LengthIndex index_by_length(const KeyName* table, int count) {
   return ix;
 }
 constexpr LengthIndex kRpcByLength = index_by_length(kRpcKeys, 9);
-constexpr LengthIndex kParamByLength = index_by_length(kParamKeys, 7);
+constexpr LengthIndex kParamByLength = index_by_length(kParamKeys, 8);
 
 // Number (index + 1) of `key` among the first `count` entries of the table, 0 when it is
 // none of them. Keys without escapes are compared as raw bytes with the entries of their
@@ -437,7 +446,8 @@ constexpr uint16_t kParamField[] = {0,
                                     MCPGEN_AT(p.with_user_tools),
                                     MCPGEN_AT(p.protocol_version),
                                     MCPGEN_AT(p.capabilities),
-                                    MCPGEN_AT(p.uri)};
+                                    MCPGEN_AT(p.uri),
+                                    MCPGEN_AT(p.meta)};
 #undef MCPGEN_AT
 
 struct Walk {
@@ -454,7 +464,7 @@ const char* walk_object(Walk& w, const char* p, int depth, Level level, Rpc* rpc
   char* const first = const_cast<char*>(p + 1);
   const KeyName* table = level == kParamsLevel ? kParamKeys : kRpcKeys;
   const LengthIndex& by_length = level == kParamsLevel ? kParamByLength : kRpcByLength;
-  int count = level == kRootLevel ? 9 : level == kParamsLevel ? 7 : 6;
+  int count = level == kRootLevel ? 9 : level == kParamsLevel ? 8 : 6;
   Value& dup = level == kParamsLevel ? rpc->p.duplicate : rpc->duplicate;
   uint32_t known = 0;  // bit n: key number n seen
   uint32_t others = 0;  // filter of the other keys (see key_hash)

@@ -48,6 +48,7 @@ Value find(const Value& obj, const char* key);
 // The members of params the core reads (tools/call, tools/list, initialize, resources/*).
 struct Params {
   Value name, arguments, cursor, with_user_tools, protocol_version, capabilities, uri;
+  Value meta;  // "_meta" (tools/call: its progressToken; read only when a handler reports progress)
   Value duplicate;  // the first key that appears twice in params, if any
 };
 

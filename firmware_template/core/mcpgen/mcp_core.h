@@ -246,6 +246,18 @@ class ContentItems {
   const char* error_tool_ = nullptr;
 };
 
+// Sends one complete outgoing message over the port's transport (the port frames it,
+// e.g. a line or a WebSocket text message). mcpgen::Session (mcpgen/session.h) sends
+// replies through it and lends it to the Server while a message is handled, for
+// Context::progress.
+class Link {
+ public:
+  virtual bool send(const char* data, size_t len) = 0;
+
+ protected:
+  ~Link() = default;
+};
+
 // What a handler gets besides its typed args.
 class Context {
  public:
@@ -275,6 +287,19 @@ class Context {
     items_.count_ = 0;
     items_.too_many_ = false;
   }
+  // MCP progress of the tools/call being served: sends notifications/progress
+  // {"progressToken":<the caller's token, as it came>,"progress":..,"total":..,"message":..}
+  // at once (before the reply) over the link the request came on. Only when the caller
+  // asked for it with params._meta.progressToken (a string or a number); otherwise, and
+  // outside a tools/call handler, nothing is sent. `total` is left out when negative (the
+  // default: unknown), `message` when nullptr. Returns false, sending nothing, when no
+  // token was sent, `progress` is not finite or not above the value last sent for this
+  // call (MCP: progress increases), the params do not fit MCPGEN_NOTIFY_SIZE (notify's
+  // budget), or the link refused the message. No heap: written in the reply buffer,
+  // which is free until the handler returns.
+  bool progress(double progress, double total = -1, const char* message = nullptr);
+  // True when the call being served carries a progress token (progress() would send).
+  bool progress_requested() const;
 
  private:
   friend class Server;
@@ -289,6 +314,16 @@ class Context {
   bool notify_pending_;
   bool notify_has_params_;
   ContentItems items_;
+  // Progress (mcpgen/progress.cpp): the request being served while its handler runs
+  // (ServerImpl::Request and json::Params, nullptr otherwise), and where it is sent.
+  bool progress_sent_;
+  double last_progress_;
+  const void* call_;
+  const void* call_params_;
+  const Server* server_;
+  Link* link_;
+  char* link_buf_;
+  size_t link_cap_;
 };
 
 // What a handler returns. Pointers must stay valid until the reply is written (string
@@ -382,6 +417,10 @@ class Server {
   // Forgets the per-connection state (session id, envelope mode, peer hello, vision).
   void reset_connection();
   void set_user_data(void* p);
+  // Where Context::progress sends while handle() runs: the link the request came on and
+  // the buffer handle() writes the reply into (free until the handler returns).
+  // mcpgen::Session sets it around each message; nullptr: progress is not sent.
+  void set_link(Link* link, char* buf, size_t cap);
   const VisionConfig& vision() const;
   const SpecDesc& spec() const;
 

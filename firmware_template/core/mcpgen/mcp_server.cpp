@@ -100,7 +100,15 @@ Context::Context()
       vision_(nullptr),
       user_data_(nullptr),
       notify_pending_(false),
-      notify_has_params_(false) {
+      notify_has_params_(false),
+      progress_sent_(false),
+      last_progress_(0),
+      call_(nullptr),
+      call_params_(nullptr),
+      server_(nullptr),
+      link_(nullptr),
+      link_buf_(nullptr),
+      link_cap_(0) {
   scratch_[0] = '\0';
   notify_[0] = '\0';
   items_.ctx_ = this;
@@ -298,7 +306,11 @@ inline const ToolDesc* ServerImpl::invoke(Server& s, Request& rq, const json::Pa
   ctx.writer_.reset(nullptr, 0);  // "no object written" until the handler calls object()
   ctx.scratch_[0] = '\0';
   ctx.vision_ = &s.vision_;
+  ctx.call_ = &rq;  // for Context::progress (progress.cpp): the token is read only there
+  ctx.call_params_ = &p;
   *r = tool->invoke(spec.args_storage, ctx);
+  ctx.call_ = nullptr;
+  ctx.progress_sent_ = false;
   return tool;
 }
 
@@ -592,6 +604,7 @@ size_t ServerImpl::oversized(Server& s, const char* prefix, size_t n, char* out,
 Server::Server(const SpecDesc& spec) : spec_(spec) {
   ctx_.vision_ = &vision_;
   ctx_.items_.spec_ = &spec;
+  ctx_.server_ = this;
   reset_connection();  // the per-connection state starts empty
 }
 
@@ -677,6 +690,12 @@ void Server::reset_connection() {
 }
 
 void Server::set_user_data(void* p) { ctx_.user_data_ = p; }
+
+void Server::set_link(Link* link, char* buf, size_t cap) {
+  ctx_.link_ = link;
+  ctx_.link_buf_ = buf;
+  ctx_.link_cap_ = cap;
+}
 const VisionConfig& Server::vision() const { return vision_; }
 const SpecDesc& Server::spec() const { return spec_; }
 

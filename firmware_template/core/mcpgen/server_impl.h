@@ -172,6 +172,12 @@ struct ServerImpl {
   static void write_items(JsonWriter& w, const ToolDesc& tool, const ContentItems& items);
   static size_t items_error(Server& s, const void* request);  // request: the Request
   static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Params& p);
+
+  // ---------------------------------------------------------------- progress.cpp
+  // The progress token of the call being served (string or number, as it came), or an
+  // invalid Value when there is none (or it is unusable: see Context::progress).
+  static json::Value progress_token(const Context& c);
+  static bool progress(Context& c, double done, double total, const char* message);
 };
 
 }  // namespace mcpgen

@@ -11,7 +11,9 @@ bool Session::send_pending() {
 }
 
 bool Session::on_message(char* in, size_t len) {
+  server_.set_link(&link_, out_, out_cap_);  // for Context::progress while a handler runs
   size_t n = server_.handle(in, len, out_, out_cap_);
+  server_.set_link(nullptr, nullptr, 0);
   if (n > 0 && !link_.send(out_, n)) return false;
   return send_pending();
 }

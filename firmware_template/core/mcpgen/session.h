@@ -11,14 +11,7 @@
 
 namespace mcpgen {
 
-// Sends one complete outgoing message over the port's transport.
-class Link {
- public:
-  virtual bool send(const char* data, size_t len) = 0;
-
- protected:
-  ~Link() = default;
-};
+// Link, the port's way to send one message, is declared in mcpgen/mcp_core.h.
 
 class Session {
  public:

@@ -376,8 +376,16 @@ bool WsClient::send_text(const char* data, size_t len) {
   Outgoing& m = c.queue[(c.head + c.count) % kQueueSlots];
   memcpy(m.data + LWS_PRE, data, len);
   m.len = len;
+  bool service = pthread_equal(pthread_self(), c.service_thread);
+  if (service && c.count == 0 && !lws_send_pipe_choked(c.wsi)) {
+    // On the service thread with nothing queued (a reply, or a handler's progress while
+    // it runs): written now, so a long handler's progress leaves as it happens instead
+    // of filling the queue until the handler returns. What the socket does not take at
+    // once libwebsockets keeps, and reports the pipe choked until it is sent.
+    return lws_write(c.wsi, m.data + LWS_PRE, len, LWS_WRITE_TEXT) >= static_cast<int>(len);
+  }
   ++c.count;
-  if (pthread_equal(pthread_self(), c.service_thread)) {
+  if (service) {
     lws_callback_on_writable(c.wsi);
   } else {
     lws_cancel_service(c.context);  // the one libwebsockets call safe from another thread

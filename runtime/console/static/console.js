@@ -473,6 +473,7 @@ async function call(form, toolName) {
   button.disabled = true;
   outcome.className = "outcome";
   outcome.replaceChildren(el("span", { class: "muted", text: "calling…" }));
+  form.dataset.calling = state.selected;  // progress messages of this call are drawn here
   try {
     const { status, data } = await api("api/call", { device: state.selected, tool: toolName, arguments: args });
     if (data && data.outcome) {
@@ -483,8 +484,30 @@ async function call(form, toolName) {
       showOutcome(outcome, { outcome: "error", error: { type: "HttpError", message } });
     }
   } finally {
+    delete form.dataset.calling;
     button.disabled = false;
   }
+}
+
+// notifications/progress of a call this page made and waits for (docs/console.md): a bar
+// (without a value while the device gives no total), the count and the device's message.
+function showProgress(message) {
+  const form = [...document.querySelectorAll("form.tool")].find(
+    (f) => f.dataset.tool === message.tool && f.dataset.calling === message.id);
+  if (!form) return;
+  const outcome = form.querySelector(".outcome");
+  const progress = Number(message.progress);
+  const total = typeof message.total === "number" && message.total > 0 ? message.total : null;
+  const bar = el("progress", { class: "call-progress" });
+  if (total !== null) { bar.max = total; bar.value = Math.min(progress, total); }
+  const count = total !== null ? `${fmtNumber(progress)} / ${fmtNumber(total)}` : fmtNumber(progress);
+  const text = typeof message.message === "string" && message.message ? ` · ${message.message}` : "";
+  outcome.className = "outcome";
+  outcome.replaceChildren(bar, el("span", { class: "muted progress-text", text: ` ${count}${text}` }));
+}
+
+function fmtNumber(v) {
+  return Number.isInteger(v) ? String(v) : v.toFixed(2);
 }
 
 function showOutcome(box, record) {
@@ -782,6 +805,9 @@ function handle(message) {
     }
     case "resource":
       resourceUpdated(message);
+      break;
+    case "progress":
+      showProgress(message);
       break;
     case "removed":
       state.devices.delete(message.id);

@@ -15,7 +15,8 @@ if os.environ.get("FAKE_IDF_FAIL"):
     raise SystemExit(2)
 build = Path(args[args.index("-B") + 1])
 build.mkdir(parents=True, exist_ok=True)
-action = args[args.index("-B") + 2]
+# the action: the first argument after -B BUILD that is not a -DNAME=VALUE cache entry
+action = next(a for a in args[args.index("-B") + 2 :] if not a.startswith("-D"))
 if action == "set-target":
     (build / "project_description.json").write_text(json.dumps({"target": args[-1]}))
 elif action == "build":
