@@ -28,7 +28,7 @@ if pure_python_requested():
 
 from mcpgen.runtime.auth import Authenticator, Handshake, HmacAuth, TokenAuth  # noqa: E402
 from mcpgen.runtime.core.validate import SchemaValidator  # noqa: E402
-from mcpgen.runtime.core.wire import Image  # noqa: E402
+from mcpgen.runtime.core.wire import Audio, EmbeddedResource, Image  # noqa: E402
 from mcpgen.runtime.errors import (  # noqa: E402
     DeviceDisconnected,
     DeviceTimeout,
@@ -59,11 +59,13 @@ from mcpgen import __version__ as __version__  # noqa: E402
 __all__ = [
     "COMPILED",
     "HOT_MODULES",
+    "Audio",
     "Authenticator",
     "Device",
     "DeviceDisconnected",
     "DeviceHub",
     "DeviceTimeout",
+    "EmbeddedResource",
     "Fanout",
     "FanoutResults",
     "Gateway",

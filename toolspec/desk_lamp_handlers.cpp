@@ -130,6 +130,75 @@ mcpgen::Result lamp_reset(const LampResetArgs& args, mcpgen::Context&) {
 
 }  // namespace tools
 
+// Rich results: the chime (audio) and the snapshot (text, the icon, the status resource).
+namespace {
+
+// An 8x8 PNG: a warm yellow disc on dark grey (the icon resource, and the snapshot's image).
+const uint8_t kIcon[] = {
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00,
+    0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x08, 0x02, 0x00, 0x00, 0x00, 0x4b, 0x6d, 0x29, 0xdc, 0x00, 0x00, 0x00,
+    0x1f, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x90, 0xc3, 0x01, 0x18, 0x20, 0xd4, 0xff, 0x13, 0x1a, 0x70,
+    0x84, 0x90, 0x40, 0x16, 0x85, 0xcb, 0x51, 0x59, 0x02, 0xa7, 0xe5, 0x58, 0x01, 0x00, 0xad, 0xcc, 0x49, 0x21,
+    0xf3, 0xef, 0xab, 0x21, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+};
+
+// The chime: up to three rising square-wave notes, 8 kHz 8-bit mono PCM in a WAV file,
+// synthesized into this static buffer (the core base64-encodes it straight into the reply).
+constexpr uint32_t kRate = 8000;
+constexpr uint32_t kNoteSamples = kRate / 25;  // 40 ms a note
+uint8_t g_chime[44 + 3 * kNoteSamples];
+
+void put_le(uint8_t* p, uint32_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+size_t synthesize_chime(int64_t notes) {
+  static const uint32_t kHalfPeriod[] = {9, 7, 6};  // samples: about 444, 571 and 667 Hz
+  uint32_t samples = static_cast<uint32_t>(notes) * kNoteSamples;
+  uint8_t* h = g_chime;
+  memcpy(h, "RIFF", 4);
+  put_le(h + 4, 36 + samples, 4);
+  memcpy(h + 8, "WAVEfmt ", 8);
+  put_le(h + 16, 16, 4);  // fmt chunk size
+  put_le(h + 20, 1, 2);  // PCM
+  put_le(h + 22, 1, 2);  // mono
+  put_le(h + 24, kRate, 4);
+  put_le(h + 28, kRate, 4);  // bytes per second
+  put_le(h + 32, 1, 2);  // block align
+  put_le(h + 34, 8, 2);  // bits per sample
+  memcpy(h + 36, "data", 4);
+  put_le(h + 40, samples, 4);
+  for (uint32_t i = 0; i < samples; ++i) {
+    uint32_t note = i / kNoteSamples;
+    bool high = (i / kHalfPeriod[note]) % 2 == 0;
+    uint32_t fade = kNoteSamples - i % kNoteSamples;  // each note fades out
+    uint32_t amplitude = 96 * fade / kNoteSamples;
+    h[44 + i] = static_cast<uint8_t>(high ? 128 + amplitude : 128 - amplitude);
+  }
+  return 44 + samples;
+}
+
+}  // namespace
+
+namespace tools {
+
+mcpgen::Result lamp_chime(const LampChimeArgs& args, mcpgen::Context& ctx) {
+  size_t size = synthesize_chime(args.notes);
+  return mcpgen::Result::Audio(ctx, "audio/wav", g_chime, size);
+}
+
+mcpgen::Result light_snapshot(const LightSnapshotArgs&, mcpgen::Context& ctx) {
+  char rgb[3][21];
+  for (int i = 0; i < 3; ++i) mcpgen::format_int64(g_lamp.rgb[i], rgb[i]);
+  // Written first: the status resource below reuses the scratch buffer when it is read.
+  snprintf(ctx.scratch(), ctx.scratch_size(), "The lamp is %s, colour (%s, %s, %s), effect %s.",
+           g_lamp.on ? "on" : "off", rgb[0], rgb[1], rgb[2], g_lamp.effect);
+  ctx.items().text(ctx.scratch()).image("image/png", kIcon, sizeof kIcon).resource("lamp://status");
+  return mcpgen::Result::Items(ctx);
+}
+
+}  // namespace tools
+
 namespace resources {
 
 mcpgen::ReadStatus read_status(mcpgen::ResourceWriter& out, mcpgen::Context& ctx) {
@@ -144,14 +213,6 @@ mcpgen::ReadStatus read_status(mcpgen::ResourceWriter& out, mcpgen::Context& ctx
 }
 
 mcpgen::ReadStatus read_icon(mcpgen::ResourceWriter& out, mcpgen::Context&) {
-  // An 8x8 PNG: a warm yellow disc on dark grey.
-  static const uint8_t kIcon[] = {
-      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00,
-      0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x08, 0x02, 0x00, 0x00, 0x00, 0x4b, 0x6d, 0x29, 0xdc, 0x00, 0x00, 0x00,
-      0x1f, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x90, 0xc3, 0x01, 0x18, 0x20, 0xd4, 0xff, 0x13, 0x1a, 0x70,
-      0x84, 0x90, 0x40, 0x16, 0x85, 0xcb, 0x51, 0x59, 0x02, 0xa7, 0xe5, 0x58, 0x01, 0x00, 0xad, 0xcc, 0x49, 0x21,
-      0xf3, 0xef, 0xab, 0x21, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
-  };
   out.bytes(kIcon, sizeof kIcon);
   return mcpgen::ReadStatus::kOk;
 }

@@ -39,6 +39,12 @@ PLACEHOLDER_PNG_BASE64 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
 
+# An empty WAV file (8 kHz, 8-bit mono, no samples): the placeholder clip of starter handlers.
+PLACEHOLDER_WAV = (
+    b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00"
+    b"\x40\x1f\x00\x00\x01\x00\x08\x00data\x00\x00\x00\x00"
+)
+
 _CPP_PARAM_TYPE = {"boolean": "bool", "integer": "int64_t", "number": "double", "string": "const char*"}
 _PARAM_TYPE_ENUM = {
     "boolean": "mcpgen::ParamType::kBoolean",
@@ -49,6 +55,20 @@ _PARAM_TYPE_ENUM = {
 }
 # mcpgen::ReturnKind (mcp_core.h) names each kind k<Kind>.
 RETURN_KIND_ENUM = {kind: f"mcpgen::ReturnKind::k{kind.capitalize()}" for kind in RETURN_KINDS}
+# An item of a `returns: [...]` list as the core's ReturnKind (a text item is kString).
+ITEM_KIND_ENUM = {
+    "text": "mcpgen::ReturnKind::kString",
+    "image": "mcpgen::ReturnKind::kImage",
+    "audio": "mcpgen::ReturnKind::kAudio",
+    "resource": "mcpgen::ReturnKind::kResource",
+}
+# A starter handler's placeholder item of each kind, with ContentItems (`items`).
+_ITEM_PLACEHOLDER = {
+    "text": 'items.text("");',
+    "image": 'items.image("image/png", kPlaceholderPng);',
+    "audio": 'items.audio("audio/wav", kPlaceholderWav, sizeof kPlaceholderWav);',
+    "resource": "items.resource({uri});",
+}
 
 
 # What the templates need of one tool and its params for the generated ToolDesc / ParamDesc
@@ -78,6 +98,7 @@ class _ToolDescView:
     returns_enum: str
     returns: str
     placeholder: str  # starter handler body
+    items: tuple[str, ...] = ()  # `returns: [...]`: the items' ReturnKind enumerators
 
 
 def _param_initializer(p: Param, struct: str, field: str, enum_array: Optional[str]) -> str:
@@ -203,7 +224,14 @@ def _placeholder_value(lines: list[str], f: Field, indent: str) -> None:
         lines.append(f'{indent}w.string("");')
 
 
-def _placeholder(tool: Tool) -> str:
+def _placeholder_uri(spec: Spec) -> str:
+    """The URI a starter handler embeds: the spec's first fixed resource (or first template)."""
+    fixed = [r.uri for r in spec.resources if r.uri]
+    templates = [r.uri_template for r in spec.resources if r.uri_template]
+    return cpp_string((fixed or templates or [""])[0])
+
+
+def _placeholder(tool: Tool, spec: Spec) -> str:
     kind = tool.returns.kind
     ind = "  "
     if kind == "boolean":
@@ -216,6 +244,16 @@ def _placeholder(tool: Tool) -> str:
         return f'{ind}return mcpgen::Result::Text("");'
     if kind == "image":
         return f'{ind}return mcpgen::Result::Image("image/png", kPlaceholderPng);'
+    if kind == "audio":
+        clip = "kPlaceholderWav, sizeof kPlaceholderWav"
+        return f'{ind}return mcpgen::Result::Audio(ctx, "audio/wav", {clip});'
+    if kind == "resource":
+        return f"{ind}return mcpgen::Result::Resource(ctx, {_placeholder_uri(spec)});"
+    if kind == "content":
+        uri = _placeholder_uri(spec)
+        adds = " ".join(_ITEM_PLACEHOLDER[k].format(uri=uri) for k in tool.returns.items)
+        body = ("mcpgen::ContentItems& items = ctx.items();", adds, "return mcpgen::Result::Items(ctx);")
+        return "\n".join(ind + line for line in body)
     if kind == "object":
         lines = [f"{ind}mcpgen::JsonWriter& w = ctx.object();"]
         _placeholder_value(lines, Field(name="", type="object", properties=tool.returns.properties), ind)
@@ -242,7 +280,8 @@ def _tool_view(index: int, tool: Tool, spec: Spec) -> _ToolDescView:
         builtin=is_builtin(spec, tool),
         returns_enum=RETURN_KIND_ENUM[tool.returns.kind],
         returns=tool.returns.kind,
-        placeholder=_placeholder(tool),
+        placeholder=_placeholder(tool, spec),
+        items=tuple(ITEM_KIND_ENUM[k] for k in tool.returns.items),
     )
 
 
@@ -269,11 +308,18 @@ def _context(spec: Spec) -> dict[str, object]:
         "spec_name": cpp_comment(spec_file_name(spec)),
         "device_comment": cpp_comment(spec.device.name),
         "placeholder_png": cpp_string(PLACEHOLDER_PNG_BASE64),
-        "needs_png": any(t.returns == "image" for t in tools),
+        "needs_png": any(t.returns == "image" or ITEM_KIND_ENUM["image"] in t.items for t in tools),
+        "needs_wav": any(t.returns == "audio" or ITEM_KIND_ENUM["audio"] in t.items for t in tools),
+        "placeholder_wav": ", ".join(f"0x{b:02x}" for b in PLACEHOLDER_WAV),
         "cpp_string": cpp_string,
         "events": event_views(spec),
         "resources": resource_views(spec, _param_initializer),
         "any_subscribe": any(r.subscribe for r in spec.resources),
+        # A tool returns an embedded resource: the table links resource_embed (else null,
+        # so a firmware that embeds none leaves it out).
+        "embeds_resources": any(
+            t.returns.kind == "resource" or "resource" in t.returns.items for t in spec.tools
+        ),
         "jsonrpc_argument_errors": spec.device.errors == "jsonrpc",
         "ota": spec.device.ota,
         "ota_public_key": _c_bytes(spec.ota_signing.public_key) if spec.ota_signing else "",

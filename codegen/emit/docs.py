@@ -51,7 +51,7 @@ def _tool_section(t: Tool) -> list[str]:
         out += [f"**{t.title}**", ""]
     out += [t.description, ""]
     python = "device." + ".".join(t.path) + ("(human={...})" if t.human_params else "()")
-    meta = f"Returns: `{t.returns.kind}`. Handler: `tools::{t.handler}`. Python: `{python}`."
+    meta = f"Returns: `{_returns_text(t)}`. Handler: `tools::{t.handler}`. Python: `{python}`."
     if flags:
         meta += " Flags: " + ", ".join(flags) + "."
     out += [meta, ""]
@@ -124,6 +124,11 @@ def _param_text(p: Param) -> str:
     return f"{asked}. {p.description}".strip() if p.description else asked
 
 
+def _returns_text(t: Tool) -> str:
+    """The return kind as the spec writes it: a list of content items as `[text, image]`."""
+    return "[" + ", ".join(t.returns.items) + "]" if t.returns.kind == "content" else t.returns.kind
+
+
 def tools_markdown(spec: Spec) -> str:
     banner = generated_header(spec, "").strip().replace("\n ", " ")
     lines = [f"<!-- {banner} -->", "", f"# {spec.device.name} {spec.device.version}: MCP tools", ""]
@@ -141,7 +146,8 @@ def tools_markdown(spec: Spec) -> str:
     ]
     for t in spec.tools:
         summary = t.description.split(". ")[0].rstrip(".")
-        lines.append(f"| [`{t.name}`](#{t.name.replace('.', '')}) | {t.returns.kind} | {_cell(summary)} |")
+        returns = _cell(_returns_text(t))
+        lines.append(f"| [`{t.name}`](#{t.name.replace('.', '')}) | {returns} | {_cell(summary)} |")
     lines.append("")
     for t in spec.tools:
         lines += _tool_section(t)

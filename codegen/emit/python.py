@@ -47,6 +47,13 @@ TEMPLATE_DIR = TEMPLATES_ROOT / "python"
 
 # The C-level constant of each return kind (runtime/core/wire.pxd; the bindings declare their own).
 _KIND_CONST = {kind: f"_K_{kind.upper()}" for kind in RETURN_KINDS}
+# The runtime's classes of the rich results (mcpgen.runtime.wire), and of each item of a
+# `returns: [...]` list (its Python value: a tuple of these, in order).
+_MEDIA_TYPES = {"image": "Image", "audio": "Audio", "resource": "EmbeddedResource"}
+_ITEM_TYPES = {"text": "str", **_MEDIA_TYPES}
+# Return kinds whose KIND_* constant the bindings import only when a tool uses them (so
+# the bindings of specs without them stay as they were).
+RICH_KINDS = ("audio", "resource", "content")
 # Attributes of the generated classes that tools must not shadow.
 _CLASS_RESERVED = frozenset({"FINGERPRINT", "SPEC", "DEVICE_NAME", "DEVICE_VERSION", "device", "fanout"})
 _VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
@@ -184,9 +191,27 @@ def _returns(tool: Tool, dicts: list[TypedDictView]) -> str:
         return _SCALAR_TYPES[kind]
     if kind == "none":
         return "None"
-    if kind == "image":
-        return "Image"
+    if kind in _MEDIA_TYPES:
+        return _MEDIA_TYPES[kind]
+    if kind == "content":
+        return "tuple[" + ", ".join(_ITEM_TYPES[k] for k in tool.returns.items) + "]"
     return _typed_dict(camel(tool.handler) + "Result", tool.returns.properties, dicts)
+
+
+def _media_types(spec: Spec) -> list[str]:
+    """The runtime classes the bindings' annotations name besides ``Image`` of an image
+    return (imported on their own, so the bindings of older specs do not change)."""
+    names = {_ITEM_TYPES[k] for t in spec.tools for k in _items_of(t)} - {"str"}
+    if any(t.returns.kind == "image" for t in spec.tools):
+        names.discard("Image")
+    return sorted(names)
+
+
+def _items_of(tool: Tool) -> tuple[str, ...]:
+    """The content kinds a tool's result carries (one for audio / resource)."""
+    if tool.returns.kind in ("audio", "resource"):
+        return (tool.returns.kind,)
+    return tool.returns.items
 
 
 def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
@@ -265,7 +290,8 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
         )
     rdesc = tool.returns.description.strip()
     doc.append("")
-    doc.append(f"Returns: {tool.returns.kind}" + (f" -- {_doc_text(rdesc)}" if rdesc else ""))
+    shown = "[" + ", ".join(tool.returns.items) + "]" if tool.returns.kind == "content" else tool.returns.kind
+    doc.append(f"Returns: {shown}" + (f" -- {_doc_text(rdesc)}" if rdesc else ""))
     return ToolView(
         name=tool.name,
         attr=attr,
@@ -413,6 +439,9 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
         "kinds": {t.name: t.returns.kind for t in spec.tools},
         "exports": exports,
         "uses_image": any(t.returns.kind == "image" for t in spec.tools),
+        # The runtime classes the annotations name beside Image, and the rich KIND_* used.
+        "media_types": _media_types(spec),
+        "rich_kinds": [k for k in RICH_KINDS if any(t.returns.kind == k for t in spec.tools)],
         "uses_literal": any(p.enum for t in spec.tools for p in t.params),
         "uses_progress": any(t.progress for t in spec.tools),
         "uses_human": any(p.human is not None for t in spec.tools for p in t.params),

@@ -281,12 +281,17 @@ def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.
 
 def show_value(value: Any) -> str:
     """A call's arguments or result as every run prints them (host, QEMU, the console):
-    JSON, an image as ``<image MIME, N bytes>``."""
+    JSON, an image as ``<image MIME, N bytes>``, an audio clip as ``<audio MIME, N bytes>``,
+    an embedded resource as ``<resource URI MIME, N bytes>`` (several items: a list)."""
 
     def default(o: Any) -> Any:
         mime = getattr(o, "mime_type", None)
-        if mime is not None:  # runtime.Image
-            return f"<image {mime}, {len(o.data)} bytes>"
+        if mime is not None:  # runtime.Image, Audio, EmbeddedResource
+            uri = getattr(o, "uri", None)
+            if uri is not None:
+                return f"<resource {uri} {mime}, {len(o.data)} bytes>"
+            kind = "audio" if type(o).__name__ == "Audio" else "image"
+            return f"<{kind} {mime}, {len(o.data)} bytes>"
         return repr(o)
 
     return json.dumps(value, ensure_ascii=False, default=default)

@@ -82,6 +82,7 @@ def _tool(data: Any, where: str) -> Tool:
                 _field(p, f"{where}.returns.properties[{i}]")
                 for i, p in enumerate(returns.get("properties") or ())
             ),
+            items=tuple(returns.get("items") or ()),
         ),
         title=data.get("title"),
         user_only=bool(data.get("user_only", False)),

@@ -396,6 +396,11 @@ def _returns(o: Tool, n: Tool, base: str, at: tuple[Step, ...], out: list[Change
         out.append(_b(base + ".returns", f"return kind changed from {o.returns.kind} to {n.returns.kind}",
                       "backends decode the result the old way", here))
         return
+    if o.returns.items != n.returns.items:
+        old_items, new_items = ", ".join(o.returns.items), ", ".join(n.returns.items)
+        out.append(_b(base + ".returns", f"content items changed from [{old_items}] to [{new_items}]",
+                      "backends unpack the result's items by position", here))
+        return
     if o.returns.description != n.returns.description:
         out.append(_c(base + ".returns.description", "result description changed", "documentation only",
                       here + ("description",)))

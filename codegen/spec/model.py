@@ -20,7 +20,11 @@ ERROR_STYLES: tuple[str, ...] = ("mcp", "jsonrpc")
 # "object": a named object shape of the spec's `types:` (Param.ref names it).
 ParamType = Literal["boolean", "integer", "number", "string", "object"]
 # The same kinds as mcpgen.protocol.RETURN_KINDS (a Literal must spell them; a test compares).
-ReturnKind = Literal["boolean", "integer", "number", "string", "object", "image", "none"]
+ReturnKind = Literal[
+    "boolean", "integer", "number", "string", "object", "image", "audio", "resource", "content", "none"
+]
+# One item of a `content` return (mcpgen.protocol.CONTENT_ITEM_KINDS).
+ContentItemKind = Literal["text", "image", "audio", "resource"]
 FieldType = Literal["boolean", "integer", "number", "string", "object", "array"]
 Scalar = Union[bool, int, float, str]
 
@@ -100,6 +104,9 @@ class Returns:
     kind: ReturnKind
     description: str = ""
     properties: tuple[Field, ...] = ()  # when kind == "object"
+    # When kind == "content": the kinds of its items, in order (`returns: [text, image]`).
+    # Left out of the canonical form when empty, so older specs keep their fingerprints.
+    items: tuple[ContentItemKind, ...] = field(default=(), metadata={"omit_empty": True})
 
 
 @dataclass(frozen=True)
@@ -345,13 +352,16 @@ def _plain(obj: Any) -> Any:
         return [_plain(x) for x in obj]
     if hasattr(obj, "__dataclass_fields__"):
         out: dict[str, Any] = {}
-        for name in obj.__dataclass_fields__:
+        for name, f in obj.__dataclass_fields__.items():
             if name in ("pos", "source"):
                 continue
-            if name == "ref" and obj.ref is None:  # a scalar parameter: fingerprints as before
+            value = getattr(obj, name)
+            if name == "ref" and value is None:  # a scalar parameter: fingerprints as before
                 continue
-            if name in HUMAN_FIELDS and getattr(obj, name) is None:
+            if name in HUMAN_FIELDS and value is None:
                 continue
-            out[name] = _plain(getattr(obj, name))
+            if f.metadata.get("omit_empty") and not value:
+                continue
+            out[name] = _plain(value)
         return out
     return obj

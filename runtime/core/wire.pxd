@@ -18,6 +18,7 @@ cdef double _INF
 cdef bint _COMPILED
 
 cdef int _K_RAW, _K_AUTO, _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
+cdef int _K_AUDIO, _K_RESOURCE, _K_CONTENT
 cdef int _F_INVALID, _F_REQUEST, _F_NOTIFICATION, _F_RESULT, _F_ERROR, _F_OTHER
 
 
@@ -25,6 +26,19 @@ cdef class Image:
     cdef readonly str mime_type
     cdef readonly str data_base64
     cdef object _data
+
+
+cdef class Audio:
+    cdef readonly str mime_type
+    cdef readonly str data_base64
+    cdef object _data
+
+
+cdef class EmbeddedResource:
+    cdef readonly str uri
+    cdef readonly str mime_type
+    cdef readonly object text
+    cdef readonly object blob_base64
 
 
 cdef class Frame:
@@ -53,6 +67,13 @@ cdef object _content_text(object content)
 cdef object _tool_error(object content)
 @cython.locals(item=dict)
 cdef Image _image(object content)
+@cython.locals(item=dict)
+cdef Audio _audio(object content)
+@cython.locals(item=dict, r=dict)
+cdef EmbeddedResource _embedded(object content)
+@cython.locals(d=dict)
+cdef object _content_item(object item)
+cdef tuple _content(object content)
 cdef object _auto_text(str text)
 @cython.locals(d=dict)
 cdef object _auto_item(object item)

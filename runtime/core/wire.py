@@ -107,6 +107,9 @@ KIND_NUMBER = 4
 KIND_STRING = 5
 KIND_OBJECT = 6
 KIND_IMAGE = 7
+KIND_AUDIO = 8
+KIND_RESOURCE = 9  # one embedded resource
+KIND_CONTENT = 10  # several content items (`returns: [text, image, ...]`): a tuple
 
 KINDS: dict = {
     "raw": KIND_RAW,
@@ -118,6 +121,9 @@ KINDS: dict = {
     "string": KIND_STRING,
     "object": KIND_OBJECT,
     "image": KIND_IMAGE,
+    "audio": KIND_AUDIO,
+    "resource": KIND_RESOURCE,
+    "content": KIND_CONTENT,
 }
 
 # Frame classes returned by decode_frame / RpcSession.feed.
@@ -140,6 +146,9 @@ _K_NUMBER = KIND_NUMBER
 _K_STRING = KIND_STRING
 _K_OBJECT = KIND_OBJECT
 _K_IMAGE = KIND_IMAGE
+_K_AUDIO = KIND_AUDIO
+_K_RESOURCE = KIND_RESOURCE
+_K_CONTENT = KIND_CONTENT
 _F_INVALID = FRAME_INVALID
 _F_REQUEST = FRAME_REQUEST
 _F_NOTIFICATION = FRAME_NOTIFICATION
@@ -185,6 +194,72 @@ class Image:
 
     def __repr__(self) -> str:
         return f"Image({self.mime_type!r}, {len(self.data_base64)} base64 chars)"
+
+
+class Audio:
+    """An audio clip returned by a tool: MIME type and base64 data (decoded on first use)."""
+
+    def __init__(self, mime_type: str, data_base64: str) -> None:
+        self.mime_type = mime_type
+        self.data_base64 = data_base64
+        self._data: Optional[bytes] = None
+
+    @property
+    def data(self) -> bytes:
+        """The decoded audio bytes (e.g. a WAV file)."""
+        d = self._data
+        if d is None:
+            d = base64.b64decode(self.data_base64)
+            self._data = d
+        return d
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Audio):
+            return NotImplemented
+        return self.mime_type == other.mime_type and self.data_base64 == other.data_base64
+
+    def __hash__(self) -> int:
+        return hash((self.mime_type, self.data_base64))
+
+    def __repr__(self) -> str:
+        return f"Audio({self.mime_type!r}, {len(self.data_base64)} base64 chars)"
+
+
+class EmbeddedResource:
+    """A resource carried in a tool result (MCP ``{"type": "resource"}``): its URI as the
+    device gave it, MIME type, and ``text`` or ``blob_base64`` (the other one is None)."""
+
+    def __init__(
+        self, uri: str, mime_type: str, text: Optional[str] = None, blob_base64: Optional[str] = None
+    ) -> None:
+        self.uri = uri
+        self.mime_type = mime_type
+        self.text = text
+        self.blob_base64 = blob_base64
+
+    @property
+    def data(self) -> bytes:
+        """The content's bytes: the blob decoded, or the text as UTF-8."""
+        if self.blob_base64 is not None:
+            return base64.b64decode(self.blob_base64)
+        return (self.text or "").encode("utf-8")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EmbeddedResource):
+            return NotImplemented
+        return (self.uri, self.mime_type, self.text, self.blob_base64) == (
+            other.uri, other.mime_type, other.text, other.blob_base64
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.uri, self.mime_type, self.text, self.blob_base64))
+
+    def __repr__(self) -> str:
+        if self.text is not None:
+            size = f"{len(self.text)} characters"
+        else:
+            size = f"{len(self.blob_base64 or '')} base64 chars"
+        return f"EmbeddedResource({self.uri!r}, {self.mime_type!r}, {size})"
 
 
 class Frame:
@@ -362,6 +437,66 @@ def _image(content: object) -> Image:
     raise ProtocolError("expected image content in the tool result")
 
 
+def _audio(content: object) -> Audio:
+    if type(content) is list:
+        for x in content:
+            if type(x) is dict:
+                item = x
+                if item.get("type") == "audio":
+                    data = item.get("data")
+                    mime = item.get("mimeType")
+                    if type(data) is str:
+                        return Audio(mime if type(mime) is str else "application/octet-stream", data)
+    raise ProtocolError("expected audio content in the tool result")
+
+
+def _embedded(content: object) -> EmbeddedResource:
+    if type(content) is list:
+        for x in content:
+            if type(x) is dict:
+                item = x
+                res = item.get("resource")
+                if item.get("type") == "resource" and type(res) is dict:
+                    r = res
+                    uri = r.get("uri")
+                    mime = r.get("mimeType")
+                    text = r.get("text")
+                    blob = r.get("blob")
+                    if type(uri) is str and (type(text) is str or type(blob) is str):
+                        return EmbeddedResource(
+                            uri,
+                            mime if type(mime) is str else "application/octet-stream",
+                            text if type(text) is str else None,
+                            blob if type(text) is not str else None,
+                        )
+    raise ProtocolError("expected an embedded resource in the tool result")
+
+
+def _content_item(item: object) -> object:
+    """One item of a several-item result: text as ``str``, image / audio / embedded
+    resource as their classes, any other item (a resource link, ...) as sent."""
+    if type(item) is dict:
+        d = item
+        t = d.get("type")
+        if t == "text":
+            text = d.get("text")
+            if type(text) is str:
+                return text
+        elif t == "image":
+            return _image([d])
+        elif t == "audio":
+            return _audio([d])
+        elif t == "resource":
+            return _embedded([d])
+    return item
+
+
+def _content(content: object) -> tuple:
+    if type(content) is not list:
+        raise ProtocolError("expected a list of content items in the tool result")
+    return tuple([_content_item(x) for x in content])
+
+
 def _auto_text(text: str) -> object:
     """Best-effort value of a text result from a tool of unknown return kind."""
     if text == "true":
@@ -387,6 +522,10 @@ def _auto_item(item: object) -> object:
             return _auto_text(text) if type(text) is str else text
         if t == "image":
             return _image([d])
+        if t == "audio":
+            return _audio([d])
+        if t == "resource":
+            return _embedded([d])
     return item
 
 
@@ -496,6 +635,12 @@ def decode_result(result: object, kind: int) -> object:
         return _decode_text_kind(content, kind)
     if kind == _K_IMAGE:
         return _image(content)
+    if kind == _K_AUDIO:
+        return _audio(content)
+    if kind == _K_RESOURCE:
+        return _embedded(content)
+    if kind == _K_CONTENT:
+        return _content(content)
     # _K_AUTO
     sc = res.get("structuredContent")
     if sc is not None:
@@ -607,6 +752,9 @@ __all__ = [
     "KIND_STRING",
     "KIND_OBJECT",
     "KIND_IMAGE",
+    "KIND_AUDIO",
+    "KIND_RESOURCE",
+    "KIND_CONTENT",
     "KINDS",
     "FRAME_INVALID",
     "FRAME_REQUEST",
@@ -616,6 +764,8 @@ __all__ = [
     "FRAME_OTHER",
     "PROTOCOL_VERSION",
     "Image",
+    "Audio",
+    "EmbeddedResource",
     "Frame",
     "new_frame",
     "classify",

@@ -23,7 +23,13 @@ DEFAULT_PROTOCOL_VERSION = "2024-11-05"
 
 #: What a tool may return (spec ``returns:``), in the order error messages list them.
 #: The device core's ``ReturnKind`` enum and the codec's ``KINDS`` name the same kinds.
-RETURN_KINDS: tuple[str, ...] = ("boolean", "integer", "number", "string", "object", "image", "none")
+#: ``content`` is the list form (``returns: [text, image]``): several content items.
+RETURN_KINDS: tuple[str, ...] = (
+    "boolean", "integer", "number", "string", "object", "image", "audio", "resource", "content", "none"
+)
+#: The kinds of one item of a ``content`` result, in the order error messages list them
+#: (MCP content types: ``text``, ``image``, ``audio``, ``resource`` for an embedded resource).
+CONTENT_ITEM_KINDS: tuple[str, ...] = ("text", "image", "audio", "resource")
 
 #: A spec-declared device event is the JSON-RPC notification ``<prefix><event name>``
 #: whose ``params`` are the event's arguments (the generated C++ writes the whole method).
@@ -35,6 +41,7 @@ EVENT_METHOD_PREFIX = "notifications/events/"
 PROGRESS_META_KEY = "mcpgen/progress"
 
 __all__ = [
+    "CONTENT_ITEM_KINDS",
     "DEFAULT_PROTOCOL_VERSION",
     "EVENT_METHOD_PREFIX",
     "PROGRESS_META_KEY",

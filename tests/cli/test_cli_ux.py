@@ -52,7 +52,7 @@ def test_quiet_and_verbose_before_or_after_the_command(tmp_path: Path) -> None:
     quiet = codegen("check", "-q", spec)
     assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
     normal = codegen("check", spec)
-    assert "desk_lamp.yaml: ok (7 tools, 2 events" in normal.stdout
+    assert "desk_lamp.yaml: ok (9 tools, 2 events" in normal.stdout
     assert "self.light.set_rgb" not in normal.stdout
     for args in (["-v", "check", spec], ["check", spec, "--verbose"]):
         verbose = codegen(*args)
@@ -80,7 +80,7 @@ def test_check_json_for_ci_and_editors(tmp_path: Path) -> None:
     [syntax] = files["broken.yaml"]["diagnostics"]
     assert (syntax["code"], syntax["line"], syntax["column"]) == ("yaml-syntax", 3, 3)
     lamp = files["desk_lamp.yaml"]
-    assert lamp["ok"] is True and lamp["tools"] == 8 and len(lamp["fingerprint"]) == 16
+    assert lamp["ok"] is True and lamp["tools"] == 11 and len(lamp["fingerprint"]) == 16
     [warning] = lamp["diagnostics"]
     assert warning["severity"] == "warning" and warning["code"] == "missing-handler"
     assert warning["line"] == line_of(good, "self.fan.set_speed")

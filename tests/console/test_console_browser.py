@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -129,6 +130,31 @@ async def test_devices_tools_calls_validation_events_in_the_browser(
             await rgb.locator("button").click()
             await expect(rgb.locator(".outcome")).to_have_attribute("data-outcome", "ok")
             await page.screenshot(path=str(shots / "console-events.png"), full_page=True)
+
+            # Rich results: an audio clip gets a player that loads it, and each item of a
+            # result of several is drawn (text, image, the embedded status resource).
+            chime = page.locator('form[data-tool="self.lamp.chime"]')
+            await chime.locator("button").click()
+            player = chime.locator(".outcome audio")
+            await expect(player).to_have_attribute("src", re.compile(r"^data:audio/wav;base64,UklGR"))
+            await expect(chime.locator(".outcome .audio-result")).to_contain_text("audio/wav · 684 bytes")
+            duration = await player.evaluate(
+                "a => a.readyState >= 1 ? a.duration : new Promise((ok, fail) => {"
+                " a.addEventListener('loadedmetadata', () => ok(a.duration));"
+                " a.addEventListener('error', fail); })"
+            )
+            assert abs(duration - 0.08) < 0.01, "Chromium decodes the clip: 640 samples at 8 kHz"
+            snapshot = page.locator('form[data-tool="self.light.snapshot"]')
+            await snapshot.locator("button").click()
+            outcome = snapshot.locator(".outcome")
+            in_words = "The lamp is on, colour (255, 120, 0), effect none."  # the button turned it on
+            await expect(outcome.locator("pre").first).to_have_text(in_words)
+            png = re.compile(r"^data:image/png;base64,iVBOR")
+            await expect(outcome.locator("img")).to_have_attribute("src", png)
+            embedded = outcome.locator('.embedded-resource[data-uri="lamp://status"]')
+            await expect(embedded).to_contain_text("application/json")
+            await expect(embedded.locator("pre")).to_contain_text('"rgb": [')
+            await page.screenshot(path=str(shots / "console-rich-results.png"), full_page=True)
         # The lamp left: its row says so.
         await expect(lamp_row).to_contain_text("disconnected")
 

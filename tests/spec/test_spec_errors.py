@@ -717,7 +717,7 @@ CASES = [
             returns: float
         """,
         5, 14, "tools[0].returns", "expected a return kind (one of boolean, integer, number, string, image, "
-        "none), got string 'float'", "did you mean `number`?",
+        "audio, resource, none), got string 'float'", "did you mean `number`?",
         id="return-kind-alias",
     ),
     pytest.param(

@@ -9,6 +9,7 @@ import yaml
 
 from mcpgen.codegen.spec.model import (
     FIELD_TYPES,
+    ContentItemKind,
     Field,
     Returns,
 )
@@ -25,6 +26,7 @@ from mcpgen.codegen.spec.rules.names import (
 from mcpgen.codegen.spec.rules.tables import (
     ALL_FIELD_KEYS,
     FIELD_KEYS_BY_TYPE,
+    MAX_CONTENT_ITEMS,
     MAX_FIELD_DEPTH,
     RETURNS_KEYS,
     SIMPLE_RETURN_KINDS,
@@ -33,12 +35,18 @@ from mcpgen.codegen.spec.spec_errors import did_you_mean
 from mcpgen.codegen.spec.yaml_source import (
     describe,
 )
+from mcpgen.protocol import CONTENT_ITEM_KINDS
+
+# What people write for an item kind that MCP names otherwise.
+_ITEM_ALIASES = {"string": "text", "str": "text", "blob": "resource", "sound": "audio", "png": "image"}
 
 
 class ReturnRules(CheckerBase):
     # -- return values ---------------------------------------------------------------------
 
     def returns(self, node: yaml.Node, path: str) -> Any:
+        if isinstance(node, yaml.SequenceNode):
+            return self.content_items(node, path)
         if isinstance(node, yaml.ScalarNode):
             value = self.scalar(node, path, "a return kind")
             if value is BAD:
@@ -59,6 +67,16 @@ class ReturnRules(CheckerBase):
                 self.error(
                     node, path, f"expected a return kind (one of {kinds}), got {describe(value)}", hint
                 )
+                return BAD
+            if value in ("content", "text"):
+                kinds = ", ".join(SIMPLE_RETURN_KINDS)
+                hint = (
+                    "several content items are a list of their kinds: `returns: [text, image]`"
+                    if value == "content"
+                    else "a text result is `returns: string` (`text` names an item of a list: [text, image])"
+                )
+                got = describe(value)
+                self.error(node, path, f"expected a return kind (one of {kinds}), got {got}", hint)
                 return BAD
             kind = self.choice(node, path, SIMPLE_RETURN_KINDS, "a return kind")
             return BAD if kind is BAD else Returns(kind=kind)
@@ -95,6 +113,34 @@ class ReturnRules(CheckerBase):
         if not ok:
             return BAD
         return Returns(kind="object", description=description, properties=props)
+
+    def content_items(self, node: yaml.SequenceNode, path: str) -> Any:
+        """``returns: [text, image, ...]``: a result of several MCP content items, in order."""
+        kinds = ", ".join(CONTENT_ITEM_KINDS)
+        if not node.value:
+            self.error(node, path, "expected at least one content kind in the list",
+                       f"write e.g. `returns: [text, image]` (kinds: {kinds})")
+            return BAD
+        if len(node.value) > MAX_CONTENT_ITEMS:
+            count = len(node.value)
+            self.error(node, path, f"expected at most {MAX_CONTENT_ITEMS} content items, got {count}",
+                       "return fewer items, or put several values in one text or resource item")
+            return BAD
+        items: list[ContentItemKind] = []
+        for i, item in enumerate(node.value):
+            ipath = f"{path}[{i}]"
+            value = self.scalar(item, ipath, "a content kind")
+            if value is BAD:
+                return BAD
+            if value not in CONTENT_ITEM_KINDS:
+                alias = _ITEM_ALIASES.get(str(value))
+                hint = f"write `{alias}`" if alias else did_you_mean(str(value), CONTENT_ITEM_KINDS)
+                if not hint:
+                    hint = f"a list item is one MCP content kind: {kinds}"
+                self.error(item, ipath, f"expected a content kind ({kinds}), got {describe(value)}", hint)
+                return BAD
+            items.append(value)
+        return Returns(kind="content", items=tuple(items))
 
     def properties(self, node: yaml.Node, path: str) -> Any:
         m = self.mapping(node, path, what="a mapping of property name to field")

@@ -45,6 +45,7 @@ from mcpgen.codegen.spec.rules.tables import (
     DEVICE_REQUIRED,
     FIELD_KEYS_BY_TYPE,
     FIRMWARE_KEYS,
+    MAX_CONTENT_ITEMS,
     PARAM_KEYS_BY_TYPE,
     PROMPT_KEYS,
     PROMPT_MESSAGE_KEYS,
@@ -62,6 +63,7 @@ from mcpgen.codegen.spec.rules.tables import (
 )
 from mcpgen.codegen.spec.rules.types import TYPE_KEYS, TYPE_NAME_RE
 from mcpgen.llm_names import MAX_LLM_NAME
+from mcpgen.protocol import CONTENT_ITEM_KINDS
 
 Schema = dict[str, Any]
 
@@ -177,9 +179,11 @@ TOOL: dict[str, Schema] = {
     "params": {**_names_to("param"), "type": ["object", "null"],
                "description": "The tool's arguments: name -> parameter. A parameter with a default is "
                "optional."},
-    "returns": {"oneOf": [{"type": "string", "enum": list(SIMPLE_RETURN_KINDS)}, _ref("object_return")],
-                "description": "What the tool returns: a kind, or an object with declared properties. "
-                "Default: none."},
+    "returns": {"oneOf": [{"type": "string", "enum": list(SIMPLE_RETURN_KINDS)}, _ref("object_return"),
+                          {"type": "array", "minItems": 1, "maxItems": MAX_CONTENT_ITEMS,
+                           "items": {"type": "string", "enum": list(CONTENT_ITEM_KINDS)}}],
+                "description": "What the tool returns: a kind, an object with declared properties, or a "
+                "list of MCP content items in order (e.g. [text, image]). Default: none."},
     "handler": {"type": "string", "pattern": IDENTIFIER_RE.pattern, "not": {"enum": sorted(CPP_KEYWORDS)},
                 "description": "C++ handler function name in namespace tools; default derived from the name "
                 "(self.a.set_b -> a_set_b)."},

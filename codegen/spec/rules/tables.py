@@ -13,7 +13,12 @@ from mcpgen.protocol import RETURN_KINDS, SESSION_PROTOCOL_VERSIONS
 # A device speaks the revisions that open with `initialize` (the core has no stateless mode).
 PROTOCOL_VERSIONS: tuple[str, ...] = SESSION_PROTOCOL_VERSIONS
 # `returns: KIND`; an object needs its properties, so it is written as a mapping.
-SIMPLE_RETURN_KINDS: tuple[str, ...] = tuple(k for k in RETURN_KINDS if k != "object")
+# `content` is written as a list of item kinds (`returns: [text, image]`).
+SIMPLE_RETURN_KINDS: tuple[str, ...] = tuple(k for k in RETURN_KINDS if k not in ("object", "content"))
+#: Most items one `returns:` list may declare (the device core's MCPGEN_CONTENT_ITEMS
+#: default is 4; a longer list needs a build that raises it, which the generated
+#: tables check at compile time).
+MAX_CONTENT_ITEMS = 8
 MAX_FIELD_DEPTH = 32  # also stops recursive aliases (`&a {x: *a}`)
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

@@ -91,6 +91,8 @@ class SpecChecker(ToolRules, CrossToolRules):
             self.check_page_size(self.page_size, infos, types)
         events = check_events(self, top["events"][1], infos) if "events" in top else ()
         resources = check_resources(self, top["resources"][1], infos) if "resources" in top else ()
+        if "resources" not in top:
+            self.check_embedded_resources(infos)
         firmware = check_firmware(self, top["firmware"][1]) if "firmware" in top else ()
         prompts = check_prompts(self, top["prompts"][1], infos, resources) if "prompts" in top else ()
         if self.errors or device is None or any(i.model is None for i in infos):
@@ -108,6 +110,20 @@ class SpecChecker(ToolRules, CrossToolRules):
             prompts=prompts,
             types=types,
         )
+
+    def check_embedded_resources(self, infos: list[ToolEntry]) -> None:
+        """A tool that returns an embedded resource needs the spec's `resources:` to embed."""
+        for info in infos:
+            returns = info.model.returns if info.model is not None else None
+            if returns is None or not (returns.kind == "resource" or "resource" in returns.items):
+                continue
+            node: Optional[yaml.Node] = info.node
+            if isinstance(info.node, yaml.MappingNode):
+                found = (v for k, v in info.node.value if getattr(k, "value", None) == "returns")
+                node = next(found, info.node)
+            self.error(node, f"tools[{info.index}].returns",
+                       "an embedded resource is one of the device's resources, and the spec declares none",
+                       "declare it in a top-level `resources:` section (docs: toolspec/README.md, Resources)")
 
     def check_ota_name(self, infos: list[ToolEntry]) -> None:
         """``device.ota`` adds ``self.upgrade_firmware``: a declared tool of that name clashes."""

@@ -42,6 +42,12 @@
 #ifndef MCPGEN_NOTIFY_SIZE
 #define MCPGEN_NOTIFY_SIZE 256
 #endif
+// Most content items one tool result may carry (`returns: [text, image, ...]`; the
+// generated tables check the spec's longest list against it at compile time). Each is
+// 16 bytes of the Context on a 32-bit MCU.
+#ifndef MCPGEN_CONTENT_ITEMS
+#define MCPGEN_CONTENT_ITEMS 4
+#endif
 // Maximum nesting depth of an incoming JSON message (deeper: -32700).
 #ifndef MCPGEN_JSON_MAX_DEPTH
 #define MCPGEN_JSON_MAX_DEPTH 32
@@ -52,7 +58,21 @@ namespace mcpgen {
 enum class ParamType : uint8_t { kBoolean, kInteger, kNumber, kString, kObject };
 
 struct ObjectDesc;
-enum class ReturnKind : uint8_t { kNone, kBoolean, kInteger, kNumber, kString, kObject, kImage };
+// kAudio, kResource and kContent (several items) are the rich content kinds: their items
+// are kept by the Context (ContentItems) and written by content.cpp. As an item kind,
+// kString is a text item.
+enum class ReturnKind : uint8_t {
+  kNone,
+  kBoolean,
+  kInteger,
+  kNumber,
+  kString,
+  kObject,
+  kImage,
+  kAudio,
+  kResource,
+  kContent
+};
 
 // One argument of a tool. The decoded value is stored at `offset` inside the tool's
 // generated args struct: bool for kBoolean, int64_t for kInteger, double for kNumber,
@@ -91,6 +111,7 @@ struct ObjectDesc {
 class Context;
 class Result;
 class Server;
+class ContentItems;
 struct ServerImpl;
 struct ResourceTable;  // mcpgen/resources.h
 
@@ -161,6 +182,7 @@ class JsonWriter {
   friend struct ServerImpl;  // writes replies as raw fragments around escaped strings
   friend class ResourceWriter;  // streams resource text (escaped) and base64 into the reply
   friend struct ResourceImpl;  // resources/* replies, written like ServerImpl's
+  friend struct ContentImpl;  // audio (base64 as it is written) and embedded resources
   void comma();
   void put(const char* s, size_t n);
   void escaped(const char* s, size_t len);  // s JSON-escaped, without the quotes
@@ -175,6 +197,64 @@ struct VisionConfig {
   bool present;
   char url[MCPGEN_VISION_URL_SIZE];
   char token[MCPGEN_VISION_TOKEN_SIZE];
+};
+
+// The content items of one result (`returns: audio`, `returns: resource`, or a list such
+// as `returns: [text, image, resource]`), kept by the Context until the reply is written:
+// the core writes each straight into the reply buffer (audio bytes base64-encoded as they
+// are written, an embedded resource read by its resource handler there and then), so no
+// item is copied and nothing is allocated. Pointers must stay valid until the reply is
+// written (like Result's). Items beyond MCPGEN_CONTENT_ITEMS fail the call (-32603).
+//
+//   mcpgen::ContentItems& items = ctx.items();
+//   items.text(summary).image("image/png", kIconBase64).resource("lamp://status");
+//   return mcpgen::Result::Items(ctx);
+class ContentItems {
+ public:
+  ContentItems(const ContentItems&) = delete;
+  ContentItems& operator=(const ContentItems&) = delete;
+  ContentItems& text(const char* s);  // {"type":"text"}, JSON-escaped
+  ContentItems& image(const char* mime_type, const char* base64_data);  // data already base64
+  ContentItems& image(const char* mime_type, const void* bytes, size_t size);  // raw bytes: encoded here
+  ContentItems& audio(const char* mime_type, const void* bytes, size_t size);  // raw bytes: encoded here
+  ContentItems& resource(const char* uri);  // one of the spec's resources (a template's instance too)
+  uint8_t count() const { return count_; }
+
+ private:
+  friend class Context;
+  friend class Result;
+  friend class Server;
+  friend struct ServerImpl;
+  friend struct ContentImpl;
+  ContentItems() = default;
+  ContentItems& add(ReturnKind kind, const char* a, const void* p, size_t n, bool bytes);
+  struct Item {
+    ReturnKind kind;  // kString (text), kImage, kAudio or kResource
+    bool bytes;  // p holds n raw bytes (base64-encoded when written), else base64 text
+    const char* a;  // the text, the MIME type or the URI
+    const void* p;  // image: base64 text or bytes; audio: the bytes
+    size_t n;  // bytes: their count
+  };
+  Item items_[MCPGEN_CONTENT_ITEMS];
+  uint8_t count_ = 0;
+  bool too_many_ = false;
+  // The spec's list for the tool being called (set by its generated thunk), checked when
+  // the result is written.
+  const ReturnKind* declared_ = nullptr;
+  uint8_t declared_count_ = 0;
+  const SpecDesc* spec_ = nullptr;  // set once by the Server: its resources
+  Context* ctx_ = nullptr;  // the owner, handed to resource handlers
+  // content.cpp's writer and error reply, set by the calls that make a rich result: the
+  // server reaches content.cpp only through them, so a firmware whose handlers return no
+  // rich result does not link it (like resources.cpp through the resource table).
+  void (*write_)(JsonWriter& w, const ToolDesc& tool, const ContentItems& items) = nullptr;
+  size_t (*error_reply_)(Server& s, const void* request) = nullptr;
+  // A failure met while writing (the reply is then replaced by an error in
+  // ServerImpl::done): which, its JSON-RPC code and message length (in the scratch).
+  uint8_t error_ = 0;
+  int error_code_ = 0;
+  size_t error_len_ = 0;
+  const char* error_tool_ = nullptr;
 };
 
 // Sends one complete outgoing message over the port's transport (the port frames it,
@@ -207,6 +287,17 @@ class Context {
   // sends it after the reply (Server::pending_notification). Returns false when one is
   // already queued, params_json is not valid JSON, or it does not fit MCPGEN_NOTIFY_SIZE.
   bool notify(const char* method, const char* params_json);
+  // Starts an empty list of content items for Result::Items (see ContentItems).
+  ContentItems& items();
+  // Called by generated code (the invoke thunk of a tool with a list of content kinds):
+  // the kinds the spec declares, in order; the items a handler returns must match them.
+  // The list starts empty (a handler that adds none returns none).
+  void declare_items(const ReturnKind* kinds, uint8_t count) {
+    items_.declared_ = kinds;
+    items_.declared_count_ = count;
+    items_.count_ = 0;
+    items_.too_many_ = false;
+  }
   // MCP progress of the tools/call being served: sends notifications/progress
   // {"progressToken":<the caller's token, as it came>,"progress":..,"total":..,"message":..}
   // at once (before the reply) over the link the request came on. Only when the caller
@@ -224,6 +315,7 @@ class Context {
  private:
   friend class Server;
   friend struct ServerImpl;
+  friend class Result;
   Context();
   char scratch_[MCPGEN_SCRATCH_SIZE];
   JsonWriter writer_;
@@ -232,6 +324,7 @@ class Context {
   char notify_[MCPGEN_NOTIFY_SIZE];  // "method\0params\0"
   bool notify_pending_;
   bool notify_has_params_;
+  ContentItems items_;
   // Progress (mcpgen/progress.cpp): the request being served while its handler runs
   // (ServerImpl::Request and json::Params, nullptr otherwise), and where it is sent.
   bool progress_sent_;
@@ -255,6 +348,13 @@ class Result {
   static Result Text(const char* s);
   static Result Object();  // the object written with Context::object()
   static Result Image(const char* mime_type, const char* base64_data);
+  // `returns: audio`: the clip's raw bytes (e.g. a WAV file), base64-encoded by the core
+  // straight into the reply; they must stay valid until the reply is written.
+  static Result Audio(Context& ctx, const char* mime_type, const void* bytes, size_t size);
+  // `returns: resource`: the spec's resource at `uri`, read by its handler into the reply.
+  static Result Resource(Context& ctx, const char* uri);
+  // `returns: [kinds...]`: the items added to ctx.items(), in the spec's order.
+  static Result Items(Context& ctx);
   static Result Error(const char* message);  // tool failure: result with isError: true
 
   ReturnKind kind() const { return kind_; }
@@ -276,6 +376,7 @@ class Result {
     double d;
     bool b;
     const char* s;
+    const ContentItems* c;  // kAudio, kResource, kContent
   } v_ = {};
 };
 

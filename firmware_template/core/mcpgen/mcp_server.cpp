@@ -31,7 +31,10 @@ const char* return_kind_name(ReturnKind k) {
     case ReturnKind::kNumber: return "number";
     case ReturnKind::kString: return "string";
     case ReturnKind::kObject: return "object";
-    default: return "image";
+    case ReturnKind::kImage: return "image";
+    case ReturnKind::kAudio: return "audio";
+    case ReturnKind::kResource: return "resource";
+    default: return "a list of content items";
   }
 }
 
@@ -108,6 +111,7 @@ Context::Context()
       link_cap_(0) {
   scratch_[0] = '\0';
   notify_[0] = '\0';
+  items_.ctx_ = this;
 }
 
 JsonWriter& Context::object() {
@@ -393,6 +397,9 @@ void ServerImpl::write_content(JsonWriter& w, const ToolDesc& tool, const Result
       str(w, r.mime_ != nullptr ? r.mime_ : "application/octet-stream");
       lit(w, "}");
       break;
+    case ReturnKind::kAudio:
+    case ReturnKind::kResource:
+    case ReturnKind::kContent: r.v_.c->write_(w, tool, *r.v_.c); break;
   }
 }
 
@@ -596,6 +603,7 @@ size_t ServerImpl::oversized(Server& s, const char* prefix, size_t n, char* out,
 
 Server::Server(const SpecDesc& spec) : spec_(spec) {
   ctx_.vision_ = &vision_;
+  ctx_.items_.spec_ = &spec;
   ctx_.server_ = this;
   reset_connection();  // the per-connection state starts empty
 }

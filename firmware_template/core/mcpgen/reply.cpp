@@ -116,6 +116,7 @@ size_t ServerImpl::error(Server& s, const Request& rq, int code, const char* msg
 
 size_t ServerImpl::done(Server& s, const Request& rq, JsonWriter& w) {
   if (!w.overflowed()) return w.size();
+  if (s.ctx_.items_.error_ != 0) return s.ctx_.items_.error_reply_(s, &rq);  // content.cpp ended the writer
   Msg m = head(s, kInternalError);
   m.add("response buffer too small for the reply (")
       .add_int(static_cast<int64_t>(rq.cap))

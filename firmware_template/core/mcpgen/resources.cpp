@@ -358,7 +358,10 @@ struct ResourceImpl {
   }
 
   // Decodes one variable into the args struct, checked like a tool argument.
-  static bool decode(const ParamDesc& d, Span& s, void* args, Text& m) {
+  // Inlined into both users of content() (resources/read and resource_embed), as it was
+  // into read alone: the read path keeps its instructions; a firmware that embeds no
+  // resource drops resource_embed's copy (--gc-sections).
+  __attribute__((always_inline)) static inline bool decode(const ParamDesc& d, Span& s, void* args, Text& m) {
     char* base = static_cast<char*>(args) + d.offset;
     if (!percent_decode(s)) {
       bad(m, d).add("has a bad percent-encoding");
@@ -463,6 +466,16 @@ struct ResourceImpl {
     }
     str(w, r->mime_type, strlen(r->mime_type));
     w.raw_fragment(r->binary ? ",\"blob\":\"" : ",\"text\":\"", 9);
+    if (int code = content(t, *r, vars, var_count, w, ctx, m)) return code;
+    piece(w, "\"}]}");
+    return 0;  // an overflowed writer is reported by the server (buffer too small)
+  }
+
+  // The content of resource r (after its opening quote): the template's variables decoded,
+  // the handler called, its status checked. resources/read and embedded resources share it.
+  __attribute__((always_inline)) static inline int content(const ResourceTable& t, const ResourceDesc& rd, Span* vars,
+                                                           uint8_t var_count, JsonWriter& w, Context& ctx, Text& m) {
+    const ResourceDesc* r = &rd;
     // Now the variables (in place: the URI was written above).
     for (uint8_t k = 0; k < var_count; ++k) {
       const char* name = vars[k].name;
@@ -502,8 +515,7 @@ struct ResourceImpl {
           .add(" bytes)");
       return kInternalError;
     }
-    piece(w, "\"}]}");
-    return 0;  // an overflowed writer is reported by the server (buffer too small)
+    return 0;
   }
 };
 
@@ -579,6 +591,38 @@ EventStatus resource_updated(const char* uri) {
   size_t index = static_cast<size_t>(r - t->resources);
   if (index >= 32 || (g_subscribed & (uint32_t{1} << index)) == 0) return EventStatus::kNoPeer;
   return emit_event("notifications/resources/updated", &write_uri_params, uri);
+}
+
+int resource_embed(const SpecDesc& spec, const char* uri, JsonWriter& w, Context& ctx, char* msg, size_t msg_cap,
+                   size_t* msg_len) {
+  Text m(msg, msg_cap);
+  const ResourceTable& t = *spec.resources;
+  // A copy to match in: the matcher percent-decodes the variables in place.
+  char copy[256];
+  size_t n = uri != nullptr ? strlen(uri) : 0;
+  Span vars[kMaxVariables];
+  uint8_t count = 0;
+  const ResourceDesc* r = nullptr;
+  if (uri != nullptr && n < sizeof copy) {
+    memcpy(copy, uri, n + 1);
+    r = ResourceImpl::find(t, copy, n, vars, &count);
+  }
+  if (r == nullptr) {
+    m.add("Internal error: the embedded resource ").quote(uri != nullptr ? uri : "", n);
+    m.add(n < sizeof copy ? " is no resource of the spec" : " is longer than 255 bytes");
+    *msg_len = m.n;
+    return kInternalError;
+  }
+  static const char kHead[] = "{\"type\":\"resource\",\"resource\":{\"uri\":";
+  w.raw_fragment(kHead, sizeof kHead - 1);
+  ResourceImpl::str(w, uri, n);
+  w.raw_fragment(",\"mimeType\":", 12);
+  ResourceImpl::str(w, r->mime_type, strlen(r->mime_type));
+  w.raw_fragment(r->binary ? ",\"blob\":\"" : ",\"text\":\"", 9);
+  int code = ResourceImpl::content(t, *r, vars, count, w, ctx, m);
+  if (code == 0) w.raw_fragment("\"}}", 3);
+  *msg_len = m.n;
+  return code;
 }
 
 int resource_request(const SpecDesc& spec, const json::Value& method, const json::Params& params, JsonWriter& w,

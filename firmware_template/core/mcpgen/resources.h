@@ -83,6 +83,11 @@ struct Params;
 typedef int (*ResourceRequestFn)(const SpecDesc& spec, const json::Value& method, const json::Params& params,
                                  JsonWriter& w, Context& ctx, char* msg, size_t msg_cap, size_t* msg_len);
 
+// resource_embed's type: a tool result that carries one of the resources (`returns:
+// resource`, or a resource item of a list) reaches it through the table like the rest.
+typedef int (*ResourceEmbedFn)(const SpecDesc& spec, const char* uri, JsonWriter& w, Context& ctx, char* msg,
+                               size_t msg_cap, size_t* msg_len);
+
 struct ResourceTable {
   const ResourceDesc* resources;  // in the spec's order
   uint16_t count;
@@ -91,6 +96,7 @@ struct ResourceTable {
   void* args_storage;  // aligned, at least as large as the largest args struct
   ResourceRequestFn request;  // &resource_request
   void (*reset)();  // &resource_subscriptions_reset
+  ResourceEmbedFn embed;  // &resource_embed
 };
 
 // Tells a subscribed client that the resource at `uri` changed: sends
@@ -107,5 +113,10 @@ EventStatus resource_updated(const char* uri);
 void resource_subscriptions_reset();  // per connection (Server::reset_connection)
 int resource_request(const SpecDesc& spec, const json::Value& method, const json::Params& params, JsonWriter& w,
                      Context& ctx, char* msg, size_t msg_cap, size_t* msg_len);
+// Writes the MCP content item {"type":"resource","resource":{"uri","mimeType","text"|"blob"}}
+// of the resource at `uri` (its handler called like for resources/read); on failure returns
+// the JSON-RPC error code and leaves its message in msg[0, *msg_len).
+int resource_embed(const SpecDesc& spec, const char* uri, JsonWriter& w, Context& ctx, char* msg, size_t msg_cap,
+                   size_t* msg_len);
 
 }  // namespace mcpgen

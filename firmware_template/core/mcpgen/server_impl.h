@@ -167,6 +167,15 @@ struct ServerImpl {
   static inline size_t result_object(Server& s, const Request& rq, const ToolDesc& tool, size_t* n);
   static void write_content(JsonWriter& w, const ToolDesc& tool, const Result& r, const char* obj, size_t obj_len);
   static size_t tool_error_result(Server& s, const Request& rq, const char* msg, size_t n);
+
+  // ---------------------------------------------------------------- content.cpp
+  // The items of an audio, embedded resource or multi-item result (ContentItems), each
+  // straight into the reply. A failure (items that differ from the spec's list, a resource
+  // that cannot be read) is noted in the items and ends the writer (overflowed), so the
+  // reply's one overflow check, done(), turns it into items_error(): the tools/call path
+  // of every other result gains no test.
+  static void write_items(JsonWriter& w, const ToolDesc& tool, const ContentItems& items);
+  static size_t items_error(Server& s, const void* request);  // request: the Request
   static inline size_t resources(Server& s, Request& rq, const json::Value& method, const json::Params& p);
 
   // ---------------------------------------------------------------- progress.cpp

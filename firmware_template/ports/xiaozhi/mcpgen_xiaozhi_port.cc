@@ -136,6 +136,12 @@ Outcome convert(const char* tool, ReturnKind returns, const char* reply) {
     return Outcome::Error(text != nullptr ? text : "tool failed");
   }
   if (returns == ReturnKind::kNone) return Outcome::Text(std::string());
+  if (returns == ReturnKind::kAudio || returns == ReturnKind::kResource || returns == ReturnKind::kContent) {
+    // The stock ReturnValue holds one boolean, integer, string, object or image.
+    return Outcome::Error(std::string(tool) +
+                          " returns audio, an embedded resource or several content items, which the stock "
+                          "McpServer cannot send; build the device with the mcpgen core (--target esp32)");
+  }
   if (returns == ReturnKind::kImage) {
     if (first == nullptr)
       return Outcome::Error(std::string("internal error: core reply for ") + tool + " has no image");
@@ -161,7 +167,10 @@ Outcome convert(const char* tool, ReturnKind returns, const char* reply) {
     case ReturnKind::kNumber:
     case ReturnKind::kString:
     case ReturnKind::kNone:
-    case ReturnKind::kImage: break;
+    case ReturnKind::kImage:
+    case ReturnKind::kAudio:
+    case ReturnKind::kResource:
+    case ReturnKind::kContent: break;
   }
   return Outcome::Text(text);
 }

@@ -604,6 +604,17 @@ function resultNodes(result) {
       nodes.push(el("pre", { class: "result", text }));
     } else if (item && item.type === "image" && /^image\/[a-z0-9.+-]+$/i.test(item.mimeType || "")) {
       nodes.push(el("img", { src: `data:${item.mimeType};base64,${item.data}`, alt: "image result" }));
+    } else if (item && item.type === "audio" && /^audio\/[a-z0-9.+-]+$/i.test(item.mimeType || "") &&
+               typeof item.data === "string") {
+      // A player for the clip (the data stays a data: URL: nothing to revoke).
+      nodes.push(el("div", { class: "audio-result" },
+        el("div", { class: "muted small", text: `${item.mimeType} · ${Math.floor(item.data.length * 3 / 4)} bytes` }),
+        el("audio", { controls: true, preload: "metadata", src: `data:${item.mimeType};base64,${item.data}` })));
+    } else if (item && item.type === "resource" && item.resource && typeof item.resource === "object") {
+      // An embedded resource: shown like the resource viewer shows a read.
+      nodes.push(el("div", { class: "embedded-resource", "data-uri": String(item.resource.uri || "") },
+        el("div", { class: "small mono", text: `resource ${item.resource.uri || ""}` }),
+        ...contentNodes(item.resource, true)));
     } else {
       nodes.push(el("pre", { class: "result", text: JSON.stringify(item, null, 2) }));
     }
@@ -730,7 +741,7 @@ function renderRead(view, status, data, reading) {
   view.replaceChildren(head, ...data.contents.map(contentNodes).flat());
 }
 
-function contentNodes(c) {
+function contentNodes(c, embedded = false) {
   const mime = c.mimeType || "";
   if (typeof c.text === "string") {
     let text = c.text;
@@ -743,11 +754,15 @@ function contentNodes(c) {
   try { bytes = Uint8Array.from(atob(c.blob), (ch) => ch.charCodeAt(0)); } catch (e) {
     return [el("div", { class: "outcome error", text: "✗ the blob is not base64" })];
   }
-  downloadUrl = URL.createObjectURL(new Blob([bytes], { type: mime || "application/octet-stream" }));
+  // The viewer's link is an object URL (revoked when replaced); one in a tool result a
+  // data: URL, so results in the history never hold object URLs.
+  const type = mime || "application/octet-stream";
+  const href = embedded ? `data:${type};base64,${c.blob}` : URL.createObjectURL(new Blob([bytes], { type }));
+  if (!embedded) downloadUrl = href;
   const name = (c.uri || "resource").split(/[/:]/).filter(Boolean).pop() || "resource";
   const nodes = [el("div", { class: "blob" },
     el("span", { class: "size", text: `${mime || "binary"} · ${bytes.length} bytes` }), " ",
-    el("a", { href: downloadUrl, download: name, class: "download", text: "download" }))];
+    el("a", { href, download: name, class: "download", text: "download" }))];
   if (/^image\/[a-z0-9.+-]+$/i.test(mime)) {
     nodes.push(el("img", { class: "preview", src: `data:${mime};base64,${c.blob}`, alt: `${name} (preview)` }));
   }
