@@ -88,6 +88,9 @@ async def test_sdk_client_progress_callback_through_the_bridge(built_lamp: Built
         seen.append((progress, total, message))
 
     async with Client(bridge_params(built_lamp), mode="legacy", read_timeout_seconds=30) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert (tools["self__light__fade"].meta or {}).get("mcpgen/progress") is True
+        assert "mcpgen/progress" not in (tools["self__light__set_rgb"].meta or {})
         result = await client.call_tool(
             "self__light__fade", {"r": 1, "g": 2, "b": 3, "seconds": 0}, progress_callback=on_progress
         )
