@@ -52,7 +52,7 @@ def test_quiet_and_verbose_before_or_after_the_command(tmp_path: Path) -> None:
     quiet = codegen("check", "-q", spec)
     assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
     normal = codegen("check", spec)
-    assert "desk_lamp.yaml: ok (9 tools, 2 events" in normal.stdout
+    assert "desk_lamp.yaml: ok (10 tools, 2 events" in normal.stdout
     assert "self.light.set_rgb" not in normal.stdout
     for args in (["-v", "check", spec], ["check", spec, "--verbose"]):
         verbose = codegen(*args)

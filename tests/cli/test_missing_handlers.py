@@ -126,6 +126,10 @@ def _without_timer_tool(tmp_path: Path) -> Path:
     spec = copy_spec(tmp_path)
     text = spec.read_text(encoding="utf-8")
     assert TIMER_TOOL in text
+    # the lamp's prompt names the timer tool (a located spec error of its own): it goes too
+    prompts = re.search(r"^prompts:\n.*?(?=^tools:)", text, re.S | re.M)
+    assert prompts is not None
+    text = text.replace(prompts.group(0), "")
     spec.write_text(text.replace(TIMER_TOOL, ""), encoding="utf-8")
     return spec
 

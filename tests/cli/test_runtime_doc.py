@@ -48,11 +48,11 @@ def test_the_documented_backend_runs(workdir: Path, loop: str) -> None:
     proc = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout.splitlines()
-    assert out[0] == "connected: desk-lamp 9 tools"
+    assert out[0] == "connected: desk-lamp 10 tools"
     assert "event: notifications/state_changed {'on': True}" in out
     assert "event: notifications/events/power_changed {'on': True, 'source': 'assistant'}" in out
     assert "power: True" in out
     assert "state: {'on': True, 'rgb': [255, 255, 255], 'timer_minutes': 0}" in out
     assert out[-1] == "not sent: r: must be <= 255, got 300"
     # What the logging section says the gateway logs at INFO:
-    assert "mcpgen.runtime.links.websocket.gateway: device lamp-1 ready (desk-lamp, 9 tools" in proc.stderr
+    assert "mcpgen.runtime.links.websocket.gateway: device lamp-1 ready (desk-lamp, 10 tools" in proc.stderr

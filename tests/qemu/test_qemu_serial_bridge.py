@@ -130,5 +130,5 @@ def test_codegen_run_interactive_on_a_serial_board(
     assert "connected to desk-lamp" in text
     assert "self.light.set_rgb" in text
     assert "not set" not in text  # no Wi-Fi / backend settings are asked for: the cable is the link
-    assert "7 tools:" in text and "  self.light.set_rgb(" in text
+    assert "10 tools:" in text and "  self.light.set_rgb(" in text
     assert out.count("-> true") == 1 and '"rgb": [4, 5, 6]' in out[-1]
