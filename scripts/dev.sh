@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(g++ gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc clang
   valgrind binutils libcjson-dev libmbedtls-dev mosquitto libmosquitto-dev libwebsockets-dev cmake
-  chromium nodejs npm)  # chromium: the console's browser tests; npm: the MCP conformance suite
+  chromium)  # chromium: the console's browser tests
 PY=${PYTHON:-python3}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -21,6 +21,9 @@ missing_apt() {
   for pkg in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
+  # npx runs the MCP conformance suite. Node.js from NodeSource brings its own npm (and
+  # conflicts with Debian's npm package), so the command decides, not the package name.
+  command -v npx >/dev/null || missing+=(nodejs npm)
   echo "${missing[@]:-}"
 }
 
