@@ -3,10 +3,11 @@
 For each device count, one process per row is started: the gateway
 (``benchmarks.gw_worker``) once per runtime build (the pure one with
 ``MCPGEN_PURE_PYTHON=1``), and three bare-transport references (``benchmarks.gw_echo``:
-picows on uvloop with picows' default transport, the same on uvloop's own TCP stream
-that the gateway uses, websockets on asyncio). Each gets its own emulator process
-(``benchmarks.gw_emulator``, picows clients) that connects that many devices over
-loopback. Then rounds alternate between the rows in random order: in each round one
+picows on uvloop with picows' default transport, aiofastnet, which the gateway runs on;
+the same on uvloop's own TCP stream; websockets on asyncio), and the compiled gateway
+on uvloop's stream (``Gateway(socket_transport="loop")``, what it ran on before). Each
+gets its own emulator process (``benchmarks.gw_emulator``, picows clients) that connects
+that many devices over loopback. Then rounds alternate between the rows in random order: in each round one
 process at a time drives ``tools/call`` round trips (the generated bindings' call of
 desk-lamp's ``self.light.set_rgb``, one call in flight per device) for a fixed time while
 the others idle; the row "compiled + gc.freeze()" is the compiled gateway's own process
@@ -31,9 +32,12 @@ Log = Callable[[str], None]
 MODES = ("compiled", "pure Python")
 #: Reference rows measured in the same interleaved run. "compiled + gc.freeze()" is the
 #: compiled gateway process itself, with the round run after gc.freeze().
-#: "picows echo (uvloop stream)" is the picows echo on the transport the gateway runs on.
+#: "picows echo" runs on aiofastnet (picows' default), as the gateway does; "picows echo
+#: (uvloop stream)" on uvloop's own TCP stream, as STREAM_GATEWAY (the compiled gateway
+#: with ``socket_transport="loop"``, its transport before issue 43) does.
 STREAM_ECHO = "picows echo (uvloop stream)"
-EXTRA = ("compiled + gc.freeze()", "picows echo", STREAM_ECHO, "websockets echo")
+STREAM_GATEWAY = "compiled (uvloop stream)"
+EXTRA = ("compiled + gc.freeze()", STREAM_GATEWAY, "picows echo", STREAM_ECHO, "websockets echo")
 ALL = MODES + EXTRA
 
 
@@ -58,6 +62,9 @@ def _process(mode: str, bindings_dir: Optional[str]) -> Child:
     if mode == "websockets echo":
         return Child(["-m", "benchmarks.gw_echo", "--transport", "websockets"], name=mode)
     extra = ["--bindings", bindings_dir] if bindings_dir else []
+    if mode == STREAM_GATEWAY:
+        extra += ["--socket-transport", "loop"]
+        return Child(["-m", "benchmarks.gw_worker", *extra], name=f"gateway ({mode})")
     return Child(["-m", "benchmarks.gw_worker", *extra], pure=(mode != "compiled"), name=f"gateway ({mode})")
 
 
@@ -178,6 +185,11 @@ def run_count(
         cpu = "cpu_us_per_call"
         out["cpu_per_call_compiled_vs_picows_stream_echo"] = paired("compiled", STREAM_ECHO, cpu)
         out["cpu_per_call_stream_echo_vs_picows_echo"] = paired(STREAM_ECHO, "picows echo", cpu)
+        # Before (the gateway on uvloop's stream) in the same rounds: against both echoes,
+        # and the gateway on aiofastnet against it.
+        out["cpu_per_call_stream_gateway_vs_picows_stream_echo"] = paired(STREAM_GATEWAY, STREAM_ECHO, cpu)
+        out["cpu_per_call_stream_gateway_vs_picows_echo"] = paired(STREAM_GATEWAY, "picows echo", cpu)
+        out["cpu_per_call_compiled_vs_stream_gateway"] = paired("compiled", STREAM_GATEWAY, cpu)
         out["cpu_per_call_freeze_vs_compiled"] = paired(
             "compiled + gc.freeze()", "compiled", "cpu_us_per_call"
         )
@@ -194,6 +206,9 @@ def run_count(
                     "cpu_per_call_compiled_vs_picows_echo",
                     "cpu_per_call_compiled_vs_picows_stream_echo",
                     "cpu_per_call_stream_echo_vs_picows_echo",
+                    "cpu_per_call_stream_gateway_vs_picows_stream_echo",
+                    "cpu_per_call_stream_gateway_vs_picows_echo",
+                    "cpu_per_call_compiled_vs_stream_gateway",
                     "cpu_per_call_freeze_vs_compiled",
                 )
                 if out.get(k) is not None

@@ -128,7 +128,7 @@ async def drive(
     }
 
 
-async def main_async(bindings_dir: Optional[str]) -> int:
+async def main_async(bindings_dir: Optional[str], socket_transport: str = "aiofastnet") -> int:
     from mcpgen import runtime
     from mcpgen.runtime import Gateway
 
@@ -140,7 +140,15 @@ async def main_async(bindings_dir: Optional[str]) -> int:
         bindings = importlib.import_module("desk_lamp_tools")
 
     loop = asyncio.get_running_loop()
-    gw = Gateway("127.0.0.1", 0, policy="off", call_timeout=30.0, hello_timeout=60.0, max_frame=1 << 20)
+    gw = Gateway(
+        "127.0.0.1",
+        0,
+        policy="off",
+        call_timeout=30.0,
+        hello_timeout=60.0,
+        max_frame=1 << 20,
+        socket_transport=socket_transport,
+    )
     await gw.start()
     gc.collect()
     _emit(
@@ -151,6 +159,7 @@ async def main_async(bindings_dir: Optional[str]) -> int:
             "nofile": list(raise_nofile_limit()),
             "bindings": None if bindings is None else {"compiled": bool(bindings.COMPILED)},
             "loop": type(loop).__module__,
+            "socket_transport": socket_transport,
         }
     )
     try:
@@ -194,11 +203,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="gateway process of the gateway benchmark")
     ap.add_argument("--bindings", default=None, help="directory holding the built desk_lamp_tools package")
     ap.add_argument("--asyncio", action="store_true", help="plain asyncio loop instead of uvloop")
+    ap.add_argument(
+        "--socket-transport",
+        choices=("aiofastnet", "loop"),
+        default="aiofastnet",
+        help="the gateway's socket transport (Gateway(socket_transport=...); 'loop': the event loop's own)",
+    )
     args = ap.parse_args(argv)
     raise_nofile_limit()
     from mcpgen.runtime.core.loop import run
 
-    return run(main_async(args.bindings), use_uvloop=not args.asyncio)
+    return run(main_async(args.bindings, args.socket_transport), use_uvloop=not args.asyncio)
 
 
 if __name__ == "__main__":

@@ -253,6 +253,9 @@ def _gateway(g: dict[str, Any]) -> list[str]:
                 f("cpu_per_call_compiled_vs_picows_echo"),
                 f("cpu_per_call_compiled_vs_picows_stream_echo"),
                 f("cpu_per_call_stream_echo_vs_picows_echo"),
+                f("cpu_per_call_stream_gateway_vs_picows_stream_echo"),
+                f("cpu_per_call_stream_gateway_vs_picows_echo"),
+                f("cpu_per_call_compiled_vs_stream_gateway"),
                 f("cpu_per_call_ratio_pure_vs_compiled"),
                 f("cpu_above_picows_echo_pure_vs_compiled"),
                 f("cpu_per_call_freeze_vs_compiled"),
@@ -260,13 +263,15 @@ def _gateway(g: dict[str, Any]) -> list[str]:
         )
     out += [
         "",
-        "Gateway CPU per call, ratios (median of paired rounds of this run; targets from issue 32: "
-        "≤ 1.15× the picows echo at 100 and 1,000 devices, pure ≥ 2× compiled above it). "
-        "The *picows echo* runs on picows' default transport (aiofastnet: `recv()`, its own read "
-        "loop); the *stream echo* is the same echo on uvloop's TCP stream, the transport the gateway "
-        "runs on (libuv's `read()`, a buffer asked of the protocol before every read), kept for its "
-        "per-turn read bound. *Above the picows echo*: (build − picows echo) per round, i.e. the "
-        "runtime's own work per call without the transport, loop, future and driver that both builds share:",
+        "Gateway CPU per call, ratios (median of paired rounds of this run; targets from issues 32 "
+        "and 43: ≤ 1.15× the echo on the gateway's own transport at 100 and 1,000 devices, pure ≥ 2× "
+        "compiled above it). *compiled* runs on aiofastnet, picows' default transport (`recv()`, "
+        "its own read loop, paced to the gateway's 16 KiB per-turn read bound), as the *picows echo* "
+        "does, the fastest echo; the *stream echo* is the same echo on uvloop's TCP stream (libuv's "
+        "`read()`), as the *stream gateway* (`Gateway(socket_transport=\"loop\")`, the compiled "
+        "gateway's transport before issue 43) is. *Above the picows echo*: (build − picows echo) "
+        "per round, i.e. the runtime's own work per call without the transport, loop, future and "
+        "driver that both builds share:",
         "",
     ]
     out += _table(
@@ -276,6 +281,9 @@ def _gateway(g: dict[str, Any]) -> list[str]:
             "compiled / picows echo",
             "compiled / stream echo",
             "stream echo / picows echo",
+            "stream gateway / stream echo",
+            "stream gateway / picows echo",
+            "compiled / stream gateway",
             "pure / compiled",
             "pure / compiled above the picows echo",
             "gc.freeze() / without",

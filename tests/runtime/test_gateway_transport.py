@@ -14,6 +14,7 @@ import struct
 import time
 from typing import Any, Optional
 
+import aiofastnet
 import pytest
 from runtime_fakes import FakeWsDevice
 
@@ -203,27 +204,40 @@ async def test_no_task_per_connection_once_sessions_run(fake_devices: list[FakeW
 
 
 def test_gateway_runs_on_uvloop_and_plain_asyncio() -> None:
-    async def main() -> tuple[str, Optional[int]]:
-        async with Gateway(port=0) as gw:
+    """On either loop, a device's connection is aiofastnet's transport (picows' default,
+    the transport of the benchmark's fastest echo) unless the loop's own is asked for."""
+
+    async def main(socket_transport: str) -> tuple[str, Optional[int], Any]:
+        async with Gateway(port=0, socket_transport=socket_transport) as gw:
             fake = FakeWsDevice(url_of(gw), "loopy", token=None)
             await fake.start()
             try:
                 device = await gw.wait_for_device(timeout=5)
-                return type(asyncio.get_running_loop()).__module__, await device.call(
-                    "self.counter.add", {"amount": 5}
+                link = next(iter(gw._links))
+                return (
+                    type(asyncio.get_running_loop()).__module__,
+                    await device.call("self.counter.add", {"amount": 5}),
+                    link.transport.underlying_transport,
                 )
             finally:
                 await fake.close()
 
     loops = [False, True] if uvloop_available() else [False]
     for use_uvloop in loops:
-        loop = new_event_loop(use_uvloop)
-        try:
-            module, value = loop.run_until_complete(main())
-        finally:
-            loop.close()
-        assert value == 5
-        assert module.startswith("uvloop") == use_uvloop
+        for socket_transport in ("aiofastnet", "loop"):
+            loop = new_event_loop(use_uvloop)
+            try:
+                module, value, transport = loop.run_until_complete(main(socket_transport))
+            finally:
+                loop.close()
+            assert value == 5
+            assert module.startswith("uvloop") == use_uvloop
+            assert isinstance(transport, aiofastnet.Transport) == (socket_transport == "aiofastnet")
+
+
+def test_an_unknown_socket_transport_is_refused_with_the_choices() -> None:
+    with pytest.raises(ValueError, match=r"socket_transport='uv'\): expected one of aiofastnet, loop"):
+        Gateway(port=0, socket_transport="uv")
 
 
 async def test_gc_freeze_after_setup_and_thaw_on_close(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import http
 import ipaddress
 import logging
@@ -37,6 +38,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any, Optional, Unpack
 
+import aiofastnet
 from picows import WSAutoPingStrategy, WSCloseCode
 
 from mcpgen.runtime.auth import Handshake, bearer_token
@@ -65,6 +67,8 @@ READ_CHUNK = wslink.READ_CHUNK
 #: what we send, and we stop reading from it until it drains below the low one.
 WRITE_HIGH = 65536
 WRITE_LOW = 16384
+#: What ``Gateway(socket_transport=...)`` accepts: aiofastnet (the default) or the loop's own.
+SOCKET_TRANSPORTS = ("aiofastnet", "loop")
 #: Least time between two log lines about refused connections (the rest are counted).
 REFUSAL_LOG_INTERVAL = 5.0
 
@@ -93,6 +97,7 @@ class Gateway(DeviceHub):
         max_backlog: int = 1 << 20,
         max_handshakes: int = 1024,
         max_handshakes_per_source: int = 256,
+        socket_transport: str = "aiofastnet",
         **session: Unpack[SessionKeywords],
     ) -> None:
         super().__init__(options=options, gc_freeze=gc_freeze, **session)
@@ -105,6 +110,13 @@ class Gateway(DeviceHub):
         self.handshake_timeout = handshake_timeout
         self.reuse_port = reuse_port
         self.backlog = backlog
+        if socket_transport not in SOCKET_TRANSPORTS:
+            choices = ", ".join(SOCKET_TRANSPORTS)
+            raise ValueError(f"Gateway(socket_transport={socket_transport!r}): expected one of {choices}")
+        # "aiofastnet" (picows' default transport, recv() and its own read loop) or "loop"
+        # (the event loop's own TCP transport: uvloop's stream). Both keep the per-turn read
+        # bound (wslink.ChunkedWSProtocol); "loop" is kept for the benchmark's comparison.
+        self.socket_transport = socket_transport
         # A device that does not read what we send: how long it may stay stalled and how
         # many bytes may wait for it before its connection is closed (``stalled_closed``).
         self.drain_timeout = drain_timeout
@@ -158,14 +170,18 @@ class Gateway(DeviceHub):
             )
             self.max_handshakes = nofile // 2
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
+        create_server: Any = loop.create_server
+        if self.socket_transport == "aiofastnet":
+            create_server = functools.partial(aiofastnet.create_server, loop)
+        server: asyncio.Server = await create_server(
             lambda: _HttpUpgrade(self),
             self.host,
             self._port,
             reuse_port=self.reuse_port or None,
             backlog=self.backlog,
         )
-        sock = next(iter(self._server.sockets))
+        self._server = server
+        sock = next(iter(server.sockets))
         self._port = sock.getsockname()[1]
         if self.ping_interval:
             self._next_ping = loop.time() + self.ping_interval
@@ -302,6 +318,8 @@ class Gateway(DeviceHub):
             view = view[n:]
             if transport.is_closing():
                 break
+        if self.socket_transport == "aiofastnet":  # its read loop needs the turn's bound
+            proto.paced_link = link
 
     def _half_open_admit(self, conn: _HttpUpgrade, source: str) -> bool:
         """Counts a new connection as half-open (no upgrade request read yet), or refuses
@@ -554,12 +572,16 @@ class _HttpUpgrade(asyncio.Protocol):
         except Exception:
             pass
         gw = self.gateway
+        # Aborted from the next callback, not from here: aiofastnet's transport calls
+        # connection_made and then starts reading (a separate callback that does not look
+        # whether the transport was closed meanwhile), so an abort here leaves the event
+        # loop watching a closed descriptor whose number the next socket reuses.
         if gw._closing:
-            transport.abort()
+            asyncio.get_running_loop().call_soon(transport.abort)
             return
         if not gw._half_open_admit(self, host):
             self.done = True
-            transport.abort()
+            asyncio.get_running_loop().call_soon(transport.abort)
             return
         self.source = host
         self.deadline = asyncio.get_running_loop().time() + gw.handshake_timeout

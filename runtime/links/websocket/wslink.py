@@ -18,6 +18,7 @@ gateway's (``runtime/links/websocket/gateway.py``); this module only moves frame
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from typing import Any, Optional, Protocol
 
@@ -72,19 +73,63 @@ _CLOSING = CLOSING
 
 
 class ChunkedWSProtocol(WSProtocol):
-    """picows' protocol, reading at most :data:`READ_CHUNK` bytes at a time.
+    """picows' protocol, reading at most :data:`READ_CHUNK` bytes per loop turn.
 
     picows offers its whole free read buffer and doubles the buffer whenever a read fills
     it, so a device that floods grows its buffer to what the kernel holds (megabytes) and
-    has all of it parsed in one loop turn while the other devices wait. One read per
-    connection and turn is the event loop's fairness; this bounds what that read is.
-    It lives in this compiled module because the event loop asks for a buffer before
-    every read: interpreted, this method was a Python frame per reply.
+    has all of it parsed in one loop turn while the other devices wait. Each offered
+    buffer is cut to what is left of the turn's :data:`READ_CHUNK` bytes.
+
+    uvloop's own stream reads once per readiness, so the cut alone bounds a turn there.
+    aiofastnet (picows' default transport, the gateway's) keeps reading while each read
+    fills the buffer, up to 256 KiB per turn (its ``MAX_READ_BYTES_PER_CYCLE_HINT``, not
+    settable): once ``paced_link`` is set, a read that completes the turn's budget pauses
+    reading, and the next loop turn resumes it, unless the link paused reading itself
+    (its device does not read what we send). A turn that reads less than was offered
+    has drained the socket (the transport stops there), so the count starts again.
+    It lives in this compiled module because the transport calls ``get_buffer`` and
+    ``buffer_updated`` for every read: interpreted, they were a Python frame per reply.
     """
+
+    #: The DeviceLink whose reading is paced (set by the gateway after the upgrade bytes).
+    paced_link: Any = None
+    _offered = 0  # length of the buffer last offered
+    _turn = 0  # bytes read so far in this loop turn (reads that filled their buffer)
 
     def get_buffer(self, size_hint: int) -> memoryview:
         buf = WSProtocol.get_buffer(self, size_hint)
-        return buf[:_READ_CHUNK] if len(buf) > _READ_CHUNK else buf
+        room = _READ_CHUNK - self._turn
+        if len(buf) > room:
+            buf = buf[:room]
+        self._offered = len(buf)
+        return buf
+
+    def buffer_updated(self, nbytes: int) -> None:
+        WSProtocol.buffer_updated(self, nbytes)
+        if nbytes < self._offered:  # the socket had no more: the transport's loop ends
+            self._turn = 0
+            return
+        turn = self._turn + nbytes
+        if turn < _READ_CHUNK:
+            self._turn = turn
+            return
+        self._turn = 0
+        link = self.paced_link
+        if link is None:
+            return
+        t = link.transport
+        if t is None or t.is_disconnected:
+            return
+        t.underlying_transport.pause_reading()
+        asyncio.get_running_loop().call_soon(_next_turn, link)
+
+
+def _next_turn(link: Any) -> None:
+    """Resumes reading a link paused for the rest of a loop turn (see ChunkedWSProtocol)."""
+    t = link.transport
+    if t is None or t.is_disconnected or link.write_paused:
+        return  # gone, or paused for back-pressure: resume_writing resumes it
+    t.underlying_transport.resume_reading()
 
 
 class LinkOwner(Protocol):
