@@ -31,9 +31,10 @@ import logging
 import socket
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from mcp.server.streamable_http import REQUEST_CANCELLED
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.routing import Route, Router
 
@@ -93,6 +94,9 @@ class _Session:
 
     version: str
     connection: SdkConnection
+    # tools/call requests answered by the guard itself (no progress token), by request id:
+    # a notifications/cancelled of the session cancels them (see StreamableHttpApp._call)
+    calls: dict[Any, asyncio.Task[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _accepts(accept: str, wanted: str) -> bool:
@@ -396,12 +400,59 @@ class StreamableHttpApp:
             # the request's stream before the answer): the SDK's SSE stream, as it is
             await self._forward(scope, session_id, replaying(body, receive), send)
             return
+        if method == "tools/call" and is_request:
+            await self._call(session_id, payload, params, send)
+            return
+        if method == "notifications/cancelled" and not is_request:
+            self._cancel_call(session_id, params.get("requestId"))
         # A dropped connection does not cancel the request (2025-11-25: disconnection
         # SHOULD NOT be read as cancellation): the SDK runs the handler in the session's
         # own task; only notifications/cancelled cancels it.
         answer = CapturedAnswer()
         await self._forward(scope, session_id, replaying(body, receive), answer.send)
         await self._answer_json(send, answer)
+
+    async def _call(
+        self, session_id: str, payload: dict[str, Any], params: dict[str, Any], send: Send
+    ) -> None:
+        """A ``tools/call`` without a progress token, answered here as one JSON body.
+
+        Through the SDK every POST takes its SSE path (its answer format is one setting
+        per manager) and is re-emitted as JSON; a call needs none of that: the bridge
+        runs it (arguments checked by the runtime's validator, ``Bridge._validation_error``)
+        and the answer is written once. The call runs in a task of its own: a dropped
+        connection does not cancel it (2025-11-25), the session's notifications/cancelled
+        does (``_cancel_call``), as the SDK's session does for the calls it runs.
+        """
+        session = self._sessions[session_id]
+        request_id = payload["id"]
+        task = asyncio.ensure_future(self.bridge.tools_call(params, None, session.version))
+        session.calls[request_id] = task
+        extra = [(b"mcp-session-id", session_id.encode("latin-1"))]
+        try:
+            result = await asyncio.shield(task)
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": result}
+        except RpcFailure as failure:
+            answer = error_response(request_id, failure.code, failure.message, failure.data)
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise  # this request's own task was cancelled (the server is closing)
+            answer = error_response(request_id, REQUEST_CANCELLED, "Request cancelled")
+        except Exception:
+            log.exception("tools/call %s failed", quote(str(params.get("name"))))
+            answer = error_response(request_id, INTERNAL_ERROR, "Internal error")
+        finally:
+            if session.calls.get(request_id) is task:
+                del session.calls[request_id]
+        await self._json(send, 200, bounded_error(answer), extra)
+
+    def _cancel_call(self, session_id: str, request_id: Any) -> None:
+        """A notifications/cancelled: cancels the session's call ``request_id`` when the
+        guard runs it (the SDK, which hears the notification too, does not know it)."""
+        session = self._sessions.get(session_id)
+        task = session.calls.get(request_id) if session is not None and request_id is not None else None
+        if task is not None:
+            task.cancel()
 
     async def _known_session(
         self, session_id: str | None, header_version: str | None, send: Send

@@ -215,8 +215,7 @@ class ProcessTransport:
         stdin = self.proc.stdin
         if stdin is None or stdin.is_closing():
             raise DeviceDisconnected("the device process's stdin is closed")
-        stdin.write(data)
-        stdin.write(b"\n")
+        stdin.write(data + b"\n")  # one write (one pipe syscall) per message, not two
         await stdin.drain()
 
     async def _read_loop(self) -> None:
