@@ -52,12 +52,18 @@ async def test_a_call_without_a_progress_token_is_answered_as_json_by_the_guard(
     async with httpx.AsyncClient(timeout=10) as c:
         sid = await open_session(c, http_bridge.url)
         before = len(sdk_requests)
-        call = rpc("tools/call", {"name": "self__light__set_rgb", "arguments": {"r": 1, "g": 2, "b": 3}}, id=7)
+        call = rpc(
+            "tools/call", {"name": "self__light__set_rgb", "arguments": {"r": 1, "g": 2, "b": 3}}, id=7
+        )
         r = await post(c, http_bridge.url, call, Mcp_Session_Id=sid)
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("application/json")
     assert r.headers["mcp-session-id"] == sid
-    assert r.json() == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "rgb 1,2,3"}]}}
+    assert r.json() == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {"content": [{"type": "text", "text": "rgb 1,2,3"}]},
+    }
     assert sdk_requests[before:] == [], "the call went through the SDK's session manager"
 
 
@@ -78,12 +84,16 @@ async def test_a_call_with_a_progress_token_still_streams_through_the_sdk(
 async def test_errors_of_a_guard_answered_call_are_json_rpc_errors(http_bridge: HttpBridge) -> None:
     async with httpx.AsyncClient(timeout=10) as c:
         sid = await open_session(c, http_bridge.url)
-        r = await post(c, http_bridge.url, rpc("tools/call", {"name": "no_such_tool"}, id="x"), Mcp_Session_Id=sid)
+        r = await post(
+            c, http_bridge.url, rpc("tools/call", {"name": "no_such_tool"}, id="x"), Mcp_Session_Id=sid
+        )
         assert r.status_code == 200
         body = r.json()
         assert body["id"] == "x" and body["error"]["code"] == -32602
         assert "no_such_tool" in body["error"]["message"]
-        r = await post(c, http_bridge.url, rpc("tools/call", {"name": "self__fail"}, id=3), Mcp_Session_Id=sid)
+        r = await post(
+            c, http_bridge.url, rpc("tools/call", {"name": "self__fail"}, id=3), Mcp_Session_Id=sid
+        )
         assert r.json()["result"]["isError"] is True
 
 
@@ -105,9 +115,13 @@ async def test_arguments_are_checked_by_the_runtime_validator_not_jsonschema(
     monkeypatch.setattr(jsonschema.validators, "validator_for", no_jsonschema)
     async with httpx.AsyncClient(timeout=10) as c:
         sid = await open_session(c, http_bridge.url)
-        bad = rpc("tools/call", {"name": "self__light__set_rgb", "arguments": {"r": 300, "g": 0, "b": 0}}, id=1)
+        bad = rpc(
+            "tools/call", {"name": "self__light__set_rgb", "arguments": {"r": 300, "g": 0, "b": 0}}, id=1
+        )
         r = await post(c, http_bridge.url, bad, Mcp_Session_Id=sid)
-        good = rpc("tools/call", {"name": "self__light__set_rgb", "arguments": {"r": 3, "g": 0, "b": 0}}, id=2)
+        good = rpc(
+            "tools/call", {"name": "self__light__set_rgb", "arguments": {"r": 3, "g": 0, "b": 0}}, id=2
+        )
         ok = await post(c, http_bridge.url, good, Mcp_Session_Id=sid)
     result = r.json()["result"]
     assert result["isError"] is True
@@ -136,7 +150,9 @@ async def test_one_write_per_request_to_a_stdio_device_through_the_bridge() -> N
         url = f"http://127.0.0.1:{port}/mcp"
         sid = await open_session(c, url)
         for volume in (10, 20, 30):
-            call = rpc("tools/call", {"name": "self__audio_speaker__set_volume", "arguments": {"volume": volume}})
+            call = rpc(
+                "tools/call", {"name": "self__audio_speaker__set_volume", "arguments": {"volume": volume}}
+            )
             r = await c.post(
                 url,
                 json=call,

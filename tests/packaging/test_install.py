@@ -138,7 +138,7 @@ def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> Non
     meta, reqs = _metadata(runtime)
     assert meta["Name"] == "mcpgen-runtime" and meta["Version"] == version
     base = {canonicalize_name(r.name) for r in reqs if r.marker is None or "extra" not in str(r.marker)}
-    assert base == {"orjson", "msgspec", "picows", "google-re2", "uvloop"}
+    assert base == {"orjson", "msgspec", "picows", "aiofastnet", "google-re2", "uvloop"}
     console = {canonicalize_name(r.name) for r in _extra(reqs, "console")}
     assert {"prometheus-client", "mcp", "uvicorn"} <= console, console
     meta, reqs = _metadata(generator)

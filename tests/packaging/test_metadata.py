@@ -90,7 +90,7 @@ def test_runtime_core_needs_only_the_runtime_dependencies() -> None:
     """``import mcpgen.runtime`` must work with its own dependencies alone (no generator)."""
     # `cython` is the pure-Python-mode shadow module: a compiled module resolves it at
     # compile time, so only an uncompiled run (MCPGEN_PURE_PYTHON=1) needs Cython installed.
-    core = {"orjson", "msgspec", "picows", "re2", "cython"}
+    core = {"orjson", "msgspec", "picows", "aiofastnet", "re2", "cython"}
     for path in sorted((PACKAGE / "runtime").glob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         if rel in GROUP_EXTRAS:
