@@ -10,6 +10,7 @@ RELEASE_CALLS = Path(__file__).resolve().parent / "release_calls.md"
 OTA_ROLLOUT = Path(__file__).resolve().parent / "ota_rollout.md"
 SCALE = Path(__file__).resolve().parent / "scale.md"
 CLI_START = Path(__file__).resolve().parent / "cli_start.md"
+BRIDGE_SDK = Path(__file__).resolve().parent / "bridge_sdk.md"
 
 
 def _ns(x: float) -> str:
@@ -574,6 +575,8 @@ def render(data: dict[str, Any]) -> str:
         out += ["## 7. Scale and fan-out", "", SCALE.read_text().strip(), ""]
     if CLI_START.exists() and not quick:  # measured on its own (benchmarks/cli_start.py)
         out += ["## 8. `codegen` start time", "", CLI_START.read_text().strip(), ""]
+    if BRIDGE_SDK.exists() and not quick:  # measured on its own (benchmarks/bridge_sdk.py)
+        out += ["## 9. MCP SDK clients through the bridge", "", BRIDGE_SDK.read_text().strip(), ""]
     if FINDINGS.exists() and not quick:
         out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
     return "\n".join(out) + "\n"

@@ -170,6 +170,11 @@ class StreamableHttpApp:
 
     # ------------------------------------------------------------------ plumbing
 
+    #: A tools/call without a progress token is answered by the guard (``_call``); False
+    #: sends it through the SDK's session like the other requests (the bridge before
+    #: issue 43: benchmarks/bridge_sdk.py measures both).
+    plain_json_calls = True
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
 
@@ -400,7 +405,7 @@ class StreamableHttpApp:
             # the request's stream before the answer): the SDK's SSE stream, as it is
             await self._forward(scope, session_id, replaying(body, receive), send)
             return
-        if method == "tools/call" and is_request:
+        if method == "tools/call" and is_request and self.plain_json_calls:
             await self._call(session_id, payload, params, send)
             return
         if method == "notifications/cancelled" and not is_request:
