@@ -70,7 +70,9 @@ def serve(kind: str, transport: str, port: int, sdk_path: bool) -> None:
     if kind == "sdk":
         from mcp.server.mcpserver import MCPServer
 
-        server = MCPServer("sdk-lamp")
+        # WARNING: no uvicorn access-log line per request (INFO, its default, writes one;
+        # the bridge's uvicorn writes none), in the SDK server's favour
+        server = MCPServer("sdk-lamp", log_level="WARNING")
 
         @server.tool()
         def set_rgb(r: int, g: int, b: int) -> str:
@@ -167,7 +169,8 @@ async def measure(rounds: int, calls: int, log: Any = print) -> dict[str, Any]:
                     proc = subprocess.Popen(
                         [sys.executable, *_args(kind, "http", port, sdk_path)],
                         env=env,
-                        stderr=subprocess.DEVNULL,  # uvicorn's INFO lines
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,  # uvicorn's start and stop lines
                     )
                     procs.append(proc)
                     pids[row] = proc.pid
@@ -206,6 +209,8 @@ async def measure(rounds: int, calls: int, log: Any = print) -> dict[str, Any]:
         return statistics.median(x / y for x, y in zip(per_round[a], per_round[b], strict=True) if y > 0)
 
     out = {
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load": os.getloadavg()[0],
         "rounds": rounds,
         "calls": calls,
         "server_cpu_us_per_call": {row: statistics.median(v) for row, v in per_round.items()},
@@ -232,12 +237,14 @@ def render(res: dict[str, Any]) -> str:
         "An official `mcp` SDK `Client` (`mode=\"legacy\"`: initialize, then calls in the session) "
         "calls one tool through the bridge (one device in the bridge's process, answering at once) "
         "and through the SDK's own `MCPServer` with the same tool, over stdio and over Streamable "
-        "HTTP (uvicorn; the SDK server with its defaults: stateful sessions, SSE answers). "
+        "HTTP (uvicorn; the SDK server with its defaults, stateful sessions and SSE answers, but "
+        "`log_level=\"WARNING\"`: no access-log line per request). "
         "*bridge HTTP (SDK path)* is the bridge with calls sent through the SDK's session as before "
         "issue 43 (`StreamableHttpApp.plain_json_calls = False`: the SDK's SSE answer re-emitted as "
         "JSON). Server process CPU (user + system) per call; written by "
         "`python -m benchmarks.bridge_sdk --write` (code: `benchmarks/bridge_sdk.py`), "
-        f"{res['rounds']} interleaved rounds x {res['calls']} sequential calls per server. "
+        f"{res['rounds']} interleaved rounds x {res['calls']} sequential calls per server, "
+        f"{res.get('when', '?')}, load average {res.get('load', 0):.1f} on 2 cores. "
         "Target (issue 43): ≤ 0.6× the SDK server's CPU on HTTP.",
         "",
         "| server | server CPU µs / call (median) | round trip µs (median) |",
