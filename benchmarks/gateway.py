@@ -3,9 +3,9 @@
 For each device count, one process per row is started: the gateway
 (``benchmarks.gw_worker``) once per runtime build (the pure one with
 ``MCPGEN_PURE_PYTHON=1``), and three bare-transport references (``benchmarks.gw_echo``:
-picows on uvloop with picows' default transport, aiofastnet, which the gateway runs on;
-the same on uvloop's own TCP stream; websockets on asyncio), and the compiled gateway
-on uvloop's stream (``Gateway(socket_transport="loop")``, what it ran on before). Each
+picows on uvloop with picows' default transport, aiofastnet, as both gateway builds
+run here (``socket_transport="aiofastnet"``); the same on uvloop's own TCP stream;
+websockets on asyncio), and the compiled gateway on uvloop's stream (its default). Each
 gets its own emulator process (``benchmarks.gw_emulator``, picows clients) that connects
 that many devices over loopback. Then rounds alternate between the rows in random order: in each round one
 process at a time drives ``tools/call`` round trips (the generated bindings' call of
@@ -32,9 +32,10 @@ Log = Callable[[str], None]
 MODES = ("compiled", "pure Python")
 #: Reference rows measured in the same interleaved run. "compiled + gc.freeze()" is the
 #: compiled gateway process itself, with the round run after gc.freeze().
-#: "picows echo" runs on aiofastnet (picows' default), as the gateway does; "picows echo
-#: (uvloop stream)" on uvloop's own TCP stream, as STREAM_GATEWAY (the compiled gateway
-#: with ``socket_transport="loop"``, its transport before issue 43) does.
+#: "picows echo" runs on aiofastnet (picows' default), as the gateway rows "compiled" and
+#: "pure Python" do (gw_worker's --socket-transport); "picows echo (uvloop stream)" on
+#: uvloop's own TCP stream, as STREAM_GATEWAY (the compiled gateway with
+#: ``socket_transport="loop"``, Gateway's default) does.
 STREAM_ECHO = "picows echo (uvloop stream)"
 STREAM_GATEWAY = "compiled (uvloop stream)"
 EXTRA = ("compiled + gc.freeze()", STREAM_GATEWAY, "picows echo", STREAM_ECHO, "websockets echo")

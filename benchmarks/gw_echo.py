@@ -15,12 +15,12 @@ It reports the process's user and system CPU per device-call (``getrusage``).
 
 * ``picows``: a picows server on uvloop; the reply resolves the waiting future from the
   frame callback (what the gateway's compiled listener does, minus the MCP work). picows
-  runs it on its default transport, aiofastnet's (it reads with ``recv()``), the
-  gateway's too (which paces aiofastnet's read loop to its per-turn bound,
-  ``wslink.READ_CHUNK``; the echo reads up to aiofastnet's 256 KiB per turn).
+  runs it on its default transport, aiofastnet's (it reads with ``recv()``), as the
+  gateway rows do (``socket_transport="aiofastnet"``, which paces aiofastnet's read loop
+  to the per-turn bound ``wslink.READ_CHUNK``; the echo reads up to 256 KiB per turn).
 * ``picows-stream``: the same on uvloop's own TCP stream (libuv reads with ``read()``;
   uvloop's buffered-protocol path asks picows for a buffer before every read), the
-  transport of ``Gateway(socket_transport="loop")``, the gateway's before issue 43.
+  transport of ``Gateway(socket_transport="loop")``, the gateway's default.
 * ``websockets``: a websockets server on plain asyncio, one reader task per connection
   (what the gateway was built on before).
 """

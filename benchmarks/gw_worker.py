@@ -207,7 +207,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         "--socket-transport",
         choices=("aiofastnet", "loop"),
         default="aiofastnet",
-        help="the gateway's socket transport (Gateway(socket_transport=...); 'loop': the event loop's own)",
+        help="the gateway's socket transport (Gateway(socket_transport=...); default here aiofastnet, "
+        "the echo's; 'loop': the event loop's own, Gateway's default)",
     )
     args = ap.parse_args(argv)
     raise_nofile_limit()

@@ -266,11 +266,12 @@ def _gateway(g: dict[str, Any]) -> list[str]:
         "",
         "Gateway CPU per call, ratios (median of paired rounds of this run; targets from issues 32 "
         "and 43: ≤ 1.15× the echo on the gateway's own transport at 100 and 1,000 devices, pure ≥ 2× "
-        "compiled above it). *compiled* runs on aiofastnet, picows' default transport (`recv()`, "
-        "its own read loop, paced to the gateway's 16 KiB per-turn read bound), as the *picows echo* "
-        "does, the fastest echo; the *stream echo* is the same echo on uvloop's TCP stream (libuv's "
-        "`read()`), as the *stream gateway* (`Gateway(socket_transport=\"loop\")`, the compiled "
-        "gateway's transport before issue 43) is. *Above the picows echo*: (build − picows echo) "
+        "compiled above it). *compiled* and *pure Python* run with "
+        "`Gateway(socket_transport=\"aiofastnet\")`, picows' default transport (`recv()`, its own "
+        "read loop, paced to the gateway's 16 KiB per-turn read bound), as the *picows echo* does, "
+        "the fastest echo; the *stream echo* is the same echo on "
+        "uvloop's TCP stream (libuv's `read()`), as the *stream gateway* (`socket_transport=\"loop\"`, "
+        "the gateway's default) is. *Above the picows echo*: (build − picows echo) "
         "per round, i.e. the runtime's own work per call without the transport, loop, future and "
         "driver that both builds share:",
         "",
@@ -576,7 +577,7 @@ def render(data: dict[str, Any]) -> str:
     if CLI_START.exists() and not quick:  # measured on its own (benchmarks/cli_start.py)
         out += ["## 8. `codegen` start time", "", CLI_START.read_text().strip(), ""]
     if BRIDGE_SDK.exists() and not quick:  # measured on its own (benchmarks/bridge_sdk.py)
-        out += ["## 9. MCP SDK clients through the bridge", "", BRIDGE_SDK.read_text().strip(), ""]
+        out += ["## 10. MCP SDK clients through the bridge", "", BRIDGE_SDK.read_text().strip(), ""]
     if FINDINGS.exists() and not quick:
         out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
     return "\n".join(out) + "\n"
