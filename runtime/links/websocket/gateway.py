@@ -38,7 +38,6 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any, Optional, Unpack
 
-import aiofastnet
 from picows import WSAutoPingStrategy, WSCloseCode
 
 from mcpgen.runtime.auth import Handshake, bearer_token
@@ -175,6 +174,8 @@ class Gateway(DeviceHub):
         loop = asyncio.get_running_loop()
         create_server: Any = loop.create_server
         if self.socket_transport == "aiofastnet":
+            import aiofastnet  # only then (picows imports it on its own only when used)
+
             create_server = functools.partial(aiofastnet.create_server, loop)
         server: asyncio.Server = await create_server(
             lambda: _HttpUpgrade(self),
