@@ -206,7 +206,9 @@ async def measure(rounds: int, calls: int, log: Any = print) -> dict[str, Any]:
                 proc.wait(10)
 
     def paired(a: str, b: str) -> float:
-        return statistics.median(x / y for x, y in zip(per_round[a], per_round[b], strict=True) if y > 0)
+        """Median of per-round ratios; NaN when no round of ``b`` used a clock tick (10 ms)."""
+        xs = [x / y for x, y in zip(per_round[a], per_round[b], strict=True) if y > 0]
+        return statistics.median(xs) if xs else float("nan")
 
     out = {
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -15,7 +15,7 @@ def test_one_round_prints_every_row() -> None:
     proc = subprocess.run([sys.executable, "-m", "benchmarks.bridge_sdk", "--rounds", "1", "--calls", "5"],
                           cwd=REPO, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
-    rows = [line.split(":")[0].strip() for line in proc.stdout.splitlines() if "server CPU" in line]
+    rows = [line.split(":")[0].strip() for line in proc.stdout.splitlines() if ": server CPU" in line]
     assert rows == [
         "bridge stdio",
         "SDK server stdio",
