@@ -11,7 +11,7 @@ process. Rounds are interleaved in random order; in each, every client makes ``c
 sequential ``tools/call`` and the server process's CPU time (``/proc/<pid>/stat``, user +
 system) per call is recorded. Ratios are medians over paired rounds.
 
-``--write`` writes ``benchmarks/bridge_sdk.md`` (section 9 of docs/benchmarks.md).
+``--write`` writes ``benchmarks/bridge_sdk.md`` (section 10 of docs/benchmarks.md).
 """
 
 from __future__ import annotations
