@@ -30,7 +30,8 @@ def test_quick_scale_run(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.scale", "--quick", "--devices", "200", "--workers", "2",
          "--emulators", "2", "--echo", "--json", str(out),
-         "--baseline-fanout", str(REPO / "runtime" / "session" / "fanout.py")],  # a before/after row, here the same code
+         # a before/after row, here the same code
+         "--baseline-fanout", str(REPO / "runtime" / "session" / "fanout.py")],
         cwd=REPO,
         capture_output=True,
         text=True,
