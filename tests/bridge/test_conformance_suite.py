@@ -44,9 +44,20 @@ EXPECTED_PASSES = frozenset(
         "tools-call-image",
         "tools-call-with-logging",
         "tools-call-error",
+        "tools-call-audio",  # content kinds (issue 41 item 3)
+        "tools-call-embedded-resource",  # content kinds
+        "tools-call-mixed-content",  # content kinds
+        "tools-call-with-progress",  # progress (item 1)
+        "tools-call-elicitation",  # values asked of the person (item 2)
+        "elicitation-sep1034-defaults",  # values asked of the person
         "server-sse-polling",
         "server-sse-multiple-streams",
         "resources-list",
+        "resources-read-text",  # URIs as the device gave them (item 6)
+        "resources-read-binary",  # URIs as the device gave them
+        "resources-templates-read",  # URIs as the device gave them
+        "resources-subscribe",  # URIs as the device gave them
+        "resources-unsubscribe",  # URIs as the device gave them
         "prompts-list",  # prompts
         "prompts-get-simple",  # prompts
         "prompts-get-with-args",  # prompts

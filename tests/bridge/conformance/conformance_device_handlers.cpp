@@ -10,6 +10,14 @@ namespace {
 // A 1x1 PNG (one green pixel), base64-encoded.
 const char kPixelPng[] = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
+// A WAV file of four silent samples (8 kHz, 8-bit mono PCM: silence is 0x80).
+const uint8_t kSilenceWav[] = {
+    'R',  'I',  'F', 'F', 40,   0,    0, 0, 'W', 'A', 'V', 'E', 'f', 'm', 't', ' ', 16, 0, 0, 0, 1,    0,    1,    0,
+    0x40, 0x1f, 0,   0,   0x40, 0x1f, 0, 0, 1,   0,   8,   0,   'd', 'a', 't', 'a', 4,  0, 0, 0, 0x80, 0x80, 0x80, 0x80,
+};
+
+const char* yes_no(bool b) { return b ? "true" : "false"; }
+
 }  // namespace
 
 namespace tools {
@@ -22,16 +30,17 @@ mcpgen::Result test_image_content(const TestImageContentArgs&, mcpgen::Context&)
   return mcpgen::Result::Image("image/png", kPixelPng);
 }
 
-mcpgen::Result test_audio_content(const TestAudioContentArgs&, mcpgen::Context&) {
-  return mcpgen::Result::Text("audio results are not in the spec format yet");
+mcpgen::Result test_audio_content(const TestAudioContentArgs&, mcpgen::Context& ctx) {
+  return mcpgen::Result::Audio(ctx, "audio/wav", kSilenceWav, sizeof kSilenceWav);
 }
 
-mcpgen::Result test_embedded_resource(const TestEmbeddedResourceArgs&, mcpgen::Context&) {
-  return mcpgen::Result::Text("This is an embedded resource content.");
+mcpgen::Result test_embedded_resource(const TestEmbeddedResourceArgs&, mcpgen::Context& ctx) {
+  return mcpgen::Result::Resource(ctx, "test://static-text");
 }
 
-mcpgen::Result test_multiple_content_types(const TestMultipleContentTypesArgs&, mcpgen::Context&) {
-  return mcpgen::Result::Text("Multiple content types test:");
+mcpgen::Result test_multiple_content_types(const TestMultipleContentTypesArgs&, mcpgen::Context& ctx) {
+  ctx.items().text("Multiple content types test:").image("image/png", kPixelPng).resource("test://static-text");
+  return mcpgen::Result::Items(ctx);
 }
 
 mcpgen::Result test_tool_with_logging(const TestToolWithLoggingArgs&, mcpgen::Context&) {
@@ -46,7 +55,10 @@ mcpgen::Result test_error_handling(const TestErrorHandlingArgs&, mcpgen::Context
   return mcpgen::Result::Error("This tool intentionally returns an error for testing");
 }
 
-mcpgen::Result test_tool_with_progress(const TestToolWithProgressArgs&, mcpgen::Context&) {
+mcpgen::Result test_tool_with_progress(const TestToolWithProgressArgs&, mcpgen::Context& ctx) {
+  ctx.progress(0, 100);
+  ctx.progress(50, 100);
+  ctx.progress(100, 100);
   return mcpgen::Result::Text("Tool with progress executed successfully");
 }
 
@@ -55,21 +67,30 @@ mcpgen::Result test_sampling(const TestSamplingArgs& args, mcpgen::Context& ctx)
   return mcpgen::Result::Text(ctx.scratch());
 }
 
+// The bridge asked the person (elicitation/create) before the call reached the device: a
+// declined or cancelled request never gets here, so the action is always accept.
 mcpgen::Result test_elicitation(const TestElicitationArgs& args, mcpgen::Context& ctx) {
-  snprintf(ctx.scratch(), ctx.scratch_size(), "no elicitation yet; message was: %s", args.message);
+  snprintf(ctx.scratch(), ctx.scratch_size(), "User provided: username=%s, email=%s (message: %s)", args.username,
+           args.email, args.message);
   return mcpgen::Result::Text(ctx.scratch());
 }
 
-mcpgen::Result test_elicitation_sep1034_defaults(const TestElicitationSep1034DefaultsArgs&, mcpgen::Context&) {
-  return mcpgen::Result::Text("no elicitation yet");
+mcpgen::Result test_elicitation_sep1034_defaults(const TestElicitationSep1034DefaultsArgs& args, mcpgen::Context& ctx) {
+  snprintf(ctx.scratch(), ctx.scratch_size(),
+           "Elicitation completed: action=accept, content={name=%s, age=%lld, score=%g, status=%s, verified=%s}",
+           args.name, static_cast<long long>(args.age), args.score, args.status, yes_no(args.verified));
+  return mcpgen::Result::Text(ctx.scratch());
 }
 
-mcpgen::Result test_elicitation_sep1330_enums(const TestElicitationSep1330EnumsArgs&, mcpgen::Context&) {
-  return mcpgen::Result::Text("no elicitation yet");
+mcpgen::Result test_elicitation_sep1330_enums(const TestElicitationSep1330EnumsArgs& args, mcpgen::Context& ctx) {
+  snprintf(ctx.scratch(), ctx.scratch_size(), "Elicitation completed: action=accept, content={untitledSingle=%s}",
+           args.untitledSingle);
+  return mcpgen::Result::Text(ctx.scratch());
 }
 
 mcpgen::Result json_schema_2020_12_tool(const JsonSchema202012ToolArgs& args, mcpgen::Context& ctx) {
-  snprintf(ctx.scratch(), ctx.scratch_size(), "name: %s", args.name);
+  snprintf(ctx.scratch(), ctx.scratch_size(), "name: %s, address: %s, %s", args.name, args.address.street,
+           args.address.city);
   return mcpgen::Result::Text(ctx.scratch());
 }
 
