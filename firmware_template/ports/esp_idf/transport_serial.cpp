@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "esp_log.h"
+#include "esp_system.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/semphr.h"
 #include "freertos/task.h"
@@ -208,7 +209,10 @@ bool transport_start() {
     ESP_LOGE(kTag, "could not install the %s driver", kPortName);
     return false;
   }
-  ESP_LOGI(kTag, "MCP on %s: one JSON message per line", kPortName);
+  // The heap figures at startup (after the driver took its buffers, before the reader task
+  // took its stack): what a board owner compares between builds and against a later log.
+  ESP_LOGI(kTag, "MCP on %s: one JSON message per line; free heap %u bytes (minimum %u)", kPortName,
+           static_cast<unsigned>(esp_get_free_heap_size()), static_cast<unsigned>(esp_get_minimum_free_heap_size()));
   if (kSharesConsole) esp_log_set_vprintf(log_vprintf);
   return xTaskCreate(reader_task, "mcpgen-serial", 4096, nullptr, 5, nullptr) == pdPASS;
 }
