@@ -18,6 +18,7 @@
 
 #include "driver/uart.h"
 #include "esp_log.h"
+#include "esp_system.h"
 #include "esp_port.h"
 #include "freertos/semphr.h"
 #include "freertos/task.h"
@@ -98,6 +99,9 @@ void fake_esp_log(const char* fmt, ...) {
   }
   va_end(ap);
 }
+
+uint32_t esp_get_free_heap_size(void) { return 291264; }
+uint32_t esp_get_minimum_free_heap_size(void) { return 290000; }
 
 // ------------------------------------------------------------------ fake UART
 

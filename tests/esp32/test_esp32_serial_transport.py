@@ -72,6 +72,17 @@ def test_lines_reach_the_receive_slots_as_framed(driver: Path) -> None:
     assert uart == b""  # nothing is written to the port unasked
 
 
+def test_the_startup_line_reports_the_free_heap(driver: Path) -> None:
+    # What a board owner reads at boot (docs/firmware.md, "Serial transport"): the fake
+    # esp_get_free_heap_size / esp_get_minimum_free_heap_size return 291264 and 290000.
+    proc = subprocess.run([str(driver), "frames"], input=b"", capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (
+        b"mcpgen-serial: MCP on UART0: one JSON message per line; free heap 291264 bytes (minimum 290000)\n"
+        in proc.stderr
+    )
+
+
 def test_log_lines_never_land_inside_mcp_lines(driver: Path) -> None:
     _, uart = run(driver, "mix")
     lines = uart.split(b"\n")
