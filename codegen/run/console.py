@@ -41,7 +41,7 @@ from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
 from mcpgen.codegen.run import run_qemu
 from mcpgen.codegen.run.completer import COMMANDS, DELIMITERS, ConsoleCompleter, suggestion
-from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.spec.examples import example_call
 from mcpgen.codegen.spec.model import Spec
 from mcpgen.codegen.targets.base import BuildContext
 from mcpgen.codegen.targets.host import compile_simulator
@@ -410,14 +410,14 @@ async def call_every_tool(device: Any, spec: Any, log: Log, timeout: float) -> i
     for tool in spec.tools:
         if tool.user_only:
             continue
-        args = example_arguments(tool, spec.types)
+        args, human = example_call(tool, spec.types)
         try:
-            result = await device.call(tool.name, args, timeout=timeout)
+            result = await device.call(tool.name, args, timeout=timeout, human=human or None)
         except Exception as exc:  # report every tool, then fail
             failures += 1
-            log(f"  call {tool.name}({_show(args)}) FAILED: {type(exc).__name__}: {exc}")
+            log(f"  call {tool.name}({_show({**args, **human})}) FAILED: {type(exc).__name__}: {exc}")
         else:
-            log(f"  call {tool.name}({_show(args)}) -> {_show(result)}")
+            log(f"  call {tool.name}({_show({**args, **human})}) -> {_show(result)}")
     if failures:
         log(f"{failures} tool call(s) failed")
     return 1 if failures else 0

@@ -18,7 +18,7 @@ from typing import Any, Optional
 from mcpgen.codegen import resources
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.run.simulator import launch_simulator
-from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.spec.examples import example_arguments, example_call
 from mcpgen.codegen.spec.loader import SpecErrors, load_spec
 from mcpgen.codegen.spec.names import device_class, device_slug
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions
@@ -132,13 +132,13 @@ async def run_demo(spec_path: Optional[Path], outdir: Path) -> int:
                 _step(5, total, f"calling every tool through {module.__name__}.{bindings_cls.__name__}")
                 rows = []
                 for tool in spec.tools:
-                    args = example_arguments(tool, spec.types)
+                    args, human = example_call(tool, spec.types)
                     method: Any = bound
                     for part in tool.path:
                         method = getattr(method, part)
                     started = time.perf_counter()
                     try:
-                        result: Any = await method(**args)
+                        result: Any = await method(**args, **({"human": human} if human else {}))
                     except McpDeviceError as exc:
                         result = f"{type(exc).__name__}: {exc}"
                     rtt = (time.perf_counter() - started) * 1000

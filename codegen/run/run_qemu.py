@@ -43,7 +43,7 @@ from typing import IO, Any, Optional
 
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
-from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.spec.examples import example_call
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions
 from mcpgen.codegen.targets.qemu import compile_image, memory_report
 from mcpgen.codegen.targets.qemu_machines import (
@@ -312,14 +312,15 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
         for tool in spec.tools:
             if tool.user_only:
                 continue
-            args = example_arguments(tool, spec.types)
+            args, human = example_call(tool, spec.types)
             try:
-                result = await device.call(tool.name, args, timeout=10.0)
+                result = await device.call(tool.name, args, timeout=10.0, human=human or None)
             except Exception as exc:  # report every tool, then fail
                 failures += 1
-                log(f"  call {tool.name}({show_value(args)}) FAILED: {type(exc).__name__}: {exc}")
+                shown = show_value({**args, **human})
+                log(f"  call {tool.name}({shown}) FAILED: {type(exc).__name__}: {exc}")
             else:
-                log(f"  call {tool.name}({show_value(args)}) -> {show_value(result)}")
+                log(f"  call {tool.name}({show_value({**args, **human})}) -> {show_value(result)}")
     finally:
         await device.close()
     return failures

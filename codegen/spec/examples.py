@@ -36,3 +36,12 @@ def example_value(p: Param, types: tuple[ObjectType, ...] = ()) -> Any:
 def example_arguments(tool: Tool, types: tuple[ObjectType, ...] = ()) -> dict[str, Any]:
     """Valid arguments of ``tool``; ``types``: the spec's named types (``Spec.types``)."""
     return {p.name: example_value(p, types) for p in tool.params}
+
+
+def example_call(tool: Tool, types: tuple[ObjectType, ...] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``example_arguments`` split as a call takes them: the model's arguments, and the
+    values asked of the person (spec ``from_human``), which ``Device.call`` and the bindings
+    take only as ``human=``. Whoever runs ``codegen run`` is that person."""
+    args = example_arguments(tool, types)
+    human = {p.name: args.pop(p.name) for p in tool.params if p.human is not None}
+    return args, human

@@ -89,7 +89,9 @@ def test_run_host_calls_every_tool(tmp_path: Path) -> None:
     proc = codegen("run", str(spec), "--target", "host", "-o", str(tmp_path / "o"), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "call self.light.get_state({}) -> {" in proc.stdout
-    assert proc.stdout.count("  call ") == 7 and "FAILED" not in proc.stdout
+    assert proc.stdout.count("  call ") == 10 and "FAILED" not in proc.stdout
+    # the value asked of the person goes as `human=` (the one running `codegen run` is that person)
+    assert "call self.lamp.reset({\"scope\": \"light\"}) -> true" in proc.stdout, proc.stdout
 
 
 @pytest.mark.slow
