@@ -68,6 +68,7 @@ def test_openai_export() -> None:
     ] == {
         "type": "object",
         "properties": {},
+        "additionalProperties": False,  # as the device refuses undeclared arguments
     }
 
 
