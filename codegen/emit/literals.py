@@ -103,11 +103,37 @@ def py_literal(value: Any, indent: int = 0) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
+        keys = [py_str_literal(str(k)) for k in value]
         inner = ",\n".join(
-            f"{pad}{py_str_literal(str(k))}: {py_literal(v, indent + 4)}" for k, v in value.items()
+            f"{pad}{key}: {_py_value(v, indent + 4, len(pad) + len(key) + 2)}"
+            for key, v in zip(keys, value.values(), strict=True)
         )
         return "{\n" + inner + ",\n" + " " * indent + "}"
     raise TypeError(f"cannot write {type(value).__name__} as a Python literal")
+
+
+PY_LINE = 110  # the project's ruff line-length: generated Python stays within it
+
+
+def _py_value(value: Any, indent: int, used: int) -> str:
+    """``py_literal`` of a dict value that starts ``used`` columns into its line: a string
+    too long for the line becomes adjacent literals in parentheses, split between words."""
+    text = py_literal(value, indent)
+    if not isinstance(value, str) or used + len(text) + 1 <= PY_LINE:
+        return text
+    pad = " " * (indent + 4)
+    room = PY_LINE - len(pad) - 2
+    parts: list[str] = []
+    cur = ""
+    for word in re.findall(r"\S*\s*", value):
+        if cur and len(py_str_literal(cur + word)) - 2 > room:
+            parts.append(cur)
+            cur = ""
+        cur += word
+    if cur:
+        parts.append(cur)
+    lines = "\n".join(pad + py_str_literal(p) for p in parts)
+    return "(\n" + lines + "\n" + " " * indent + ")"
 
 
 def py_str_literal(s: str) -> str:

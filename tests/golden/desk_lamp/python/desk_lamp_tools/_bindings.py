@@ -8,20 +8,14 @@ Wi-Fi RGB desk lamp.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Any, Callable, Literal, NamedTuple, TypedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from mcpgen.human import human_values as _human_values
-from mcpgen.runtime.core import validate as _v
-from mcpgen.runtime.session.events import EventHub as _EventHub
-from mcpgen.runtime.session.events import EventStream
-from mcpgen.runtime.session.events import check_params as _check_event_params
-from mcpgen.runtime.session.resources import ResourceReader as _ResourceReader
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
 from mcpgen.runtime.bindings import version_of as _version_of
-from mcpgen.runtime.session.fanout import Fanout as _Fanout
-from mcpgen.runtime.errors import NotSupported as _NotSupported
+from mcpgen.runtime.core import validate as _v
 from mcpgen.runtime.core.codec import (
     KIND_AUDIO,
     KIND_BOOLEAN,
@@ -36,6 +30,11 @@ from mcpgen.runtime.core.codec import (
     EmbeddedResource,
     Image,
 )
+from mcpgen.runtime.session.events import EventHub as _EventHub
+from mcpgen.runtime.session.events import EventStream
+from mcpgen.runtime.session.events import check_params as _check_event_params
+from mcpgen.runtime.session.fanout import Fanout as _Fanout
+from mcpgen.runtime.session.resources import ResourceReader as _ResourceReader
 
 DEVICE_NAME = "desk-lamp"
 DEVICE_VERSION = "0.3.1"
@@ -200,7 +199,10 @@ SPEC: dict[str, dict[str, Any]] = {
     "self.button.press": {
         "name": "self.button.press",
         "python_path": ("button", "press"),
-        "description": "Press the lamp's physical button (for tests and demos): each press toggles the power. The lamp reports it with the button_pressed and power_changed events.",
+        "description": (
+            "Press the lamp's physical button (for tests and demos): each press toggles the power. The lamp "
+            "reports it with the button_pressed and power_changed events."
+        ),
         "title": None,
         "returns": "boolean",
         "user_only": False,
@@ -222,7 +224,10 @@ SPEC: dict[str, dict[str, Any]] = {
     "self.light.fade": {
         "name": "self.light.fade",
         "python_path": ("light", "fade"),
-        "description": "Fade the lamp to a colour, slowly, in ten steps over `seconds` (reports each step as MCP progress to a caller that asks for it).",
+        "description": (
+            "Fade the lamp to a colour, slowly, in ten steps over `seconds` (reports each step as MCP "
+            "progress to a caller that asks for it)."
+        ),
         "title": None,
         "returns": "none",
         "user_only": False,
@@ -260,7 +265,10 @@ SPEC: dict[str, dict[str, Any]] = {
     "self.lamp.reset": {
         "name": "self.lamp.reset",
         "python_path": ("lamp", "reset"),
-        "description": "Restore the lamp's factory state: white light, switched off. The person chooses whether the timer and the effect are cleared too, and confirms first.",
+        "description": (
+            "Restore the lamp's factory state: white light, switched off. The person chooses whether the "
+            "timer and the effect are cleared too, and confirms first."
+        ),
         "title": None,
         "returns": "boolean",
         "user_only": False,
@@ -269,7 +277,9 @@ SPEC: dict[str, dict[str, Any]] = {
             "properties": {
                 "scope": {
                     "type": "string",
-                    "description": "light resets colour and power; everything also clears the timer and the effect.",
+                    "description": (
+                        "light resets colour and power; everything also clears the timer and the effect."
+                    ),
                     "enum": ["light", "everything"],
                     "default": "light",
                 },
@@ -303,7 +313,10 @@ SPEC: dict[str, dict[str, Any]] = {
     "self.light.snapshot": {
         "name": "self.light.snapshot",
         "python_path": ("light", "snapshot"),
-        "description": "The lamp at a glance: its state in words, its icon, and its status document (the lamp://status resource) embedded in the result.",
+        "description": (
+            "The lamp at a glance: its state in words, its icon, and its status document (the lamp://status "
+            "resource) embedded in the result."
+        ),
         "title": None,
         "returns": "content",
         "user_only": False,
@@ -442,14 +455,15 @@ def args_light_snapshot() -> dict:
     """Validated arguments of ``self.light.snapshot`` (raises runtime.errors.ValidationError)."""
     return {}
 
+
 # -- events: typed payloads and their decoders (the same checks as tool arguments) --------
 
+
 #: Someone pressed the lamp's button.
-ButtonPressedEvent = NamedTuple(
-    "ButtonPressedEvent",
-    [("count", int)],
-)
-ButtonPressedEvent.__module__ = __name__
+class ButtonPressedEvent(NamedTuple):
+    count: int
+
+
 _EVENT_KEYS_button_pressed = frozenset(("count",))
 
 
@@ -461,12 +475,13 @@ def _decode_event_button_pressed(params: Any) -> Any:
         count = _v.check_int("count", count, 1, 5)
     return ButtonPressedEvent(count)
 
+
 #: The lamp was switched on or off.
-PowerChangedEvent = NamedTuple(
-    "PowerChangedEvent",
-    [("on", bool), ("source", Literal["assistant", "button", "timer"])],
-)
-PowerChangedEvent.__module__ = __name__
+class PowerChangedEvent(NamedTuple):
+    on: bool
+    source: Literal["assistant", "button", "timer"]
+
+
 _EVENT_KEYS_power_changed = frozenset(("on", "source"))
 
 
@@ -514,7 +529,10 @@ class DeskLampEvents:
 
 
 class DeskLampResourceStatus(_ResourceReader):
-    """The lamp's state as JSON (power, colour, timer, effect). ``lamp://status``, text."""
+    """The lamp's state as JSON (power, colour, timer, effect).
+
+    ``lamp://status``, text.
+    """
 
     URI = "lamp://status"
     BINARY = False
@@ -525,7 +543,10 @@ class DeskLampResourceStatus(_ResourceReader):
 
 
 class DeskLampResourceIcon(_ResourceReader):
-    """The lamp's 8x8 PNG icon. ``lamp://icon.png``, bytes."""
+    """The lamp's 8x8 PNG icon.
+
+    ``lamp://icon.png``, bytes.
+    """
 
     URI = "lamp://icon.png"
     BINARY = True
@@ -543,12 +564,17 @@ def args_resource_effect(name: Literal["none", "breathe", "rainbow", "candle"]) 
 
 
 class DeskLampResourceEffect(_ResourceReader):
-    """What one light effect looks like, in words. ``lamp://effects/{name}``, text."""
+    """What one light effect looks like, in words.
+
+    ``lamp://effects/{name}``, text.
+    """
 
     URI = "lamp://effects/{name}"
     BINARY = False
 
-    def read(self, *, name: Literal["none", "breathe", "rainbow", "candle"], timeout: Any = None) -> Awaitable[str]:
+    def read(
+        self, *, name: Literal["none", "breathe", "rainbow", "candle"], timeout: Any = None
+    ) -> Awaitable[str]:
         """The content, as str."""
         try:
             values = args_resource_effect(name)
@@ -565,7 +591,10 @@ def args_resource_pattern(length: int) -> dict:
 
 
 class DeskLampResourcePattern(_ResourceReader):
-    """A test pattern of `length` bytes (0, 1, 2, ... 255, 0, ...), for transfer tests. ``lamp://pattern/{length}``, bytes."""
+    """A test pattern of `length` bytes (0, 1, 2, ... 255, 0, ...), for transfer tests.
+
+    ``lamp://pattern/{length}``, bytes.
+    """
 
     URI = "lamp://pattern/{length}"
     BINARY = True
@@ -669,7 +698,9 @@ class LightTools:
             return _fail(exc)
         return self._invoke("self.light.get_state", args, _K_OBJECT)
 
-    def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = 1.0) -> Awaitable[str]:
+    def set_effect(
+        self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = 1.0
+    ) -> Awaitable[str]:
         """Start a light effect.
 
         MCP tool ``self.light.set_effect``.
@@ -686,7 +717,9 @@ class LightTools:
             return _fail(exc)
         return self._invoke("self.light.set_effect", args, _K_STRING)
 
-    def fade(self, *, b: int, g: int, r: int, seconds: float = 0.0, on_progress: Any = None) -> Awaitable[None]:
+    def fade(
+        self, *, b: int, g: int, r: int, seconds: float = 0.0, on_progress: Any = None
+    ) -> Awaitable[None]:
         """Fade the lamp to a colour, slowly, in ten steps over `seconds` (reports each step as MCP
         progress to a caller that asks for it).
 
@@ -843,7 +876,11 @@ class DeskLamp:
 
     def __init__(self, device: Any, *, policy: Policy = "compatible") -> None:
         chosen = _bind_device(
-            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="DeskLamp",
+            device,
+            fingerprint=FINGERPRINT,
+            kinds=_RETURN_KINDS,
+            policy=policy,
+            cls_name="DeskLamp",
             releases=RELEASES,
         )
         self._device = device

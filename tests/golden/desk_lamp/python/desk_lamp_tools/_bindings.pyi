@@ -2,8 +2,8 @@
 # Do not edit: change the spec, then rebuild with `codegen build SPEC --target TARGET`.
 # Type stubs of _bindings (the compiled module carries no annotations).
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Callable, Literal, NamedTuple, TypedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.core.codec import Audio, EmbeddedResource, Image
@@ -28,23 +28,16 @@ class LampResetHuman(TypedDict, total=False):
     scope: Literal["light", "everything"]
 
 def args_light_set_rgb(b: int, g: int, r: int) -> dict[str, Any]: ...
-
 def args_light_set_power(on: bool) -> dict[str, Any]: ...
-
 def args_light_get_state() -> dict[str, Any]: ...
-
 def args_timer_set(minutes: int) -> dict[str, Any]: ...
-
-def args_light_set_effect(effect: Literal["none", "breathe", "rainbow", "candle"], speed: float) -> dict[str, Any]: ...
-
+def args_light_set_effect(
+    effect: Literal["none", "breathe", "rainbow", "candle"], speed: float
+) -> dict[str, Any]: ...
 def args_button_press(count: int) -> dict[str, Any]: ...
-
 def args_light_fade(b: int, g: int, r: int, seconds: float) -> dict[str, Any]: ...
-
 def args_lamp_reset(scope: Literal["light", "everything"]) -> dict[str, Any]: ...
-
 def args_lamp_chime(notes: int) -> dict[str, Any]: ...
-
 def args_light_snapshot() -> dict[str, Any]: ...
 
 # At run time the fan-out uses LampTools itself, bound to a Fanout.
@@ -54,18 +47,15 @@ class LampToolsFanout:
     async def chime(self, *, notes: int = ...) -> FanoutResults[Audio]:
         """Sound the lamp's chime and return what it played, as a short WAV clip. (on every device)"""
 
-
 # At run time the fan-out uses ButtonTools itself, bound to a Fanout.
 class ButtonToolsFanout:
     async def press(self, *, count: int = ...) -> FanoutResults[bool]:
-        """Press the lamp's physical button (for tests and demos): each press toggles the power. (on every device)"""
-
+        """Press the lamp's physical button (for tests and demos): each press toggles... (on every device)"""
 
 # At run time the fan-out uses TimerTools itself, bound to a Fanout.
 class TimerToolsFanout:
     async def set(self, *, minutes: int) -> FanoutResults[int]:
         """Switch the lamp off after a number of minutes (0 cancels the timer). (on every device)"""
-
 
 # At run time the fan-out uses LightTools itself, bound to a Fanout.
 class LightToolsFanout:
@@ -75,13 +65,14 @@ class LightToolsFanout:
         """Switch the lamp on or off. (on every device)"""
     async def get_state(self) -> FanoutResults[LightGetStateResult]:
         """Current colour, power and timer of the lamp. (on every device)"""
-    async def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = ...) -> FanoutResults[str]:
+    async def set_effect(
+        self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = ...
+    ) -> FanoutResults[str]:
         """Start a light effect. (on every device)"""
     async def fade(self, *, b: int, g: int, r: int, seconds: float = ...) -> FanoutResults[None]:
-        """Fade the lamp to a colour, slowly, in ten steps over `seconds` (reports each step as MCP progress... (on every device)"""
+        """Fade the lamp to a colour, slowly, in ten steps over `seconds` (reports eac... (on every device)"""
     async def snapshot(self) -> FanoutResults[tuple[str, Image, EmbeddedResource]]:
-        """The lamp at a glance: its state in words, its icon, and its status document (the lamp://status re... (on every device)"""
-
+        """The lamp at a glance: its state in words, its icon, and its status document... (on every device)"""
 
 class DeskLampFanout:
     group: Fanout
@@ -92,7 +83,6 @@ class DeskLampFanout:
     def __init__(self, fan: Fanout) -> None: ...
     def __len__(self) -> int: ...
 
-
 class LampTools:
     def __init__(self, device: Device) -> None: ...
     async def reset(self, *, human: LampResetHuman | None = ...) -> bool:
@@ -100,18 +90,15 @@ class LampTools:
     async def chime(self, *, notes: int = ...) -> Audio:
         """Sound the lamp's chime and return what it played, as a short WAV clip."""
 
-
 class ButtonTools:
     def __init__(self, device: Device) -> None: ...
     async def press(self, *, count: int = ...) -> bool:
         """Press the lamp's physical button (for tests and demos): each press toggles the power."""
 
-
 class TimerTools:
     def __init__(self, device: Device) -> None: ...
     async def set(self, *, minutes: int) -> int:
         """Switch the lamp off after a number of minutes (0 cancels the timer)."""
-
 
 class LightTools:
     def __init__(self, device: Device) -> None: ...
@@ -121,20 +108,31 @@ class LightTools:
         """Switch the lamp on or off."""
     async def get_state(self) -> LightGetStateResult:
         """Current colour, power and timer of the lamp."""
-    async def set_effect(self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = ...) -> str:
+    async def set_effect(
+        self, *, effect: Literal["none", "breathe", "rainbow", "candle"], speed: float = ...
+    ) -> str:
         """Start a light effect."""
-    async def fade(self, *, b: int, g: int, r: int, seconds: float = ..., on_progress: Callable[[float, float | None, str | None], Any] | None = ...) -> None:
-        """Fade the lamp to a colour, slowly, in ten steps over `seconds` (reports each step as MCP progress..."""
+    async def fade(
+        self,
+        *,
+        b: int,
+        g: int,
+        r: int,
+        seconds: float = ...,
+        on_progress: Callable[[float, float | None, str | None], Any] | None = ...,
+    ) -> None:
+        """Fade the lamp to a colour, slowly, in ten steps over `seconds` (reports each step as MCP prog..."""
     async def snapshot(self) -> tuple[str, Image, EmbeddedResource]:
-        """The lamp at a glance: its state in words, its icon, and its status document (the lamp://status re..."""
-
+        """The lamp at a glance: its state in words, its icon, and its status document (the lamp://statu..."""
 
 class ButtonPressedEvent(NamedTuple):
     """Someone pressed the lamp's button."""
-    count: int
+
+    count: int  # type: ignore[assignment]  # shadows tuple.count
 
 class PowerChangedEvent(NamedTuple):
     """The lamp was switched on or off."""
+
     on: bool
     source: Literal["assistant", "button", "timer"]
 
@@ -154,7 +152,9 @@ class DeskLampResourceIcon:
         """The lamp's 8x8 PNG icon."""
 
 class DeskLampResourceEffect:
-    async def read(self, *, name: Literal["none", "breathe", "rainbow", "candle"], timeout: float | None = ...) -> str:
+    async def read(
+        self, *, name: Literal["none", "breathe", "rainbow", "candle"], timeout: float | None = ...
+    ) -> str:
         """What one light effect looks like, in words."""
 
 class DeskLampResourcePattern:
@@ -184,7 +184,12 @@ class DeskLamp:
     def device(self) -> Device: ...
     def supports(self, tool: str, param: str | None = None) -> bool: ...
     @classmethod
-    def fanout(cls, devices: Iterable[Any] | Mapping[Any, Any] | Fanout, *, timeout: float | None = ..., policy: str = ...) -> DeskLampFanout: ...
+    def fanout(
+        cls,
+        devices: Iterable[Any] | Mapping[Any, Any] | Fanout,
+        *,
+        timeout: float | None = ...,
+        policy: str = ...,
+    ) -> DeskLampFanout: ...
     def on_button_pressed(self, callback: Callable[[ButtonPressedEvent], Any]) -> Callable[[], None]: ...
     def on_power_changed(self, callback: Callable[[PowerChangedEvent], Any]) -> Callable[[], None]: ...
-
