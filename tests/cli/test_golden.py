@@ -85,3 +85,16 @@ def test_generated_bindings_pass_mypy_strict(tmp_path: Path) -> None:
     mypy = [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini", "--cache-dir", ".cache"]
     result = _run([*mypy, "-p", pkg], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_generated_cpp_passes_the_projects_clang_format() -> None:
+    beside = Path(sys.executable).with_name("clang-format")
+    tool = str(beside) if beside.exists() else shutil.which("clang-format")
+    if tool is None:
+        pytest.skip("clang-format is not installed (pip install clang-format, as pyproject.toml pins)")
+    files = sorted(str(p) for name in EXAMPLES for p in (GOLDEN / name).rglob("mcp_tools.*"))
+    assert len(files) == 2 * len(EXAMPLES)
+    # --style=file: the root .clang-format, whatever the goldens' folder holds.
+    style = f"--style=file:{REPO / '.clang-format'}"
+    result = _run([tool, style, "--dry-run", "--Werror", *files])
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -11,21 +11,15 @@ namespace {
 
 // ---- self.light.set_rgb
 const mcpgen::ParamDesc kParams_light_set_rgb[] = {
-    {"b", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightSetRgbArgs, b)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
-    {"g", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightSetRgbArgs, g)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
-    {"r", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightSetRgbArgs, r)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"b", mcpgen::ParamType::kInteger, /*required=*/true, static_cast<uint16_t>(offsetof(LightSetRgbArgs, b)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"g", mcpgen::ParamType::kInteger, /*required=*/true, static_cast<uint16_t>(offsetof(LightSetRgbArgs, g)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"r", mcpgen::ParamType::kInteger, /*required=*/true, static_cast<uint16_t>(offsetof(LightSetRgbArgs, r)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_rgb[] =
     "{\"name\":\"self.light.set_rgb\",\"description\":\"Set the lamp colour from red, green a"
@@ -42,11 +36,9 @@ mcpgen::Result invoke_light_set_rgb(const void* args, mcpgen::Context& ctx) {
 
 // ---- self.light.set_power
 const mcpgen::ParamDesc kParams_light_set_power[] = {
-    {"on", mcpgen::ParamType::kBoolean, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightSetPowerArgs, on)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"on", mcpgen::ParamType::kBoolean, /*required=*/true, static_cast<uint16_t>(offsetof(LightSetPowerArgs, on)),
+     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_set_power[] =
     "{\"name\":\"self.light.set_power\",\"description\":\"Switch the lamp on or off.\",\"inpu"
@@ -73,11 +65,9 @@ mcpgen::Result invoke_light_get_state(const void* args, mcpgen::Context& ctx) {
 
 // ---- self.timer.set
 const mcpgen::ParamDesc kParams_timer_set[] = {
-    {"minutes", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(TimerSetArgs, minutes)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 720LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"minutes", mcpgen::ParamType::kInteger, /*required=*/true, static_cast<uint16_t>(offsetof(TimerSetArgs, minutes)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 720LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_timer_set[] =
     "{\"name\":\"self.timer.set\",\"description\":\"Switch the lamp off after a number of min"
@@ -91,19 +81,16 @@ mcpgen::Result invoke_timer_set(const void* args, mcpgen::Context& ctx) {
 }
 
 // ---- self.light.set_effect
-const char* const kEnum_light_set_effect_effect[] = {
-    "none", "breathe", "rainbow", "candle"};
+const char* const kEnum_light_set_effect_effect[] = {"none", "breathe", "rainbow", "candle"};
 const mcpgen::ParamDesc kParams_light_set_effect[] = {
     {"effect", mcpgen::ParamType::kString, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightSetEffectArgs, effect)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/kEnum_light_set_effect_effect, 4u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(LightSetEffectArgs, effect)), /*has_min=*/false, /*has_max=*/false, /*int=*/0LL,
+     0LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/kEnum_light_set_effect_effect, 4u, /*default=*/false, 0LL,
+     0.0, nullptr, /*object=*/nullptr},
     {"speed", mcpgen::ParamType::kNumber, /*required=*/false,
-     static_cast<uint16_t>(offsetof(LightSetEffectArgs, speed)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.1, 10.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 1.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(LightSetEffectArgs, speed)), /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL,
+     /*number=*/0.1, 10.0, /*max_length=*/0u, /*enum=*/nullptr, 0u, /*default=*/false, 0LL, 1.0, nullptr,
+     /*object=*/nullptr},
 };
 const char kEntry_light_set_effect[] =
     "{\"name\":\"self.light.set_effect\",\"description\":\"Start a light effect.\",\"inputSch"
@@ -119,10 +106,8 @@ mcpgen::Result invoke_light_set_effect(const void* args, mcpgen::Context& ctx) {
 
 // ---- self.button.press
 const mcpgen::ParamDesc kParams_button_press[] = {
-    {"count", mcpgen::ParamType::kInteger, /*required=*/false,
-     static_cast<uint16_t>(offsetof(ButtonPressArgs, count)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/1LL, 5LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
+    {"count", mcpgen::ParamType::kInteger, /*required=*/false, static_cast<uint16_t>(offsetof(ButtonPressArgs, count)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/1LL, 5LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr, 0u,
      /*default=*/false, 1LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_button_press[] =
@@ -139,26 +124,18 @@ mcpgen::Result invoke_button_press(const void* args, mcpgen::Context& ctx) {
 
 // ---- self.light.fade
 const mcpgen::ParamDesc kParams_light_fade[] = {
-    {"b", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightFadeArgs, b)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
-    {"g", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightFadeArgs, g)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
-    {"r", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(LightFadeArgs, r)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
-    {"seconds", mcpgen::ParamType::kNumber, /*required=*/false,
-     static_cast<uint16_t>(offsetof(LightFadeArgs, seconds)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.0, 30.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"b", mcpgen::ParamType::kInteger, /*required=*/true, static_cast<uint16_t>(offsetof(LightFadeArgs, b)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"g", mcpgen::ParamType::kInteger, /*required=*/true, static_cast<uint16_t>(offsetof(LightFadeArgs, g)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"r", mcpgen::ParamType::kInteger, /*required=*/true, static_cast<uint16_t>(offsetof(LightFadeArgs, r)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 255LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"seconds", mcpgen::ParamType::kNumber, /*required=*/false, static_cast<uint16_t>(offsetof(LightFadeArgs, seconds)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.0, 30.0, /*max_length=*/0u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_light_fade[] =
     "{\"name\":\"self.light.fade\",\"description\":\"Fade the lamp to a colour, slowly, in te"
@@ -176,14 +153,11 @@ mcpgen::Result invoke_light_fade(const void* args, mcpgen::Context& ctx) {
 }
 
 // ---- self.lamp.reset
-const char* const kEnum_lamp_reset_scope[] = {
-    "light", "everything"};
+const char* const kEnum_lamp_reset_scope[] = {"light", "everything"};
 const mcpgen::ParamDesc kParams_lamp_reset[] = {
-    {"scope", mcpgen::ParamType::kString, /*required=*/false,
-     static_cast<uint16_t>(offsetof(LampResetArgs, scope)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/kEnum_lamp_reset_scope, 2u,
-     /*default=*/false, 0LL, 0.0, "light", /*object=*/nullptr},
+    {"scope", mcpgen::ParamType::kString, /*required=*/false, static_cast<uint16_t>(offsetof(LampResetArgs, scope)),
+     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0, /*max_length=*/0u,
+     /*enum=*/kEnum_lamp_reset_scope, 2u, /*default=*/false, 0LL, 0.0, "light", /*object=*/nullptr},
 };
 const char kEntry_lamp_reset[] =
     "{\"name\":\"self.lamp.reset\",\"description\":\"Restore the lamp's factory state: white "
@@ -202,10 +176,8 @@ mcpgen::Result invoke_lamp_reset(const void* args, mcpgen::Context& ctx) {
 
 // ---- self.lamp.chime
 const mcpgen::ParamDesc kParams_lamp_chime[] = {
-    {"notes", mcpgen::ParamType::kInteger, /*required=*/false,
-     static_cast<uint16_t>(offsetof(LampChimeArgs, notes)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/1LL, 3LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
+    {"notes", mcpgen::ParamType::kInteger, /*required=*/false, static_cast<uint16_t>(offsetof(LampChimeArgs, notes)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/1LL, 3LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr, 0u,
      /*default=*/false, 2LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_lamp_chime[] =
@@ -229,7 +201,8 @@ const char kEntry_light_snapshot[] =
 static_assert(sizeof(kEntry_light_snapshot) - 1 == 288u, "tools/list entry length");
 
 // The content items the spec declares, in order: the core checks the handler's against them.
-const mcpgen::ReturnKind kItems_light_snapshot[] = {mcpgen::ReturnKind::kString, mcpgen::ReturnKind::kImage, mcpgen::ReturnKind::kResource};
+const mcpgen::ReturnKind kItems_light_snapshot[] = {mcpgen::ReturnKind::kString, mcpgen::ReturnKind::kImage,
+                                                    mcpgen::ReturnKind::kResource};
 static_assert(3 <= MCPGEN_CONTENT_ITEMS,
               "self.light.snapshot returns 3 content items; build with -DMCPGEN_CONTENT_ITEMS=3 (or more)");
 
@@ -239,36 +212,26 @@ mcpgen::Result invoke_light_snapshot(const void* args, mcpgen::Context& ctx) {
 }
 
 const mcpgen::ToolDesc kTools[] = {
-    {"self.light.set_rgb", kEntry_light_set_rgb, 388u, false, mcpgen::ReturnKind::kBoolean,
-     kParams_light_set_rgb, 3u, static_cast<uint16_t>(sizeof(LightSetRgbArgs)),
-     &invoke_light_set_rgb},
-    {"self.light.set_power", kEntry_light_set_power, 192u, false, mcpgen::ReturnKind::kBoolean,
-     kParams_light_set_power, 1u, static_cast<uint16_t>(sizeof(LightSetPowerArgs)),
-     &invoke_light_set_power},
-    {"self.light.get_state", kEntry_light_get_state, 362u, false, mcpgen::ReturnKind::kObject,
-     nullptr, 0u, static_cast<uint16_t>(sizeof(LightGetStateArgs)),
-     &invoke_light_get_state},
-    {"self.timer.set", kEntry_timer_set, 264u, false, mcpgen::ReturnKind::kInteger,
-     kParams_timer_set, 1u, static_cast<uint16_t>(sizeof(TimerSetArgs)),
-     &invoke_timer_set},
+    {"self.light.set_rgb", kEntry_light_set_rgb, 388u, false, mcpgen::ReturnKind::kBoolean, kParams_light_set_rgb, 3u,
+     static_cast<uint16_t>(sizeof(LightSetRgbArgs)), &invoke_light_set_rgb},
+    {"self.light.set_power", kEntry_light_set_power, 192u, false, mcpgen::ReturnKind::kBoolean, kParams_light_set_power,
+     1u, static_cast<uint16_t>(sizeof(LightSetPowerArgs)), &invoke_light_set_power},
+    {"self.light.get_state", kEntry_light_get_state, 362u, false, mcpgen::ReturnKind::kObject, nullptr, 0u,
+     static_cast<uint16_t>(sizeof(LightGetStateArgs)), &invoke_light_get_state},
+    {"self.timer.set", kEntry_timer_set, 264u, false, mcpgen::ReturnKind::kInteger, kParams_timer_set, 1u,
+     static_cast<uint16_t>(sizeof(TimerSetArgs)), &invoke_timer_set},
     {"self.light.set_effect", kEntry_light_set_effect, 309u, false, mcpgen::ReturnKind::kString,
-     kParams_light_set_effect, 2u, static_cast<uint16_t>(sizeof(LightSetEffectArgs)),
-     &invoke_light_set_effect},
-    {"self.button.press", kEntry_button_press, 373u, false, mcpgen::ReturnKind::kBoolean,
-     kParams_button_press, 1u, static_cast<uint16_t>(sizeof(ButtonPressArgs)),
-     &invoke_button_press},
-    {"self.light.fade", kEntry_light_fade, 579u, false, mcpgen::ReturnKind::kNone,
-     kParams_light_fade, 4u, static_cast<uint16_t>(sizeof(LightFadeArgs)),
-     &invoke_light_fade},
-    {"self.lamp.reset", kEntry_lamp_reset, 642u, false, mcpgen::ReturnKind::kBoolean,
-     kParams_lamp_reset, 1u, static_cast<uint16_t>(sizeof(LampResetArgs)),
-     &invoke_lamp_reset},
-    {"self.lamp.chime", kEntry_lamp_chime, 332u, false, mcpgen::ReturnKind::kAudio,
-     kParams_lamp_chime, 1u, static_cast<uint16_t>(sizeof(LampChimeArgs)),
-     &invoke_lamp_chime},
-    {"self.light.snapshot", kEntry_light_snapshot, 288u, false, mcpgen::ReturnKind::kContent,
-     nullptr, 0u, static_cast<uint16_t>(sizeof(LightSnapshotArgs)),
-     &invoke_light_snapshot},
+     kParams_light_set_effect, 2u, static_cast<uint16_t>(sizeof(LightSetEffectArgs)), &invoke_light_set_effect},
+    {"self.button.press", kEntry_button_press, 373u, false, mcpgen::ReturnKind::kBoolean, kParams_button_press, 1u,
+     static_cast<uint16_t>(sizeof(ButtonPressArgs)), &invoke_button_press},
+    {"self.light.fade", kEntry_light_fade, 579u, false, mcpgen::ReturnKind::kNone, kParams_light_fade, 4u,
+     static_cast<uint16_t>(sizeof(LightFadeArgs)), &invoke_light_fade},
+    {"self.lamp.reset", kEntry_lamp_reset, 642u, false, mcpgen::ReturnKind::kBoolean, kParams_lamp_reset, 1u,
+     static_cast<uint16_t>(sizeof(LampResetArgs)), &invoke_lamp_reset},
+    {"self.lamp.chime", kEntry_lamp_chime, 332u, false, mcpgen::ReturnKind::kAudio, kParams_lamp_chime, 1u,
+     static_cast<uint16_t>(sizeof(LampChimeArgs)), &invoke_lamp_chime},
+    {"self.light.snapshot", kEntry_light_snapshot, 288u, false, mcpgen::ReturnKind::kContent, nullptr, 0u,
+     static_cast<uint16_t>(sizeof(LightSnapshotArgs)), &invoke_light_snapshot},
 };
 
 // Tool indices in the order of their names' UTF-8 bytes: the core binary-searches it.
@@ -314,7 +277,7 @@ const char kResourceEntry_status[] =
 static_assert(sizeof(kResourceEntry_status) - 1 == 142u, "resources/list entry length");
 
 mcpgen::ReadStatus invoke_read_status([[maybe_unused]] const void* args, mcpgen::ResourceWriter& out,
-                                    mcpgen::Context& ctx) {
+                                      mcpgen::Context& ctx) {
   return resources::read_status(out, ctx);
 }
 
@@ -330,14 +293,11 @@ mcpgen::ReadStatus invoke_read_icon([[maybe_unused]] const void* args, mcpgen::R
 }
 
 // ---- effect: lamp://effects/{name}
-const char* const kEnum_resource_effect_name[] = {
-    "none", "breathe", "rainbow", "candle"};
+const char* const kEnum_resource_effect_name[] = {"none", "breathe", "rainbow", "candle"};
 const mcpgen::ParamDesc kResourceParams_effect[] = {
-    {"name", mcpgen::ParamType::kString, /*required=*/true,
-     static_cast<uint16_t>(offsetof(ResourceArgs_effect, name)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/kEnum_resource_effect_name, 4u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"name", mcpgen::ParamType::kString, /*required=*/true, static_cast<uint16_t>(offsetof(ResourceArgs_effect, name)),
+     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0, /*max_length=*/0u,
+     /*enum=*/kEnum_resource_effect_name, 4u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kResourceEntry_effect[] =
     "{\"uriTemplate\":\"lamp://effects/{name}\",\"name\":\"effect\",\"description\":\"What on"
@@ -345,17 +305,16 @@ const char kResourceEntry_effect[] =
 static_assert(sizeof(kResourceEntry_effect) - 1 == 139u, "resources/list entry length");
 
 mcpgen::ReadStatus invoke_read_effect([[maybe_unused]] const void* args, mcpgen::ResourceWriter& out,
-                                    mcpgen::Context& ctx) {
+                                      mcpgen::Context& ctx) {
   return resources::read_effect(*static_cast<const ResourceArgs_effect*>(args), out, ctx);
 }
 
 // ---- pattern: lamp://pattern/{length}
 const mcpgen::ParamDesc kResourceParams_pattern[] = {
     {"length", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(ResourceArgs_pattern, length)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 65536LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(ResourceArgs_pattern, length)), /*has_min=*/true, /*has_max=*/true, /*int=*/0LL,
+     65536LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr, 0u, /*default=*/false, 0LL, 0.0, nullptr,
+     /*object=*/nullptr},
 };
 const char kResourceEntry_pattern[] =
     "{\"uriTemplate\":\"lamp://pattern/{length}\",\"name\":\"pattern\",\"description\":\"A te"
@@ -364,27 +323,20 @@ const char kResourceEntry_pattern[] =
 static_assert(sizeof(kResourceEntry_pattern) - 1 == 193u, "resources/list entry length");
 
 mcpgen::ReadStatus invoke_read_pattern([[maybe_unused]] const void* args, mcpgen::ResourceWriter& out,
-                                    mcpgen::Context& ctx) {
+                                       mcpgen::Context& ctx) {
   return resources::read_pattern(*static_cast<const ResourceArgs_pattern*>(args), out, ctx);
 }
 
 const mcpgen::ResourceDesc kResources[] = {
-    {"status", "lamp://status", "application/json", kResourceEntry_status, 142u,
-     /*is_template=*/false, /*binary=*/false,
-     /*subscribe=*/true, /*max_size=*/0u,
-     nullptr, 0u, &invoke_read_status},
-    {"icon", "lamp://icon.png", "image/png", kResourceEntry_icon, 103u,
-     /*is_template=*/false, /*binary=*/true,
-     /*subscribe=*/false, /*max_size=*/256u,
-     nullptr, 0u, &invoke_read_icon},
-    {"effect", "lamp://effects/{name}", "text/plain", kResourceEntry_effect, 139u,
-     /*is_template=*/true, /*binary=*/false,
-     /*subscribe=*/false, /*max_size=*/0u,
-     kResourceParams_effect, 1u, &invoke_read_effect},
+    {"status", "lamp://status", "application/json", kResourceEntry_status, 142u, /*is_template=*/false,
+     /*binary=*/false, /*subscribe=*/true, /*max_size=*/0u, nullptr, 0u, &invoke_read_status},
+    {"icon", "lamp://icon.png", "image/png", kResourceEntry_icon, 103u, /*is_template=*/false, /*binary=*/true,
+     /*subscribe=*/false, /*max_size=*/256u, nullptr, 0u, &invoke_read_icon},
+    {"effect", "lamp://effects/{name}", "text/plain", kResourceEntry_effect, 139u, /*is_template=*/true,
+     /*binary=*/false, /*subscribe=*/false, /*max_size=*/0u, kResourceParams_effect, 1u, &invoke_read_effect},
     {"pattern", "lamp://pattern/{length}", "application/octet-stream", kResourceEntry_pattern, 193u,
-     /*is_template=*/true, /*binary=*/true,
-     /*subscribe=*/false, /*max_size=*/0u,
-     kResourceParams_pattern, 1u, &invoke_read_pattern},
+     /*is_template=*/true, /*binary=*/true, /*subscribe=*/false, /*max_size=*/0u, kResourceParams_pattern, 1u,
+     &invoke_read_pattern},
 };
 
 // Decoded template variables of the read in progress.
@@ -464,7 +416,8 @@ mcpgen::EventStatus mcpgen::events::emit_button_pressed(int64_t count) {
 
 mcpgen::EventStatus mcpgen::events::emit_power_changed(bool on, const char* source) {
   if (source == nullptr) return mcpgen::EventStatus::kInvalidArgument;
-  if (strcmp(source, "assistant") != 0 && strcmp(source, "button") != 0 && strcmp(source, "timer") != 0) return mcpgen::EventStatus::kInvalidArgument;
+  if (strcmp(source, "assistant") != 0 && strcmp(source, "button") != 0 && strcmp(source, "timer") != 0)
+    return mcpgen::EventStatus::kInvalidArgument;
   const EventArgs_power_changed a{on, source};
   return mcpgen::emit_event("notifications/events/power_changed", &write_EventArgs_power_changed, &a);
 }
