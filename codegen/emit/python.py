@@ -586,7 +586,9 @@ def emit(spec: Spec, releases: Sequence[Release] = ()) -> dict[str, str]:
         "python/setup.py": "setup.py.j2",
         "python/pyproject.toml": "pyproject.toml.j2",
     }
-    out.update({path: wrap_defs(env.get_template(tpl).render(**ctx)) for path, tpl in files.items()})
+    for path, tpl in files.items():
+        text = env.get_template(tpl).render(**ctx)
+        out[path] = wrap_defs(text) if path.endswith((".py", ".pyi")) else text
     return out
 
 
