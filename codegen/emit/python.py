@@ -463,6 +463,13 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
     ctx["absent_resources"] = [(py_ident(r.name), r.name) for r in later if r.name not in own_resources]
     if ctx["absent_resources"] and not ctx["resources_class"]:
         ctx["resources_class"] = cls + "Resources"
+    # Only the helpers the module's code uses: the return kinds of its tools, and _INF for a
+    # number check without a bound.
+    ctx["kind_consts"] = sorted({t.kind_const for ns in namespaces for t in ns.tools})
+    checked = [*tools, *ctx.get("resources", ())]
+    lines = [line for v in checked for p in v.params for line in p.checks]
+    lines += [line for e in ctx.get("events", ()) for f in e.fields for line in f.checks]
+    ctx["uses_inf"] = any("_INF" in line for line in lines)
     ctx["uses_not_supported"] = bool(
         ctx["absent_events"]
         or ctx["absent_resources"]

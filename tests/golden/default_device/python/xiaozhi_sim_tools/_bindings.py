@@ -311,18 +311,17 @@ _RETURN_KINDS: dict[str, str] = {
     "self.camera.snapshot": "image",
 }
 
-_INF = float("inf")
 _PATTERNS = {
     "^[a-z0-9-]+$": _v.compile_pattern("^[a-z0-9-]+$"),
 }
 _OBJECTS: dict = {}
-_K_NONE = KIND_NONE
 _K_BOOLEAN = KIND_BOOLEAN
-_K_INTEGER = KIND_INTEGER
-_K_NUMBER = KIND_NUMBER
-_K_STRING = KIND_STRING
-_K_OBJECT = KIND_OBJECT
 _K_IMAGE = KIND_IMAGE
+_K_INTEGER = KIND_INTEGER
+_K_NONE = KIND_NONE
+_K_NUMBER = KIND_NUMBER
+_K_OBJECT = KIND_OBJECT
+_K_STRING = KIND_STRING
 
 GetDeviceStatusResultAudioSpeaker = TypedDict(  # noqa: UP013 (keys need not be identifiers)
     "GetDeviceStatusResultAudioSpeaker",

@@ -20,10 +20,8 @@ from mcpgen.runtime.core.codec import (
     KIND_AUDIO,
     KIND_BOOLEAN,
     KIND_CONTENT,
-    KIND_IMAGE,
     KIND_INTEGER,
     KIND_NONE,
-    KIND_NUMBER,
     KIND_OBJECT,
     KIND_STRING,
     Audio,
@@ -342,18 +340,15 @@ _RETURN_KINDS: dict[str, str] = {
     "self.light.snapshot": "content",
 }
 
-_INF = float("inf")
 _PATTERNS: dict = {}
 _OBJECTS: dict = {}
-_K_NONE = KIND_NONE
-_K_BOOLEAN = KIND_BOOLEAN
-_K_INTEGER = KIND_INTEGER
-_K_NUMBER = KIND_NUMBER
-_K_STRING = KIND_STRING
-_K_OBJECT = KIND_OBJECT
-_K_IMAGE = KIND_IMAGE
 _K_AUDIO = KIND_AUDIO
+_K_BOOLEAN = KIND_BOOLEAN
 _K_CONTENT = KIND_CONTENT
+_K_INTEGER = KIND_INTEGER
+_K_NONE = KIND_NONE
+_K_OBJECT = KIND_OBJECT
+_K_STRING = KIND_STRING
 
 LightGetStateResult = TypedDict(  # noqa: UP013 (keys need not be identifiers)
     "LightGetStateResult",
