@@ -454,8 +454,9 @@ def args_light_snapshot() -> dict:
 # -- events: typed payloads and their decoders (the same checks as tool arguments) --------
 
 
-#: Someone pressed the lamp's button.
 class ButtonPressedEvent(NamedTuple):
+    """Someone pressed the lamp's button."""
+
     count: int
 
 
@@ -471,8 +472,9 @@ def _decode_event_button_pressed(params: Any) -> Any:
     return ButtonPressedEvent(count)
 
 
-#: The lamp was switched on or off.
 class PowerChangedEvent(NamedTuple):
+    """The lamp was switched on or off."""
+
     on: bool
     source: Literal["assistant", "button", "timer"]
 
