@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import mcpgen
 from mcpgen.codegen.emit.events_py import add_event_context
@@ -466,9 +466,9 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
     # Only the helpers the module's code uses: the return kinds of its tools, and _INF for a
     # number check without a bound.
     ctx["kind_consts"] = sorted({t.kind_const for ns in namespaces for t in ns.tools})
-    checked = [*tools, *ctx.get("resources", ())]
+    checked: list[Any] = [*tools, *cast("list[Any]", ctx.get("resources", []))]
     lines = [line for v in checked for p in v.params for line in p.checks]
-    lines += [line for e in ctx.get("events", ()) for f in e.fields for line in f.checks]
+    lines += [line for e in cast("list[Any]", ctx.get("events", [])) for f in e.fields for line in f.checks]
     ctx["uses_inf"] = any("_INF" in line for line in lines)
     ctx["uses_not_supported"] = bool(
         ctx["absent_events"]
