@@ -16,7 +16,15 @@ from typing import Optional
 
 from mcpgen.codegen.emit.events_cpp import event_views
 from mcpgen.codegen.emit.header import generated_header, spec_file_name
-from mcpgen.codegen.emit.literals import cpp_comment, cpp_double, cpp_field_name, cpp_int, cpp_string
+from mcpgen.codegen.emit.literals import (
+    cpp_comment,
+    cpp_double,
+    cpp_field_name,
+    cpp_fill,
+    cpp_int,
+    cpp_string,
+    cpp_wrap_comment,
+)
 from mcpgen.codegen.emit.param_text import cpp_param_comment as _param_comment
 from mcpgen.codegen.emit.resources_cpp import resource_views
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
@@ -90,7 +98,7 @@ class _ToolDescView:
     handler: str
     struct: str
     params: tuple[_ParamDescView, ...]
-    enum_arrays: tuple[tuple[str, str], ...]  # (array name, initializer list)
+    enum_arrays: tuple[tuple[str, list[str]], ...]  # (array name, its values as C++ literals)
     entry_literal: str
     entry_len: int
     user_only: bool
@@ -116,21 +124,29 @@ def _param_initializer(p: Param, struct: str, field: str, enum_array: Optional[s
     default_int = cpp_int(int(d)) if is_int and d is not None and not isinstance(d, bool) else "0LL"
     default_num = cpp_double(float(d)) if is_num and d is not None and not isinstance(d, bool) else "0.0"
     default_str = cpp_string(str(d), " " * 5) if p.type == "string" and d is not None else "nullptr"
-    ind = "\n" + " " * 5
     required = "true" if p.required else "false"
-    return (
-        "{"
-        + f"{cpp_string(p.name, ' ' * 5)}, {_PARAM_TYPE_ENUM[p.type]}, /*required=*/{required},"
-        + f"{ind}static_cast<uint16_t>(offsetof({struct}, {field})),"
-        + f"{ind}/*has_min=*/{'true' if has_min else 'false'}, /*has_max=*/{'true' if has_max else 'false'},"
-        + f" /*int=*/{int_min}, {int_max}, /*number=*/{num_min}, {num_max},"
-        + f"{ind}/*max_length=*/{max_length}, /*enum=*/{enum_array or 'nullptr'}, "
-        + (f"{len(p.enum)}u" if enum_array else "0u")
-        + ","
-        + f"{ind}/*default=*/{default_bool}, {default_int}, {default_num}, {default_str},"
-        + f" /*object=*/{'&kType_' + p.ref if p.ref else 'nullptr'}"
-        + "}"
-    )
+    items = [
+        cpp_string(p.name, " " * 5),
+        _PARAM_TYPE_ENUM[p.type],
+        f"/*required=*/{required}",
+        f"static_cast<uint16_t>(offsetof({struct}, {field}))",
+        f"/*has_min=*/{'true' if has_min else 'false'}",
+        f"/*has_max=*/{'true' if has_max else 'false'}",
+        f"/*int=*/{int_min}",
+        int_max,
+        f"/*number=*/{num_min}",
+        num_max,
+        f"/*max_length=*/{max_length}",
+        f"/*enum=*/{enum_array or 'nullptr'}",
+        f"{len(p.enum)}u" if enum_array else "0u",
+        f"/*default=*/{default_bool}",
+        default_int,
+        default_num,
+        default_str,
+        f"/*object=*/{'&kType_' + p.ref if p.ref else 'nullptr'}",
+    ]
+    # The template puts it 4 columns in, followed by a comma.
+    return cpp_fill("    {", items, "},", " " * 5)[4:-1]
 
 
 def _cpp_type(p: Param) -> str:
@@ -145,7 +161,7 @@ class _TypeView:
     name: str
     comment: str
     fields: tuple[_ParamDescView, ...]
-    enum_arrays: tuple[tuple[str, str], ...]
+    enum_arrays: tuple[tuple[str, list[str]], ...]
 
 
 def _type_views(spec: Spec) -> list[_TypeView]:
@@ -174,9 +190,9 @@ def _type_views(spec: Spec) -> list[_TypeView]:
 
 def _param_views(
     params: tuple[Param, ...], struct: str, enum_prefix: str, owner: str
-) -> tuple[tuple[_ParamDescView, ...], tuple[tuple[str, str], ...]]:
+) -> tuple[tuple[_ParamDescView, ...], tuple[tuple[str, list[str]], ...]]:
     out: list[_ParamDescView] = []
-    enums: list[tuple[str, str]] = []
+    enums: list[tuple[str, list[str]]] = []
     fields_seen: dict[str, str] = {}
     for p in params:
         field = cpp_field_name(p.name)
@@ -189,7 +205,7 @@ def _param_views(
         enum_array = None
         if p.enum:
             enum_array = f"{enum_prefix}_{field}"
-            enums.append((enum_array, ", ".join(cpp_string(v, " " * 4) for v in p.enum)))
+            enums.append((enum_array, [cpp_string(v, " " * 4) for v in p.enum]))
         out.append(
             _ParamDescView(
                 name=p.name,
@@ -312,6 +328,8 @@ def _context(spec: Spec) -> dict[str, object]:
         "needs_wav": any(t.returns == "audio" or ITEM_KIND_ENUM["audio"] in t.items for t in tools),
         "placeholder_wav": ", ".join(f"0x{b:02x}" for b in PLACEHOLDER_WAV),
         "cpp_string": cpp_string,
+        "cpp_fill": cpp_fill,
+        "cpp_wrap_comment": cpp_wrap_comment,
         "events": event_views(spec),
         "resources": resource_views(spec, _param_initializer),
         "any_subscribe": any(r.subscribe for r in spec.resources),
@@ -356,5 +374,3 @@ def starter_handlers(spec: Spec, spec_filename: str) -> str:
     ctx = _context(spec)
     ctx["spec_name"] = cpp_comment(spec_filename)
     return env.get_template("handlers.cpp.j2").render(**ctx)
-
-

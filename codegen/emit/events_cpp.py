@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcpgen.codegen.emit.literals import cpp_comment, cpp_double, cpp_field_name, cpp_int, cpp_string
+from mcpgen.codegen.emit.literals import (
+    CPP_LINE,
+    cpp_comment,
+    cpp_double,
+    cpp_field_name,
+    cpp_int,
+    cpp_string,
+)
 from mcpgen.codegen.emit.param_text import cpp_param_comment
 from mcpgen.codegen.spec.model import Event, Param, Spec
 
@@ -61,7 +68,9 @@ def _checks(p: Param, field: str) -> list[str]:
         if p.enum:
             conds = " && ".join(f"strcmp({field}, {cpp_string(v)}) != 0" for v in p.enum)
             out.append(f"if ({conds}) {bad}")
-    return out
+    # The template indents each line by 2: one too long for the column limit returns on a
+    # line of its own, as clang-format writes it.
+    return [line if len(line) + 2 <= CPP_LINE else line.replace(f") {bad}", f")\n    {bad}") for line in out]
 
 
 def _view(event: Event) -> EventView:

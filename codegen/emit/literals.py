@@ -47,6 +47,41 @@ def cpp_string(text: str, indent: str = "    ") -> str:
     return ("\n" + indent).join(f'"{c}"' for c in chunks)
 
 
+CPP_LINE = 120  # .clang-format's ColumnLimit: generated C++ is already in the project's format
+
+
+def cpp_fill(head: str, items: list[str], tail: str, cont: str) -> str:
+    """``head`` + ``items`` joined by ", " + ``tail``, filled into lines of at most CPP_LINE
+    columns the way clang-format bin-packs them: as many items per line as fit, each further
+    line starting with ``cont``."""
+    lines: list[str] = []
+    cur = head
+    for i, item in enumerate(items):
+        end = tail if i == len(items) - 1 else ","
+        if cur not in (head, cont) and len(cur) + 1 + len(item) + len(end) > CPP_LINE:
+            lines.append(cur)
+            cur = cont
+        cur += ("" if cur in (head, cont) else " ") + item + end
+    lines.append(cur if items else head + tail)
+    return "\n".join(lines)
+
+
+def cpp_wrap_comment(code: str, text: str) -> str:
+    """``code`` followed by the comment ``// text``, reflowed as clang-format reflows it:
+    words filled to CPP_LINE columns, each further line a ``//`` under the first."""
+    lead = code + ("  // " if code.strip() else "// ")
+    pad = " " * (len(lead) - 3) + "// "
+    lines: list[str] = []
+    cur = lead
+    for word in text.split():
+        if cur not in (lead, pad) and len(cur) + 1 + len(word) > CPP_LINE:
+            lines.append(cur)
+            cur = pad
+        cur += ("" if cur in (lead, pad) else " ") + word
+    lines.append(cur)
+    return "\n".join(lines)
+
+
 def cpp_comment(text: str) -> str:
     """Text safe inside a ``//`` comment: one line, no line splice, printable."""
     out = "".join(ch if (ch.isprintable() and ch != "\\") else " " for ch in text.replace("\\", "/"))
@@ -103,11 +138,37 @@ def py_literal(value: Any, indent: int = 0) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
+        keys = [py_str_literal(str(k)) for k in value]
         inner = ",\n".join(
-            f"{pad}{py_str_literal(str(k))}: {py_literal(v, indent + 4)}" for k, v in value.items()
+            f"{pad}{key}: {_py_value(v, indent + 4, len(pad) + len(key) + 2)}"
+            for key, v in zip(keys, value.values(), strict=True)
         )
         return "{\n" + inner + ",\n" + " " * indent + "}"
     raise TypeError(f"cannot write {type(value).__name__} as a Python literal")
+
+
+PY_LINE = 110  # the project's ruff line-length: generated Python stays within it
+
+
+def _py_value(value: Any, indent: int, used: int) -> str:
+    """``py_literal`` of a dict value that starts ``used`` columns into its line: a string
+    too long for the line becomes adjacent literals in parentheses, split between words."""
+    text = py_literal(value, indent)
+    if not isinstance(value, str) or used + len(text) + 1 <= PY_LINE:
+        return text
+    pad = " " * (indent + 4)
+    room = PY_LINE - len(pad) - 2
+    parts: list[str] = []
+    cur = ""
+    for word in re.findall(r"\S*\s*", value):
+        if cur and len(py_str_literal(cur + word)) - 2 > room:
+            parts.append(cur)
+            cur = ""
+        cur += word
+    if cur:
+        parts.append(cur)
+    lines = "\n".join(pad + py_str_literal(p) for p in parts)
+    return "(\n" + lines + "\n" + " " * indent + ")"
 
 
 def py_str_literal(s: str) -> str:

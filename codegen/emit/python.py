@@ -23,13 +23,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import mcpgen
 from mcpgen.codegen.emit.events_py import add_event_context
 from mcpgen.codegen.emit.header import generated_header
+from mcpgen.codegen.emit.literals import PY_LINE, py_ident, py_literal
 from mcpgen.codegen.emit.literals import py_doc_text as _doc_text
-from mcpgen.codegen.emit.literals import py_ident, py_literal
 from mcpgen.codegen.emit.literals import py_str_literal as _str_literal
 from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.python_checks import SCALAR_TYPES as _SCALAR_TYPES
@@ -463,7 +463,81 @@ def context(spec: Spec, newest: Optional[Spec] = None) -> dict[str, Any]:
     ctx["absent_resources"] = [(py_ident(r.name), r.name) for r in later if r.name not in own_resources]
     if ctx["absent_resources"] and not ctx["resources_class"]:
         ctx["resources_class"] = cls + "Resources"
+    # Only the helpers the module's code uses: the return kinds of its tools, and _INF for a
+    # number check without a bound.
+    ctx["kind_consts"] = sorted({t.kind_const for ns in namespaces for t in ns.tools})
+    checked: list[Any] = [*tools, *cast("list[Any]", ctx.get("resources", []))]
+    lines = [line for v in checked for p in v.params for line in p.checks]
+    lines += [line for e in cast("list[Any]", ctx.get("events", [])) for f in e.fields for line in f.checks]
+    ctx["uses_inf"] = any("_INF" in line for line in lines)
+    ctx["uses_not_supported"] = bool(
+        ctx["absent_events"]
+        or ctx["absent_resources"]
+        or any(t.unsupported or t.absent_params for ns in namespaces for t in ns.tools)
+    )
     return ctx
+
+
+def _clip(text: str, width: int) -> str:
+    """A one-line docstring ``text`` cut to ``width`` characters (ending in ``...``), so its
+    line stays within the project's line-length."""
+    if len(text) <= width:
+        return text
+    return text[: width - 3].rstrip(" .\\") + "..."
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at its commas outside brackets and string literals."""
+    parts: list[str] = []
+    depth = 0
+    quote = ""
+    cur = ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote and not cur.endswith("\\") else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def wrap_defs(text: str) -> str:
+    """Every ``def`` line longer than the project's line-length split as ruff format splits
+    it: the parameters on one line of their own if they fit there, else one per line with a
+    trailing comma (so the generated Python is already in the project's format)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if len(line) <= PY_LINE or not stripped.startswith(("def ", "async def ")):
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(stripped)]
+        open_at = line.index("(")
+        depth = 0
+        close_at = open_at
+        for i in range(open_at, len(line)):
+            depth += line[i] in "([{"
+            depth -= line[i] in ")]}"
+            if depth == 0:
+                close_at = i
+                break
+        head, body, tail = line[: open_at + 1], line[open_at + 1 : close_at], line[close_at:]
+        inner = indent + "    "
+        if len(inner) + len(body) <= PY_LINE:
+            out += [head, inner + body, indent + tail]
+        else:
+            out += [head] + [f"{inner}{p}," for p in _split_top(body)] + [indent + tail]
+    return "\n".join(out)
 
 
 def release_module(version: str) -> str:
@@ -495,7 +569,9 @@ def emit(spec: Spec, releases: Sequence[Release] = ()) -> dict[str, str]:
     no disk) become one module each, so the bindings serve a device of any released
     version typed by its own version.
     """
-    env = environment(TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal, "tomlstr": _toml_string})
+    env = environment(
+        TEMPLATE_DIR, {"lit": py_literal, "strlit": _str_literal, "tomlstr": _toml_string, "clip": _clip}
+    )
     ctx = context(spec)
     pkg = f"python/{ctx['package']}"
     older = [r for r in releases if r.fingerprint != spec.fingerprint]
@@ -506,7 +582,7 @@ def emit(spec: Spec, releases: Sequence[Release] = ()) -> dict[str, str]:
         octx = context(r.spec, newest=spec)
         octx["header"] = ctx["header"] + f"# Released version {r.version} (fingerprint {r.fingerprint}).\n"
         name = release_module(r.version)
-        out[f"{pkg}/{name}.py"] = env.get_template("bindings.py.j2").render(**octx)
+        out[f"{pkg}/{name}.py"] = wrap_defs(env.get_template("bindings.py.j2").render(**octx))
         out[f"{pkg}/{name}.pxd"] = env.get_template("bindings.pxd.j2").render(**octx)
     files = {
         f"{pkg}/_bindings.py": "bindings.py.j2",
@@ -517,7 +593,9 @@ def emit(spec: Spec, releases: Sequence[Release] = ()) -> dict[str, str]:
         "python/setup.py": "setup.py.j2",
         "python/pyproject.toml": "pyproject.toml.j2",
     }
-    out.update({path: env.get_template(tpl).render(**ctx) for path, tpl in files.items()})
+    for path, tpl in files.items():
+        text = env.get_template(tpl).render(**ctx)
+        out[path] = wrap_defs(text) if path.endswith((".py", ".pyi")) else text
     return out
 
 

@@ -47,7 +47,7 @@ class ResourceView:
     content: str
     max_size: int
     params: tuple[ResourceParamView, ...]
-    enum_arrays: tuple[tuple[str, str], ...]
+    enum_arrays: tuple[tuple[str, list[str]], ...]
     entry_literal: str
     entry_len: int
     signature: str
@@ -61,13 +61,13 @@ ParamInitializer = Callable[[Param, str, str, Optional[str]], str]
 def _view(index: int, r: Resource, param_initializer: ParamInitializer) -> ResourceView:
     struct = f"ResourceArgs_{r.name}"
     params = []
-    enums: list[tuple[str, str]] = []
+    enums: list[tuple[str, list[str]]] = []
     for p in r.params:
         field = cpp_field_name(p.name)
         enum_array = None
         if p.enum:
             enum_array = f"kEnum_resource_{r.name}_{field}"
-            enums.append((enum_array, ", ".join(cpp_string(v, " " * 4) for v in p.enum)))
+            enums.append((enum_array, [cpp_string(v, " " * 4) for v in p.enum]))
         params.append(
             ResourceParamView(
                 field=field,

@@ -41,7 +41,11 @@ def _extensions() -> list:
     link_args = ["-Wl,--strip-debug"] if strip else []
     return cythonize(
         [
-            Extension(f"xiaozhi_sim_tools.{name}", [f"xiaozhi_sim_tools/{name}.py"], extra_link_args=link_args)
+            Extension(
+                f"xiaozhi_sim_tools.{name}",
+                [f"xiaozhi_sim_tools/{name}.py"],
+                extra_link_args=link_args,
+            )
             for name in ["_bindings"]
         ],
         compiler_directives={"language_level": "3", "annotation_typing": False},

@@ -41,7 +41,11 @@ def _extensions() -> list:
     link_args = ["-Wl,--strip-debug"] if strip else []
     return cythonize(
         [
-            Extension(f"desk_lamp_tools.{name}", [f"desk_lamp_tools/{name}.py"], extra_link_args=link_args)
+            Extension(
+                f"desk_lamp_tools.{name}",
+                [f"desk_lamp_tools/{name}.py"],
+                extra_link_args=link_args,
+            )
             for name in ["_bindings"]
         ],
         compiler_directives={"language_level": "3", "annotation_typing": False},

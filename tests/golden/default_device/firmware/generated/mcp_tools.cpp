@@ -28,10 +28,9 @@ mcpgen::Result invoke_get_device_status(const void* args, mcpgen::Context& ctx) 
 // ---- self.audio_speaker.set_volume
 const mcpgen::ParamDesc kParams_audio_speaker_set_volume[] = {
     {"volume", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(AudioSpeakerSetVolumeArgs, volume)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 100LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(AudioSpeakerSetVolumeArgs, volume)), /*has_min=*/true, /*has_max=*/true,
+     /*int=*/0LL, 100LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr, 0u, /*default=*/false, 0LL, 0.0,
+     nullptr, /*object=*/nullptr},
 };
 const char kEntry_audio_speaker_set_volume[] =
     "{\"name\":\"self.audio_speaker.set_volume\",\"description\":\"Set the volume of the audi"
@@ -48,10 +47,9 @@ mcpgen::Result invoke_audio_speaker_set_volume(const void* args, mcpgen::Context
 // ---- self.screen.set_brightness
 const mcpgen::ParamDesc kParams_screen_set_brightness[] = {
     {"brightness", mcpgen::ParamType::kInteger, /*required=*/true,
-     static_cast<uint16_t>(offsetof(ScreenSetBrightnessArgs, brightness)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 100LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(ScreenSetBrightnessArgs, brightness)), /*has_min=*/true, /*has_max=*/true,
+     /*int=*/0LL, 100LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr, 0u, /*default=*/false, 0LL, 0.0,
+     nullptr, /*object=*/nullptr},
 };
 const char kEntry_screen_set_brightness[] =
     "{\"name\":\"self.screen.set_brightness\",\"description\":\"Set the brightness of the scr"
@@ -65,14 +63,11 @@ mcpgen::Result invoke_screen_set_brightness(const void* args, mcpgen::Context& c
 }
 
 // ---- self.screen.set_theme
-const char* const kEnum_screen_set_theme_theme[] = {
-    "light", "dark"};
+const char* const kEnum_screen_set_theme_theme[] = {"light", "dark"};
 const mcpgen::ParamDesc kParams_screen_set_theme[] = {
-    {"theme", mcpgen::ParamType::kString, /*required=*/true,
-     static_cast<uint16_t>(offsetof(ScreenSetThemeArgs, theme)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/kEnum_screen_set_theme_theme, 2u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+    {"theme", mcpgen::ParamType::kString, /*required=*/true, static_cast<uint16_t>(offsetof(ScreenSetThemeArgs, theme)),
+     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0, /*max_length=*/0u,
+     /*enum=*/kEnum_screen_set_theme_theme, 2u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_screen_set_theme[] =
     "{\"name\":\"self.screen.set_theme\",\"description\":\"Set the theme of the screen.\",\"i"
@@ -99,20 +94,16 @@ mcpgen::Result invoke_reboot(const void* args, mcpgen::Context& ctx) {
 // ---- self.display.show_text
 const mcpgen::ParamDesc kParams_display_show_text[] = {
     {"scroll", mcpgen::ParamType::kBoolean, /*required=*/false,
-     static_cast<uint16_t>(offsetof(DisplayShowTextArgs, scroll)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(DisplayShowTextArgs, scroll)), /*has_min=*/false, /*has_max=*/false, /*int=*/0LL,
+     0LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/nullptr, 0u, /*default=*/false, 0LL, 0.0, nullptr,
+     /*object=*/nullptr},
     {"seconds", mcpgen::ParamType::kNumber, /*required=*/false,
-     static_cast<uint16_t>(offsetof(DisplayShowTextArgs, seconds)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/0LL, 0LL, /*number=*/0.5, 30.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 3.0, nullptr, /*object=*/nullptr},
-    {"text", mcpgen::ParamType::kString, /*required=*/true,
-     static_cast<uint16_t>(offsetof(DisplayShowTextArgs, text)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/64u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(DisplayShowTextArgs, seconds)), /*has_min=*/true, /*has_max=*/true, /*int=*/0LL,
+     0LL, /*number=*/0.5, 30.0, /*max_length=*/0u, /*enum=*/nullptr, 0u, /*default=*/false, 0LL, 3.0, nullptr,
+     /*object=*/nullptr},
+    {"text", mcpgen::ParamType::kString, /*required=*/true, static_cast<uint16_t>(offsetof(DisplayShowTextArgs, text)),
+     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0, /*max_length=*/64u, /*enum=*/nullptr,
+     0u, /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_display_show_text[] =
     "{\"name\":\"self.display.show_text\",\"title\":\"Show text\",\"description\":\"Show a sh"
@@ -128,13 +119,11 @@ mcpgen::Result invoke_display_show_text(const void* args, mcpgen::Context& ctx) 
 }
 
 // ---- self.sensor.read_temperature
-const char* const kEnum_sensor_read_temperature_unit[] = {
-    "celsius", "fahrenheit"};
+const char* const kEnum_sensor_read_temperature_unit[] = {"celsius", "fahrenheit"};
 const mcpgen::ParamDesc kParams_sensor_read_temperature[] = {
     {"unit", mcpgen::ParamType::kString, /*required=*/false,
-     static_cast<uint16_t>(offsetof(SensorReadTemperatureArgs, unit)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/kEnum_sensor_read_temperature_unit, 2u,
+     static_cast<uint16_t>(offsetof(SensorReadTemperatureArgs, unit)), /*has_min=*/false, /*has_max=*/false,
+     /*int=*/0LL, 0LL, /*number=*/0.0, 0.0, /*max_length=*/0u, /*enum=*/kEnum_sensor_read_temperature_unit, 2u,
      /*default=*/false, 0LL, 0.0, "celsius", /*object=*/nullptr},
 };
 const char kEntry_sensor_read_temperature[] =
@@ -150,11 +139,9 @@ mcpgen::Result invoke_sensor_read_temperature(const void* args, mcpgen::Context&
 
 // ---- self.counter.add
 const mcpgen::ParamDesc kParams_counter_add[] = {
-    {"amount", mcpgen::ParamType::kInteger, /*required=*/false,
-     static_cast<uint16_t>(offsetof(CounterAddArgs, amount)),
-     /*has_min=*/true, /*has_max=*/true, /*int=*/-1000LL, 1000LL, /*number=*/0.0, 0.0,
-     /*max_length=*/0u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 1LL, 0.0, nullptr, /*object=*/nullptr},
+    {"amount", mcpgen::ParamType::kInteger, /*required=*/false, static_cast<uint16_t>(offsetof(CounterAddArgs, amount)),
+     /*has_min=*/true, /*has_max=*/true, /*int=*/-1000LL, 1000LL, /*number=*/0.0, 0.0, /*max_length=*/0u,
+     /*enum=*/nullptr, 0u, /*default=*/false, 1LL, 0.0, nullptr, /*object=*/nullptr},
 };
 const char kEntry_counter_add[] =
     "{\"name\":\"self.counter.add\",\"description\":\"Add a signed amount to the device count"
@@ -170,10 +157,9 @@ mcpgen::Result invoke_counter_add(const void* args, mcpgen::Context& ctx) {
 // ---- self.network.set_hostname
 const mcpgen::ParamDesc kParams_network_set_hostname[] = {
     {"hostname", mcpgen::ParamType::kString, /*required=*/true,
-     static_cast<uint16_t>(offsetof(NetworkSetHostnameArgs, hostname)),
-     /*has_min=*/false, /*has_max=*/false, /*int=*/0LL, 0LL, /*number=*/0.0, 0.0,
-     /*max_length=*/32u, /*enum=*/nullptr, 0u,
-     /*default=*/false, 0LL, 0.0, nullptr, /*object=*/nullptr},
+     static_cast<uint16_t>(offsetof(NetworkSetHostnameArgs, hostname)), /*has_min=*/false, /*has_max=*/false,
+     /*int=*/0LL, 0LL, /*number=*/0.0, 0.0, /*max_length=*/32u, /*enum=*/nullptr, 0u, /*default=*/false, 0LL, 0.0,
+     nullptr, /*object=*/nullptr},
 };
 const char kEntry_network_set_hostname[] =
     "{\"name\":\"self.network.set_hostname\",\"description\":\"Set the device hostname (lower"
@@ -198,9 +184,8 @@ mcpgen::Result invoke_camera_snapshot(const void* args, mcpgen::Context& ctx) {
 }
 
 const mcpgen::ToolDesc kTools[] = {
-    {"self.get_device_status", kEntry_get_device_status, 683u, false, mcpgen::ReturnKind::kObject,
-     nullptr, 0u, static_cast<uint16_t>(sizeof(GetDeviceStatusArgs)),
-     &invoke_get_device_status},
+    {"self.get_device_status", kEntry_get_device_status, 683u, false, mcpgen::ReturnKind::kObject, nullptr, 0u,
+     static_cast<uint16_t>(sizeof(GetDeviceStatusArgs)), &invoke_get_device_status},
     {"self.audio_speaker.set_volume", kEntry_audio_speaker_set_volume, 318u, false, mcpgen::ReturnKind::kBoolean,
      kParams_audio_speaker_set_volume, 1u, static_cast<uint16_t>(sizeof(AudioSpeakerSetVolumeArgs)),
      &invoke_audio_speaker_set_volume},
@@ -208,26 +193,21 @@ const mcpgen::ToolDesc kTools[] = {
      kParams_screen_set_brightness, 1u, static_cast<uint16_t>(sizeof(ScreenSetBrightnessArgs)),
      &invoke_screen_set_brightness},
     {"self.screen.set_theme", kEntry_screen_set_theme, 224u, false, mcpgen::ReturnKind::kBoolean,
-     kParams_screen_set_theme, 1u, static_cast<uint16_t>(sizeof(ScreenSetThemeArgs)),
-     &invoke_screen_set_theme},
-    {"self.reboot", kEntry_reboot, 246u, true, mcpgen::ReturnKind::kNone,
-     nullptr, 0u, static_cast<uint16_t>(sizeof(RebootArgs)),
-     &invoke_reboot},
+     kParams_screen_set_theme, 1u, static_cast<uint16_t>(sizeof(ScreenSetThemeArgs)), &invoke_screen_set_theme},
+    {"self.reboot", kEntry_reboot, 246u, true, mcpgen::ReturnKind::kNone, nullptr, 0u,
+     static_cast<uint16_t>(sizeof(RebootArgs)), &invoke_reboot},
     {"self.display.show_text", kEntry_display_show_text, 449u, false, mcpgen::ReturnKind::kString,
-     kParams_display_show_text, 3u, static_cast<uint16_t>(sizeof(DisplayShowTextArgs)),
-     &invoke_display_show_text},
+     kParams_display_show_text, 3u, static_cast<uint16_t>(sizeof(DisplayShowTextArgs)), &invoke_display_show_text},
     {"self.sensor.read_temperature", kEntry_sensor_read_temperature, 292u, false, mcpgen::ReturnKind::kNumber,
      kParams_sensor_read_temperature, 1u, static_cast<uint16_t>(sizeof(SensorReadTemperatureArgs)),
      &invoke_sensor_read_temperature},
-    {"self.counter.add", kEntry_counter_add, 258u, false, mcpgen::ReturnKind::kInteger,
-     kParams_counter_add, 1u, static_cast<uint16_t>(sizeof(CounterAddArgs)),
-     &invoke_counter_add},
+    {"self.counter.add", kEntry_counter_add, 258u, false, mcpgen::ReturnKind::kInteger, kParams_counter_add, 1u,
+     static_cast<uint16_t>(sizeof(CounterAddArgs)), &invoke_counter_add},
     {"self.network.set_hostname", kEntry_network_set_hostname, 286u, false, mcpgen::ReturnKind::kString,
      kParams_network_set_hostname, 1u, static_cast<uint16_t>(sizeof(NetworkSetHostnameArgs)),
      &invoke_network_set_hostname},
-    {"self.camera.snapshot", kEntry_camera_snapshot, 227u, false, mcpgen::ReturnKind::kImage,
-     nullptr, 0u, static_cast<uint16_t>(sizeof(CameraSnapshotArgs)),
-     &invoke_camera_snapshot},
+    {"self.camera.snapshot", kEntry_camera_snapshot, 227u, false, mcpgen::ReturnKind::kImage, nullptr, 0u,
+     static_cast<uint16_t>(sizeof(CameraSnapshotArgs)), &invoke_camera_snapshot},
 };
 
 // Tool indices in the order of their names' UTF-8 bytes: the core binary-searches it.

@@ -30,8 +30,7 @@ inline constexpr unsigned kToolCount = 10;
 }  // namespace tools
 
 // self.get_device_status (returns object)
-struct GetDeviceStatusArgs {
-};
+struct GetDeviceStatusArgs {};
 
 // self.audio_speaker.set_volume (returns boolean)
 struct AudioSpeakerSetVolumeArgs {
@@ -49,8 +48,7 @@ struct ScreenSetThemeArgs {
 };
 
 // self.reboot (returns none)
-struct RebootArgs {
-};
+struct RebootArgs {};
 
 // self.display.show_text (returns string)
 struct DisplayShowTextArgs {
@@ -71,12 +69,12 @@ struct CounterAddArgs {
 
 // self.network.set_hostname (returns string)
 struct NetworkSetHostnameArgs {
-  const char* hostname;  // string; at most 32 characters; matching ^[a-z0-9-]+$; the pattern is not checked on the device; required
+  const char* hostname;  // string; at most 32 characters; matching ^[a-z0-9-]+$; the pattern is not checked on the
+                         // device; required
 };
 
 // self.camera.snapshot (returns image)
-struct CameraSnapshotArgs {
-};
+struct CameraSnapshotArgs {};
 
 namespace tools {
 mcpgen::Result get_device_status(const GetDeviceStatusArgs& args, mcpgen::Context& ctx);

@@ -3,10 +3,9 @@
 # Cython declarations of _bindings.py (pure-Python mode).
 
 cdef object _v
-cdef object _INF
 cdef dict _PATTERNS
 cdef dict _OBJECTS
-cdef int _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
+cdef int _K_BOOLEAN, _K_IMAGE, _K_INTEGER, _K_NONE, _K_NUMBER, _K_OBJECT, _K_STRING
 
 cpdef dict args_get_device_status()
 cpdef dict args_audio_speaker_set_volume(object volume)

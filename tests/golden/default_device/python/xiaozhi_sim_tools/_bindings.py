@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any, Literal, TypedDict
 
-from mcpgen.runtime.core import validate as _v
 from mcpgen.runtime.bindings import Policy
 from mcpgen.runtime.bindings import bind_device as _bind_device
 from mcpgen.runtime.bindings import version_of as _version_of
-from mcpgen.runtime.session.fanout import Fanout as _Fanout
-from mcpgen.runtime.errors import NotSupported as _NotSupported
+from mcpgen.runtime.core import validate as _v
 from mcpgen.runtime.core.codec import (
     KIND_BOOLEAN,
     KIND_IMAGE,
@@ -27,6 +25,7 @@ from mcpgen.runtime.core.codec import (
     KIND_STRING,
     Image,
 )
+from mcpgen.runtime.session.fanout import Fanout as _Fanout
 
 DEVICE_NAME = "xiaozhi-sim"
 DEVICE_VERSION = "1.0.0"
@@ -64,7 +63,10 @@ SPEC: dict[str, dict[str, Any]] = {
     "self.get_device_status": {
         "name": "self.get_device_status",
         "python_path": ("get_device_status",),
-        "description": "Provides the real-time information of the device, including the current status of the audio speaker, screen and battery. Use this before changing any setting.",
+        "description": (
+            "Provides the real-time information of the device, including the current status of the audio "
+            "speaker, screen and battery. Use this before changing any setting."
+        ),
         "title": None,
         "returns": "object",
         "user_only": False,
@@ -309,18 +311,17 @@ _RETURN_KINDS: dict[str, str] = {
     "self.camera.snapshot": "image",
 }
 
-_INF = float("inf")
 _PATTERNS = {
     "^[a-z0-9-]+$": _v.compile_pattern("^[a-z0-9-]+$"),
 }
 _OBJECTS: dict = {}
-_K_NONE = KIND_NONE
 _K_BOOLEAN = KIND_BOOLEAN
-_K_INTEGER = KIND_INTEGER
-_K_NUMBER = KIND_NUMBER
-_K_STRING = KIND_STRING
-_K_OBJECT = KIND_OBJECT
 _K_IMAGE = KIND_IMAGE
+_K_INTEGER = KIND_INTEGER
+_K_NONE = KIND_NONE
+_K_NUMBER = KIND_NUMBER
+_K_OBJECT = KIND_OBJECT
+_K_STRING = KIND_STRING
 
 GetDeviceStatusResultAudioSpeaker = TypedDict(  # noqa: UP013 (keys need not be identifiers)
     "GetDeviceStatusResultAudioSpeaker",
@@ -656,7 +657,11 @@ class XiaozhiSim:
 
     def __init__(self, device: Any, *, policy: Policy = "compatible") -> None:
         chosen = _bind_device(
-            device, fingerprint=FINGERPRINT, kinds=_RETURN_KINDS, policy=policy, cls_name="XiaozhiSim",
+            device,
+            fingerprint=FINGERPRINT,
+            kinds=_RETURN_KINDS,
+            policy=policy,
+            cls_name="XiaozhiSim",
             releases=RELEASES,
         )
         self._device = device

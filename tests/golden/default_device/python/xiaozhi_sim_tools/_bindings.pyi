@@ -34,23 +34,14 @@ class GetDeviceStatusResult(TypedDict, total=False):
     screen: GetDeviceStatusResultScreen
 
 def args_get_device_status() -> dict[str, Any]: ...
-
 def args_audio_speaker_set_volume(volume: int) -> dict[str, Any]: ...
-
 def args_screen_set_brightness(brightness: int) -> dict[str, Any]: ...
-
 def args_screen_set_theme(theme: Literal["light", "dark"]) -> dict[str, Any]: ...
-
 def args_reboot() -> dict[str, Any]: ...
-
 def args_display_show_text(scroll: bool, seconds: float, text: str) -> dict[str, Any]: ...
-
 def args_sensor_read_temperature(unit: Literal["celsius", "fahrenheit"]) -> dict[str, Any]: ...
-
 def args_counter_add(amount: int) -> dict[str, Any]: ...
-
 def args_network_set_hostname(hostname: str) -> dict[str, Any]: ...
-
 def args_camera_snapshot() -> dict[str, Any]: ...
 
 # At run time the fan-out uses CameraTools itself, bound to a Fanout.
@@ -58,30 +49,25 @@ class CameraToolsFanout:
     async def snapshot(self) -> FanoutResults[Image]:
         """Take a small picture with the camera and return it as a PNG image. (on every device)"""
 
-
 # At run time the fan-out uses NetworkTools itself, bound to a Fanout.
 class NetworkToolsFanout:
     async def set_hostname(self, *, hostname: str) -> FanoutResults[str]:
         """Set the device hostname (lowercase letters, digits and hyphens). (on every device)"""
-
 
 # At run time the fan-out uses CounterTools itself, bound to a Fanout.
 class CounterToolsFanout:
     async def add(self, *, amount: int = ...) -> FanoutResults[int]:
         """Add a signed amount to the device counter and return the new value. (on every device)"""
 
-
 # At run time the fan-out uses SensorTools itself, bound to a Fanout.
 class SensorToolsFanout:
     async def read_temperature(self, *, unit: Literal["celsius", "fahrenheit"] = ...) -> FanoutResults[float]:
         """Read the temperature sensor in degrees Celsius. (on every device)"""
 
-
 # At run time the fan-out uses DisplayTools itself, bound to a Fanout.
 class DisplayToolsFanout:
     async def show_text(self, *, scroll: bool = ..., seconds: float = ..., text: str) -> FanoutResults[str]:
         """Show a short message on the screen for a number of seconds. (on every device)"""
-
 
 # At run time the fan-out uses ScreenTools itself, bound to a Fanout.
 class ScreenToolsFanout:
@@ -90,12 +76,10 @@ class ScreenToolsFanout:
     async def set_theme(self, *, theme: Literal["light", "dark"]) -> FanoutResults[bool]:
         """Set the theme of the screen. (on every device)"""
 
-
 # At run time the fan-out uses AudioSpeakerTools itself, bound to a Fanout.
 class AudioSpeakerToolsFanout:
     async def set_volume(self, *, volume: int) -> FanoutResults[bool]:
         """Set the volume of the audio speaker. (on every device)"""
-
 
 class XiaozhiSimFanout:
     group: Fanout
@@ -109,40 +93,34 @@ class XiaozhiSimFanout:
     def __init__(self, fan: Fanout) -> None: ...
     def __len__(self) -> int: ...
     async def get_device_status(self) -> FanoutResults[GetDeviceStatusResult]:
-        """Provides the real-time information of the device, including the current status of the audio speak... (on every device)"""
+        """Provides the real-time information of the device, including the current sta... (on every device)"""
     async def reboot(self) -> FanoutResults[None]:
         """Reboot the device. (on every device)"""
-
 
 class CameraTools:
     def __init__(self, device: Device) -> None: ...
     async def snapshot(self) -> Image:
         """Take a small picture with the camera and return it as a PNG image."""
 
-
 class NetworkTools:
     def __init__(self, device: Device) -> None: ...
     async def set_hostname(self, *, hostname: str) -> str:
         """Set the device hostname (lowercase letters, digits and hyphens)."""
-
 
 class CounterTools:
     def __init__(self, device: Device) -> None: ...
     async def add(self, *, amount: int = ...) -> int:
         """Add a signed amount to the device counter and return the new value."""
 
-
 class SensorTools:
     def __init__(self, device: Device) -> None: ...
     async def read_temperature(self, *, unit: Literal["celsius", "fahrenheit"] = ...) -> float:
         """Read the temperature sensor in degrees Celsius."""
 
-
 class DisplayTools:
     def __init__(self, device: Device) -> None: ...
     async def show_text(self, *, scroll: bool = ..., seconds: float = ..., text: str) -> str:
         """Show a short message on the screen for a number of seconds."""
-
 
 class ScreenTools:
     def __init__(self, device: Device) -> None: ...
@@ -151,12 +129,10 @@ class ScreenTools:
     async def set_theme(self, *, theme: Literal["light", "dark"]) -> bool:
         """Set the theme of the screen."""
 
-
 class AudioSpeakerTools:
     def __init__(self, device: Device) -> None: ...
     async def set_volume(self, *, volume: int) -> bool:
         """Set the volume of the audio speaker."""
-
 
 class XiaozhiSim:
     FINGERPRINT: str
@@ -176,9 +152,14 @@ class XiaozhiSim:
     def device(self) -> Device: ...
     def supports(self, tool: str, param: str | None = None) -> bool: ...
     @classmethod
-    def fanout(cls, devices: Iterable[Any] | Mapping[Any, Any] | Fanout, *, timeout: float | None = ..., policy: str = ...) -> XiaozhiSimFanout: ...
+    def fanout(
+        cls,
+        devices: Iterable[Any] | Mapping[Any, Any] | Fanout,
+        *,
+        timeout: float | None = ...,
+        policy: str = ...,
+    ) -> XiaozhiSimFanout: ...
     async def get_device_status(self) -> GetDeviceStatusResult:
-        """Provides the real-time information of the device, including the current status of the audio speak..."""
+        """Provides the real-time information of the device, including the current status of the audio s..."""
     async def reboot(self) -> None:
         """Reboot the device."""
-

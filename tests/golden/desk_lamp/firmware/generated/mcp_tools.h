@@ -44,8 +44,7 @@ struct LightSetPowerArgs {
 };
 
 // self.light.get_state (returns object)
-struct LightGetStateArgs {
-};
+struct LightGetStateArgs {};
 
 // self.timer.set (returns integer)
 struct TimerSetArgs {
@@ -73,7 +72,8 @@ struct LightFadeArgs {
 
 // self.lamp.reset (returns boolean)
 struct LampResetArgs {
-  const char* scope;  // string; one of light, everything; default "light". light resets colour and power; everything also clears the timer and the effect.
+  const char* scope;  // string; one of light, everything; default "light". light resets colour and power; everything
+                      // also clears the timer and the effect.
 };
 
 // self.lamp.chime (returns audio)
@@ -82,8 +82,7 @@ struct LampChimeArgs {
 };
 
 // self.light.snapshot (returns content)
-struct LightSnapshotArgs {
-};
+struct LightSnapshotArgs {};
 
 namespace tools {
 mcpgen::Result light_set_rgb(const LightSetRgbArgs& args, mcpgen::Context& ctx);
@@ -139,6 +138,7 @@ mcpgen::ReadStatus read_status(mcpgen::ResourceWriter& out, mcpgen::Context& ctx
 mcpgen::ReadStatus read_icon(mcpgen::ResourceWriter& out, mcpgen::Context& ctx);
 // effect: lamp://effects/{name} (text). What one light effect looks like, in words.
 mcpgen::ReadStatus read_effect(const ResourceArgs_effect& args, mcpgen::ResourceWriter& out, mcpgen::Context& ctx);
-// pattern: lamp://pattern/{length} (binary). A test pattern of `length` bytes (0, 1, 2, ... 255, 0, ...), for transfer tests.
+// pattern: lamp://pattern/{length} (binary). A test pattern of `length` bytes (0, 1, 2, ... 255, 0, ...), for transfer
+// tests.
 mcpgen::ReadStatus read_pattern(const ResourceArgs_pattern& args, mcpgen::ResourceWriter& out, mcpgen::Context& ctx);
 }  // namespace resources

@@ -3,12 +3,9 @@
 # Cython declarations of _bindings.py (pure-Python mode).
 
 cdef object _v
-cdef object _INF
 cdef dict _PATTERNS
 cdef dict _OBJECTS
-cdef int _K_NONE, _K_BOOLEAN, _K_INTEGER, _K_NUMBER, _K_STRING, _K_OBJECT, _K_IMAGE
-cdef int _K_AUDIO
-cdef int _K_CONTENT
+cdef int _K_AUDIO, _K_BOOLEAN, _K_CONTENT, _K_INTEGER, _K_NONE, _K_OBJECT, _K_STRING
 
 cpdef dict args_light_set_rgb(object b, object g, object r)
 cpdef dict args_light_set_power(object on)
