@@ -5,7 +5,7 @@
 cdef object _v
 cdef dict _PATTERNS
 cdef dict _OBJECTS
-cdef int _K_AUDIO, _K_BOOLEAN, _K_CONTENT, _K_INTEGER, _K_NONE, _K_OBJECT, _K_STRING
+cdef int _K_AUDIO, _K_BOOLEAN, _K_CONTENT, _K_INTEGER, _K_OBJECT, _K_STRING
 
 cpdef dict args_light_set_rgb(object b, object g, object r)
 cpdef dict args_light_set_power(object on)
