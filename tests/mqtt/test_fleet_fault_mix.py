@@ -42,16 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+import memstats
 import pytest
+from faults_lib import rss_bytes, settled_rss, trimmed_rss
 from mqtt_testlib import FLEET_ACL, REPO, Broker
 
 from mcpgen.codegen.resources import example_spec
 from mcpgen.runtime import Device, HmacAuth, McpDeviceError, MqttFleet
-
-sys.path.insert(0, str(REPO))
-from faults_lib import rss_bytes, settled_rss, trimmed_rss  # noqa: E402
-
-from benchmarks import memstats  # noqa: E402
 
 pytestmark = pytest.mark.asyncio
 
