@@ -203,8 +203,16 @@ async def run_swarm(
     with swarm_log(tmp, tag).open("wb") as log:
         return await asyncio.create_subprocess_exec(
             sys.executable, str(HERE / "mqtt_swarm.py"), str(path), cwd=str(REPO),
-            stdout=asyncio.subprocess.PIPE, stderr=log,
+            stdout=asyncio.subprocess.PIPE, stderr=log, env=support_env(),
         )  # fmt: skip
+
+
+def support_env() -> dict[str, str]:
+    """The swarm's environment: ``tests/support`` (its device replies) on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    paths = (str(REPO / "tests" / "support"), env.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
 
 
 def swarm_log(tmp: Path, tag: str) -> Path:
