@@ -33,9 +33,8 @@ import orjson
 from picows import WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
 
 from benchmarks.procutil import raise_nofile_limit
-from mcpgen.codegen.spec import mcp_json
-from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.runtime.core.loop import run
+from tests.support.device_replies import Replies
 
 #: Linux's IP_BIND_ADDRESS_NO_PORT (absent from Python's socket module before 3.12).
 IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)
@@ -43,8 +42,6 @@ MAX_DEVICES = 19000  # under the 20,000 descriptors a process may hold on the be
 CONNECT_CONCURRENCY = 64
 # An adapter, not a Logger: picows creates a child Logger per connection for a Logger.
 _LOGGER = logging.LoggerAdapter(logging.getLogger("benchmarks.gw_emulator"), {})
-_MARK = b"987654321987"
-
 HELLO = orjson.dumps(
     {
         "type": "hello",
@@ -55,56 +52,7 @@ HELLO = orjson.dumps(
     }
 )
 
-CALL_TEXT = {"boolean": "true", "integer": "30", "number": "1.5", "string": "rainbow", "none": None}
 
-
-class Replies:
-    """Reply templates (split around the id) for one spec; enveloped per session."""
-
-    def __init__(self, spec_path: str) -> None:
-        spec = load_spec(spec_path)
-        self.fingerprint = spec.fingerprint
-        self.results: dict[str, Any] = {}
-        for tool in spec.tools:
-            kind = tool.returns.kind
-            if kind == "object":
-                obj = {"on": True, "rgb": [255, 120, 0], "timer_minutes": 30}
-                text = orjson.dumps(obj).decode()
-                res: dict[str, Any] = {
-                    "content": [{"type": "text", "text": text}],
-                    "structuredContent": obj,
-                    "isError": False,
-                }
-            elif kind == "none" or CALL_TEXT.get(kind) is None:
-                res = {"content": [], "isError": False}
-            else:
-                res = {"content": [{"type": "text", "text": CALL_TEXT[kind]}], "isError": False}
-            self.results[tool.name] = res
-        self.list_result = {"tools": mcp_json.tools_list(spec)}
-        self.init_result = {
-            "protocolVersion": spec.device.protocol_version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": spec.device.name, "version": spec.device.version},
-            "_meta": {"mcpgen/fingerprint": spec.fingerprint},
-        }
-        self.unknown_tool = {"code": -32601, "message": "Unknown tool"}
-
-    def templates(self, session_id: str) -> dict[str, tuple[bytes, bytes]]:
-        def split(field: str, value: Any) -> tuple[bytes, bytes]:
-            doc = {
-                "session_id": session_id,
-                "type": "mcp",
-                "payload": {"jsonrpc": "2.0", "id": int(_MARK), field: value},
-            }
-            head, _, tail = orjson.dumps(doc).partition(_MARK)
-            return head, tail
-
-        out = {f"call:{name}": split("result", res) for name, res in self.results.items()}
-        out["tools/list"] = split("result", self.list_result)
-        out["initialize"] = split("result", self.init_result)
-        out["ping"] = split("result", {})
-        out["error:unknown"] = split("error", self.unknown_tool)
-        return out
 
 
 class Stats:

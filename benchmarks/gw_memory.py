@@ -5,7 +5,7 @@
 Three processes: this driver, the gateway (``--worker``: ``runtime.Gateway`` on uvloop,
 JSON-line commands on stdin) and the devices (``benchmarks.gw_emulator``, picows
 clients). Each cycle N devices connect, every device makes calls for a few seconds,
-then all leave; the gateway's memory is read (``benchmarks.memstats``: RSS, glibc heap,
+then all leave; the gateway's memory is read (``tests/support/memstats.py``: RSS, glibc heap,
 CPython arenas) when empty before any device, at the peak, and 3 s after the last device
 left (its own trim has run by then), and again after a test-side ``gc.collect`` +
 ``malloc_trim`` (the floor), with the object types whose count grew. ``--trace`` adds a
@@ -28,8 +28,8 @@ import tempfile
 import time
 from typing import Any, Optional
 
-from benchmarks import memstats
 from benchmarks.procutil import REPO, Proc, child_env, raise_nofile_limit
+from tests.support import memstats
 
 MiB = memstats.MiB
 SECRET = "fault-injection-secret"

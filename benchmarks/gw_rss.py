@@ -6,7 +6,7 @@ The gateway (``runtime.Gateway``, the options of ``benchmarks.scale``) runs in t
 process on uvloop; ``benchmarks.gw_emulator`` connects 50 warm-up devices, then
 ``--devices`` more, and waits until their sessions are ready. Before and after those
 devices (each after ``gc.collect()``), the process's memory is read
-(``benchmarks.memstats``): RSS, glibc's heap in use and free (``mallinfo2``), CPython's
+(``tests/support/memstats.py``): RSS, glibc's heap in use and free (``mallinfo2``), CPython's
 obmalloc blocks and arenas, printed per device. ``--trace`` adds a ``tracemalloc`` diff
 over the same span (slower; RSS is then not meaningful): the blocks that stayed, grouped
 by traceback, and a size histogram of those allocated with no Python frame above them
@@ -31,8 +31,9 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any, Optional
 
-from benchmarks import memstats, procutil
+from benchmarks import procutil
 from benchmarks.procutil import Child, raise_nofile_limit
+from tests.support import memstats
 
 WARMUP = 50
 SERVER_HELLO = b'{"type":"hello","transport":"websocket","session_id":"bare","version":3}'

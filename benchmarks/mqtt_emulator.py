@@ -39,13 +39,11 @@ from typing import Optional, cast
 
 import orjson
 
-from benchmarks.gw_emulator import Replies
 from benchmarks.procutil import raise_nofile_limit
 from mcpgen.codegen.resources import example_spec
-from mcpgen.codegen.spec import mcp_json
-from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.mqtt_topics import DEFAULT_PREFIX, DOWN, OFFLINE, ONLINE, STATE, UP, device_topic
 from mcpgen.runtime.links.mqtt.mqttwire import decode_publish, packet_end, publish_packet
+from tests.support.device_replies import Model, _reply_json
 
 MAX_DEVICES = 2000
 CONNECT_CONCURRENCY = 32
@@ -54,69 +52,12 @@ KEEPALIVE = 60  # seconds, sent in CONNECT; a PINGREQ goes out every KEEPALIVE /
 RECONNECT_DELAY = 0.5
 
 
-class Model:
-    """What every emulated device answers, from one spec."""
-
-    def __init__(self, spec_path: str) -> None:
-        spec = load_spec(spec_path)
-        self.tools = {"tools": mcp_json.tools_list(spec)}
-        self.init = {
-            "protocolVersion": spec.device.protocol_version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": spec.device.name, "version": spec.device.version},
-            "_meta": {"mcpgen/fingerprint": spec.fingerprint},
-        }
-        # Other tools get the gateway benchmark emulator's replies (the same bytes).
-        self.results = Replies(spec_path).results
-        self.fixed = {"content": [], "isError": False}
-        # The same results serialised once: a reply is then the id spliced into bytes.
-        self.init_json = orjson.dumps(self.init)
-        self.tools_json = orjson.dumps(self.tools)
-        self.results_json = {name: orjson.dumps(r) for name, r in self.results.items()}
-        self.fixed_json = orjson.dumps(self.fixed)
-
-
 class Stats:
     def __init__(self) -> None:
         self.connected = 0
         self.failed = 0
         self.calls = 0
         self.reconnects = 0
-
-
-def _reply(model: Model, counters: dict[str, int], device_id: str, req: dict) -> Optional[dict]:
-    """The reply to one request as a dict (used by tests/mqtt/mqtt_swarm.py)."""
-    raw = _reply_json(model, counters, device_id, req)
-    return None if raw is None else dict(orjson.loads(raw))
-
-
-def _reply_json(model: Model, counters: dict[str, int], device_id: str, req: dict) -> Optional[bytes]:
-    """The JSON-RPC reply to one request, serialised; None for notifications and replies."""
-    rid = req.get("id")
-    method = req.get("method")
-    if rid is None or not isinstance(method, str):
-        return None  # notifications and stray replies
-    if method == "tools/call":
-        params = req.get("params") or {}
-        name = params.get("name")
-        if name == "self.counter.add":
-            amount = (params.get("arguments") or {}).get("amount", 1)
-            counters[device_id] = counters.get(device_id, 0) + int(amount)
-            text = str(counters[device_id])
-            result = b'{"content":[{"type":"text","text":"' + text.encode() + b'"}],"isError":false}'
-        else:
-            result = model.results_json.get(str(name), model.fixed_json)
-    elif method == "initialize":
-        result = model.init_json
-    elif method == "tools/list":
-        result = model.tools_json
-    elif method == "ping":
-        result = b"{}"
-    else:
-        return orjson.dumps(
-            {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
-        )
-    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(rid) + b',"result":' + result + b"}"
 
 
 # --- the few MQTT 5 packets a device sends besides PUBLISH QoS 0 (hand-encoded) ---------

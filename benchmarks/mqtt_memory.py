@@ -10,7 +10,7 @@ its callers inside it, JSON-line commands on stdin) and, per cycle, the devices
 opens a handle on each and a caller per device calls ``self.light.set_rgb`` back to back;
 after ``--calls-seconds`` the emulator is killed (SIGKILL: the broker publishes every
 device's Last Will ``offline``, so the handles close with calls in flight, as when a
-site loses power). The worker's memory is read (``benchmarks.memstats``: RSS,
+site loses power). The worker's memory is read (``tests/support/memstats.py``: RSS,
 ``smaps_rollup``, ``mallinfo2``, CPython arenas) when empty (connected to the broker, no
 device yet), at the peak, 3 s after the last handle closed (its own trim has run), and at
 the end after a driver-asked ``gc.collect`` + ``malloc_trim`` (the floor), with the object
@@ -40,8 +40,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from benchmarks import memstats
 from benchmarks.procutil import Proc, child_env, raise_nofile_limit
+from tests.support import memstats
 
 MiB = memstats.MiB
 
@@ -234,6 +234,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--fresh-ids", action="store_true", help="new device ids each cycle")
     ap.add_argument("--trace", action="store_true", help="tracemalloc diff of empty vs the end")
     ap.add_argument("--arenas", action="store_true", help="what keeps the sparse CPython arenas at the end")
+    ap.add_argument("--json", action="store_true", help="end with the results as one JSON line")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -253,6 +254,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             f"floor +{r['floor_over_empty_mib']:.1f}, "
             f"live {r['live_over_empty_mib']:+.2f} MiB"
         )
+    if args.json:
+        print(json.dumps(results), flush=True)
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-FINDINGS = Path(__file__).resolve().parent / "findings.md"
+LABLOG = Path(__file__).resolve().parent / "LABLOG.md"  # investigation notes: linked, not rendered
 RELEASE_CALLS = Path(__file__).resolve().parent / "release_calls.md"
 OTA_ROLLOUT = Path(__file__).resolve().parent / "ota_rollout.md"
 SCALE = Path(__file__).resolve().parent / "scale.md"
@@ -578,6 +578,13 @@ def render(data: dict[str, Any]) -> str:
         out += ["## 8. `codegen` start time", "", CLI_START.read_text().strip(), ""]
     if BRIDGE_SDK.exists() and not quick:  # measured on its own (benchmarks/bridge_sdk.py)
         out += ["## 10. MCP SDK clients through the bridge", "", BRIDGE_SDK.read_text().strip(), ""]
-    if FINDINGS.exists() and not quick:
-        out += ["## Profiling findings", "", FINDINGS.read_text().strip(), ""]
+    if LABLOG.exists() and not quick:
+        out += [
+            "## Lab log",
+            "",
+            "The investigation notes behind these figures (profiles, what each change bought, "
+            "runs that later ones replaced) are kept apart from them, in",
+            "[benchmarks/LABLOG.md](../benchmarks/LABLOG.md).",
+            "",
+        ]
     return "\n".join(out) + "\n"

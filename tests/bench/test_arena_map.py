@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from benchmarks import arena_map, memstats
+from benchmarks import arena_map
+from tests.support import memstats
 
 _CPYTHON_311 = sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
 pytestmark = pytest.mark.skipif(

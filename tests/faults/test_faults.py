@@ -36,13 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import memstats
 import pytest
 from faults_lib import RAW_KINDS, Scale, kind_of, plan_peers, rss_bytes, settled_rss, trimmed_rss
 
 from mcpgen.runtime import Device, Gateway, HmacAuth, McpDeviceError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo: benchmarks.memstats
-from benchmarks import memstats  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SWARM = HERE / "device_swarm.py"

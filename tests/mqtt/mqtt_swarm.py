@@ -30,13 +30,12 @@ from typing import Any, Optional
 
 import aiomqtt
 import orjson
+from device_replies import Model, _reply  # tests/support, on PYTHONPATH (test_fleet_fault_mix.py)
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo: benchmarks.*
-from benchmarks.mqtt_emulator import Model, _reply  # noqa: E402
-from mcpgen.mqtt_topics import DOWN, OFFLINE, ONLINE, STATE, UP, device_topic  # noqa: E402
-from mcpgen.runtime import HmacAuth  # noqa: E402
+from mcpgen.mqtt_topics import DOWN, OFFLINE, ONLINE, STATE, UP, device_topic
+from mcpgen.runtime import HmacAuth
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 BIG_REPLY = 256 * 1024  # above the worker's max_frame (64 KiB), below the broker's limit

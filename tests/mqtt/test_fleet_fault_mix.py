@@ -42,16 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+import memstats
 import pytest
+from faults_lib import rss_bytes, settled_rss, trimmed_rss
 from mqtt_testlib import FLEET_ACL, REPO, Broker
 
 from mcpgen.codegen.resources import example_spec
 from mcpgen.runtime import Device, HmacAuth, McpDeviceError, MqttFleet
-
-sys.path.insert(0, str(REPO))
-from faults_lib import rss_bytes, settled_rss, trimmed_rss  # noqa: E402
-
-from benchmarks import memstats  # noqa: E402
 
 pytestmark = pytest.mark.asyncio
 
@@ -206,8 +203,16 @@ async def run_swarm(
     with swarm_log(tmp, tag).open("wb") as log:
         return await asyncio.create_subprocess_exec(
             sys.executable, str(HERE / "mqtt_swarm.py"), str(path), cwd=str(REPO),
-            stdout=asyncio.subprocess.PIPE, stderr=log,
+            stdout=asyncio.subprocess.PIPE, stderr=log, env=support_env(),
         )  # fmt: skip
+
+
+def support_env() -> dict[str, str]:
+    """The swarm's environment: ``tests/support`` (its device replies) on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    paths = (str(REPO / "tests" / "support"), env.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
 
 
 def swarm_log(tmp: Path, tag: str) -> Path:

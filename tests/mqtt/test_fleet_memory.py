@@ -8,13 +8,18 @@ survivors found with benchmarks/mqtt_memory.py; its figures are in docs/security
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
 import sys
+from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
 
 from mcpgen.runtime.links.mqtt.broker import BrokerLink, _RouteMatcher
+
+REPO = Path(__file__).resolve().parents[2]  # `python -m benchmarks.mqtt_memory` runs from here
 
 log = logging.getLogger("test.fleet_memory")
 
@@ -111,11 +116,12 @@ def test_worker_process_returns_near_its_empty_rss_after_two_waves() -> None:
     wills) twice. Afterwards the worker's RSS is within 8 MiB of its empty RSS (the bound
     of the gateway's fault suite) and the bytes of live objects within 1 MiB: one kept
     Device with its session per departed device would be about 2 MiB."""
-    import argparse
-
-    from benchmarks import mqtt_memory
-
-    args = argparse.Namespace(devices=200, cycles=2, calls_seconds=2.0, fresh_ids=True, trace=False)
-    res = mqtt_memory.run_one(args, "default")
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.mqtt_memory", "--devices", "200", "--cycles", "2",
+         "--calls-seconds", "2", "--fresh-ids", "--allocators", "default", "--json"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    [res] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["rss_over_empty_mib"] <= 8.0, res
     assert res["live_over_empty_mib"] <= 1.0, res

@@ -314,5 +314,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))
     raise SystemExit(main(sys.argv[1:]))
