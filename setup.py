@@ -79,9 +79,10 @@ def _pxd_tree() -> str:
             if not os.path.exists(init):
                 open(init, "w").close()
         pxd = os.path.splitext(source)[0] + ".pxd"
-        with open(pxd, encoding="utf-8") as src, open(
-            os.path.join(pkg_dir, os.path.basename(pxd)), "w", encoding="utf-8"
-        ) as dst:
+        with (
+            open(pxd, encoding="utf-8") as src,
+            open(os.path.join(pkg_dir, os.path.basename(pxd)), "w", encoding="utf-8") as dst,
+        ):
             dst.write(src.read())
     return root
 

@@ -236,11 +236,11 @@ async def measure(rounds: int, calls: int, log: Any = print) -> dict[str, Any]:
 
 def render(res: dict[str, Any]) -> str:
     lines = [
-        "An official `mcp` SDK `Client` (`mode=\"legacy\"`: initialize, then calls in the session) "
+        'An official `mcp` SDK `Client` (`mode="legacy"`: initialize, then calls in the session) '
         "calls one tool through the bridge (one device in the bridge's process, answering at once) "
         "and through the SDK's own `MCPServer` with the same tool, over stdio and over Streamable "
         "HTTP (uvicorn; the SDK server with its defaults, stateful sessions and SSE answers, but "
-        "`log_level=\"WARNING\"`: no access-log line per request). "
+        '`log_level="WARNING"`: no access-log line per request). '
         "*bridge HTTP (SDK path)* is the bridge with calls sent through the SDK's session as before "
         "issue 43 (`StreamableHttpApp.plain_json_calls = False`: the SDK's SSE answer re-emitted as "
         "JSON). Server process CPU (user + system) per call; written by "

@@ -118,11 +118,17 @@ def table(rows: list[dict[str, object]], runs: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.cli_start", description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="runs of each command (default: 10)")
-    ap.add_argument("--python", default=sys.executable,
-                    help="the python whose codegen to time (default: this one)")
-    ap.add_argument("--compare", action="append", default=[], metavar="PYTHON",
-                    help="also time the codegen of this python in the same rounds (e.g. an install of "
-                    "the code before a change); repeatable")
+    ap.add_argument(
+        "--python", default=sys.executable, help="the python whose codegen to time (default: this one)"
+    )
+    ap.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="PYTHON",
+        help="also time the codegen of this python in the same rounds (e.g. an install of "
+        "the code before a change); repeatable",
+    )
     ap.add_argument("--write", action="store_true", help="also write the table to benchmarks/cli_start.md")
     args = ap.parse_args(argv)
     rows = measure([args.python, *args.compare], args.runs)

@@ -173,8 +173,14 @@ class PicowsEcho:
         calls = rounds * len(pairs)
         user, system = cpu_split()
         cpu = user - before[0] + system - before[1]
-        res = {"devices": len(pairs), "calls": calls, "errors": 0, "seconds": elapsed, "cpu_seconds": cpu,
-               "cpu_us_per_call": cpu / calls * 1e6 if calls else 0.0}
+        res = {
+            "devices": len(pairs),
+            "calls": calls,
+            "errors": 0,
+            "seconds": elapsed,
+            "cpu_seconds": cpu,
+            "cpu_us_per_call": cpu / calls * 1e6 if calls else 0.0,
+        }
         return with_split(res, before)
 
     async def close(self) -> None:

@@ -53,8 +53,6 @@ HELLO = orjson.dumps(
 )
 
 
-
-
 class Stats:
     def __init__(self, target: int) -> None:
         self.target = target

@@ -150,8 +150,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--devices", type=int, default=1000)
     ap.add_argument("--cycles", type=int, default=2)
     ap.add_argument("--calls-seconds", type=float, default=5.0)
-    ap.add_argument("--faults", type=float, default=0.0, metavar="SECONDS",
-                    help="the fault suite's misbehaving devices (tests/faults) for SECONDS per cycle")
+    ap.add_argument(
+        "--faults",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the fault suite's misbehaving devices (tests/faults) for SECONDS per cycle",
+    )
     ap.add_argument("--asyncio", action="store_true", help="plain asyncio loop instead of uvloop")
     ap.add_argument("--trace", action="store_true", help="tracemalloc diff of the first and last cycle")
     ap.add_argument("--arenas", action="store_true", help="what keeps the sparse CPython arenas")
@@ -198,8 +203,20 @@ def main(argv: Optional[list[str]] = None) -> int:
             after = gw.ask({"cmd": "mem"})
             print(f"  8 s later: {memstats.summary(after)} (trims {after['trims']})", flush=True)
             continue
-        emu = Proc(["-m", "benchmarks.gw_emulator", "--url", f"ws://127.0.0.1:{port}/", "--count",
-                    str(args.devices), "--prefix", f"c{cycle}", "--max-seconds", "300"])
+        emu = Proc(
+            [
+                "-m",
+                "benchmarks.gw_emulator",
+                "--url",
+                f"ws://127.0.0.1:{port}/",
+                "--count",
+                str(args.devices),
+                "--prefix",
+                f"c{cycle}",
+                "--max-seconds",
+                "300",
+            ]
+        )
         up = emu.ask()
         gw.ask({"cmd": "await", "n": up["connected"]})
         calls = gw.ask({"cmd": "bench", "duration": args.calls_seconds})

@@ -58,13 +58,28 @@ async def _run(n: int, work: Path) -> dict[str, float]:
     procs: list[subprocess.Popen] = []
     (work / "fleet").mkdir()  # the supervisor creates its --ota-dir, not the parents
     async with Gateway(host="127.0.0.1", port=0, call_timeout=60) as gw, ImageServer(image) as server:
+
         def spawn() -> None:  # in a thread: forking 500 times must not stall the gateway's loop
             for i in ids:
                 with open(work / "fleet" / f"{i}.log", "wb") as log:
-                    procs.append(subprocess.Popen(
-                        [str(exe1), "--ws", gw.url, "--device-id", i, "--ota-dir", str(work / "fleet" / i),
-                         "--ota-deadline-ms", "120000"],
-                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log))
+                    procs.append(
+                        subprocess.Popen(
+                            [
+                                str(exe1),
+                                "--ws",
+                                gw.url,
+                                "--device-id",
+                                i,
+                                "--ota-dir",
+                                str(work / "fleet" / i),
+                                "--ota-deadline-ms",
+                                "120000",
+                            ],
+                            stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL,
+                            stderr=log,
+                        )
+                    )
 
         try:
             await asyncio.to_thread(spawn)
@@ -75,8 +90,9 @@ async def _run(n: int, work: Path) -> dict[str, float]:
                     print((work / "fleet" / f"{i}.log").read_text(errors="replace")[-3000:])
                     raise
             cpu0, t0 = time.process_time(), time.monotonic()
-            report = await rollout(gw, ids, image, server.url, batch=max(1, n // 10), max_failures=0,
-                                   deadline=300)
+            report = await rollout(
+                gw, ids, image, server.url, batch=max(1, n // 10), max_failures=0, deadline=300
+            )
             total, cpu = time.monotonic() - t0, time.process_time() - cpu0
         finally:
             for p in procs:
@@ -118,25 +134,29 @@ async def _throughput(image: object, clients: int = 50) -> float:
 
 
 def _table(r: dict[str, float]) -> str:
-    return "\n".join([
-        f"{int(r['devices'])} simulated desk lamps (0.3.1 -> 0.4.0, "
-        f"image {r['image_bytes'] / 2**20:.2f} MiB), "
-        f"batches of {max(1, int(r['devices']) // 10)}, one gateway and image server in one backend process; "
-        f"{int(r['updated'])} of {int(r['devices'])} updated. Written by "
-        f"`python -m benchmarks.ota_rollout --devices {int(r['devices'])} --write` "
-        "(code: `benchmarks/ota_rollout.py`). The simulators share the machine's cores with the backend.",
-        "",
-        "Per-device update: from the `self.upgrade_firmware` call to the device's new session being "
-        "ready (download, verify, reboot, reconnect, MCP setup). Backend CPU: the backend process "
-        "during the rollout. Image bytes: served during the rollout / its total time. Image server: "
-        "50 concurrent downloads of the image on loopback, after the rollout.",
-        "",
-        "| total | per-device update p50 | p99 | backend CPU | image bytes / rollout time | image server, 50 "
-        "concurrent downloads |",
-        "|---|---|---|---|---|---|",
-        f"| {r['total_s']:.1f} s | {r['p50_s']:.2f} s | {r['p99_s']:.2f} s | {r['backend_cpu_s']:.1f} s "
-        f"| {r['served_mib_per_s']:.1f} MiB/s | {r['burst_mib_per_s']:.0f} MiB/s |",
-    ])
+    return "\n".join(
+        [
+            f"{int(r['devices'])} simulated desk lamps (0.3.1 -> 0.4.0, "
+            f"image {r['image_bytes'] / 2**20:.2f} MiB), "
+            f"batches of {max(1, int(r['devices']) // 10)}, "
+            "one gateway and image server in one backend process; "
+            f"{int(r['updated'])} of {int(r['devices'])} updated. Written by "
+            f"`python -m benchmarks.ota_rollout --devices {int(r['devices'])} --write` "
+            "(code: `benchmarks/ota_rollout.py`). The simulators share the machine's cores with the backend.",
+            "",
+            "Per-device update: from the `self.upgrade_firmware` call to the device's new session being "
+            "ready (download, verify, reboot, reconnect, MCP setup). Backend CPU: the backend process "
+            "during the rollout. Image bytes: served during the rollout / its total time. Image server: "
+            "50 concurrent downloads of the image on loopback, after the rollout.",
+            "",
+            "| total | per-device update p50 | p99 | backend CPU | image bytes / rollout time "
+            "| image server, 50 "
+            "concurrent downloads |",
+            "|---|---|---|---|---|---|",
+            f"| {r['total_s']:.1f} s | {r['p50_s']:.2f} s | {r['p99_s']:.2f} s | {r['backend_cpu_s']:.1f} s "
+            f"| {r['served_mib_per_s']:.1f} MiB/s | {r['burst_mib_per_s']:.0f} MiB/s |",
+        ]
+    )
 
 
 def main() -> int:

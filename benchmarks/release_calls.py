@@ -99,11 +99,13 @@ def measure(pure: bool, rounds: int, n: int) -> list[str]:
     old, new = mod.DeskLamp(StubDevice(fp_old)), mod.DeskLamp(StubDevice(fp_new))
     assert (old.version, new.version) == ("0.3.1", "0.4.0")
     build_kind = "pure Python" if pure else "compiled" if mod.COMPILED else "pure Python (no compiler)"
-    out = [f"Bindings {build_kind}; {rounds} rounds x {n} calls per candidate, interleaved; CPU ns per call.",
-           "",
-           "| call | 0.4.0 device (newest) | 0.3.1 device (release module) "
-           "| old / new (median of per-round ratios) |",
-           "|---|---|---|---|"]
+    out = [
+        f"Bindings {build_kind}; {rounds} rounds x {n} calls per candidate, interleaved; CPU ns per call.",
+        "",
+        "| call | 0.4.0 device (newest) | 0.3.1 device (release module) "
+        "| old / new (median of per-round ratios) |",
+        "|---|---|---|---|",
+    ]
     for label in calls(new):
         candidates = {"new": calls(new)[label], "old": calls(old)[label]}
         for fn in candidates.values():
@@ -117,16 +119,19 @@ def measure(pure: bool, rounds: int, n: int) -> list[str]:
             for name, ns in got.items():
                 per[name].append(ns)
             ratios.append(got["old"] / got["new"])
-        out.append(f"| {label} | {statistics.median(per['new']):.0f} | {statistics.median(per['old']):.0f} | "
-                   f"{statistics.median(ratios):.3f} |")
+        out.append(
+            f"| {label} | {statistics.median(per['new']):.0f} | {statistics.median(per['old']):.0f} | "
+            f"{statistics.median(ratios):.3f} |"
+        )
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--pure", action="store_true", help="run the bindings as plain Python")
-    parser.add_argument("--write", action="store_true",
-                        help="measure both builds into benchmarks/release_calls.md")
+    parser.add_argument(
+        "--write", action="store_true", help="measure both builds into benchmarks/release_calls.md"
+    )
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--batch", type=int, default=20000)
     args = parser.parse_args()
@@ -135,7 +140,7 @@ def main() -> None:
         return
     lines = [
         "A backend built from desk_lamp 0.4.0 serves a 0.3.1 lamp through the release module its bindings "
-        "carry (`policy=\"compatible\"`, docs/runtime.md). Timed: the typed method, its argument checks "
+        'carry (`policy="compatible"`, docs/runtime.md). Timed: the typed method, its argument checks '
         "and the hand-off to `Device.invoke` (a stub, the same for both): the part of a call that differs "
         "between "
         "versions. `set_effect` has a parameter 0.4.0 added: the newest method checks three arguments, the "

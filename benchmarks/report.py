@@ -267,7 +267,7 @@ def _gateway(g: dict[str, Any]) -> list[str]:
         "Gateway CPU per call, ratios (median of paired rounds of this run; targets from issues 32 "
         "and 43: ≤ 1.15× the echo on the gateway's own transport at 100 and 1,000 devices, pure ≥ 2× "
         "compiled above it). *compiled* and *pure Python* run with "
-        "`Gateway(socket_transport=\"aiofastnet\")`, picows' default transport (`recv()`, its own "
+        '`Gateway(socket_transport="aiofastnet")`, picows\' default transport (`recv()`, its own '
         "read loop, paced to the gateway's 16 KiB per-turn read bound), as the *picows echo* does, "
         "the fastest echo; the *stream echo* is the same echo on "
         "uvloop's TCP stream (libuv's `read()`), as the *stream gateway* (`socket_transport=\"loop\"`, "

@@ -168,9 +168,15 @@ async def _command(gw: Any, cmd: dict[str, Any], base_rss: int) -> dict[str, Any
             errors += len(res.errors)
         user, system = cpu_split()
         calls = len(devices) * int(cmd["rounds"])
-        return {"devices": len(devices), "device_calls": calls, "errors": errors, "walls": walls,
-                "cpu": user - before[0] + system - before[1], "user": user - before[0],
-                "system": system - before[1]}
+        return {
+            "devices": len(devices),
+            "device_calls": calls,
+            "errors": errors,
+            "walls": walls,
+            "cpu": user - before[0] + system - before[1],
+            "user": user - before[0],
+            "system": system - before[1],
+        }
     if op == "calls":  # single calls back to back, one in flight per device (the gateway benchmark's)
         from benchmarks.gw_worker import drive
 
@@ -271,8 +277,13 @@ def run(
     )
     tmp = Path(tempfile.mkdtemp(prefix="mcpgen-scale-"))
     os.environ["MCPGEN_SCALE_DIR"] = str(tmp)
-    opts = {"policy": "off", "call_timeout": 60.0, "hello_timeout": 120.0, "handshake_timeout": 60.0,
-            "max_frame": 1 << 20}
+    opts = {
+        "policy": "off",
+        "call_timeout": 60.0,
+        "hello_timeout": 120.0,
+        "handshake_timeout": 60.0,
+        "max_frame": 1 << 20,
+    }
     out: dict[str, Any] = {"plan": p, "nofile": [soft, hard], "tool": TOOL}
     emus: list[Child] = []
     echo_procs: list[Child] = []
@@ -284,8 +295,9 @@ def run(
         ctl = Control(tmp, p["workers"])
         url = f"ws://127.0.0.1:{w.port}/"
         max_s = ready_timeout + idle_seconds + 600
-        for i, (count, src) in enumerate(zip(_split(devices, p["emulators"]), _sources(p["emulators"], 10),
-                                             strict=True)):
+        for i, (count, src) in enumerate(
+            zip(_split(devices, p["emulators"]), _sources(p["emulators"], 10), strict=True)
+        ):
             emus.append(_emulator(url, count, f"s{i:x}", src, max_s))
         # Until every session is ready (or no progress for STALL_SECONDS).
         ready, best, best_at = 0, 0, time.monotonic()
@@ -356,8 +368,14 @@ def run(
 
 
 def _fanout_vs_echo(
-    ctl: Control, devices: int, rounds: int, fanout_rounds: int, call_seconds: float, log: Log,
-    procs: list[Child], baseline_fanout: Optional[str] = None,
+    ctl: Control,
+    devices: int,
+    rounds: int,
+    fanout_rounds: int,
+    call_seconds: float,
+    log: Log,
+    procs: list[Child],
+    baseline_fanout: Optional[str] = None,
 ) -> dict[str, Any]:
     """Fan-out and single calls in the gateway vs the bare picows echo and broadcast,
     interleaved; with ``baseline_fanout`` (a fanout.py) also that one's fan-out as a row."""
@@ -391,15 +409,20 @@ def _fanout_vs_echo(
         single = ctl.ask({"cmd": "calls", "seconds": call_seconds}, call_seconds + 300)
         n = sum(r["calls"] for r in single)
         rows["single"].append(sum(r["cpu_seconds"] for r in single) / n * 1e6 if n else 0.0)
-        split["single"].append([sum(r["user_us_per_call"] * r["calls"] for r in single) / n if n else 0.0,
-                                sum(r["system_us_per_call"] * r["calls"] for r in single) / n if n else 0.0])
+        split["single"].append(
+            [
+                sum(r["user_us_per_call"] * r["calls"] for r in single) / n if n else 0.0,
+                sum(r["system_us_per_call"] * r["calls"] for r in single) / n if n else 0.0,
+            ]
+        )
         errors += sum(r["errors"] for r in single)
         e = echo.request({"cmd": "bench", "duration": call_seconds}, call_seconds + 300)
         rows["echo"].append(e["cpu_us_per_call"])
         split["echo"].append([e["user_us_per_call"], e["system_us_per_call"]])
     med = {k: statistics.median(v) for k, v in rows.items()}
-    med_split = {k: [statistics.median(u for u, _ in v), statistics.median(s for _, s in v)]
-                 for k, v in split.items()}
+    med_split = {
+        k: [statistics.median(u for u, _ in v), statistics.median(s for _, s in v)] for k, v in split.items()
+    }
 
     def paired(a: str, b: str) -> float:
         return statistics.median(x / y for x, y in zip(rows[a], rows[b], strict=True))
@@ -431,9 +454,16 @@ def _fanout_vs_echo(
         + (f", fan-out/baseline {ratios['fanout_vs_baseline_fanout']:.2f}x" if baseline_fanout else "")
         + f" ({rounds} interleaved rounds, medians of paired rounds, {errors} errors)"
     )
-    return {"us_per_device_call": rows, "user_system_us": split, "median": med,
-            "median_user_system": med_split, "ratios": ratios, "errors": errors,
-            "fanout_rounds": fanout_rounds, "call_seconds": call_seconds}
+    return {
+        "us_per_device_call": rows,
+        "user_system_us": split,
+        "median": med,
+        "median_user_system": med_split,
+        "ratios": ratios,
+        "errors": errors,
+        "fanout_rounds": fanout_rounds,
+        "call_seconds": call_seconds,
+    }
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -445,7 +475,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--echo", action="store_true", help="fan-out and single calls vs the bare picows echo")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument(
-        "--baseline-fanout", default=None, metavar="FANOUT_PY",
+        "--baseline-fanout",
+        default=None,
+        metavar="FANOUT_PY",
         help="with --echo: also run the Fanout of this fanout.py (e.g. another revision's, from "
         "`git show REV:runtime/session/fanout.py`) as an interleaved row, for before/after figures",
     )
@@ -456,15 +488,26 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not args.echo:
             ap.error("--baseline-fanout is a row of the --echo comparison: add --echo")
         if not Path(args.baseline_fanout).is_file():
-            ap.error(f"--baseline-fanout: {args.baseline_fanout} is not a file (make one with "
-                     "`git show REV:runtime/session/fanout.py > old_fanout.py`)")
+            ap.error(
+                f"--baseline-fanout: {args.baseline_fanout} is not a file (make one with "
+                "`git show REV:runtime/session/fanout.py > old_fanout.py`)"
+            )
     baseline = None if args.baseline_fanout is None else str(Path(args.baseline_fanout).resolve())
-    kw: dict[str, Any] = {"idle_seconds": args.idle_seconds, "echo": args.echo, "rounds": args.rounds,
-                          "baseline_fanout": baseline}
+    kw: dict[str, Any] = {
+        "idle_seconds": args.idle_seconds,
+        "echo": args.echo,
+        "rounds": args.rounds,
+        "baseline_fanout": baseline,
+    }
     if args.quick:
         kw.update(idle_seconds=1.0, rounds=1, fanout_rounds=2, call_seconds=0.5, ready_timeout=120.0)
-    res = run(args.devices, lambda s: print(s, file=sys.stderr, flush=True),
-              workers=args.workers, emulators=args.emulators, **kw)
+    res = run(
+        args.devices,
+        lambda s: print(s, file=sys.stderr, flush=True),
+        workers=args.workers,
+        emulators=args.emulators,
+        **kw,
+    )
     text = json.dumps(res, indent=1)
     if args.json:
         Path(args.json).write_text(text + "\n")

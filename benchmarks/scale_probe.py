@@ -35,8 +35,16 @@ async def main_async(devices: int, mode: str, seconds: float) -> int:
     gw = Gateway("127.0.0.1", 0, policy="off", call_timeout=60.0, hello_timeout=120.0, max_frame=1 << 20)
     await gw.start()
     emu = Child(
-        ["-m", "benchmarks.gw_emulator", "--url", f"ws://127.0.0.1:{gw.port}/", "--count", str(devices),
-         "--source", "127.0.0.60"],
+        [
+            "-m",
+            "benchmarks.gw_emulator",
+            "--url",
+            f"ws://127.0.0.1:{gw.port}/",
+            "--count",
+            str(devices),
+            "--source",
+            "127.0.0.60",
+        ],
         name="emulator",
     )
     try:
@@ -77,8 +85,11 @@ async def main_async(devices: int, mode: str, seconds: float) -> int:
         gc.callbacks.remove(on_gc)
         user = (ru1.ru_utime - ru0.ru_utime) / calls * 1e6
         system = (ru1.ru_stime - ru0.ru_stime) / calls * 1e6
-        print(f"{mode}: {calls:,} device-calls, {user:.2f} us user + {system:.2f} us system each; "
-              f"{int(gc_time[2])} GC collections, {gc_time[0] / calls * 1e6:.2f} us each", flush=True)
+        print(
+            f"{mode}: {calls:,} device-calls, {user:.2f} us user + {system:.2f} us system each; "
+            f"{int(gc_time[2])} GC collections, {gc_time[0] / calls * 1e6:.2f} us each",
+            flush=True,
+        )
     finally:
         emu.stop()
         await gw.close()

@@ -101,8 +101,16 @@ def _diagnostic(e: Any, severity: str = "error") -> dict[str, Any]:
         code = "yaml-syntax"
     else:
         code = "spec"
-    return {"severity": severity, "code": code, "file": e.file, "line": e.line, "column": e.column,
-            "path": e.path, "message": e.message, "hint": e.hint}
+    return {
+        "severity": severity,
+        "code": code,
+        "file": e.file,
+        "line": e.line,
+        "column": e.column,
+        "path": e.path,
+        "message": e.message,
+        "hint": e.hint,
+    }
 
 
 def _handler_warnings(spec: Any, spec_path: Path) -> list[Any]:
@@ -119,17 +127,29 @@ def _check_one(spec_path: Path) -> dict[str, Any]:
     from mcpgen.codegen.spec.loader import check_and_load
 
     spec, errors = check_and_load(spec_path)
-    entry: dict[str, Any] = {"file": str(spec_path), "ok": not errors, "tools": None, "fingerprint": None,
-                             "diagnostics": [_diagnostic(e) for e in errors]}
+    entry: dict[str, Any] = {
+        "file": str(spec_path),
+        "ok": not errors,
+        "tools": None,
+        "fingerprint": None,
+        "diagnostics": [_diagnostic(e) for e in errors],
+    }
     if spec is not None:
         entry["tools"] = len(spec.tools)
         entry["fingerprint"] = spec.fingerprint
         for m in _handler_warnings(spec, spec_path):
-            entry["diagnostics"].append({
-                "severity": "warning", "code": "missing-handler", "file": m.spec_file, "line": m.line,
-                "column": m.column, "path": "", "message": f"tool `{m.tool}` has no handler in "
-                f"{Path(spec_path).stem}_handlers.cpp", "hint": f"add: {m.signature} {{ ... }}",
-            })
+            entry["diagnostics"].append(
+                {
+                    "severity": "warning",
+                    "code": "missing-handler",
+                    "file": m.spec_file,
+                    "line": m.line,
+                    "column": m.column,
+                    "path": "",
+                    "message": f"tool `{m.tool}` has no handler in {Path(spec_path).stem}_handlers.cpp",
+                    "hint": f"add: {m.signature} {{ ... }}",
+                }
+            )
         entry["_spec"] = spec
     entry["_errors"] = errors
     return entry
@@ -218,22 +238,28 @@ def cmd_release(args: argparse.Namespace) -> int:
         return 1
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", version):
-        return refuse(f"version {version!r} cannot name a release file",
-                      "use a version like 1.2.0 (letters, digits, `.`, `-`, `+`)")
+        return refuse(
+            f"version {version!r} cannot name a release file",
+            "use a version like 1.2.0 (letters, digits, `.`, `-`, `+`)",
+        )
     for r in releases:
         if r.fingerprint == spec.fingerprint:
-            ui.info(f"{spec_path}: already released as {r.version} (fingerprint {r.fingerprint}); "
-                    "nothing written")
+            ui.info(
+                f"{spec_path}: already released as {r.version} (fingerprint {r.fingerprint}); nothing written"
+            )
             return 0
         if r.version == version:
-            return refuse(f"version {version} is already released with another spec "
-                          f"(fingerprint {r.fingerprint})",
-                          "raise device.version: a released version never changes")
+            return refuse(
+                f"version {version} is already released with another spec (fingerprint {r.fingerprint})",
+                "raise device.version: a released version never changes",
+            )
     if releases:
         last = releases[-1]
         if version_key(version) < version_key(last.version):
-            return refuse(f"version {version} is older than the last release {last.version}",
-                          f"a new release needs a version above {last.version}")
+            return refuse(
+                f"version {version} is older than the last release {last.version}",
+                f"a new release needs a version above {last.version}",
+            )
         problems = breaking_errors(spec, spec_path, last)
         if problems:
             _print_spec_errors(spec_path, problems)
@@ -284,8 +310,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     errors = old_errors + new_errors
     if old is None or new is None:
         if args.format == "json":
-            print(json.dumps({"version": 1, "ok": False, "changes": [],
-                              "errors": [_diagnostic(e) for e in errors]}, indent=2))
+            print(
+                json.dumps(
+                    {"version": 1, "ok": False, "changes": [], "errors": [_diagnostic(e) for e in errors]},
+                    indent=2,
+                )
+            )
         else:
             _print_spec_errors(args.old if old_errors else args.new, errors)
         return 2
@@ -293,8 +323,19 @@ def cmd_diff(args: argparse.Namespace) -> int:
     located = locate_changes(diff_specs(old, new), SpecLocator(new_file, read_text(new_file)))
     broken = sum(1 for lc in located if lc.change.breaking)
     if args.format == "json":
-        print(json.dumps({"version": 1, "ok": broken == 0, "old": old.fingerprint, "new": new.fingerprint,
-                          "changes": [lc.as_json() for lc in located], "errors": []}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "version": 1,
+                    "ok": broken == 0,
+                    "old": old.fingerprint,
+                    "new": new.fingerprint,
+                    "changes": [lc.as_json() for lc in located],
+                    "errors": [],
+                },
+                indent=2,
+            )
+        )
         return 1 if broken else 0
     for lc in located:
         ui.result(lc.format())
@@ -389,9 +430,11 @@ def cmd_new(args: argparse.Namespace) -> int:
             return 1
         handlers.ensure_handlers(spec, spec_path, ui.info, check=False)
     ui.info(f"next: edit {spec_path}, then `codegen build {spec_path} --target host`")
-    ui.info(f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
-            "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
-            f"echo secrets.yaml >> {directory / '.gitignore'}")
+    ui.info(
+        f"secrets (Wi-Fi password, tokens) go in {directory / 'secrets.yaml'} as `name: value` and "
+        "are used as `!secret name` in the spec's firmware: section; keep that file out of git: "
+        f"echo secrets.yaml >> {directory / '.gitignore'}"
+    )
     return 0
 
 
@@ -411,8 +454,11 @@ def _add_missing_handlers(spec: Any, spec_path: Path) -> None:
         ui.info(f"{handlers.handlers_path(spec_path)}: every tool has a handler")
 
 
-def _build_context(args: argparse.Namespace, target: str, options: Optional[BuildOptions] = None,
-                   ) -> Optional[BuildContext]:
+def _build_context(
+    args: argparse.Namespace,
+    target: str,
+    options: Optional[BuildOptions] = None,
+) -> Optional[BuildContext]:
     """The one context of a command that builds: the spec loaded and checked once (None when
     it is invalid: the errors are printed), its path, the build directory (``-o``, else
     ``build/<spec>/<target>``) and the options (progress to the command's output)."""
@@ -431,8 +477,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     from mcpgen.codegen.targets.registry import get_target
     from mcpgen.codegen.targets.user_handlers import MissingHandlersError
 
-    options = BuildOptions(log=ui.info, verbose=ui.verbosity >= VERBOSE, quiet=ui.verbosity == QUIET,
-                           compile_bindings=not args.no_compile_bindings, run_pio=not args.no_pio)
+    options = BuildOptions(
+        log=ui.info,
+        verbose=ui.verbosity >= VERBOSE,
+        quiet=ui.verbosity == QUIET,
+        compile_bindings=not args.no_compile_bindings,
+        run_pio=not args.no_pio,
+    )
     ctx = _build_context(args, args.target, options)
     if ctx is None:
         return 1
@@ -466,14 +517,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         from mcpgen.codegen.run.esp_qemu import CHIPS, run_esp_qemu
 
         if args.target not in CHIPS:
-            _err(f"--qemu runs {' and '.join(sorted(CHIPS))} (Espressif's QEMU), not {args.target}: "
-                 "e.g. --target esp32c3 --qemu")
+            _err(
+                f"--qemu runs {' and '.join(sorted(CHIPS))} (Espressif's QEMU), not {args.target}: "
+                "e.g. --target esp32c3 --qemu"
+            )
             return 1
         ctx = _build_context(args, f"{args.target}-qemu")
         if ctx is None:
             return 1
-        return run_esp_qemu(ctx, args.target, interactive=args.interactive, out=ui.result,
-                            timeout=args.timeout, error=_err)
+        return run_esp_qemu(
+            ctx, args.target, interactive=args.interactive, out=ui.result, timeout=args.timeout, error=_err
+        )
     ctx = _build_context(args, args.target)
     if ctx is None:
         return 1
@@ -482,8 +536,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.target in BOARDS:  # a real board: build, flash, monitor (run/board.py)
         from mcpgen.codegen.run.board import run_board
 
-        return run_board(ctx, args.target, port=args.port, interactive=args.interactive, error=_err,
-                         timeout=args.timeout)
+        return run_board(
+            ctx, args.target, port=args.port, interactive=args.interactive, error=_err, timeout=args.timeout
+        )
     from mcpgen.codegen.run.console import run_device
 
     return run_device(ctx, args.target, interactive=args.interactive, out=ui.result, timeout=args.timeout)
@@ -512,15 +567,16 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         outdir = Path(args.output) if args.output else _default_out(spec_path, args.board)
         elf = project_dir(outdir) / ".pio" / "build" / args.board / "firmware.elf"
         if not elf.is_file():
-            ui.warn(f"no firmware built at {elf}: panics will not be decoded "
-                    f"(build first: codegen build {spec_path} --target {args.board})")
+            ui.warn(
+                f"no firmware built at {elf}: panics will not be decoded "
+                f"(build first: codegen build {spec_path} --target {args.board})"
+            )
             elf = None
     port = _port(args)
     if port is None:
         return 1
     try:
-        return monitor(port, baud=args.baud, board=args.board, elf=elf, no_reset=args.no_reset,
-                       log=ui.info)
+        return monitor(port, baud=args.baud, board=args.board, elf=elf, no_reset=args.no_reset, log=ui.info)
     except MonitorError as exc:
         _err(str(exc))
         return 1
@@ -636,6 +692,8 @@ def _spec_fingerprints(paths: list[Path]) -> Optional[list[str]]:
             return None
         out += [fp for fp in [*released, spec.fingerprint] if fp not in out]
     return out
+
+
 def cmd_selftest(args: argparse.Namespace) -> int:
     from mcpgen.codegen.run.selftest import main
 
@@ -672,16 +730,28 @@ def _verbosity_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     """-v/-q; a subcommand's own default is SUPPRESS so ``codegen -v build`` keeps its -v."""
     group = parser.add_argument_group("output")
     kw: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
-    group.add_argument("-v", "--verbose", action="count", help="more detail: commands run, per-tool lines, "
-                       "DEBUG logs, tracebacks of unexpected errors (e.g. codegen build SPEC -v)",
-                       **({"default": 0} if top else kw))
-    group.add_argument("-q", "--quiet", action="store_true", help="only results and errors "
-                       "(e.g. codegen check -q toolspec/*.yaml)", **({"default": False} if top else kw))
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        help="more detail: commands run, per-tool lines, "
+        "DEBUG logs, tracebacks of unexpected errors (e.g. codegen build SPEC -v)",
+        **({"default": 0} if top else kw),
+    )
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="only results and errors (e.g. codegen check -q toolspec/*.yaml)",
+        **({"default": False} if top else kw),
+    )
 
 
 SPEC_HELP = "the tool spec YAML, e.g. toolspec/desk_lamp.yaml"
-PORT_HELP = ("esp32*: the board's serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port; "
-             "auto (the default) finds it by its USB id and asks when there are several")
+PORT_HELP = (
+    "esp32*: the board's serial port, e.g. /dev/ttyUSB0, COM3 or socket://host:port; "
+    "auto (the default) finds it by its USB id and asks when there are several"
+)
 
 # Building the parser stays fast (issue 43: `codegen --help`, `codegen check` and a Tab
 # within 0.25 s): what needs the targets, the bridge (the MCP SDK, uvicorn), the console or
@@ -761,7 +831,8 @@ def _describe_targets(p: argparse.ArgumentParser) -> None:
     from mcpgen.codegen.targets import registry
 
     p.description = (p.description or "") % {
-        "targets": "\n".join(f"  {name:<12} {t.summary}" for name, t in registry.TARGETS.items())}
+        "targets": "\n".join(f"  {name:<12} {t.summary}" for name, t in registry.TARGETS.items())
+    }
 
 
 def _options_of(module: str) -> Callable[[argparse.ArgumentParser], None]:
@@ -796,208 +867,303 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     sub.required = True
 
-    def command(name: str, help: str, examples: str,
-                description: Optional[str] = None) -> _CommandParser:
-        p = sub.add_parser(name, help=help, description=description or help, formatter_class=fmt,
-                           epilog=_examples(examples))
+    def command(name: str, help: str, examples: str, description: Optional[str] = None) -> _CommandParser:
+        p = sub.add_parser(
+            name, help=help, description=description or help, formatter_class=fmt, epilog=_examples(examples)
+        )
         _verbosity_options(p, top=False)
         return p
 
-    p = command("check", "validate specs",
-                """
+    p = command(
+        "check",
+        "validate specs",
+        """
                 codegen check toolspec/*.yaml
                 codegen check --format json toolspec/desk_lamp.yaml   # for CI and editors
                 """,
-                "Validate specs; print every error with file:line:column, an excerpt and a hint. "
-                "Tools without a handler in an existing SPEC_handlers.cpp are warnings.")
+        "Validate specs; print every error with file:line:column, an excerpt and a hint. "
+        "Tools without a handler in an existing SPEC_handlers.cpp are warnings.",
+    )
     p.add_argument("spec", nargs="+", help="spec YAML files, e.g. toolspec/*.yaml")
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text (default) or json: one JSON document on stdout, shape in docs/cli.md "
-                   "(e.g. --format json)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default) or json: one JSON document on stdout, shape in docs/cli.md (e.g. --format json)",
+    )
     p.set_defaults(func=cmd_check)
 
-    p = command("release", "record the spec as a released version beside it",
-                "codegen release toolspec/desk_lamp.yaml   # writes toolspec/desk_lamp.history/VERSION.json",
-                "Append the spec (normalized) and its fingerprint to SPEC's history folder "
-                "(SPEC.history/ beside it; commit it). Refused when device.version is already released "
-                "with another spec, or when a breaking change since the last release comes without a "
-                "major version bump. The bindings carry every release (policy=\"compatible\").")
+    p = command(
+        "release",
+        "record the spec as a released version beside it",
+        "codegen release toolspec/desk_lamp.yaml   # writes toolspec/desk_lamp.history/VERSION.json",
+        "Append the spec (normalized) and its fingerprint to SPEC's history folder "
+        "(SPEC.history/ beside it; commit it). Refused when device.version is already released "
+        "with another spec, or when a breaking change since the last release comes without a "
+        'major version bump. The bindings carry every release (policy="compatible").',
+    )
     p.add_argument("spec", help=SPEC_HELP)
     p.set_defaults(func=cmd_release)
 
-    p = command("diff", "classify the changes between two versions of a spec",
-                """
+    p = command(
+        "diff",
+        "classify the changes between two versions of a spec",
+        """
                 codegen diff toolspec/desk_lamp.yaml@last toolspec/desk_lamp.yaml
                 codegen diff old/desk_lamp.yaml toolspec/desk_lamp.yaml --format json
                 """,
-                "Print one line per change from OLD to NEW: NEW's file:line:col, compatible or breaking, "
-                "the field path and why. OLD and NEW are spec files, release files (SPEC.history/V.json) "
-                "or SPEC@VERSION (SPEC@last: the newest release). Exit 0: every change is compatible; "
-                "1: a change is breaking; 2: bad input.")
+        "Print one line per change from OLD to NEW: NEW's file:line:col, compatible or breaking, "
+        "the field path and why. OLD and NEW are spec files, release files (SPEC.history/V.json) "
+        "or SPEC@VERSION (SPEC@last: the newest release). Exit 0: every change is compatible; "
+        "1: a change is breaking; 2: bad input.",
+    )
     p.add_argument("old", help="the older spec: FILE.yaml, SPEC.history/VERSION.json or SPEC@VERSION")
     p.add_argument("new", help="the newer spec, e.g. toolspec/desk_lamp.yaml")
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text (default) or json (one document on stdout, for CI)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default) or json (one document on stdout, for CI)",
+    )
     p.set_defaults(func=cmd_diff)
 
-    p = command("generate", "write device C++, Python bindings, tools.json and docs",
-                "codegen generate toolspec/desk_lamp.yaml -o build/lamp",
-                "Generate all sources for a spec. Unchanged files are not rewritten; "
-                "the handlers file beside the spec is written once and never overwritten.")
+    p = command(
+        "generate",
+        "write device C++, Python bindings, tools.json and docs",
+        "codegen generate toolspec/desk_lamp.yaml -o build/lamp",
+        "Generate all sources for a spec. Unchanged files are not rewritten; "
+        "the handlers file beside the spec is written once and never overwritten.",
+    )
     p.add_argument("spec", help=SPEC_HELP)
     p.add_argument("-o", "--output", required=True, help="output directory, e.g. -o build/lamp")
     p.set_defaults(func=cmd_generate)
 
-    p = command("new", "start a new device spec and handlers file",
-                "codegen new my-robot --directory specs/")
+    p = command("new", "start a new device spec and handlers file", "codegen new my-robot --directory specs/")
     p.add_argument("name", help="device name, becomes serverInfo.name and NAME.yaml, e.g. my-robot")
     p.add_argument("--directory", default=".", help="where to write NAME.yaml (default: ., e.g. specs/)")
-    p.add_argument("-o", "--output", help="also generate the code into this directory (default: none; "
-                   "codegen build writes build/<stem>/<target>), e.g. -o build/my-robot")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="also generate the code into this directory (default: none; "
+        "codegen build writes build/<stem>/<target>), e.g. -o build/my-robot",
+    )
     p.set_defaults(func=cmd_new)
 
-    p = command("examples", "copy the example specs and their handlers out of the package",
-                """
+    p = command(
+        "examples",
+        "copy the example specs and their handlers out of the package",
+        """
                 codegen examples -o examples       # every example
                 codegen examples desk_lamp         # one, into the current directory
                 """,
-                "Copy example specs (NAME.yaml), their handlers (NAME_handlers.cpp) and the "
-                "editor schema into a folder, ready for `codegen build`.")
+        "Copy example specs (NAME.yaml), their handlers (NAME_handlers.cpp) and the "
+        "editor schema into a folder, ready for `codegen build`.",
+    )
     p.add_argument("name", nargs="*", help="example names (default: all), e.g. desk_lamp default_device")
     p.add_argument("-o", "--output", default=".", help="folder to copy into (default: ., e.g. -o examples)")
     p.set_defaults(func=cmd_examples)
 
-    p = command("build", "generate and compile firmware (and bindings for host)",
-                """
+    p = command(
+        "build",
+        "generate and compile firmware (and bindings for host)",
+        """
                 codegen build toolspec/default_device.yaml --target host -o build/sim
                 codegen build toolspec/default_device.yaml --target qemu
                 codegen build toolspec/desk_lamp.yaml --target esp32s3
                 codegen build my_robot.yaml --add-missing-handlers   # after adding a tool
                 """,
-                "Generate and compile. Targets:\n%(targets)s"
-                "\nA tool without a handler in SPEC_handlers.cpp stops the build before compiling.")
+        "Generate and compile. Targets:\n%(targets)s"
+        "\nA tool without a handler in SPEC_handlers.cpp stops the build before compiling.",
+    )
     p.defer(_describe_targets)
     p.add_argument("spec", help=SPEC_HELP)
-    p.add_argument("--target", choices=_LazyNames(_target_names), default="host", metavar="TARGET",
-                   help="one of %(choices)s (default: host), e.g. --target esp32s3")
+    p.add_argument(
+        "--target",
+        choices=_LazyNames(_target_names),
+        default="host",
+        metavar="TARGET",
+        help="one of %(choices)s (default: host), e.g. --target esp32s3",
+    )
     p.add_argument("-o", "--output", help="output directory (default: build/<spec>/<target>)")
-    p.add_argument("--no-pio", action="store_true",
-                   help="esp32*: only generate the PlatformIO project (e.g. to build it on another machine)")
-    p.add_argument("--no-compile-bindings", action="store_true",
-                   help="host, python: leave the bindings as pure Python (faster; no C compiler needed)")
-    p.add_argument("--add-missing-handlers", action="store_true",
-                   help="first append a starter stub to SPEC_handlers.cpp for every tool that has no "
-                   "handler (the rest of the file is left as it is)")
+    p.add_argument(
+        "--no-pio",
+        action="store_true",
+        help="esp32*: only generate the PlatformIO project (e.g. to build it on another machine)",
+    )
+    p.add_argument(
+        "--no-compile-bindings",
+        action="store_true",
+        help="host, python: leave the bindings as pure Python (faster; no C compiler needed)",
+    )
+    p.add_argument(
+        "--add-missing-handlers",
+        action="store_true",
+        help="first append a starter stub to SPEC_handlers.cpp for every tool that has no "
+        "handler (the rest of the file is left as it is)",
+    )
     p.set_defaults(func=cmd_build)
 
-    p = command("run", "build, boot the device and talk to it",
-                """
+    p = command(
+        "run",
+        "build, boot the device and talk to it",
+        """
                 codegen run toolspec/default_device.yaml --target host
                 codegen run toolspec/default_device.yaml --target qemu --interactive
                 codegen run toolspec/desk_lamp.yaml --target esp32c3 --port auto   # a real board
                 codegen run toolspec/desk_lamp.yaml --target esp32c3 --qemu   # ESP-IDF + Espressif's QEMU
                 """,
-                "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: "
-                "the Cortex-M3 or RV32IMC image in QEMU), list its tools and call each with "
-                "example arguments. With --interactive, keep it running and open a console: "
-                "`tools`, `call NAME {json}` or `NAME key=value ...`, notifications as they come; "
-                "`help` lists the commands. esp32, esp32s3, esp32c3: build, flash the board on --port "
-                "(found on USB by default) and show its log.")
+        "Build and start the device (host: the simulator on stdio; qemu, qemu-riscv32: "
+        "the Cortex-M3 or RV32IMC image in QEMU), list its tools and call each with "
+        "example arguments. With --interactive, keep it running and open a console: "
+        "`tools`, `call NAME {json}` or `NAME key=value ...`, notifications as they come; "
+        "`help` lists the commands. esp32, esp32s3, esp32c3: build, flash the board on --port "
+        "(found on USB by default) and show its log.",
+    )
     p.add_argument("spec", help=SPEC_HELP)
     # The same default as `codegen build`: the simulator needs no cross toolchain or QEMU.
-    p.add_argument("--target", choices=_LazyNames(_run_target_names), default="host", metavar="TARGET",
-                   help="one of %(choices)s (default: host, as for build), e.g. --target qemu")
-    p.add_argument("-i", "--interactive", action="store_true",
-                   help="keep the device running and open a console (history in ~/.mcpgen_history)")
-    p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds to wait for each tool call (default: 10), e.g. --timeout 30")
+    p.add_argument(
+        "--target",
+        choices=_LazyNames(_run_target_names),
+        default="host",
+        metavar="TARGET",
+        help="one of %(choices)s (default: host, as for build), e.g. --target qemu",
+    )
+    p.add_argument(
+        "-i",
+        "--interactive",
+        action="store_true",
+        help="keep the device running and open a console (history in ~/.mcpgen_history)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for each tool call (default: 10), e.g. --timeout 30",
+    )
     p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<target>)")
     p.add_argument("--port", default="auto", help=PORT_HELP)
-    p.add_argument("--qemu", action="store_true",
-                   help="esp32c3, esp32: build with your ESP-IDF (idf.py, serial transport) and boot it in "
-                   "Espressif's QEMU instead of flashing a board")
+    p.add_argument(
+        "--qemu",
+        action="store_true",
+        help="esp32c3, esp32: build with your ESP-IDF (idf.py, serial transport) and boot it in "
+        "Espressif's QEMU instead of flashing a board",
+    )
     p.set_defaults(func=cmd_run)
 
-    p = command("flash", "upload firmware to a board",
-                """
+    p = command(
+        "flash",
+        "upload firmware to a board",
+        """
                 codegen flash toolspec/default_device.yaml --board esp32s3 --port /dev/ttyUSB0
                 codegen flash toolspec/default_device.yaml --port /dev/ttyACM0 --esptool
-                """)
+                """,
+    )
     p.add_argument("spec", help=SPEC_HELP)
-    p.add_argument("--board", choices=esp32_boards, default="esp32", metavar="BOARD",
-                   help="one of %(choices)s (default: esp32), e.g. --board esp32s3")
+    p.add_argument(
+        "--board",
+        choices=esp32_boards,
+        default="esp32",
+        metavar="BOARD",
+        help="one of %(choices)s (default: esp32), e.g. --board esp32s3",
+    )
     p.add_argument("--port", default="auto", help=PORT_HELP)
-    p.add_argument("--esptool", action="store_true",
-                   help="write the images already built with esptool write-flash (no PlatformIO run)")
+    p.add_argument(
+        "--esptool",
+        action="store_true",
+        help="write the images already built with esptool write-flash (no PlatformIO run)",
+    )
     p.add_argument("-o", "--output", help="build directory (default: build/<spec>/<board>)")
     p.set_defaults(func=cmd_flash)
 
-    p = command("monitor", "show a board's serial log (esp-idf-monitor; decodes panics)",
-                """
+    p = command(
+        "monitor",
+        "show a board's serial log (esp-idf-monitor; decodes panics)",
+        """
                 codegen monitor --port /dev/ttyUSB0
                 codegen monitor toolspec/desk_lamp.yaml --board esp32s3 --port /dev/ttyACM0
                 """,
-                "Open ESP-IDF's serial monitor on PORT. Given SPEC (and --board), the firmware "
-                "built for it decodes panic backtraces. Ctrl-] quits.")
-    p.add_argument("spec", nargs="?",
-                   help="optional: the spec whose built firmware decodes panics, "
-                   "e.g. toolspec/desk_lamp.yaml")
+        "Open ESP-IDF's serial monitor on PORT. Given SPEC (and --board), the firmware "
+        "built for it decodes panic backtraces. Ctrl-] quits.",
+    )
+    p.add_argument(
+        "spec",
+        nargs="?",
+        help="optional: the spec whose built firmware decodes panics, e.g. toolspec/desk_lamp.yaml",
+    )
     p.add_argument("--port", default="auto", help=PORT_HELP)
-    p.add_argument("--board", choices=esp32_boards, default="esp32", metavar="BOARD",
-                   help="chip of the board, for decoding: one of %(choices)s (default: esp32), "
-                   "e.g. --board esp32c3")
+    p.add_argument(
+        "--board",
+        choices=esp32_boards,
+        default="esp32",
+        metavar="BOARD",
+        help="chip of the board, for decoding: one of %(choices)s (default: esp32), e.g. --board esp32c3",
+    )
     p.add_argument("--baud", type=int, default=115200, help="baud rate (default: 115200), e.g. --baud 460800")
     p.add_argument("--elf", help="firmware ELF to decode with, e.g. .pio/build/esp32/firmware.elf")
     p.add_argument("--no-reset", action="store_true", help="do not reset the chip when the monitor starts")
     p.add_argument("-o", "--output", help="build directory of SPEC (default: build/<spec>/<board>)")
     p.set_defaults(func=cmd_monitor)
 
-    p = command("demo", "build the default device, connect it over WebSocket, call every tool",
-                "codegen demo")
+    p = command(
+        "demo", "build the default device, connect it over WebSocket, call every tool", "codegen demo"
+    )
     p.add_argument("--spec", help="spec to demo (default: toolspec/default_device.yaml)")
     p.add_argument("-o", "--output", default="build/demo", help="build directory (default: build/demo)")
     p.set_defaults(func=cmd_demo)
 
-    p = command("completion", "print the shell completion script of codegen (bash, zsh or fish)",
-                """
+    p = command(
+        "completion",
+        "print the shell completion script of codegen (bash, zsh or fish)",
+        """
                 eval "$(codegen completion bash)"     # in ~/.bashrc
                 eval "$(codegen completion zsh)"      # in ~/.zshrc
                 codegen completion fish > ~/.config/fish/completions/codegen.fish
-                """)
+                """,
+    )
     p.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell, e.g. bash")
     p.set_defaults(func=cmd_completion)
-    p = command("ota", "roll devices onto a new firmware image over the air",
-                """
+    p = command(
+        "ota",
+        "roll devices onto a new firmware image over the air",
+        """
                 codegen ota build/lamp-v2/firmware/build/desk_lamp-sim --port 8765 --devices 10 --batch 2
                 """,
-                "Start a gateway, serve IMAGE over HTTP, wait for the devices, update them in batches "
-                "(self.upgrade_firmware) and print one line per device: old -> new version and spec "
-                "fingerprint, time, outcome (updated, rolled_back, failed, offline, skipped). Halts once "
-                "more than --max-failures devices failed. Exit 0 when every device is on IMAGE. "
-                "docs/ota.md.")
+        "Start a gateway, serve IMAGE over HTTP, wait for the devices, update them in batches "
+        "(self.upgrade_firmware) and print one line per device: old -> new version and spec "
+        "fingerprint, time, outcome (updated, rolled_back, failed, offline, skipped). Halts once "
+        "more than --max-failures devices failed. Exit 0 when every device is on IMAGE. "
+        "docs/ota.md.",
+    )
     p.defer(_options_of("mcpgen.codegen.run.ota"))
     p.set_defaults(func=cmd_ota)
 
-    p = command("selftest", "check a device as an independent MCP client would (board, stdio or gateway)",
-                """
+    p = command(
+        "selftest",
+        "check a device as an independent MCP client would (board, stdio or gateway)",
+        """
                 codegen selftest --device-cmd "build/sim/firmware/build/xiaozhi_sim-sim --stdio" \\
                     --spec toolspec/default_device.yaml
                 codegen selftest --port auto --spec toolspec/desk_lamp.yaml --skip-tool self.light.set_power
                 """,
-                "Initialize and version negotiation, JSON-RPC error codes, the spec fingerprint, "
-                "tools/list and its paging, every tool called in range and refused out of range, "
-                "resources, events and latency: one line per check, a summary, exit 0 when none "
-                "failed. Calling tools has effects on a real board: see --no-calls and --skip-tool. "
-                "docs/firmware.md, \"Self-test\".")
+        "Initialize and version negotiation, JSON-RPC error codes, the spec fingerprint, "
+        "tools/list and its paging, every tool called in range and refused out of range, "
+        "resources, events and latency: one line per check, a summary, exit 0 when none "
+        "failed. Calling tools has effects on a real board: see --no-calls and --skip-tool. "
+        'docs/firmware.md, "Self-test".',
+    )
     p.defer(_options_of("mcpgen.codegen.run.selftest_args"))
     p.set_defaults(func=cmd_selftest)
 
-    p = command("bridge", "serve devices' tools to standard MCP clients",
-                """
+    p = command(
+        "bridge",
+        "serve devices' tools to standard MCP clients",
+        """
                 codegen bridge --transport stdio \\
                     --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
                 codegen bridge --transport http --port 8808 --gateway-port 8765
-                """)
+                """,
+    )
+
     def bridge_arguments(p: argparse.ArgumentParser) -> None:
         try:
             from mcpgen.runtime.bridge.cli import add_arguments
@@ -1005,18 +1171,28 @@ def build_parser() -> argparse.ArgumentParser:
             p.set_defaults(any_options=True)
         else:
             add_arguments(p)
-            p.add_argument("--spec", type=Path, action="append", default=[], metavar="YAML",
-                           help="a spec of served devices: completion/complete offers its resource "
-                                "templates' enum values (repeatable)")
+            p.add_argument(
+                "--spec",
+                type=Path,
+                action="append",
+                default=[],
+                metavar="YAML",
+                help="a spec of served devices: completion/complete offers its resource "
+                "templates' enum values (repeatable)",
+            )
 
     p.defer(bridge_arguments)
     p.set_defaults(func=cmd_bridge)
 
-    p = command("console", "a web console: devices, their tools as forms, live events, /metrics",
-                """
+    p = command(
+        "console",
+        "a web console: devices, their tools as forms, live events, /metrics",
+        """
                 codegen console --device-cmd "build/demo/firmware/build/xiaozhi_sim-sim --stdio"
                 codegen console --port 8780 --gateway-port 8765 --auth-token-file secrets/device-token
-                """)
+                """,
+    )
+
     def console_arguments(p: argparse.ArgumentParser) -> None:
         try:
             from mcpgen.runtime.console.cli import add_arguments as add_console_arguments
@@ -1024,10 +1200,16 @@ def build_parser() -> argparse.ArgumentParser:
             p.set_defaults(any_options=True)
         else:
             add_console_arguments(p)
-            p.add_argument("--spec", type=Path, action="append", default=[], metavar="YAML",
-                           help="a spec of the devices: each device is checked against its fingerprint "
-                                "and its released versions' (the page shows spec match or mismatch; "
-                                "repeatable)")
+            p.add_argument(
+                "--spec",
+                type=Path,
+                action="append",
+                default=[],
+                metavar="YAML",
+                help="a spec of the devices: each device is checked against its fingerprint "
+                "and its released versions' (the page shows spec match or mismatch; "
+                "repeatable)",
+            )
 
     p.defer(console_arguments)
     p.set_defaults(func=cmd_console)
@@ -1102,8 +1284,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         elif isinstance(exc, ModuleNotFoundError) and missing_extra_line(exc.name, dist=GENERATOR_DIST):
             _err(str(missing_extra_line(exc.name, dist=GENERATOR_DIST)))  # e.g. pip install 'mcpgen[serial]'
         else:  # a bug: one line, and the traceback with -v
-            _err(f"unexpected {type(exc).__name__}: {exc} "
-                 "(run with -v for the traceback, and please report it)")
+            _err(
+                f"unexpected {type(exc).__name__}: {exc} "
+                "(run with -v for the traceback, and please report it)"
+            )
         return 1
 
 

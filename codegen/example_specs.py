@@ -28,8 +28,10 @@ def names() -> list[str]:
 def files_of(name: str) -> list[Path]:
     """The packaged files of example ``name``: its spec, its handlers and the schema."""
     if name not in names():
-        raise BuildError(f"no example named {name!r}; the examples are: {', '.join(names())} "
-                         "(e.g. codegen examples desk_lamp)")
+        raise BuildError(
+            f"no example named {name!r}; the examples are: {', '.join(names())} "
+            "(e.g. codegen examples desk_lamp)"
+        )
     folder = resources.toolspec_dir()
     found = [folder / f"{name}.yaml", folder / f"{name}_handlers.cpp", resources.spec_schema()]
     return [p for p in found if p.is_file()]
@@ -53,11 +55,16 @@ def copy_examples(wanted: list[str], directory: Path, log: Callable[[str], None]
     """
     chosen = wanted or names()
     files = [f for name in chosen for f in files_of(name) if f.name != SCHEMA_NAME]
-    clashes = [directory / f.name for f in files
-               if (directory / f.name).exists() and not filecmp.cmp(f, directory / f.name, shallow=False)]
+    clashes = [
+        directory / f.name
+        for f in files
+        if (directory / f.name).exists() and not filecmp.cmp(f, directory / f.name, shallow=False)
+    ]
     if clashes:
-        raise BuildError(f"{clashes[0]} exists and differs from the example; keep your edits and "
-                         f"copy elsewhere with -o DIR (e.g. -o examples)")
+        raise BuildError(
+            f"{clashes[0]} exists and differs from the example; keep your edits and "
+            f"copy elsewhere with -o DIR (e.g. -o examples)"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     for f in files:
         shutil.copyfile(f, directory / f.name)

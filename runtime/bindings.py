@@ -15,7 +15,12 @@ log = logging.getLogger("mcpgen.runtime.bindings")
 
 
 def bind_device(
-    device: Any, *, fingerprint: str, kinds: Mapping[str, str], policy: Policy, cls_name: str,
+    device: Any,
+    *,
+    fingerprint: str,
+    kinds: Mapping[str, str],
+    policy: Policy,
+    cls_name: str,
     releases: Optional[Mapping[str, str]] = None,
 ) -> Optional[str]:
     """Checks ``device`` against the bindings' spec and registers the return kinds.

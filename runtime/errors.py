@@ -122,6 +122,8 @@ class UnsupportedPattern(ValidationError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.argument, self.pattern, self.reason))
+
+
 def range_error(argument: str, rule: str, op: str, bound: Any, value: Any) -> ValidationError:
     """A value outside its range, in the one wording every check uses (runtime.core.validate,
     the bridge): ``volume: must be <= 100, got 101``. ``rule`` is ``minimum`` or

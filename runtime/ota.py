@@ -53,8 +53,10 @@ def check_url(url: str) -> str:
     (the devices refuse such a URL too, before they connect)."""
     for i, ch in enumerate(url):
         if ord(ch) < 0x20 or ord(ch) == 0x7F:
-            raise UnsafeUrl(f"url {url[:i]!r}...: control character {ord(ch):#04x} at offset {i}; a download "
-                            "URL never holds CR, LF, NUL or another control character (percent-encode it)")
+            raise UnsafeUrl(
+                f"url {url[:i]!r}...: control character {ord(ch):#04x} at offset {i}; a download "
+                "URL never holds CR, LF, NUL or another control character (percent-encode it)"
+            )
     return url
 
 
@@ -129,9 +131,16 @@ class ImageServer:
     #: this process beyond the transport's buffer (every client reads the one shared copy).
     CHUNK = 64 * 1024
 
-    def __init__(self, image: FirmwareImage, host: str = "127.0.0.1", port: int = 0, *,
-                 tls: Optional[ssl.SSLContext] = None, url_host: Optional[str] = None,
-                 write_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        image: FirmwareImage,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        tls: Optional[ssl.SSLContext] = None,
+        url_host: Optional[str] = None,
+        write_timeout: float = 30.0,
+    ) -> None:
         self.image = image
         self.write_timeout = write_timeout  # a client that takes nothing for this long is dropped
         self._view = memoryview(image.data)  # shared by every download: slices never copy
@@ -149,8 +158,9 @@ class ImageServer:
         self._server: Optional[asyncio.base_events.Server] = None
 
     async def start(self) -> ImageServer:
-        self._server = await asyncio.start_server(self._serve, self.host, self._port, ssl=self.tls,
-                                                  ssl_handshake_timeout=10 if self.tls else None)
+        self._server = await asyncio.start_server(
+            self._serve, self.host, self._port, ssl=self.tls, ssl_handshake_timeout=10 if self.tls else None
+        )
         self._port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -194,13 +204,15 @@ class ImageServer:
             target = parts[1].decode("latin-1") if len(parts) >= 2 else ""
             path, _, query = target.partition("?")
             if len(parts) >= 2 and parts[0] == b"GET" and path == self.path:
-                writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                             b"Content-Length: %d\r\nConnection: close\r\n\r\n" % self.image.size)
+                writer.write(
+                    b"HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                    b"Content-Length: %d\r\nConnection: close\r\n\r\n" % self.image.size
+                )
                 # Chunks of the one shared buffer, each drained under the write timeout: a
                 # slow client holds at most a chunk and the transport's buffer, and one that
                 # reads nothing is dropped instead of holding its socket and memory forever.
                 for start in range(0, self.image.size, self.CHUNK):
-                    writer.write(self._view[start:start + self.CHUNK])
+                    writer.write(self._view[start : start + self.CHUNK])
                     try:
                         await asyncio.wait_for(writer.drain(), self.write_timeout)
                     except TimeoutError:
@@ -290,9 +302,16 @@ async def _current(hub: Devices, device_id: str, deadline: float) -> Optional[De
         return None
 
 
-async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url: str, *,
-                        deadline: float = 60.0, allow_downgrade: bool = False,
-                        server: Optional[ImageServer] = None) -> DeviceResult:
+async def update_device(
+    hub: Devices,
+    device_id: str,
+    image: FirmwareImage,
+    url: str,
+    *,
+    deadline: float = 60.0,
+    allow_downgrade: bool = False,
+    server: Optional[ImageServer] = None,
+) -> DeviceResult:
     """Updates one device and waits (up to ``deadline`` seconds in all) for it to come back.
 
     The device replies, reboots into the new slot and reconnects; its new session's
@@ -308,12 +327,20 @@ async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url:
     old = await _current(hub, device_id, deadline)
     if old is None:
         return DeviceResult(device_id, "offline", detail="not connected")
-    res = DeviceResult(device_id, "failed", old_version=str(old.server_info.get("version", "")),
-                       old_fingerprint=old.fingerprint or "")
+    res = DeviceResult(
+        device_id,
+        "failed",
+        old_version=str(old.server_info.get("version", "")),
+        old_fingerprint=old.fingerprint or "",
+    )
     if server is not None:
         url = server.url_for(device_id)
-    args: dict[str, object] = {"url": url, "sha256": image.sha256, "size": image.size,
-                               "version": image.version}
+    args: dict[str, object] = {
+        "url": url,
+        "sha256": image.sha256,
+        "size": image.size,
+        "version": image.version,
+    }
     if allow_downgrade:  # only when asked: devices built before the argument existed still take the call
         args["allow_downgrade"] = True
     try:
@@ -345,8 +372,10 @@ async def update_device(hub: Devices, device_id: str, image: FirmwareImage, url:
         res.outcome = "rolled_back"
         res.detail = "the new image did not come up; the device returned to its old one"
     else:
-        res.detail = (f"came back as {res.new_version} (spec {res.new_fingerprint}), "
-                      f"expected {image.version} (spec {image.fingerprint})")
+        res.detail = (
+            f"came back as {res.new_version} (spec {res.new_fingerprint}), "
+            f"expected {image.version} (spec {image.fingerprint})"
+        )
     return res
 
 
@@ -407,8 +436,9 @@ async def rollout(
     halted = False
 
     async def one(device_id: str) -> DeviceResult:
-        r = await update_device(hub, device_id, image, url, deadline=deadline,
-                                allow_downgrade=allow_downgrade, server=server)
+        r = await update_device(
+            hub, device_id, image, url, deadline=deadline, allow_downgrade=allow_downgrade, server=server
+        )
         if on_result is not None:
             on_result(r)
         return r

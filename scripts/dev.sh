@@ -60,6 +60,7 @@ case "${1:-}" in
     # From the repository root, so mypy reads [tool.mypy] in pyproject.toml; it checks the
     # package that setup just installed (a tree of links to this checkout's sources).
     run_pass "ruff" $PY -m ruff check .
+    run_pass "ruff format" $PY -m ruff format --check .
     run_pass "mypy" $PY -m mypy
     # The layering of docs/architecture.md, as contracts on the installed package (.importlinter).
     run_pass "import contracts" "$scripts_dir/lint-imports" --no-cache

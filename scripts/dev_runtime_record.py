@@ -56,8 +56,17 @@ def build_record_wheel(out: Path) -> Path:
 def main() -> int:
     wheel = build_record_wheel(REPO / "build" / "dev-runtime-record")
     return subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
-         "--force-reinstall", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--force-reinstall",
+            str(wheel),
+        ],
         check=False,
     ).returncode
 

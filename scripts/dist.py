@@ -72,13 +72,15 @@ def metadata(root: dict[str, Any], name: str, ver: str) -> dict[str, Any]:
     }
     extras = {e: extras_all[e] for e in conf["extras"]}
     if name == RUNTIME:
-        out["dependencies"] = [r for r in project["dependencies"]
-                               if canonicalize_name(Requirement(r).name) not in generator_deps]
+        out["dependencies"] = [
+            r for r in project["dependencies"] if canonicalize_name(Requirement(r).name) not in generator_deps
+        ]
         extras["all"] = [f"{RUNTIME}[{','.join(e for e in conf['extras'] if e != 'pure')}]"]
         build = root["build-system"]
     else:
         out["dependencies"] = [f"{RUNTIME}=={ver}"] + [
-            r for r in project["dependencies"] if canonicalize_name(Requirement(r).name) in generator_deps]
+            r for r in project["dependencies"] if canonicalize_name(Requirement(r).name) in generator_deps
+        ]
         for extra in conf["runtime-extras"]:
             extras[extra] = [f"{RUNTIME}[{extra}]=={ver}"]
         extras["all"] = [f"{GENERATOR}[{','.join(extras)}]"]

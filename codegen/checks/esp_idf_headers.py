@@ -58,7 +58,6 @@ ENV_NAMES = (ENV_IDF, ENV_PROTOCOLS, ENV_NEWLIB)
 WEBSOCKET_COMPONENT = Path("components") / "esp_websocket_client"
 
 
-
 class CheckSetupError(Exception):
     """The check cannot run (missing checkout, tool or header): the message says what to do."""
 
@@ -80,8 +79,10 @@ def layout_problems(project: Path, log: Callable[[str], None] = print) -> list[s
         return []
     if found == [app]:
         return []
-    return [f"{project / 'CMakeLists.txt'}: idf.py would build the components {[str(p) for p in found]}, "
-            f"PlatformIO builds {app}: name it in EXTRA_COMPONENT_DIRS there"]
+    return [
+        f"{project / 'CMakeLists.txt'}: idf.py would build the components {[str(p) for p in found]}, "
+        f"PlatformIO builds {app}: name it in EXTRA_COMPONENT_DIRS there"
+    ]
 
 
 # ---------------------------------------------------------------------------- targets
@@ -96,9 +97,17 @@ class Chip:
 
 
 _XTENSA_MACROS = ("__XTENSA__=1", "__xtensa__=1", "__XTENSA_EL__=1", "__XTENSA_WINDOWED_ABI__=1")
-_RISCV_MACROS = ("__riscv=1", "__riscv_xlen=32", "__riscv_flen=0", "__riscv_float_abi_soft=1",
-                 "__riscv_mul=1", "__riscv_div=1", "__riscv_muldiv=1", "__riscv_compressed=1",
-                 "__riscv_cmodel_medlow=1")
+_RISCV_MACROS = (
+    "__riscv=1",
+    "__riscv_xlen=32",
+    "__riscv_flen=0",
+    "__riscv_float_abi_soft=1",
+    "__riscv_mul=1",
+    "__riscv_div=1",
+    "__riscv_muldiv=1",
+    "__riscv_compressed=1",
+    "__riscv_cmodel_medlow=1",
+)
 
 CHIPS: dict[str, Chip] = {
     "esp32": Chip("esp32", "xtensa", _XTENSA_MACROS),
@@ -222,22 +231,32 @@ class Sources:
 
     def validate(self) -> None:
         if not (self.idf / "components" / "esp_common" / "include" / "esp_idf_version.h").is_file():
-            raise CheckSetupError(f"{ENV_IDF}={self.idf}: not an ESP-IDF checkout "
-                                  "(no components/esp_common/include/esp_idf_version.h)")
-        for sub, what in (("mbedtls/mbedtls/include/mbedtls/ssl.h", "mbedtls"),
-                          ("lwip/lwip/src/include/lwip/sockets.h", "lwip")):
+            raise CheckSetupError(
+                f"{ENV_IDF}={self.idf}: not an ESP-IDF checkout "
+                "(no components/esp_common/include/esp_idf_version.h)"
+            )
+        for sub, what in (
+            ("mbedtls/mbedtls/include/mbedtls/ssl.h", "mbedtls"),
+            ("lwip/lwip/src/include/lwip/sockets.h", "lwip"),
+        ):
             if not (self.idf / "components" / sub).is_file():
-                raise CheckSetupError(f"{ENV_IDF}={self.idf}: the {what} submodule is missing "
-                                      f"(components/{sub}): git submodule update --init "
-                                      f"components/{what}/{what}")
+                raise CheckSetupError(
+                    f"{ENV_IDF}={self.idf}: the {what} submodule is missing "
+                    f"(components/{sub}): git submodule update --init "
+                    f"components/{what}/{what}"
+                )
         ws = self.protocols / WEBSOCKET_COMPONENT / "include" / "esp_websocket_client.h"
         if not ws.is_file():
-            raise CheckSetupError(f"{ENV_PROTOCOLS}={self.protocols}: no {WEBSOCKET_COMPONENT}/include/"
-                                  "esp_websocket_client.h (an espressif/esp-protocols checkout is expected)")
+            raise CheckSetupError(
+                f"{ENV_PROTOCOLS}={self.protocols}: no {WEBSOCKET_COMPONENT}/include/"
+                "esp_websocket_client.h (an espressif/esp-protocols checkout is expected)"
+            )
         if not (self.newlib_include / "sys" / "reent.h").is_file():
-            raise CheckSetupError(f"{ENV_NEWLIB}={self.newlib}: neither a newlib include directory "
-                                  "(no sys/reent.h) nor an espressif/newlib-esp32 checkout "
-                                  "(no newlib/libc/include)")
+            raise CheckSetupError(
+                f"{ENV_NEWLIB}={self.newlib}: neither a newlib include directory "
+                "(no sys/reent.h) nor an espressif/newlib-esp32 checkout "
+                "(no newlib/libc/include)"
+            )
 
     @property
     def websocket(self) -> Path:
@@ -266,16 +285,30 @@ def newlib_config_headers(sources: Sources) -> dict[str, str]:
         found = re.findall(pattern, m4.read_text(encoding="utf-8"))
         if len(found) == 3:
             version = found
-    options = ("_WANT_IO_C99_FORMATS", "_WANT_IO_LONG_LONG", "_WANT_IO_POS_ARGS", "_RETARGETABLE_LOCKING",
-               "_HAVE_LONG_DOUBLE", "_LDBL_EQ_DBL", "_ATEXIT_DYNAMIC_ALLOC", "_FVWRITE_IN_STREAMIO",
-               "_FSEEK_OPTIMIZATION", "_WIDE_ORIENT", "_UNBUF_STREAM_OPT")
-    newlib_h = ("/* newlib options of ESP toolchains, for the mcpgen ESP-IDF check */\n"
-                "#ifndef __NEWLIB_H__\n#define __NEWLIB_H__ 1\n#include <_newlib_version.h>\n"
-                "#define _MB_LEN_MAX 1\n" + "".join(f"#define {o} 1\n" for o in options) + "#endif\n")
-    version_h = ("#ifndef _NEWLIB_VERSION_H__\n#define _NEWLIB_VERSION_H__ 1\n"
-                 f"#define _NEWLIB_VERSION \"{'.'.join(version)}\"\n#define __NEWLIB__ {version[0]}\n"
-                 f"#define __NEWLIB_MINOR__ {version[1]}\n"
-                 f"#define __NEWLIB_PATCHLEVEL__ {version[2]}\n#endif\n")
+    options = (
+        "_WANT_IO_C99_FORMATS",
+        "_WANT_IO_LONG_LONG",
+        "_WANT_IO_POS_ARGS",
+        "_RETARGETABLE_LOCKING",
+        "_HAVE_LONG_DOUBLE",
+        "_LDBL_EQ_DBL",
+        "_ATEXIT_DYNAMIC_ALLOC",
+        "_FVWRITE_IN_STREAMIO",
+        "_FSEEK_OPTIMIZATION",
+        "_WIDE_ORIENT",
+        "_UNBUF_STREAM_OPT",
+    )
+    newlib_h = (
+        "/* newlib options of ESP toolchains, for the mcpgen ESP-IDF check */\n"
+        "#ifndef __NEWLIB_H__\n#define __NEWLIB_H__ 1\n#include <_newlib_version.h>\n"
+        "#define _MB_LEN_MAX 1\n" + "".join(f"#define {o} 1\n" for o in options) + "#endif\n"
+    )
+    version_h = (
+        "#ifndef _NEWLIB_VERSION_H__\n#define _NEWLIB_VERSION_H__ 1\n"
+        f'#define _NEWLIB_VERSION "{".".join(version)}"\n#define __NEWLIB__ {version[0]}\n'
+        f"#define __NEWLIB_MINOR__ {version[1]}\n"
+        f"#define __NEWLIB_PATCHLEVEL__ {version[2]}\n#endif\n"
+    )
     return {"newlib.h": newlib_h, "_newlib_version.h": version_h}
 
 
@@ -304,8 +337,11 @@ def idf_version(idf: Path) -> tuple[int, int, int]:
 def describe(path: Path) -> str:
     """``git describe --tags`` of a checkout, else its ``version.txt``, else ''."""
     if (path / ".git").exists() and shutil.which("git"):
-        proc = subprocess.run(["git", "-C", str(path), "describe", "--tags", "--always", "--dirty"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["git", "-C", str(path), "describe", "--tags", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode == 0:
             return proc.stdout.strip()
     version_txt = path / "version.txt"
@@ -342,8 +378,9 @@ def _cmake_block(text: str, start: str) -> list[str]:
 def idf_common_flags(idf: Path) -> tuple[list[str], list[str]]:
     """(options for every C++ file, -D definitions) that ESP-IDF's build.cmake sets for chip targets."""
     build = (idf / "tools" / "cmake" / "build.cmake").read_text(encoding="utf-8")
-    m = re.search(r"function\(__build_set_default_build_specifications\)(.*?)endfunction\(\)", build,
-                  re.DOTALL)
+    m = re.search(
+        r"function\(__build_set_default_build_specifications\)(.*?)endfunction\(\)", build, re.DOTALL
+    )
     if m is None:
         raise CheckSetupError(f"{idf}/tools/cmake/build.cmake: no __build_set_default_build_specifications")
     spec = m.group(1)
@@ -367,7 +404,8 @@ def idf_common_flags(idf: Path) -> tuple[list[str], list[str]]:
 DEFINITION_COMPONENTS = ("pthread", "soc", "esp_system", "esp_hw_support", "newlib", "log")
 _BUILD_DEFINITION = re.compile(r'idf_build_set_property\(COMPILE_DEFINITIONS\s+"?([^"\s)]+)"?\s+APPEND\)')
 _TARGET_DEFINITION = re.compile(  # ${COMPONENT_LIB}, or mbedtls's loop over its libraries (${target})
-    r"target_compile_definitions\(\$\{\w+\}\s+(?:INTERFACE|PUBLIC)\s+([^)]*)\)")
+    r"target_compile_definitions\(\$\{\w+\}\s+(?:INTERFACE|PUBLIC)\s+([^)]*)\)"
+)
 # What only Espressif's fork of Mbed TLS declares (components/mbedtls/mbedtls is that fork;
 # ESP-IDF's mbedtls/esp_config.h and port headers need it).
 _ESPRESSIF_MBEDTLS_MARK = "mbedtls_gcm_context_soft"
@@ -398,8 +436,11 @@ def build_definitions(sources: Sources, requires: set[str]) -> tuple[list[str], 
     idf = sources.idf
     major, minor, patch = idf_version(idf)
     version_txt = idf / "version.txt"
-    version = version_txt.read_text(encoding="utf-8").strip() if version_txt.is_file() \
+    version = (
+        version_txt.read_text(encoding="utf-8").strip()
+        if version_txt.is_file()
         else (describe(idf) or f"v{major}.{minor}.{patch}")
+    )
     defines = ["ESP_PLATFORM", f'IDF_VER="{version[:32]}"']
     for comp in DEFINITION_COMPONENTS:
         cmakelists = idf / "components" / comp / "CMakeLists.txt"
@@ -411,9 +452,11 @@ def build_definitions(sources: Sources, requires: set[str]) -> tuple[list[str], 
             mbedtls = idf / "components" / "mbedtls" / "CMakeLists.txt"
             defines += _definitions_of(mbedtls.read_text(encoding="utf-8"))
         else:
-            notes.append(f"{ENV_IDF}={idf}: components/mbedtls/mbedtls is not Espressif's fork of Mbed TLS "
-                         "(no mbedtls_gcm_context_soft), so MBEDTLS_CONFIG_FILE=mbedtls/esp_config.h is left "
-                         "out: mbedTLS is checked under the stand-in's own configuration")
+            notes.append(
+                f"{ENV_IDF}={idf}: components/mbedtls/mbedtls is not Espressif's fork of Mbed TLS "
+                "(no mbedtls_gcm_context_soft), so MBEDTLS_CONFIG_FILE=mbedtls/esp_config.h is left "
+                "out: mbedTLS is checked under the stand-in's own configuration"
+            )
     return [f"-D{d}" for d in dict.fromkeys(defines)], notes
 
 
@@ -431,8 +474,10 @@ def compile_commands_definitions(path: Path, app: Path) -> list[str]:
         if Path(entry.get("file", "")).resolve().is_relative_to(app.resolve()):
             args = entry.get("arguments") or shlex.split(entry.get("command", ""))
             return [a for a in args if a.startswith("-D")]
-    raise CheckSetupError(f"{path}: no source of {app} in it: configure the same generated project "
-                          "(idf.py -C PROJECT reconfigure) and pass its build/compile_commands.json")
+    raise CheckSetupError(
+        f"{path}: no source of {app} in it: configure the same generated project "
+        "(idf.py -C PROJECT reconfigure) and pass its build/compile_commands.json"
+    )
 
 
 def config_flags(sdkconfig_h: Path) -> list[str]:
@@ -446,8 +491,10 @@ def config_flags(sdkconfig_h: Path) -> list[str]:
     for name, opt in (("SIZE", "-Os"), ("DEBUG", "-Og"), ("NONE", "-O0"), ("PERF", "-O2")):
         if on(f"COMPILER_OPTIMIZATION_{name}"):
             flags.append(opt)
-    flags += ["-fexceptions" if on("COMPILER_CXX_EXCEPTIONS") else "-fno-exceptions",
-             "-frtti" if on("COMPILER_CXX_RTTI") else "-fno-rtti"]
+    flags += [
+        "-fexceptions" if on("COMPILER_CXX_EXCEPTIONS") else "-fno-exceptions",
+        "-frtti" if on("COMPILER_CXX_RTTI") else "-fno-rtti",
+    ]
     if on("COMPILER_WARN_WRITE_STRINGS"):
         flags.append("-Wwrite-strings")
     if on("COMPILER_OPTIMIZATION_ASSERTIONS_DISABLE"):
@@ -456,8 +503,12 @@ def config_flags(sdkconfig_h: Path) -> list[str]:
         flags += ["-Wno-address", "-Wno-use-after-free"]
     if on("COMPILER_DISABLE_GCC13_WARNINGS"):
         flags += ["-Wno-xor-used-as-pow", "-Wno-self-move", "-Wno-dangling-reference"]
-    flags += ["-fstrict-volatile-bitfields", "-fno-jump-tables", "-fno-tree-switch-conversion",
-              "-fuse-cxa-atexit"]
+    flags += [
+        "-fstrict-volatile-bitfields",
+        "-fno-jump-tables",
+        "-fno-tree-switch-conversion",
+        "-fuse-cxa-atexit",
+    ]
     return flags
 
 
@@ -484,21 +535,22 @@ def component_flags(cmakelists: Path) -> ComponentFlags:
     words = _cmake_words(reg.group(1))
     include_dirs: list[str] = []
     if "INCLUDE_DIRS" in words:
-        for w in words[words.index("INCLUDE_DIRS") + 1:]:
+        for w in words[words.index("INCLUDE_DIRS") + 1 :]:
             if w.isupper():
                 break
             include_dirs.append(w)
     options: list[str] = []
-    for m in re.finditer(r"target_compile_options\(\$\{COMPONENT_LIB\}\s+(?:PRIVATE|PUBLIC)\s+(.*?)\)", text,
-                         re.DOTALL):
+    for m in re.finditer(
+        r"target_compile_options\(\$\{COMPONENT_LIB\}\s+(?:PRIVATE|PUBLIC)\s+(.*?)\)", text, re.DOTALL
+    ):
         options += _cmake_words(m.group(1))
     per_file: dict[str, list[str]] = {}
     for m in re.finditer(r"set_source_files_properties\((.*?)\)", text, re.DOTALL):
         ws = _cmake_words(m.group(1))
         if "COMPILE_OPTIONS" not in ws:
             continue
-        files = ws[:ws.index("PROPERTIES")]
-        opts = ws[ws.index("COMPILE_OPTIONS") + 1:]
+        files = ws[: ws.index("PROPERTIES")]
+        opts = ws[ws.index("COMPILE_OPTIONS") + 1 :]
         for f in files:
             rel = f.replace("${CMAKE_CURRENT_LIST_DIR}/", "")
             per_file[rel] = [o for opt in opts for o in opt.split(";") if o]
@@ -514,14 +566,38 @@ def host_target_flags(chip: Chip, cxx: str, newlib_config: Path, newlib_include:
 
     flags = ["-m32", "-nostdinc", "-nostdinc++"]
     # Host identity off, target identity on (newlib and ESP-IDF headers test these).
-    for macro in ("__linux__", "__linux", "linux", "__gnu_linux__", "__unix__", "__unix", "unix",
-                  "__i386__", "__i386", "i386", "__i686__", "__i686", "i686",
-                  "__pentiumpro__", "__pentiumpro",
-                  "__SSE__", "__SSE2__", "__MMX__", "__SSE_MATH__", "__SSE2_MATH__", "__SEG_FS", "__SEG_GS"):
+    for macro in (
+        "__linux__",
+        "__linux",
+        "linux",
+        "__gnu_linux__",
+        "__unix__",
+        "__unix",
+        "unix",
+        "__i386__",
+        "__i386",
+        "i386",
+        "__i686__",
+        "__i686",
+        "i686",
+        "__pentiumpro__",
+        "__pentiumpro",
+        "__SSE__",
+        "__SSE2__",
+        "__MMX__",
+        "__SSE_MATH__",
+        "__SSE2_MATH__",
+        "__SEG_FS",
+        "__SEG_GS",
+    ):
         flags.append(f"-U{macro}")
     # xtensa-esp-elf and riscv32-esp-elf: int32_t is long (newlib's stdint follows these).
-    for name, value in (("INT32", "long int"), ("UINT32", "long unsigned int"),
-                        ("INT_LEAST32", "long int"), ("UINT_LEAST32", "long unsigned int")):
+    for name, value in (
+        ("INT32", "long int"),
+        ("UINT32", "long unsigned int"),
+        ("INT_LEAST32", "long int"),
+        ("UINT_LEAST32", "long unsigned int"),
+    ):
         flags += [f"-U__{name}_TYPE__", f"-D__{name}_TYPE__={value}"]
     flags += [f"-D{m}" for m in chip.macros]
     flags += ["-isystem", str(newlib_config)]  # newlib.h for a source checkout, before its placeholder
@@ -547,8 +623,12 @@ def make_sdkconfig_header(sources: Sources, project: Path, chip: Chip, out_dir: 
     kconfigs.append(idf / "components" / "mqtt" / "esp-mqtt" / "Kconfig")
     projbuilds = [p / "Kconfig.projbuild" for p in comps if (p / "Kconfig.projbuild").is_file()]
     projbuilds.append(app_component(project) / "Kconfig.projbuild")
-    renames = [p / name for p in comps for name in ("sdkconfig.rename", f"sdkconfig.rename.{chip.name}")
-               if (p / name).is_file()]
+    renames = [
+        p / name
+        for p in comps
+        for name in ("sdkconfig.rename", f"sdkconfig.rename.{chip.name}")
+        if (p / name).is_file()
+    ]
     kconfigs_in = out_dir / "kconfigs.in"
     projbuild_in = out_dir / "kconfigs_projbuild.in"
     kconfigs_in.write_text("".join(f'source "{p}"\n' for p in kconfigs if p.is_file()), encoding="utf-8")
@@ -567,19 +647,35 @@ def make_sdkconfig_header(sources: Sources, project: Path, chip: Chip, out_dir: 
         "COMPONENT_KCONFIGS_PROJBUILD_SOURCE_FILE": str(projbuild_in),
         "COMPONENT_SDKCONFIG_RENAMES": ";".join(str(p) for p in renames),
     }
-    cmd = [sys.executable, "-m", "kconfgen", "--list-separator", "semicolon",
-           "--kconfig", str(idf / "Kconfig"), "--sdkconfig-rename", str(idf / "sdkconfig.rename"),
-           "--config", str(out_dir / "sdkconfig"), "--defaults", str(project / "sdkconfig.defaults")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kconfgen",
+        "--list-separator",
+        "semicolon",
+        "--kconfig",
+        str(idf / "Kconfig"),
+        "--sdkconfig-rename",
+        str(idf / "sdkconfig.rename"),
+        "--config",
+        str(out_dir / "sdkconfig"),
+        "--defaults",
+        str(project / "sdkconfig.defaults"),
+    ]
     for name, value in env.items():
         cmd += ["--env", f"{name}={value}"]
     cmd += ["--output", "header", str(header), "--output", "config", str(out_dir / "sdkconfig")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not header.is_file():
         if "No module named kconfgen" in proc.stderr:
-            raise CheckSetupError("esp-idf-kconfig is not installed: pip install 'mcpgen[esp32]' "
-                                  "(or: pip install esp-idf-kconfig)")
-        raise CheckSetupError(f"kconfgen failed for {chip.name} (exit {proc.returncode}):\n"
-                              f"{' '.join(cmd)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+            raise CheckSetupError(
+                "esp-idf-kconfig is not installed: pip install 'mcpgen[esp32]' "
+                "(or: pip install esp-idf-kconfig)"
+            )
+        raise CheckSetupError(
+            f"kconfgen failed for {chip.name} (exit {proc.returncode}):\n"
+            f"{' '.join(cmd)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+        )
     return header
 
 
@@ -717,7 +813,7 @@ def direct_includes(cxx: str, flags: Sequence[str], source: Path) -> set[Path]:
     flags = [f for f in flags if f != "-fsyntax-only"]
     if "-S" in flags:  # the optimizing pass's "-S -o /dev/null"
         i = flags.index("-S")
-        flags = flags[:i] + flags[i + 3:]
+        flags = flags[:i] + flags[i + 3 :]
     proc = subprocess.run([cxx, *flags, "-E", str(source)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise CheckSetupError(f"preprocessing {source} failed:\n{proc.stderr[-2000:]}")
@@ -740,8 +836,9 @@ def direct_includes(cxx: str, flags: Sequence[str], source: Path) -> set[Path]:
     return found
 
 
-def requirement_problems(project: Path, sources: Sources, chip: Chip, *, cxx: str = "g++",
-                         flags: Optional[Sequence[str]] = None) -> list[str]:
+def requirement_problems(
+    project: Path, sources: Sources, chip: Chip, *, cxx: str = "g++", flags: Optional[Sequence[str]] = None
+) -> list[str]:
     """ESP-IDF headers the app component includes from components it does not require.
 
     Every header a source includes directly must come from a component named in
@@ -772,29 +869,46 @@ def requirement_problems(project: Path, sources: Sources, chip: Chip, *, cxx: st
             found = next((d for d in idf_dirs if (d / header).is_file()), None)
             if found is None or (found / header).resolve() not in reached:
                 continue  # a C library header, or one the configuration leaves out
-            component = (found.relative_to(comps).parts[0] if found.is_relative_to(comps)
-                         else sources.websocket.name)
+            component = (
+                found.relative_to(comps).parts[0] if found.is_relative_to(comps) else sources.websocket.name
+            )
             if component not in allowed:
                 rel = source_label(project, source)
-                fix = ("add it to PRIV_REQUIRES" if found.is_relative_to(comps)
-                       else f"add espressif/{component} to src/idf_component.yml")
-                problems.append(f"src/{rel}: #include \"{header}\" is in component {component}, which "
-                                f"src/CMakeLists.txt does not require: {fix}")
+                fix = (
+                    "add it to PRIV_REQUIRES"
+                    if found.is_relative_to(comps)
+                    else f"add espressif/{component} to src/idf_component.yml"
+                )
+                problems.append(
+                    f'src/{rel}: #include "{header}" is in component {component}, which '
+                    f"src/CMakeLists.txt does not require: {fix}"
+                )
     return problems
 
 
 def require_submodules(project: Path, sources: Sources) -> None:
     """Submodules that only some ports need: esp-mqtt once a source includes mqtt_client.h."""
-    uses_mqtt = any(re.search(r'#include\s*[<"]mqtt_client\.h[>"]', p.read_text(encoding="utf-8"))
-                    for p in project_sources(project))
+    uses_mqtt = any(
+        re.search(r'#include\s*[<"]mqtt_client\.h[>"]', p.read_text(encoding="utf-8"))
+        for p in project_sources(project)
+    )
     header = sources.idf / "components" / "mqtt" / "esp-mqtt" / "include" / "mqtt_client.h"
     if uses_mqtt and not header.is_file():
-        raise CheckSetupError(f"{ENV_IDF}={sources.idf}: the port includes mqtt_client.h but the esp-mqtt "
-                              "submodule is missing: git submodule update --init components/mqtt/esp-mqtt")
+        raise CheckSetupError(
+            f"{ENV_IDF}={sources.idf}: the port includes mqtt_client.h but the esp-mqtt "
+            "submodule is missing: git submodule update --init components/mqtt/esp-mqtt"
+        )
 
 
-def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Path, full: bool,
-                compile_commands: Optional[Path] = None) -> list[str]:
+def board_flags(
+    cxx: str,
+    project: Path,
+    chip: Chip,
+    sources: Sources,
+    work: Path,
+    full: bool,
+    compile_commands: Optional[Path] = None,
+) -> list[str]:
     """Every flag but the per-file ones, in the order ESP-IDF's CMake puts them.
 
     ``full``: compile to (host) assembly, discarded, instead of ``-fsyntax-only``, so that the
@@ -816,8 +930,13 @@ def board_flags(cxx: str, project: Path, chip: Chip, sources: Sources, work: Pat
         defines = compile_commands_definitions(compile_commands, src)
     else:
         defines += build_definitions(sources, esp_idf_layout.requirements(src / "CMakeLists.txt"))[0]
-    flags = [*mode, *host_target_flags(chip, cxx, newlib_config, sources.newlib_include), *common, *defines,
-             *config_flags(config_dir / "sdkconfig.h")]
+    flags = [
+        *mode,
+        *host_target_flags(chip, cxx, newlib_config, sources.newlib_include),
+        *common,
+        *defines,
+        *config_flags(config_dir / "sdkconfig.h"),
+    ]
     flags += [f"-I{src / d}" for d in comp.include_dirs]
     flags += [f"-I{config_dir}"]
     flags += [f"-I{d}" for d in idf_include_dirs(sources, chip)]
@@ -829,9 +948,17 @@ def _rsp_quote(arg: str) -> str:
     return "'" + arg.replace("\\", "\\\\").replace("'", "\\'") + "'" if re.search(r"[\s'\"\\]", arg) else arg
 
 
-def check_project(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++",
-                  full: bool = False, log: Log = print,
-                  compile_commands: Optional[Path] = None) -> BoardResult:
+def check_project(
+    project: Path,
+    sources: Sources,
+    board: str,
+    work: Path,
+    *,
+    cxx: str = "g++",
+    full: bool = False,
+    log: Log = print,
+    compile_commands: Optional[Path] = None,
+) -> BoardResult:
     """Compiles every source of the generated project for ``board``; returns each file's result.
 
     The common flags go to ``WORK/<board>.rsp`` (``g++ @file``), so that a failure can be
@@ -861,8 +988,11 @@ def check_project(project: Path, sources: Sources, board: str, work: Path, *, cx
     required = dict(REQUIRED_CONFIG)
     if re.search(r"^#define CONFIG_MCPGEN_TRANSPORT_MQTT 1$", header, re.MULTILINE):
         required.update(REQUIRED_CONFIG_MQTT)
-    problems += [f"sdkconfig.h: CONFIG_{name} is not set: {why}" for name, why in required.items()
-                 if not re.search(rf"^#define CONFIG_{name} 1$", header, re.MULTILINE)]
+    problems += [
+        f"sdkconfig.h: CONFIG_{name} is not set: {why}"
+        for name, why in required.items()
+        if not re.search(rf"^#define CONFIG_{name} 1$", header, re.MULTILINE)
+    ]
     for problem in problems:
         log(f"  {board}: {problem}")
     major, minor, patch = idf_version(sources.idf)
@@ -883,8 +1013,15 @@ API_CALL = re.compile(r"\b((?:esp|nvs|uart|usb_serial_jtag)_\w+|(?:x|v|ux|pv)[A-
 # The fields of ESP-IDF types the port reads or sets (the compiler checks that they exist;
 # the listing shows their types per version).
 PORT_FIELDS: dict[str, tuple[str, ...]] = {
-    "esp_websocket_client_config_t": ("uri", "headers", "buffer_size", "task_stack", "reconnect_timeout_ms",
-                                      "network_timeout_ms", "crt_bundle_attach"),
+    "esp_websocket_client_config_t": (
+        "uri",
+        "headers",
+        "buffer_size",
+        "task_stack",
+        "reconnect_timeout_ms",
+        "network_timeout_ms",
+        "crt_bundle_attach",
+    ),
     "esp_websocket_event_data_t": ("data_ptr", "data_len", "op_code", "payload_len", "payload_offset", "fin"),
     "wifi_sta_config_t": ("ssid", "password"),
     "wifi_event_sta_disconnected_t": ("reason",),
@@ -893,8 +1030,15 @@ PORT_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: str = "g++",
-             compile_commands: Optional[Path] = None) -> dict[str, str]:
+def port_api(
+    project: Path,
+    sources: Sources,
+    board: str,
+    work: Path,
+    *,
+    cxx: str = "g++",
+    compile_commands: Optional[Path] = None,
+) -> dict[str, str]:
     """The declaration (or macro) behind every ESP-IDF call of the port, as this version has it.
 
     Functions come from the preprocessed port (whitespace collapsed, attributes kept);
@@ -906,15 +1050,17 @@ def port_api(project: Path, sources: Sources, board: str, work: Path, *, cxx: st
     flags = board_flags(cxx, project, chip, sources, work, False, compile_commands)
     flags = [f for f in flags if f != "-fsyntax-only"]
     active = active_port_sources(project, work / chip.name / "config" / "sdkconfig.h")
-    names = sorted({name for source in active
-                    for name in API_CALL.findall(source.read_text(encoding="utf-8"))})
+    names = sorted(
+        {name for source in active for name in API_CALL.findall(source.read_text(encoding="utf-8"))}
+    )
     # One unit that includes every active port file: only preprocessed, never compiled.
     unit = work / "port_api_unit.cpp"
     unit.write_text("".join(f'#include "{source}"\n' for source in active), encoding="utf-8")
     proc = subprocess.run([cxx, *flags, "-E", "-dD", str(unit)], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise CheckSetupError(f"preprocessing the port ({', '.join(p.name for p in active)}) failed:\n"
-                              f"{proc.stderr[-2000:]}")
+        raise CheckSetupError(
+            f"preprocessing the port ({', '.join(p.name for p in active)}) failed:\n{proc.stderr[-2000:]}"
+        )
     text = proc.stdout
     macros: dict[str, str] = {}
     for m in re.finditer(r"^#define (\w+)(\([^)]*\))[ \t]+(.*)$", text, re.MULTILINE):
@@ -969,7 +1115,7 @@ def _typedef_body(code: str, name: str) -> Optional[str]:
         elif code[i] == "{":
             depth -= 1
             if depth == 0:
-                return code[i + 1:end]
+                return code[i + 1 : end]
     return None
 
 
@@ -996,14 +1142,23 @@ CHECK_CONFIG_MQTT: dict[str, str] = {
 }
 # The serial transport (docs/firmware.md) on UART0 at a speed of its own, and on the
 # USB-Serial-JTAG port of the chips that have one (SERIAL_USB_CHIPS).
-CHECK_CONFIG_SERIAL: dict[str, str] = {**CHECK_CONFIG, "MCPGEN_TRANSPORT": "serial",
-                                       "MCPGEN_SERIAL_PORT": "uart0", "MCPGEN_SERIAL_BAUD": "921600"}
-CHECK_CONFIG_SERIAL_USB: dict[str, str] = {**CHECK_CONFIG, "MCPGEN_TRANSPORT": "serial",
-                                           "MCPGEN_SERIAL_PORT": "usb_serial_jtag"}
+CHECK_CONFIG_SERIAL: dict[str, str] = {
+    **CHECK_CONFIG,
+    "MCPGEN_TRANSPORT": "serial",
+    "MCPGEN_SERIAL_PORT": "uart0",
+    "MCPGEN_SERIAL_BAUD": "921600",
+}
+CHECK_CONFIG_SERIAL_USB: dict[str, str] = {
+    **CHECK_CONFIG,
+    "MCPGEN_TRANSPORT": "serial",
+    "MCPGEN_SERIAL_PORT": "usb_serial_jtag",
+}
 SERIAL_USB_CHIPS = ("esp32c3", "esp32s3")
 TRANSPORT_CONFIG: dict[str, dict[str, str]] = {
-    "websocket": CHECK_CONFIG, "mqtt": CHECK_CONFIG_MQTT,
-    "serial": CHECK_CONFIG_SERIAL, "serial-usb": CHECK_CONFIG_SERIAL_USB,
+    "websocket": CHECK_CONFIG,
+    "mqtt": CHECK_CONFIG_MQTT,
+    "serial": CHECK_CONFIG_SERIAL,
+    "serial-usb": CHECK_CONFIG_SERIAL_USB,
 }
 # A certificate-shaped text for MCPGEN_MQTT_CA_FILE: only its embedding is compiled.
 _CHECK_CA = "-----BEGIN CERTIFICATE-----\nTUNQR0VOIENIRUNL\n-----END CERTIFICATE-----\n"
@@ -1027,8 +1182,9 @@ def ota_variant(spec_path: Path, work: Path) -> Path:
     text = spec_path.read_text(encoding="utf-8")
     with_ota, n = re.subn(r"^device:[ \t]*\n", "device:\n  ota: true\n", text, count=1, flags=re.MULTILINE)
     if n != 1 or re.search(r"^  ota:", text, re.MULTILINE):
-        raise CheckSetupError(f"{spec_path}: cannot make an OTA variant (expected a block `device:` "
-                              "section without `ota:`)")
+        raise CheckSetupError(
+            f"{spec_path}: cannot make an OTA variant (expected a block `device:` section without `ota:`)"
+        )
     out = work / "ota"
     out.mkdir(parents=True, exist_ok=True)
     variant = out / f"{spec_path.stem}_ota.yaml"  # its own project directory in run_check
@@ -1039,10 +1195,18 @@ def ota_variant(spec_path: Path, work: Path) -> Path:
     return variant
 
 
-def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str], work: Path, *,
-              cxx: str = "g++", full: bool = True, log: Log = print,
-              transports: Sequence[str] = ("websocket",),
-              compile_commands: Optional[Path] = None) -> list[BoardResult]:
+def run_check(
+    spec_paths: Iterable[Path],
+    sources: Sources,
+    boards: Sequence[str],
+    work: Path,
+    *,
+    cxx: str = "g++",
+    full: bool = True,
+    log: Log = print,
+    transports: Sequence[str] = ("websocket",),
+    compile_commands: Optional[Path] = None,
+) -> list[BoardResult]:
     """Generates the ESP32 project of each spec (once per transport) and checks it for each board.
 
     Every file is checked with ``-fsyntax-only``; with ``full`` also compiled at the
@@ -1056,15 +1220,26 @@ def run_check(spec_paths: Iterable[Path], sources: Sources, boards: Sequence[str
     for spec in spec_paths:
         for transport in transports:
             name = spec.stem if transport == "websocket" else f"{spec.stem}-{transport}"
-            project = generate_project(spec, work / name, log=lambda _: None,
-                                       environ=check_config(transport, work / name))
+            project = generate_project(
+                spec, work / name, log=lambda _: None, environ=check_config(transport, work / name)
+            )
             require_submodules(project, sources)
             for board in boards:
                 if transport == "serial-usb" and CHIPS[board].name not in SERIAL_USB_CHIPS:
                     continue  # the ESP32 has no USB-Serial-JTAG port
                 for mode in (False, True) if full else (False,):
-                    results.append(check_project(project, sources, board, work / name, cxx=cxx, full=mode,
-                                                 log=log, compile_commands=compile_commands))
+                    results.append(
+                        check_project(
+                            project,
+                            sources,
+                            board,
+                            work / name,
+                            cxx=cxx,
+                            full=mode,
+                            log=log,
+                            compile_commands=compile_commands,
+                        )
+                    )
     return results
 
 
@@ -1074,37 +1249,73 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mcpgen.codegen.checks.esp_idf_headers",
         description="Compile the generated ESP32 firmware (port, core, generated code, handlers) with the "
-                    "host g++ against the headers of local ESP-IDF, esp-protocols and newlib checkouts.")
-    parser.add_argument("--idf", type=Path, default=os.environ.get(ENV_IDF),
-                        help=f"ESP-IDF checkout with submodules (default ${ENV_IDF})")
-    parser.add_argument("--protocols", type=Path, default=os.environ.get(ENV_PROTOCOLS),
-                        help=f"espressif/esp-protocols checkout (default ${ENV_PROTOCOLS})")
-    parser.add_argument("--newlib", type=Path, default=os.environ.get(ENV_NEWLIB),
-                        help="ESP toolchain include dir or espressif/newlib-esp32 checkout "
-                             f"(default ${ENV_NEWLIB})")
-    parser.add_argument("--board", action="append", choices=sorted(CHIPS),
-                        help="board to check (repeatable; default all)")
-    parser.add_argument("--spec", action="append", type=Path,
-                        help="spec to generate the project from (repeatable; default the example specs "
-                             "and desk_lamp with device.ota: true)")
-    parser.add_argument("--transport", action="append", choices=sorted(TRANSPORT_CONFIG),
-                        help="transport of the generated project (repeatable; default all; with --api the "
-                             "listing's, default websocket)")
-    parser.add_argument("--syntax-only", action="store_true",
-                        help="only g++ -fsyntax-only (skip the pass at the sdkconfig's optimization level)")
-    parser.add_argument("--api", action="store_true",
-                        help="print the declarations of the ESP-IDF functions and macros the port calls, as "
-                             "this version has them (diff two versions' listings), and exit")
-    parser.add_argument("--ota", action="store_true",
-                        help="with --api: list the build of the spec with device.ota: true "
-                             "(the update handler's calls too)")
-    parser.add_argument("--compile-commands", type=Path,
-                        help="take the -D definitions from this compile_commands.json of a real ESP-IDF "
-                             "configure of the same generated project, instead of reading them from the "
-                             "ESP-IDF sources")
+        "host g++ against the headers of local ESP-IDF, esp-protocols and newlib checkouts.",
+    )
+    parser.add_argument(
+        "--idf",
+        type=Path,
+        default=os.environ.get(ENV_IDF),
+        help=f"ESP-IDF checkout with submodules (default ${ENV_IDF})",
+    )
+    parser.add_argument(
+        "--protocols",
+        type=Path,
+        default=os.environ.get(ENV_PROTOCOLS),
+        help=f"espressif/esp-protocols checkout (default ${ENV_PROTOCOLS})",
+    )
+    parser.add_argument(
+        "--newlib",
+        type=Path,
+        default=os.environ.get(ENV_NEWLIB),
+        help=f"ESP toolchain include dir or espressif/newlib-esp32 checkout (default ${ENV_NEWLIB})",
+    )
+    parser.add_argument(
+        "--board", action="append", choices=sorted(CHIPS), help="board to check (repeatable; default all)"
+    )
+    parser.add_argument(
+        "--spec",
+        action="append",
+        type=Path,
+        help="spec to generate the project from (repeatable; default the example specs "
+        "and desk_lamp with device.ota: true)",
+    )
+    parser.add_argument(
+        "--transport",
+        action="append",
+        choices=sorted(TRANSPORT_CONFIG),
+        help="transport of the generated project (repeatable; default all; with --api the "
+        "listing's, default websocket)",
+    )
+    parser.add_argument(
+        "--syntax-only",
+        action="store_true",
+        help="only g++ -fsyntax-only (skip the pass at the sdkconfig's optimization level)",
+    )
+    parser.add_argument(
+        "--api",
+        action="store_true",
+        help="print the declarations of the ESP-IDF functions and macros the port calls, as "
+        "this version has them (diff two versions' listings), and exit",
+    )
+    parser.add_argument(
+        "--ota",
+        action="store_true",
+        help="with --api: list the build of the spec with device.ota: true (the update handler's calls too)",
+    )
+    parser.add_argument(
+        "--compile-commands",
+        type=Path,
+        help="take the -D definitions from this compile_commands.json of a real ESP-IDF "
+        "configure of the same generated project, instead of reading them from the "
+        "ESP-IDF sources",
+    )
     parser.add_argument("--cxx", default="g++", help="host C++ compiler (default g++)")
-    parser.add_argument("--keep", type=Path, help="work in this directory and keep it (project, sdkconfig.h, "
-                                                  "<board>.rsp flag files for g++ @FILE)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="work in this directory and keep it (project, sdkconfig.h, "
+        "<board>.rsp flag files for g++ @FILE)",
+    )
     args = parser.parse_args(argv)
     if args.idf is None or args.protocols is None or args.newlib is None:
         parser.error(f"set {', '.join(ENV_NAMES)} (or --idf, --protocols, --newlib)")
@@ -1121,14 +1332,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 spec = ota_variant(specs[0], work / "api") if args.ota else specs[0]
                 for transport in args.transport or ["websocket"]:
                     where = work / "api" / transport
-                    project = generate_project(spec, where, log=lambda _: None,
-                                               environ=check_config(transport, where))
+                    project = generate_project(
+                        spec, where, log=lambda _: None, environ=check_config(transport, where)
+                    )
                     require_submodules(project, sources)
                     board = boards[0]
                     if transport == "serial-usb" and board not in SERIAL_USB_CHIPS:
                         board = SERIAL_USB_CHIPS[0]  # the ESP32 has no USB-Serial-JTAG port
-                    listing = port_api(project, sources, board, where, cxx=args.cxx,
-                                       compile_commands=args.compile_commands)
+                    listing = port_api(
+                        project, sources, board, where, cxx=args.cxx, compile_commands=args.compile_commands
+                    )
                     ota = "yes" if args.ota else "no"
                     print(f"# {spec.name}, transport {transport}, device.ota {ota}, {board}")
                     for name, decl in listing.items():
@@ -1140,9 +1353,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             if not args.spec:  # the update handler is compiled only with device.ota
                 specs.append(ota_variant(resources.example_spec("desk_lamp"), work))
-            results = run_check(specs, sources, boards, work, cxx=args.cxx, full=not args.syntax_only,
-                                transports=args.transport or sorted(TRANSPORT_CONFIG, reverse=True),
-                                compile_commands=args.compile_commands)
+            results = run_check(
+                specs,
+                sources,
+                boards,
+                work,
+                cxx=args.cxx,
+                full=not args.syntax_only,
+                transports=args.transport or sorted(TRANSPORT_CONFIG, reverse=True),
+                compile_commands=args.compile_commands,
+            )
             if args.compile_commands is None:
                 for note in build_definitions(sources, {"mbedtls"})[1]:
                     print(f"note: {note}", file=sys.stderr)
@@ -1159,10 +1379,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print("(run with --keep DIR to keep the project and the .rsp flag files)", file=sys.stderr)
         total = sum(len(r.files) for r in results)
         idf_desc = describe(sources.idf) or (results[0].idf if results else "")
-        print(f"ESP-IDF {idf_desc}, esp_websocket_client {component_version(sources.websocket)}, "
-              f"newlib {newlib_version(sources)}: {total - len(failed)} of {total} compilations passed "
-              f"({', '.join(boards)}; {', '.join(args.transport or sorted(TRANSPORT_CONFIG, reverse=True))}; "
-              f"-fsyntax-only{'' if args.syntax_only else ' and optimized'})")
+        print(
+            f"ESP-IDF {idf_desc}, esp_websocket_client {component_version(sources.websocket)}, "
+            f"newlib {newlib_version(sources)}: {total - len(failed)} of {total} compilations passed "
+            f"({', '.join(boards)}; {', '.join(args.transport or sorted(TRANSPORT_CONFIG, reverse=True))}; "
+            f"-fsyntax-only{'' if args.syntax_only else ' and optimized'})"
+        )
         return 1 if failed or problems else 0
 
 

@@ -39,9 +39,7 @@ def emit(spec: Spec, part: str, releases: Sequence[Release] = ()) -> dict[str, s
     return emitter(spec)
 
 
-def emit_all(
-    spec: Spec, parts: Iterable[str] = GENERATE, releases: Sequence[Release] = ()
-) -> dict[str, str]:
+def emit_all(spec: Spec, parts: Iterable[str] = GENERATE, releases: Sequence[Release] = ()) -> dict[str, str]:
     """Every file of every part in ``parts``, in one mapping (the parts' paths never collide)."""
     files: dict[str, str] = {}
     for part in parts:

@@ -154,8 +154,14 @@ def _param_doc(p: Param) -> str:
 def _required_param_view(p: Param) -> ParamView:
     """A parameter without default (a resource template's variable)."""
     ident = py_ident(p.name)
-    return ParamView(name=p.name, ident=ident, annotation=param_annotation(p), default=None,
-                     checks=_param_checks(p, ident), doc=_param_doc(p))
+    return ParamView(
+        name=p.name,
+        ident=ident,
+        annotation=param_annotation(p),
+        default=None,
+        checks=_param_checks(p, ident),
+        doc=_param_doc(p),
+    )
 
 
 def _field_annotation(f: Field, owner: str, dicts: list[TypedDictView]) -> str:
@@ -260,7 +266,8 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
         doc.append("")
         doc += _wrap(
             "Asks the person first (the bridge and the console do): "
-            + _doc_text(repr(tool.confirm)) + "; a backend calling it directly asks them itself.",
+            + _doc_text(repr(tool.confirm))
+            + "; a backend calling it directly asks them itself.",
             88,
             "",
         )
@@ -311,8 +318,9 @@ def _tool_view(tool: Tool, attr: str, dicts: list[TypedDictView]) -> ToolView:
     )
 
 
-def _namespaces(spec: Spec, root_class: str, dicts: list[TypedDictView],
-                newest: Optional[Spec] = None) -> list[NamespaceView]:
+def _namespaces(
+    spec: Spec, root_class: str, dicts: list[TypedDictView], newest: Optional[Spec] = None
+) -> list[NamespaceView]:
     """Namespace classes, parents before children; the first is the device class.
 
     With ``newest`` (the bindings of an older release) the classes have the newest version's

@@ -106,6 +106,7 @@ STOCK_TOOL_NAMES: frozenset[str] = frozenset(
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 
+
 class XiaozhiSpecError(ValueError):
     """The spec uses something the stock xiaozhi McpServer cannot express."""
 

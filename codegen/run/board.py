@@ -50,9 +50,17 @@ def serial_baud(spec: Spec) -> int:
     return int(value) if value.isdigit() else 115200
 
 
-def run_board(ctx: BuildContext, board: str, *, port: Optional[str], interactive: bool = False,
-              error: Optional[Log] = None, baud: int = 115200, reader: Optional[ReadLine] = None,
-              timeout: float = 10.0) -> int:
+def run_board(
+    ctx: BuildContext,
+    board: str,
+    *,
+    port: Optional[str],
+    interactive: bool = False,
+    error: Optional[Log] = None,
+    baud: int = 115200,
+    reader: Optional[ReadLine] = None,
+    timeout: float = 10.0,
+) -> int:
     """Builds, flashes and monitors ``board`` on ``port`` (``auto``: detected). An exit code.
 
     With ``interactive`` the console (lines from ``reader``, default the terminal) replaces
@@ -81,8 +89,9 @@ def run_board(ctx: BuildContext, board: str, *, port: Optional[str], interactive
         return rc
     if interactive:
         log(f"flashed; opening the console on {device} (MCP over the serial transport)")
-        return run_serial_console(device, spec, baudrate=serial_baud(spec), out=log, timeout=timeout,
-                                  reader=reader)
+        return run_serial_console(
+            device, spec, baudrate=serial_baud(spec), out=log, timeout=timeout, reader=reader
+        )
     log("flashed; starting the monitor")
     elf: Optional[Path] = firmware_elf(outdir, board)
     if elf is not None and not elf.is_file():

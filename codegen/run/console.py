@@ -57,8 +57,10 @@ class Runner(Protocol):
     the build and boot progress, ``out`` the tool calls and the console; ``reader`` reads
     the console's lines when ``interactive``."""
 
-    def __call__(self, ctx: BuildContext, *, interactive: bool, out: Log, timeout: float,
-                 reader: Optional[ReadLine]) -> int: ...
+    def __call__(
+        self, ctx: BuildContext, *, interactive: bool, out: Log, timeout: float, reader: Optional[ReadLine]
+    ) -> int: ...
+
 
 HISTORY_ENV = "MCPGEN_HISTORY"
 HISTORY_LENGTH = 1000
@@ -112,8 +114,14 @@ _show = run_qemu.show_value  # one way to print a value, for every target
 class Console:
     """The interactive console over a connected runtime ``Device``."""
 
-    def __init__(self, device: Any, out: Log = print, *, timeout: float = 10.0,
-                 device_log: Optional[Callable[[], str]] = None) -> None:
+    def __init__(
+        self,
+        device: Any,
+        out: Log = print,
+        *,
+        timeout: float = 10.0,
+        device_log: Optional[Callable[[], str]] = None,
+    ) -> None:
         self.device = device
         self.out = out
         self.timeout = timeout
@@ -201,8 +209,9 @@ class Console:
         elif word in names:
             await self.call(word, rest)
         else:
-            self.out(f"unknown command {word!r}{suggestion(word, [*COMMANDS, *names])} "
-                     "(`help` lists the commands)")
+            self.out(
+                f"unknown command {word!r}{suggestion(word, [*COMMANDS, *names])} (`help` lists the commands)"
+            )
         return True
 
     async def run(self, read_line: ReadLine) -> int:
@@ -231,8 +240,10 @@ class Console:
         try:
             info = self.device.server_info
             name = f"{info.get('name', '?')} {info.get('version', '')}".strip()
-            self.out(f"connected to {name}: {len(self.device.tools)} tools; "
-                     "`help` lists the commands, `quit` or Ctrl-D leaves")
+            self.out(
+                f"connected to {name}: {len(self.device.tools)} tools; "
+                "`help` lists the commands, `quit` or Ctrl-D leaves"
+            )
             use_completer = getattr(read_line, "use_completer", None)
             if use_completer is not None:  # Tab completes commands, tool names, parameters
                 use_completer(ConsoleCompleter.for_tools(self.device.tools))
@@ -297,7 +308,6 @@ class _SigintBlocked:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-
 def _settle(fut: asyncio.Future[Any], value: Any, error: Optional[BaseException]) -> None:
     """Resolves ``fut`` from the input thread's result unless it was cancelled meanwhile."""
     if fut.done():
@@ -306,6 +316,7 @@ def _settle(fut: asyncio.Future[Any], value: Any, error: Optional[BaseException]
         fut.set_exception(error)
     else:
         fut.set_result(value)
+
 
 class LineReader:
     """Reads console lines in a worker thread (so notifications print meanwhile), with
@@ -423,8 +434,9 @@ async def call_every_tool(device: Any, spec: Any, log: Log, timeout: float) -> i
     return 1 if failures else 0
 
 
-async def _host_session(exe: Path, spec: Any, *, interactive: bool, log: Log, out: Log, timeout: float,
-                        reader: Optional[ReadLine]) -> int:
+async def _host_session(
+    exe: Path, spec: Any, *, interactive: bool, log: Log, out: Log, timeout: float, reader: Optional[ReadLine]
+) -> int:
     from mcpgen.runtime import connect_process
 
     stderr_logger = logging.getLogger("mcpgen.runtime.process.stderr")
@@ -435,8 +447,9 @@ async def _host_session(exe: Path, spec: Any, *, interactive: bool, log: Log, ou
     stderr_logger.propagate = False
     try:
         with _SigintBlocked() if interactive else contextlib.nullcontext():
-            device = await connect_process([str(exe), "--stdio"], fingerprint=spec.fingerprint,
-                                           call_timeout=timeout, stderr="log")
+            device = await connect_process(
+                [str(exe), "--stdio"], fingerprint=spec.fingerprint, call_timeout=timeout, stderr="log"
+            )
         try:
             if not interactive:
                 return await call_every_tool(device, spec, out, timeout)
@@ -450,8 +463,16 @@ async def _host_session(exe: Path, spec: Any, *, interactive: bool, log: Log, ou
         stderr_logger.propagate = old_propagate
 
 
-async def _serial_console(url: str, spec: Any, *, out: Log, timeout: float, reader: ReadLine,
-                          device_log: Optional[Callable[[], str]], baudrate: int = 115200) -> int:
+async def _serial_console(
+    url: str,
+    spec: Any,
+    *,
+    out: Log,
+    timeout: float,
+    reader: ReadLine,
+    device_log: Optional[Callable[[], str]],
+    baudrate: int = 115200,
+) -> int:
     from mcpgen.runtime import connect_serial
 
     device = await connect_serial(url, baudrate=baudrate, fingerprint=spec.fingerprint, call_timeout=timeout)
@@ -461,16 +482,27 @@ async def _serial_console(url: str, spec: Any, *, out: Log, timeout: float, read
         await device.close()
 
 
-def run_host(ctx: BuildContext, *, interactive: bool, out: Log, timeout: float,
-             reader: Optional[ReadLine]) -> int:
+def run_host(
+    ctx: BuildContext, *, interactive: bool, out: Log, timeout: float, reader: Optional[ReadLine]
+) -> int:
     """``codegen run --target host``: the simulator on stdio."""
     exe = compile_simulator(ctx)
-    return asyncio.run(_host_session(exe, ctx.spec, interactive=interactive, log=ctx.log, out=out,
-                                     timeout=timeout, reader=reader))
+    return asyncio.run(
+        _host_session(
+            exe, ctx.spec, interactive=interactive, log=ctx.log, out=out, timeout=timeout, reader=reader
+        )
+    )
 
 
-def run_qemu_machine(ctx: BuildContext, machine: str, *, interactive: bool, out: Log, timeout: float,
-                     reader: Optional[ReadLine]) -> int:
+def run_qemu_machine(
+    ctx: BuildContext,
+    machine: str,
+    *,
+    interactive: bool,
+    out: Log,
+    timeout: float,
+    reader: Optional[ReadLine],
+) -> int:
     """``codegen run --target qemu|qemu-riscv32``: the image in QEMU, its MCP UART as a serial device."""
     if not interactive:
         return run_qemu.qemu_session(ctx.with_log(out), target=machine)
@@ -479,18 +511,25 @@ def run_qemu_machine(ctx: BuildContext, machine: str, *, interactive: bool, out:
     qemu = get_machine(machine)
     log(f"booting {elf.name} in {qemu.qemu} -M {qemu.machine}")
     try:
-        with run_qemu.exit_on_hangup(), _SigintBlocked(), \
-                run_qemu.boot(elf, workdir=elf.parent / "run") as dev:
+        with (
+            run_qemu.exit_on_hangup(),
+            _SigintBlocked(),
+            run_qemu.boot(elf, workdir=elf.parent / "run") as dev,
+        ):
             assert reader is not None
-            return asyncio.run(_serial_console(dev.url, ctx.spec, out=out, timeout=timeout, reader=reader,
-                                               device_log=dev.log_text))
+            return asyncio.run(
+                _serial_console(
+                    dev.url, ctx.spec, out=out, timeout=timeout, reader=reader, device_log=dev.log_text
+                )
+            )
     except run_qemu.QemuError as exc:
         out(f"error: {exc}")
         return 1
 
 
-def run_serial_console(url: str, spec: Spec, *, baudrate: int, out: Log, timeout: float,
-                       reader: Optional[ReadLine] = None) -> int:
+def run_serial_console(
+    url: str, spec: Spec, *, baudrate: int, out: Log, timeout: float, reader: Optional[ReadLine] = None
+) -> int:
     """The console on a board that speaks MCP on its serial port (the ESP-IDF serial
     transport): ``codegen run SPEC --target esp32* -i`` after flashing. The board's log
     lines share the port; the runtime skips them (they are not JSON)."""
@@ -500,18 +539,23 @@ def run_serial_console(url: str, spec: Spec, *, baudrate: int, out: Log, timeout
         reader = line_reader
     try:
         with _SigintBlocked():
-            return asyncio.run(_serial_console(url, spec, out=out, timeout=timeout, reader=reader,
-                                               device_log=None, baudrate=baudrate))
+            return asyncio.run(
+                _serial_console(
+                    url, spec, out=out, timeout=timeout, reader=reader, device_log=None, baudrate=baudrate
+                )
+            )
     finally:
         if line_reader is not None:
             line_reader.close()
 
 
 def _qemu_runner(machine: str) -> Runner:
-    def run(ctx: BuildContext, *, interactive: bool, out: Log, timeout: float,
-            reader: Optional[ReadLine]) -> int:
-        return run_qemu_machine(ctx, machine, interactive=interactive, out=out, timeout=timeout,
-                                reader=reader)
+    def run(
+        ctx: BuildContext, *, interactive: bool, out: Log, timeout: float, reader: Optional[ReadLine]
+    ) -> int:
+        return run_qemu_machine(
+            ctx, machine, interactive=interactive, out=out, timeout=timeout, reader=reader
+        )
 
     return run
 
@@ -526,8 +570,15 @@ def runnable_targets() -> tuple[str, ...]:
     return tuple(RUNNERS)
 
 
-def run_device(ctx: BuildContext, target: str, *, interactive: bool = False, out: Log = print,
-               timeout: float = 10.0, reader: Optional[ReadLine] = None) -> int:
+def run_device(
+    ctx: BuildContext,
+    target: str,
+    *,
+    interactive: bool = False,
+    out: Log = print,
+    timeout: float = 10.0,
+    reader: Optional[ReadLine] = None,
+) -> int:
     """``codegen run``: builds ``target``, starts it, then calls every tool or opens the console.
 
     ``ctx.log`` gets the build and boot progress and the simulator's own log lines

@@ -49,8 +49,14 @@ def esptool_major() -> int:
         return 0
 
 
-def esptool_write_command(chip: str, port: str, images: Sequence[tuple[Path, int]], *,
-                          baud: int = DEFAULT_BAUD, extra: Sequence[str] = ()) -> list[str]:
+def esptool_write_command(
+    chip: str,
+    port: str,
+    images: Sequence[tuple[Path, int]],
+    *,
+    baud: int = DEFAULT_BAUD,
+    extra: Sequence[str] = (),
+) -> list[str]:
     """The esptool command line writing ``images`` ((file, offset) pairs) in one session."""
     major = esptool_major()
     if major == 0:
@@ -63,8 +69,15 @@ def esptool_write_command(chip: str, port: str, images: Sequence[tuple[Path, int
     return cmd
 
 
-def write_images(chip: str, port: str, images: Sequence[tuple[Path, int]], *, baud: int = DEFAULT_BAUD,
-                 extra: Sequence[str] = (), log: Log = print) -> int:
+def write_images(
+    chip: str,
+    port: str,
+    images: Sequence[tuple[Path, int]],
+    *,
+    baud: int = DEFAULT_BAUD,
+    extra: Sequence[str] = (),
+    log: Log = print,
+) -> int:
     """Writes ``images`` with the real esptool, showing its progress; returns its exit code."""
     for path, _offset in images:
         if not Path(path).is_file():
@@ -76,8 +89,15 @@ def write_images(chip: str, port: str, images: Sequence[tuple[Path, int]], *, ba
     return run_streaming(cmd, log=log, download_timeout=None, started_re=_NEVER, tool="esptool").returncode
 
 
-def flash(ctx: BuildContext, board: str, port: str, *, use_esptool: bool = False,
-          baud: int = DEFAULT_BAUD, error: Optional[Log] = None) -> int:
+def flash(
+    ctx: BuildContext,
+    board: str,
+    port: str,
+    *,
+    use_esptool: bool = False,
+    baud: int = DEFAULT_BAUD,
+    error: Optional[Log] = None,
+) -> int:
     """``codegen flash``: uploads the firmware of ``ctx.spec`` for ``board`` to ``port``. Exit code.
 
     ``ctx.log`` gets the progress; ``error`` (default: ``ctx.log``) the reasons for a failure,
@@ -91,9 +111,11 @@ def flash(ctx: BuildContext, board: str, port: str, *, use_esptool: bool = False
             images = images_for(project, info)
             missing = [str(p) for p, _ in images if not p.is_file()]
             if missing:
-                error(f"no built {board} images in {Path(missing[0]).parent} "
-                      f"(missing {', '.join(Path(m).name for m in missing)}); "
-                      f"build first: codegen build {spec_path} --target {board} -o {outdir}")
+                error(
+                    f"no built {board} images in {Path(missing[0]).parent} "
+                    f"(missing {', '.join(Path(m).name for m in missing)}); "
+                    f"build first: codegen build {spec_path} --target {board} -o {outdir}"
+                )
                 return 1
             log(f"writing {board} images to {port} with esptool")
             rc = write_images(info.chip, port, images, baud=baud, log=log)

@@ -70,13 +70,23 @@ def toolchain_path(environ: Optional[dict[str, str]] = None) -> str:
 
     env = os.environ if environ is None else environ
     packages = pio_core_dir() / "packages"
-    bins = sorted(str(p / "bin") for p in packages.glob("toolchain-*") if (p / "bin").is_dir()) \
-        if packages.is_dir() else []
+    bins = (
+        sorted(str(p / "bin") for p in packages.glob("toolchain-*") if (p / "bin").is_dir())
+        if packages.is_dir()
+        else []
+    )
     return os.pathsep.join([*bins, env.get("PATH", "")])
 
 
-def monitor_command(port: str, *, baud: int = 115200, board: str = "esp32", elf: Optional[Path] = None,
-                    no_reset: bool = False, extra: Sequence[str] = ()) -> list[str]:
+def monitor_command(
+    port: str,
+    *,
+    baud: int = 115200,
+    board: str = "esp32",
+    elf: Optional[Path] = None,
+    no_reset: bool = False,
+    extra: Sequence[str] = (),
+) -> list[str]:
     """The ``python -m esp_idf_monitor`` command line."""
     from mcpgen.codegen.targets.esp32 import board_info
 
@@ -90,8 +100,15 @@ def monitor_command(port: str, *, baud: int = 115200, board: str = "esp32", elf:
     return cmd
 
 
-def monitor(port: str, *, baud: int = 115200, board: str = "esp32", elf: Optional[Path] = None,
-            no_reset: bool = False, log: Log = print) -> int:
+def monitor(
+    port: str,
+    *,
+    baud: int = 115200,
+    board: str = "esp32",
+    elf: Optional[Path] = None,
+    no_reset: bool = False,
+    log: Log = print,
+) -> int:
     """Runs esp-idf-monitor on ``port`` in the foreground; returns its exit code."""
     if not monitor_available():
         raise MonitorError(f"{PACKAGE} is not installed: {INSTALL_HINT}")

@@ -34,42 +34,82 @@ DEVICE_TOKEN = SecretOption("--token", "MCPGEN_AUTH_TOKEN", "the bearer token de
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("image", type=Path, help="the new image, built with device.ota: true: a simulator "
-                   "(e.g. build/lamp-v2/firmware/build/desk_lamp-sim) or an ESP32 firmware.bin")
+    p.add_argument(
+        "image",
+        type=Path,
+        help="the new image, built with device.ota: true: a simulator "
+        "(e.g. build/lamp-v2/firmware/build/desk_lamp-sim) or an ESP32 firmware.bin",
+    )
     p.add_argument("--host", default="127.0.0.1", help="gateway address (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765,
-                   help="gateway port the devices connect to (default: 8765)")
-    add_secret_argument(p, DEVICE_TOKEN, metavar="TOKEN",
-                        help="accept only devices with this bearer token (default: any)")
-    p.add_argument("--serve", default="127.0.0.1:0", metavar="HOST:PORT",
-                   help="where the image server listens (default: 127.0.0.1 on a free port)")
-    p.add_argument("--cert", type=Path, metavar="PEM",
-                   help="serve the image over HTTPS with this certificate (chain); devices verify it "
-                        "against their CA (the simulator's --ota-ca)")
-    p.add_argument("--key", type=Path, metavar="PEM",
-                   help="the private key of --cert (when not in that file)")
+    p.add_argument(
+        "--port", type=int, default=8765, help="gateway port the devices connect to (default: 8765)"
+    )
+    add_secret_argument(
+        p, DEVICE_TOKEN, metavar="TOKEN", help="accept only devices with this bearer token (default: any)"
+    )
+    p.add_argument(
+        "--serve",
+        default="127.0.0.1:0",
+        metavar="HOST:PORT",
+        help="where the image server listens (default: 127.0.0.1 on a free port)",
+    )
+    p.add_argument(
+        "--cert",
+        type=Path,
+        metavar="PEM",
+        help="serve the image over HTTPS with this certificate (chain); devices verify it "
+        "against their CA (the simulator's --ota-ca)",
+    )
+    p.add_argument(
+        "--key", type=Path, metavar="PEM", help="the private key of --cert (when not in that file)"
+    )
     p.add_argument("--url", help="download URL of the image when it is served elsewhere (no image server)")
-    p.add_argument("--mqtt", metavar="HOST[:PORT]",
-                   help="reach the devices through this MQTT broker as an MqttFleet worker instead of "
-                        "serving a WebSocket gateway (port default 1883)")
+    p.add_argument(
+        "--mqtt",
+        metavar="HOST[:PORT]",
+        help="reach the devices through this MQTT broker as an MqttFleet worker instead of "
+        "serving a WebSocket gateway (port default 1883)",
+    )
     p.add_argument("--topic-prefix", default=None, help="MQTT topic prefix of the fleet (default: mcpgen)")
-    p.add_argument("--devices", type=int, default=1, metavar="N",
-                   help="wait for N devices, then update them all (default: 1)")
-    p.add_argument("--device", action="append", default=[], metavar="ID",
-                   help="update only this device id (repeatable; waits for each)")
+    p.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        metavar="N",
+        help="wait for N devices, then update them all (default: 1)",
+    )
+    p.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="update only this device id (repeatable; waits for each)",
+    )
     p.add_argument("--wait", type=float, default=60.0, help="seconds to wait for the devices (default: 60)")
     p.add_argument("--batch", type=int, default=1, help="devices updated at once (default: 1)")
-    p.add_argument("--max-failures", type=int, default=0,
-                   help="halt once more devices than this failed (default: 0)")
-    p.add_argument("--deadline", type=float, default=60.0,
-                   help="seconds per device to install and come back (default: 60)")
-    p.add_argument("--sign-key", type=Path, metavar="KEY.pem",
-                   help="sign the image with this ECDSA P-256 private key before serving it (ESP-IDF's "
-                        "signed-app block, written by espsecure; for devices whose spec has "
-                        "device.ota.public_key)")
-    p.add_argument("--allow-downgrade", action="store_true",
-                   help="let devices install an image whose version is lower than the one they run "
-                        "(they refuse it otherwise)")
+    p.add_argument(
+        "--max-failures", type=int, default=0, help="halt once more devices than this failed (default: 0)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=60.0,
+        help="seconds per device to install and come back (default: 60)",
+    )
+    p.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="KEY.pem",
+        help="sign the image with this ECDSA P-256 private key before serving it (ESP-IDF's "
+        "signed-app block, written by espsecure; for devices whose spec has "
+        "device.ota.public_key)",
+    )
+    p.add_argument(
+        "--allow-downgrade",
+        action="store_true",
+        help="let devices install an image whose version is lower than the one they run "
+        "(they refuse it otherwise)",
+    )
 
 
 async def run(args: argparse.Namespace, out: Out = print) -> int:
@@ -87,9 +127,11 @@ async def run(args: argparse.Namespace, out: Out = print) -> int:
     except SecretError as exc:
         raise BuildError(str(exc)) from None
     if not args.mqtt and not args.token and not is_loopback(args.host):
-        raise BuildError(f"--host {args.host}: the gateway would listen beyond this machine and take any "
-                         "device that connects (and any such device would be sent the image); give the "
-                         "devices' token (--token-file FILE or MCPGEN_AUTH_TOKEN), or listen on 127.0.0.1")
+        raise BuildError(
+            f"--host {args.host}: the gateway would listen beyond this machine and take any "
+            "device that connects (and any such device would be sent the image); give the "
+            "devices' token (--token-file FILE or MCPGEN_AUTH_TOKEN), or listen on 127.0.0.1"
+        )
     signed_dir: Optional[Path] = None
     image_path = args.image
     if args.sign_key is not None:
@@ -121,9 +163,11 @@ async def _run(args: argparse.Namespace, out: Out, image_path: Path) -> int:
         try:
             tls = server_tls(args.cert, args.key)
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
-            raise BuildError(f"--cert {args.cert}: cannot load the certificate and key: {exc}; expected "
-                             "PEM files (pass the key with --key when it is not in the certificate "
-                             "file)") from None
+            raise BuildError(
+                f"--cert {args.cert}: cannot load the certificate and key: {exc}; expected "
+                "PEM files (pass the key with --key when it is not in the certificate "
+                "file)"
+            ) from None
     hub: Devices
     if args.mqtt:
         fleet = await _fleet(args, auth)
@@ -143,8 +187,10 @@ async def _run(args: argparse.Namespace, out: Out, image_path: Path) -> int:
             await server.start()
             url = server.url
         signed = ", signed" if args.sign_key is not None else ""
-        out(f"image {image.device_name} {image.version} (spec {image.fingerprint}, "
-            f"{image.size} bytes{signed}) at {url}")
+        out(
+            f"image {image.device_name} {image.version} (spec {image.fingerprint}, "
+            f"{image.size} bytes{signed}) at {url}"
+        )
         done = 0
         t0 = time.monotonic()
 
@@ -153,9 +199,18 @@ async def _run(args: argparse.Namespace, out: Out, image_path: Path) -> int:
             done += 1
             out(f"[{done}/{len(ids)}] {r.line()}")
 
-        report = await rollout(hub, ids, image, url, batch=args.batch, max_failures=args.max_failures,
-                               deadline=args.deadline, on_result=progress,
-                               allow_downgrade=args.allow_downgrade, server=server)
+        report = await rollout(
+            hub,
+            ids,
+            image,
+            url,
+            batch=args.batch,
+            max_failures=args.max_failures,
+            deadline=args.deadline,
+            on_result=progress,
+            allow_downgrade=args.allow_downgrade,
+            server=server,
+        )
     finally:
         if server is not None:
             await server.close()
@@ -197,10 +252,12 @@ async def _gateway_devices(gw: Gateway, args: argparse.Namespace) -> list[str]:
                     ids.append(d.device_id)
     except (DeviceTimeout, TimeoutError):
         wanted = len(dict.fromkeys(args.device)) or args.devices
-        raise BuildError(f"{len(ids)} of {wanted} device(s) connected to {gw.url} within {args.wait:g}s "
-                         f"({', '.join(ids) or 'none'}); check that the simulators run and point at "
-                         "this gateway (a simulator that cannot start, e.g. an --ota-dir it cannot create, "
-                         "says why on its stderr)") from None
+        raise BuildError(
+            f"{len(ids)} of {wanted} device(s) connected to {gw.url} within {args.wait:g}s "
+            f"({', '.join(ids) or 'none'}); check that the simulators run and point at "
+            "this gateway (a simulator that cannot start, e.g. an --ota-dir it cannot create, "
+            "says why on its stderr)"
+        ) from None
     return ids
 
 
@@ -213,8 +270,10 @@ async def _fleet_devices(fleet: MqttFleet, args: argparse.Namespace) -> list[str
         await asyncio.sleep(0.2)
     online = fleet.online()
     if len(online) < args.devices:
-        raise BuildError(f"--devices {args.devices}: only {len(online)} device(s) online on the broker after "
-                         f"{args.wait:g}s ({', '.join(online) or 'none'}); start them or lower --devices")
+        raise BuildError(
+            f"--devices {args.devices}: only {len(online)} device(s) online on the broker after "
+            f"{args.wait:g}s ({', '.join(online) or 'none'}); start them or lower --devices"
+        )
     return online[: args.devices]
 
 

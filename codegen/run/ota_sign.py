@@ -26,8 +26,9 @@ from mcpgen.codegen.errors import BuildError
 
 SIGNATURE_BLOCK = 68  # version word + r + s
 INSTALL_HINT = "pip install 'mcpgen[esp32]' (or: pip install esptool)"
-KEYGEN_HINT = ("generate one with `espsecure generate_signing_key --version 1 KEY.pem` "
-               "(docs/ota.md, \"Signed images\")")
+KEYGEN_HINT = (
+    'generate one with `espsecure generate_signing_key --version 1 KEY.pem` (docs/ota.md, "Signed images")'
+)
 
 
 def check_signing_key(key: Path) -> None:
@@ -42,15 +43,18 @@ def check_signing_key(key: Path) -> None:
         from cryptography.hazmat.primitives.asymmetric import ec
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
     except ImportError:
-        raise BuildError(f"signing needs esptool (and the cryptography package it brings): "
-                         f"{INSTALL_HINT}") from None
+        raise BuildError(
+            f"signing needs esptool (and the cryptography package it brings): {INSTALL_HINT}"
+        ) from None
     try:
         sk = load_pem_private_key(data, password=None)
     except (ValueError, TypeError):  # never the key's bytes in the message
         raise BuildError(f"--sign-key {key}: not an unencrypted PEM private key; {KEYGEN_HINT}") from None
     if not isinstance(sk, ec.EllipticCurvePrivateKey) or not isinstance(sk.curve, ec.SECP256R1):
-        raise BuildError(f"--sign-key {key}: not an ECDSA P-256 (prime256v1) key, the only curve of "
-                         f"ESP-IDF's signed apps; {KEYGEN_HINT}")
+        raise BuildError(
+            f"--sign-key {key}: not an ECDSA P-256 (prime256v1) key, the only curve of "
+            f"ESP-IDF's signed apps; {KEYGEN_HINT}"
+        )
 
 
 def _espsecure_command() -> str:
@@ -65,12 +69,24 @@ def _espsecure_command() -> str:
 def sign_image(image: Path, key: Path, out: Path) -> Path:
     """Writes ``image`` with ESP-IDF's ECDSA signature block appended to ``out``; returns ``out``."""
     check_signing_key(key)
-    cmd = [sys.executable, "-m", "espsecure", _espsecure_command(), "--version", "1", "--keyfile", str(key),
-           "--output", str(out), str(image)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "espsecure",
+        _espsecure_command(),
+        "--version",
+        "1",
+        "--keyfile",
+        str(key),
+        "--output",
+        str(out),
+        str(image),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if proc.returncode != 0:
-        lines = [ln for ln in (proc.stderr + proc.stdout).splitlines()
-                 if ln.strip() and "Deprecated" not in ln]
+        lines = [
+            ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip() and "Deprecated" not in ln
+        ]
         why = lines[-1] if lines else f"exit {proc.returncode}"
         raise BuildError(f"espsecure could not sign {image}: {why}")
     return out

@@ -30,8 +30,9 @@ KNOWN_CHIPS: dict[int, tuple[Optional[frozenset[int]], str]] = {
     0x0403: (frozenset({0x6001, 0x6010, 0x6014, 0x6015}), "FTDI"),
 }
 
-LOOKED_FOR = ("Espressif native USB 303A:*, CP210x 10C4:EA60/EA70, CH34x 1A86:7523/55D4, "
-              "FTDI 0403:6001/6010/6014/6015")
+LOOKED_FOR = (
+    "Espressif native USB 303A:*, CP210x 10C4:EA60/EA70, CH34x 1A86:7523/55D4, FTDI 0403:6001/6010/6014/6015"
+)
 
 
 class PortError(Exception):
@@ -83,9 +84,11 @@ def find_boards(ports: Optional[Iterable[Any]] = None) -> list[Board]:
 def _none_found(ports: Sequence[Any]) -> str:
     others = sorted(p.device for p in ports)
     seen = f"; other serial ports: {', '.join(others)}" if others else ""
-    return (f"no ESP32 board found on USB (looked for {LOOKED_FOR}){seen}\n"
-            "  fix: plug the board in with a data cable (not a charge-only one), "
-            "or name the port: --port /dev/ttyUSB0 (COM3 on Windows)")
+    return (
+        f"no ESP32 board found on USB (looked for {LOOKED_FOR}){seen}\n"
+        "  fix: plug the board in with a data cable (not a charge-only one), "
+        "or name the port: --port /dev/ttyUSB0 (COM3 on Windows)"
+    )
 
 
 def pick(boards: Sequence[Board], ask: Callable[[str], str], out: Callable[[str], None]) -> Board:
@@ -103,9 +106,14 @@ def pick(boards: Sequence[Board], ask: Callable[[str], str], out: Callable[[str]
         out(f"type a number from 1 to {len(boards)} (or Ctrl-D to stop)")
 
 
-def resolve_port(port: Optional[str], *, ports: Optional[Sequence[Any]] = None,
-                 interactive: Optional[bool] = None, ask: Callable[[str], str] = input,
-                 out: Callable[[str], None] = print) -> str:
+def resolve_port(
+    port: Optional[str],
+    *,
+    ports: Optional[Sequence[Any]] = None,
+    interactive: Optional[bool] = None,
+    ask: Callable[[str], str] = input,
+    out: Callable[[str], None] = print,
+) -> str:
     """``port`` itself unless it is ``auto`` (or None): then the one board found, or the one
     the user picks. ``interactive`` defaults to stdin and stdout being terminals."""
     if port and port != AUTO:
@@ -121,8 +129,10 @@ def resolve_port(port: Optional[str], *, ports: Optional[Sequence[Any]] = None,
         interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if not interactive:
         listing = "\n".join(f"    {b.label()}" for b in boards)
-        raise PortError(f"{len(boards)} boards are connected and none was chosen:\n{listing}\n"
-                        f"  fix: name one, e.g. --port {boards[0].device}")
+        raise PortError(
+            f"{len(boards)} boards are connected and none was chosen:\n{listing}\n"
+            f"  fix: name one, e.g. --port {boards[0].device}"
+        )
     chosen = pick(boards, ask, out)
     out(f"using {chosen.device}")
     return chosen.device

@@ -66,8 +66,16 @@ class QemuError(RuntimeError):
 class QemuDevice:
     """A running emulator. Use :func:`boot` (a context manager) to get one."""
 
-    def __init__(self, elf: Path, process: subprocess.Popen[bytes], port: int, log_path: Path,
-                 stderr_path: Path, target: QemuMachine = CORTEX_M3, pty: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        elf: Path,
+        process: subprocess.Popen[bytes],
+        port: int,
+        log_path: Path,
+        stderr_path: Path,
+        target: QemuMachine = CORTEX_M3,
+        pty: Optional[str] = None,
+    ) -> None:
         self.elf = elf
         self.target = target
         self.process = process
@@ -203,8 +211,14 @@ def _listening_socket() -> socket.socket:
 _PTY_RE = re.compile(r"char device redirected to (\S+) \(label mcp\)")
 
 
-def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0,
-          extra_args: tuple[str, ...] = (), uart: str = "socket") -> QemuDevice:
+def start(
+    elf: Path,
+    *,
+    workdir: Optional[Path] = None,
+    boot_timeout: float = 10.0,
+    extra_args: tuple[str, ...] = (),
+    uart: str = "socket",
+) -> QemuDevice:
     """Starts QEMU on ``elf`` and waits for the firmware's boot banner. Call ``close()`` after.
 
     The emulator and machine follow from the image's CPU (Cortex-M3 or RISC-V). ``uart`` is
@@ -233,20 +247,36 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
     port = sock.getsockname()[1]
     mcp_chardev = f"socket,id=mcp,fd={sock.fileno()},server=on,wait=off" if uart == "socket" else "pty,id=mcp"
     cmd = [
-        exe, "-M", target.machine, *target.qemu_args, "-nodefaults", "-display", "none", "-monitor", "none",
-        "-chardev", mcp_chardev,
-        "-serial", "chardev:mcp",
-        "-chardev", f"file,id=console,path={log_path}",
+        exe,
+        "-M",
+        target.machine,
+        *target.qemu_args,
+        "-nodefaults",
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-chardev",
+        mcp_chardev,
+        "-serial",
+        "chardev:mcp",
+        "-chardev",
+        f"file,id=console,path={log_path}",
         *target.console_args("console"),
         *extra_args,
-        "-kernel", str(elf),
+        "-kernel",
+        str(elf),
     ]
     stderr_file: IO[bytes] = open(stderr_path, "wb")  # noqa: SIM115 - owned by the child
     try:
         # The emulator dies with this process (or, strictly, with the thread starting it:
         # boot() from the main thread, or from a thread that outlives the emulator).
         process = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=stderr_file, stderr=stderr_file, pass_fds=(sock.fileno(),),
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=stderr_file,
+            stderr=stderr_file,
+            pass_fds=(sock.fileno(),),
             preexec_fn=_death_signal_setter(),  # noqa: PLW1509 - only a prctl call, see _death_signal_setter
         )
     finally:
@@ -269,8 +299,9 @@ def start(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10
 
 
 @contextmanager
-def boot(elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0,
-         uart: str = "socket") -> Iterator[QemuDevice]:
+def boot(
+    elf: Path, *, workdir: Optional[Path] = None, boot_timeout: float = 10.0, uart: str = "socket"
+) -> Iterator[QemuDevice]:
     """Context manager: a booted emulator whose MCP UART is at ``.url``; shut down on exit."""
     dev = start(elf, workdir=workdir, boot_timeout=boot_timeout, uart=uart)
     try:
@@ -303,8 +334,10 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
     device = await connect_serial(dev.url)
     failures = 0
     try:
-        log(f"connected: {device.server_info} protocol {device.protocol_version} "
-            f"fingerprint {device.fingerprint} (spec {spec.fingerprint})")
+        log(
+            f"connected: {device.server_info} protocol {device.protocol_version} "
+            f"fingerprint {device.fingerprint} (spec {spec.fingerprint})"
+        )
         tools = device.tools
         log(f"{len(tools)} tools:")
         for t in tools:
@@ -326,8 +359,9 @@ async def _session(dev: QemuDevice, spec: Any, log: Log) -> int:
     return failures
 
 
-def run_qemu_session(spec_path: Path, outdir: Path, *, target: MachineLike = CORTEX_M3,
-                     log: Log = print) -> int:
+def run_qemu_session(
+    spec_path: Path, outdir: Path, *, target: MachineLike = CORTEX_M3, log: Log = print
+) -> int:
     """Loads ``spec_path`` and runs :func:`qemu_session`; an invalid spec is logged and
     returns 1. The front door for scripts and tests; ``codegen run`` has its context."""
     try:
@@ -387,12 +421,16 @@ def main() -> int:  # python -m mcpgen.codegen.run.run_qemu [--pty] ELF: boot, p
 
 
 __all__ = [
-    "QemuDevice", "QemuError", "boot", "exit_on_hangup", "qemu_available", "run_qemu_session", "start",
+    "QemuDevice",
+    "QemuError",
+    "boot",
+    "exit_on_hangup",
+    "qemu_available",
+    "run_qemu_session",
+    "start",
     "stop_qemu",
 ]
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-

@@ -65,8 +65,13 @@ def major(version: str) -> int:
 
 def release_text(spec: Spec) -> str:
     """The content of a release file: deterministic, one key per line, ends with a newline."""
-    doc = {"format": FORMAT, "device": spec.device.name, "version": spec.device.version,
-           "fingerprint": spec.fingerprint, "spec": spec.canonical()}
+    doc = {
+        "format": FORMAT,
+        "device": spec.device.name,
+        "version": spec.device.version,
+        "fingerprint": spec.fingerprint,
+        "spec": spec.canonical(),
+    }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -106,32 +111,57 @@ def load_release(path: str | Path, device: str | None = None) -> Release:
     try:
         doc: Any = json.loads(text)
     except json.JSONDecodeError as e:
-        return _raise(HistoryErrors([SpecError(
-            file, e.lineno, e.colno, "", f"the release file is not valid JSON: {e.msg}",
-            "restore it from version control (git checkout -- FILE); release files are written by "
-            "`codegen release`, not by hand", excerpt(text, e.lineno, e.colno))]))
+        return _raise(
+            HistoryErrors(
+                [
+                    SpecError(
+                        file,
+                        e.lineno,
+                        e.colno,
+                        "",
+                        f"the release file is not valid JSON: {e.msg}",
+                        "restore it from version control (git checkout -- FILE); "
+                        "release files are written by `codegen release`, not by hand",
+                        excerpt(text, e.lineno, e.colno),
+                    )
+                ]
+            )
+        )
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise fail("format", f"not a release file (expected \"format\": \"{FORMAT}\")",
-                   "release files are written by `codegen release SPEC`; restore this one from "
-                   "version control")
+        raise fail(
+            "format",
+            f'not a release file (expected "format": "{FORMAT}")',
+            "release files are written by `codegen release SPEC`; restore this one from version control",
+        )
     for key in ("device", "version", "fingerprint"):
         if not isinstance(doc.get(key), str):
             raise fail(key, f"`{key}` must be a string", "restore the file from version control")
     if device is not None and doc["device"] != device:
-        raise fail("device", f"this release is of device {doc['device']!r}, not {device!r}",
-                   "the history folder belongs to another spec: move it beside that spec, "
-                   "or delete it to start this spec's history")
+        raise fail(
+            "device",
+            f"this release is of device {doc['device']!r}, not {device!r}",
+            "the history folder belongs to another spec: move it beside that spec, "
+            "or delete it to start this spec's history",
+        )
     try:
         spec = spec_from_canonical(doc.get("spec"), file)
     except CanonicalError as e:
-        raise fail("spec", f"the recorded spec is damaged: {e}",
-                   "restore the file from version control") from None
+        raise fail(
+            "spec", f"the recorded spec is damaged: {e}", "restore the file from version control"
+        ) from None
     if spec.fingerprint != doc["fingerprint"]:
-        raise fail("fingerprint", f"the recorded spec hashes to {spec.fingerprint}, not the recorded "
-                   f"{doc['fingerprint']}: the file was edited", "restore the file from version control")
+        raise fail(
+            "fingerprint",
+            f"the recorded spec hashes to {spec.fingerprint}, not the recorded "
+            f"{doc['fingerprint']}: the file was edited",
+            "restore the file from version control",
+        )
     if spec.device.version != doc["version"] or Path(path).stem != doc["version"]:
-        raise fail("version", f"version {doc['version']!r} does not match the file name or the recorded spec",
-                   f"the file of version {doc['version']} is named {doc['version']}.json")
+        raise fail(
+            "version",
+            f"version {doc['version']!r} does not match the file name or the recorded spec",
+            f"the file of version {doc['version']} is named {doc['version']}.json",
+        )
     return Release(doc["version"], doc["fingerprint"], spec, file)
 
 
@@ -164,8 +194,18 @@ def write_release(spec_path: str | Path, spec: Spec) -> Path:
     return target
 
 
-__all__ = ["FORMAT", "HistoryErrors", "Release", "history_dir", "load_history", "load_release", "major",
-           "release_text", "version_key", "write_release"]
+__all__ = [
+    "FORMAT",
+    "HistoryErrors",
+    "Release",
+    "history_dir",
+    "load_history",
+    "load_release",
+    "major",
+    "release_text",
+    "version_key",
+    "write_release",
+]
 
 
 def releases_of(spec: Spec) -> list[Release]:

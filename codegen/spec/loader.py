@@ -49,10 +49,13 @@ def _read(path: str | Path) -> tuple[str | None, list[SpecError]]:
         line_start = data.rfind(b"\n", 0, e.start) + 1
         line = data.count(b"\n", 0, e.start) + 1
         # The bytes before the bad one decode; columns count characters, as editors do.
-        column = len(data[line_start:e.start].decode("utf-8", "replace")) + 1
+        column = len(data[line_start : e.start].decode("utf-8", "replace")) + 1
         shown = excerpt(data.decode("utf-8", "replace"), line, column)
-        return None, [SpecError(source, line, column, "", "the spec is not valid UTF-8",
-                                "save the file as UTF-8", shown)]
+        return None, [
+            SpecError(
+                source, line, column, "", "the spec is not valid UTF-8", "save the file as UTF-8", shown
+            )
+        ]
 
 
 def load_spec_text(text: str, source: str = "<memory>") -> Spec:

@@ -61,4 +61,3 @@ def device_slug(device_name: str) -> str:
 def device_class(device_name: str) -> str:
     """``xiaozhi-sim`` -> ``XiaozhiSim``: the bindings class backends import."""
     return camel(device_slug(device_name))
-

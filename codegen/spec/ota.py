@@ -27,15 +27,28 @@ def ota_tool() -> Tool:
         "new one does not reconnect.",
         handler=OTA_HANDLER,
         params=(
-            Param(name="allow_downgrade", type="boolean", default=False,
-                  description="install an image whose version is lower than the running one"),
-            Param(name="sha256", type="string", description="SHA-256 of the image, 64 hex digits",
-                  pattern=SHA256_PATTERN),
+            Param(
+                name="allow_downgrade",
+                type="boolean",
+                default=False,
+                description="install an image whose version is lower than the running one",
+            ),
+            Param(
+                name="sha256",
+                type="string",
+                description="SHA-256 of the image, 64 hex digits",
+                pattern=SHA256_PATTERN,
+            ),
             Param(name="size", type="integer", description="size of the image in bytes", minimum=1),
-            Param(name="url", type="string", description="where to download the image (http://)",
-                  max_length=512),
-            Param(name="version", type="string", description="the device version the image carries",
-                  max_length=64),
+            Param(
+                name="url", type="string", description="where to download the image (http://)", max_length=512
+            ),
+            Param(
+                name="version",
+                type="string",
+                description="the device version the image carries",
+                max_length=64,
+            ),
         ),
         returns=Returns(kind="string", description="what was installed; the device reboots next"),
         user_only=True,

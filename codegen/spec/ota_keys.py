@@ -35,19 +35,27 @@ def read_public_key(path: Path) -> bytes:
     if len(data) == RAW_KEY_SIZE:
         return data
     if b"PRIVATE KEY" in data:
-        raise KeyProblem(f"{path} holds a private key; the spec names the public key only (extract it with "
-                         f"`espsecure extract_public_key --version 1 --keyfile KEY.pem PUBLIC.bin`) and the "
-                         "private key stays with the signer")
+        raise KeyProblem(
+            f"{path} holds a private key; the spec names the public key only (extract it with "
+            f"`espsecure extract_public_key --version 1 --keyfile KEY.pem PUBLIC.bin`) and the "
+            "private key stays with the signer"
+        )
     start, end = data.find(_PEM_BEGIN), data.find(_PEM_END)
     if start < 0 or end < start:
-        raise KeyProblem(f"{path} is neither a 64-byte raw P-256 public key nor a PEM `PUBLIC KEY` "
-                         f"({len(data)} bytes)")
+        raise KeyProblem(
+            f"{path} is neither a 64-byte raw P-256 public key nor a PEM `PUBLIC KEY` ({len(data)} bytes)"
+        )
     try:
-        der = base64.b64decode(b"".join(data[start + len(_PEM_BEGIN):end].split()), validate=True)
+        der = base64.b64decode(b"".join(data[start + len(_PEM_BEGIN) : end].split()), validate=True)
     except (binascii.Error, ValueError):
         raise KeyProblem(f"{path}: the PEM block is not valid base64") from None
-    if len(der) != len(_P256_SPKI_PREFIX) + 1 + RAW_KEY_SIZE or not der.startswith(_P256_SPKI_PREFIX) \
-            or der[len(_P256_SPKI_PREFIX)] != 0x04:
-        raise KeyProblem(f"{path} is not an uncompressed ECDSA P-256 (prime256v1) public key; ESP-IDF's "
-                         "signed apps use that curve only")
-    return der[len(_P256_SPKI_PREFIX) + 1:]
+    if (
+        len(der) != len(_P256_SPKI_PREFIX) + 1 + RAW_KEY_SIZE
+        or not der.startswith(_P256_SPKI_PREFIX)
+        or der[len(_P256_SPKI_PREFIX)] != 0x04
+    ):
+        raise KeyProblem(
+            f"{path} is not an uncompressed ECDSA P-256 (prime256v1) public key; ESP-IDF's "
+            "signed apps use that curve only"
+        )
+    return der[len(_P256_SPKI_PREFIX) + 1 :]

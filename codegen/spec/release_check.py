@@ -36,12 +36,22 @@ def breaking_errors(spec: Spec, spec_path: str | Path, last: Release) -> list[Sp
         if not lc.change.breaking:
             continue
         c = lc.change
-        hint = (f"raise device.version's major number ({spec.device.version} -> "
-                f"{next_major(last.version)}) to release a breaking version, or undo the change"
-                + (f"; {c.hint}" if c.hint else ""))
-        errors.append(SpecError(lc.file, lc.line, lc.column, c.path,
-                                f"breaking change since release {last.version}: {c.what} ({c.reason})",
-                                hint, excerpt(text, lc.line, lc.column)))
+        hint = (
+            f"raise device.version's major number ({spec.device.version} -> "
+            f"{next_major(last.version)}) to release a breaking version, or undo the change"
+            + (f"; {c.hint}" if c.hint else "")
+        )
+        errors.append(
+            SpecError(
+                lc.file,
+                lc.line,
+                lc.column,
+                c.path,
+                f"breaking change since release {last.version}: {c.what} ({c.reason})",
+                hint,
+                excerpt(text, lc.line, lc.column),
+            )
+        )
     return errors
 
 

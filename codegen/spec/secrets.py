@@ -75,8 +75,10 @@ class Secrets:
             raise SecretsFileError(f"{self.path}: expected a mapping of `name: value` lines")
         for key, value in root.value:
             if not isinstance(key, yaml.ScalarNode) or not isinstance(value, yaml.ScalarNode):
-                raise SecretsFileError(f"{self.path}:{key.start_mark.line + 1}: expected `name: value` "
-                                       "with a plain value (no list or mapping)")
+                raise SecretsFileError(
+                    f"{self.path}:{key.start_mark.line + 1}: expected `name: value` "
+                    "with a plain value (no list or mapping)"
+                )
             found[str(key.value)] = str(value.value)  # as written: 0123 stays "0123"
         return found
 

@@ -108,8 +108,12 @@ class YamlSyntaxError(Exception):
 # the next line: a key without its colon ("while scanning a simple key"), a quote never
 # closed, a ``{``/``[`` never closed. For those the context mark (where the key, quote or
 # bracket started) is where the user must look. Other errors' problem mark is right.
-_CONTEXT_IS_THE_MISTAKE = ("while scanning a simple key", "while scanning a quoted scalar",
-                           "while parsing a flow mapping", "while parsing a flow sequence")
+_CONTEXT_IS_THE_MISTAKE = (
+    "while scanning a simple key",
+    "while scanning a quoted scalar",
+    "while parsing a flow mapping",
+    "while parsing a flow sequence",
+)
 
 _HINTS = (
     ("could not find expected ':'", "a mapping entry is `key: value`: add the colon (and a space after it)"),
@@ -117,10 +121,14 @@ _HINTS = (
     ("expected ',' or '}'", "close the `{` that starts here with `}`, or separate its entries with commas"),
     ("expected ',' or ']'", "close the `[` that starts here with `]`, or separate its items with commas"),
     ("'\\t'", "YAML indents with spaces, not tabs"),
-    ("unknown escape character",
-     "in double quotes a backslash starts an escape: write \\\\ for a backslash, or use single quotes"),
-    ("mapping values are not allowed here",
-     "check the indentation of this line, or quote a value that contains ': '"),
+    (
+        "unknown escape character",
+        "in double quotes a backslash starts an escape: write \\\\ for a backslash, or use single quotes",
+    ),
+    (
+        "mapping values are not allowed here",
+        "check the indentation of this line, or quote a value that contains ': '",
+    ),
     ("expected <block end>", "check the indentation: this line is not aligned with the entries around it"),
 )
 
@@ -270,7 +278,9 @@ def compose(text: str) -> yaml.Node | None:
         column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
         what = "a NUL byte" if e.character in (0, "\0") else f"character {_char(e.character)}"
         raise YamlSyntaxError(
-            line, column, f"YAML syntax error: {what} is not allowed in YAML text",
+            line,
+            column,
+            f"YAML syntax error: {what} is not allowed in YAML text",
             "remove the character or save the file as plain UTF-8 text",
         ) from None
     except RecursionError:  # a last resort: the nesting limit above comes first

@@ -142,8 +142,9 @@ def _sync_sdkconfig(path: Path, values: dict[str, Optional[str]]) -> bool:
     return False
 
 
-def generate_project(spec_path: Path, outdir: Path, *, log: Log = print,
-                     environ: Optional[dict[str, str]] = None) -> Path:
+def generate_project(
+    spec_path: Path, outdir: Path, *, log: Log = print, environ: Optional[dict[str, str]] = None
+) -> Path:
     """Loads ``spec_path`` and writes its PlatformIO project (:func:`write_project`); returns
     its directory. The front door for scripts and tests; ``codegen`` calls the target."""
     return write_project(BuildContext.load(spec_path, outdir, BuildOptions(log=log)), environ=environ)
@@ -194,7 +195,8 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
         "src/CMakeLists.txt": _component_cmakelists(port, transport, spec.device.ota),
         "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
         "src/idf_component.yml": esp32_transport.component_manifest(
-            (port / "idf_component.yml").read_text(encoding="utf-8"), transport),
+            (port / "idf_component.yml").read_text(encoding="utf-8"), transport
+        ),
         "src/port/mqtt_ca_pem.h": esp32_transport.ca_header(environ),
         "src/handlers.cmake": handlers_cmake(handlers, project / "src"),
     }
@@ -219,16 +221,22 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
             log(f"updated the mcpgen settings in {existing} from the environment")
         if existing.exists() and esp32_transport.sync_choice(existing, transport):
             log(f"set the transport in {existing} to {transport}")
-    log(f"generated PlatformIO project {project} ({len(files)} files, {len(written)} changed, "
-        f"fingerprint {spec.fingerprint}, transport {transport})")
+    log(
+        f"generated PlatformIO project {project} ({len(files)} files, {len(written)} changed, "
+        f"fingerprint {spec.fingerprint}, transport {transport})"
+    )
     secrets = sorted(s.secret for s in spec.firmware if s.secret is not None)
     if secrets:
-        log(f"secrets {', '.join(secrets)} are written only to {project / 'sdkconfig.defaults'} (and the "
-            f"sdkconfig files PlatformIO and idf.py make from it): keep {project} out of version control")
+        log(
+            f"secrets {', '.join(secrets)} are written only to {project / 'sdkconfig.defaults'} (and the "
+            f"sdkconfig files PlatformIO and idf.py make from it): keep {project} out of version control"
+        )
     missing = [name for name, value in values.items() if not value and name != "MCPGEN_WIFI_PASSWORD"]
     if missing and transport != "serial":  # the serial transport needs neither Wi-Fi nor a backend
-        log(f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
-            "(set them and build again, or `pio run -t menuconfig`)")
+        log(
+            f"note: {', '.join(missing)} not set: the firmware will build but ask to be configured at boot "
+            "(set them and build again, or `pio run -t menuconfig`)"
+        )
     return project
 
 
@@ -239,8 +247,10 @@ def _component_cmakelists(port: Path, transport: str, ota: bool) -> str:
     """``src/CMakeLists.txt``: the port's, with the transport's and OTA's requirements in it."""
     text = (port / "CMakeLists.txt").read_text(encoding="utf-8")
     if _REQUIRES_MARK not in text:
-        raise BuildError(f"{port / 'CMakeLists.txt'}: no line {_REQUIRES_MARK.strip()!r} "
-                         "to put the requirements in (the firmware template is damaged: reinstall mcpgen)")
+        raise BuildError(
+            f"{port / 'CMakeLists.txt'}: no line {_REQUIRES_MARK.strip()!r} "
+            "to put the requirements in (the firmware template is damaged: reinstall mcpgen)"
+        )
     return text.replace(_REQUIRES_MARK, esp32_transport.requires_lines(transport, ota))
 
 
@@ -357,10 +367,17 @@ def _tree_bytes(root: Path) -> int:
     return total
 
 
-def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = print,
-                  download_timeout: Optional[float] = None, heartbeat: Optional[float] = None,
-                  started_re: re.Pattern[str] = _BUILD_STARTED, tool: str = "PlatformIO",
-                  download_dir: Optional[Path] = None) -> StreamResult:
+def run_streaming(
+    cmd: Sequence[str],
+    *,
+    cwd: Optional[Path] = None,
+    log: Log = print,
+    download_timeout: Optional[float] = None,
+    heartbeat: Optional[float] = None,
+    started_re: re.Pattern[str] = _BUILD_STARTED,
+    tool: str = "PlatformIO",
+    download_dir: Optional[Path] = None,
+) -> StreamResult:
     """Runs ``cmd`` showing its output live, line by line (``\\r`` progress lines too).
 
     While no line matched ``started_re`` (the download/install phase), the process is
@@ -374,8 +391,13 @@ def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = 
     compiled = 0
     env = dict(os.environ, PYTHONUNBUFFERED="1", PLATFORMIO_DISABLE_PROGRESSBAR="true")
     proc = subprocess.Popen(
-        list(cmd), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        env=env, start_new_session=True,
+        list(cmd),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
     )
     lines: queue.Queue[Optional[str]] = queue.Queue()
 
@@ -418,8 +440,10 @@ def run_streaming(cmd: Sequence[str], *, cwd: Optional[Path] = None, log: Log = 
                     log(f"... {tool} still compiling ({elapsed}, {compiled} files compiled so far)")
                 elif download_dir is not None:
                     got = max(0, _tree_bytes(download_dir) - baseline) / 1e6
-                    log(f"... {tool} still installing the platform/toolchain "
-                        f"({elapsed}, {got:.1f} MB downloaded into {download_dir} so far)")
+                    log(
+                        f"... {tool} still installing the platform/toolchain "
+                        f"({elapsed}, {got:.1f} MB downloaded into {download_dir} so far)"
+                    )
                 else:
                     log(f"... {tool} still working ({elapsed})")
                 last = now
@@ -480,8 +504,10 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
     """``pio run -d PROJECT -e BOARD [extra]`` with live output and the offline guard."""
     pio = pio_command()
     if pio is None:
-        log("PlatformIO is not installed: pip install 'mcpgen[esp32]' (or: pip install platformio; "
-            "then `pio --version` should work).")
+        log(
+            "PlatformIO is not installed: pip install 'mcpgen[esp32]' (or: pip install platformio; "
+            "then `pio --version` should work)."
+        )
         log(next_steps(project, board))
         return 1
     installed = platform_installed()
@@ -489,12 +515,15 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
     limit = DOWNLOAD_TIMEOUT if reachable else OFFLINE_TIMEOUT
     if not installed:
         state = "reachable" if reachable else "NOT reachable"
-        log(f"PlatformIO will first install the espressif32 platform and toolchain "
-            f"(registry {state}; giving it {limit:.0f} s to start building)")
+        log(
+            f"PlatformIO will first install the espressif32 platform and toolchain "
+            f"(registry {state}; giving it {limit:.0f} s to start building)"
+        )
     cmd = [*pio, "run", "-d", str(project), "-e", board, *extra]
     log("$ " + " ".join(cmd))
-    res = run_streaming(cmd, log=log, download_timeout=limit,
-                        download_dir=None if installed else pio_core_dir())
+    res = run_streaming(
+        cmd, log=log, download_timeout=limit, download_dir=None if installed else pio_core_dir()
+    )
     if res.returncode == 0 and not res.timed_out:
         return 0
     if not res.build_started and not installed:
@@ -504,8 +533,15 @@ def pio_run(project: Path, board: str, extra: Sequence[str] = (), *, log: Log = 
     return 1
 
 
-def build_esp32(spec_path: Path, outdir: Path, board: str, *, log: Log = print, run_pio: bool = True,
-                pio_args: Sequence[str] = ()) -> int:
+def build_esp32(
+    spec_path: Path,
+    outdir: Path,
+    board: str,
+    *,
+    log: Log = print,
+    run_pio: bool = True,
+    pio_args: Sequence[str] = (),
+) -> int:
     """Loads ``spec_path`` and builds ``board`` (:func:`build_board`); returns an exit code.
     The front door for scripts and tests; ``codegen`` calls the target."""
     ctx = BuildContext.load(spec_path, outdir, BuildOptions(log=log, run_pio=run_pio))

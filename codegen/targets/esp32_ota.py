@@ -64,14 +64,14 @@ def signed_sdkconfig(spec: Spec) -> str:
     if signing is None:
         return ""
     lines = [
-        "# device.ota.public_key (docs/ota.md, \"Signed images\"): ESP-IDF verifies each update's",
+        '# device.ota.public_key (docs/ota.md, "Signed images"): ESP-IDF verifies each update\'s',
         "# ECDSA signature block before it can boot; codegen ota --sign-key signs the images.",
         "CONFIG_SECURE_SIGNED_APPS_NO_SECURE_BOOT=y",
         "CONFIG_SECURE_SIGNED_APPS_ECDSA_SCHEME=y",
         "CONFIG_SECURE_SIGNED_ON_UPDATE_NO_SECURE_BOOT=y",
         "# CONFIG_SECURE_SIGNED_ON_BOOT_NO_SECURE_BOOT is not set",
         "# CONFIG_SECURE_BOOT_BUILD_SIGNED_BINARIES is not set",
-        f"CONFIG_SECURE_BOOT_VERIFICATION_KEY=\"{VERIFICATION_KEY}\"",
+        f'CONFIG_SECURE_BOOT_VERIFICATION_KEY="{VERIFICATION_KEY}"',
         "# Anti-rollback: the bootloader boots no app whose secure_version is below the eFuse's.",
         "CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK=y",
         f"CONFIG_BOOTLOADER_APP_SECURE_VERSION={signing.secure_version}",

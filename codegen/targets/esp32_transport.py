@@ -51,23 +51,35 @@ _CHOICE = re.compile(r"^(# )?CONFIG_MCPGEN_TRANSPORT_(WEBSOCKET|MQTT|SERIAL)[= ]
 # ESP-IDF components each part of the port includes headers of, beyond the common ones every
 # component gets (freertos, esp_hw_support, esp_system, log, ...): (component, why).
 _REQUIRES_ALWAYS: tuple[tuple[str, str], ...] = ()  # nvs_flash is in the port's CMakeLists.txt
-_REQUIRES_WIFI = (("esp_wifi", "the Wi-Fi station"), ("esp_netif", "its network interface"),
-                  ("esp_event", "Wi-Fi and IP events"))
+_REQUIRES_WIFI = (
+    ("esp_wifi", "the Wi-Fi station"),
+    ("esp_netif", "its network interface"),
+    ("esp_event", "Wi-Fi and IP events"),
+)
 REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {
     "websocket": (*_REQUIRES_WIFI, ("mbedtls", "esp_crt_bundle_attach for wss://")),
-    "mqtt": (*_REQUIRES_WIFI, ("mqtt", "esp-mqtt: ESP-IDF's up to 5.5, the registry's from 6.0"),
-             ("mbedtls", "esp_crt_bundle_attach for mqtts://"),
-             ("tcp_transport", "esp_transport.h: TCP_NODELAY on the broker socket"),
-             ("lwip", "lwip/sockets.h")),
+    "mqtt": (
+        *_REQUIRES_WIFI,
+        ("mqtt", "esp-mqtt: ESP-IDF's up to 5.5, the registry's from 6.0"),
+        ("mbedtls", "esp_crt_bundle_attach for mqtts://"),
+        ("tcp_transport", "esp_transport.h: TCP_NODELAY on the broker socket"),
+        ("lwip", "lwip/sockets.h"),
+    ),
     # Both drivers: the port is chosen in Kconfig (the console's by default), after requirements.
-    "serial": (("esp_driver_uart", "driver/uart.h, MCPGEN_SERIAL_UART0"),
-               ("esp_driver_usb_serial_jtag", "driver/usb_serial_jtag.h, MCPGEN_SERIAL_USB_SERIAL_JTAG")),
+    "serial": (
+        ("esp_driver_uart", "driver/uart.h, MCPGEN_SERIAL_UART0"),
+        ("esp_driver_usb_serial_jtag", "driver/usb_serial_jtag.h, MCPGEN_SERIAL_USB_SERIAL_JTAG"),
+    ),
 }
 REQUIRES_OTA: tuple[tuple[str, str], ...] = (
-    ("esp_https_ota", "the download"), ("esp_http_client", "its HTTP client"),
-    ("app_update", "esp_ota_ops.h: slots and rollback"), ("bootloader_support", "the image checks"),
-    ("esp_app_format", "esp_app_desc_t"), ("esp_partition", "the slots"),
-    ("esp_timer", "the rollback deadline and the reboot"), ("mbedtls", "SHA-256 of the image"),
+    ("esp_https_ota", "the download"),
+    ("esp_http_client", "its HTTP client"),
+    ("app_update", "esp_ota_ops.h: slots and rollback"),
+    ("bootloader_support", "the image checks"),
+    ("esp_app_format", "esp_app_desc_t"),
+    ("esp_partition", "the slots"),
+    ("esp_timer", "the rollback deadline and the reboot"),
+    ("mbedtls", "SHA-256 of the image"),
 )
 # The first ESP-IDF release with every component a transport requires (its git tags):
 # esp_driver_uart and esp_driver_usb_serial_jtag were split out of `driver` in v5.3; the
@@ -91,8 +103,11 @@ def requires_lines(transport: str, ota: bool) -> str:
     label = f"the {transport} transport"
     lines = []
     for name, why in component_requirements(transport, ota):
-        owner = "device.ota" if ota and name in dict(REQUIRES_OTA) and name not in dict(REQUIRES[transport]) \
+        owner = (
+            "device.ota"
+            if ota and name in dict(REQUIRES_OTA) and name not in dict(REQUIRES[transport])
             else label
+        )
         lines.append(f"                  {name}  # {owner}: {why}")
     return "\n".join(lines) if lines else "                  # no other component"
 
@@ -102,8 +117,9 @@ def component_manifest(template: str, transport: str) -> str:
     dependency of every transport): ``idf`` becomes the first ESP-IDF release that has the
     transport's components, and only the registry components it uses are kept, each with
     the comment lines above it."""
-    keep = {"websocket": {"espressif/esp_websocket_client"}, "mqtt": {"espressif/mqtt"},
-            "serial": set()}[transport]
+    keep = {"websocket": {"espressif/esp_websocket_client"}, "mqtt": {"espressif/mqtt"}, "serial": set()}[
+        transport
+    ]
     head: list[str] = []
     blocks: list[tuple[str, list[str]]] = []  # (dependency, its comment and entry lines)
     pending: list[str] = []
@@ -121,8 +137,10 @@ def component_manifest(template: str, transport: str) -> str:
             pending = []
         elif blocks:  # an indented continuation of the entry above
             blocks[-1][1].append(line)
-    body = [f'  idf: ">={MIN_IDF[transport]}"  # the first release with every component the '
-            f"{transport} transport requires"]
+    body = [
+        f'  idf: ">={MIN_IDF[transport]}"  # the first release with every component the '
+        f"{transport} transport requires"
+    ]
     for name, lines in blocks:
         if name in keep:
             body += lines
@@ -144,13 +162,17 @@ def transport_of(environ: Optional[dict[str, str]] = None) -> str:
     if not chosen:
         return url_says or "websocket"
     if chosen not in TRANSPORTS:
-        raise BuildError(f"MCPGEN_TRANSPORT={chosen!r}: expected one of {', '.join(TRANSPORTS)}\n"
-                         "  fix: export MCPGEN_TRANSPORT=mqtt (or websocket, or serial), or leave it unset "
-                         "to follow the scheme of MCPGEN_BACKEND_URL")
+        raise BuildError(
+            f"MCPGEN_TRANSPORT={chosen!r}: expected one of {', '.join(TRANSPORTS)}\n"
+            "  fix: export MCPGEN_TRANSPORT=mqtt (or websocket, or serial), or leave it unset "
+            "to follow the scheme of MCPGEN_BACKEND_URL"
+        )
     if chosen != "serial" and url_says is not None and url_says != chosen:
         want = "mqtt:// or mqtts://" if chosen == "mqtt" else "ws:// or wss://"
-        raise BuildError(f"MCPGEN_TRANSPORT={chosen} but MCPGEN_BACKEND_URL={url!r} is a {url_says} URL\n"
-                         f"  fix: give a {want} URL, or change MCPGEN_TRANSPORT")
+        raise BuildError(
+            f"MCPGEN_TRANSPORT={chosen} but MCPGEN_BACKEND_URL={url!r} is a {url_says} URL\n"
+            f"  fix: give a {want} URL, or change MCPGEN_TRANSPORT"
+        )
     return chosen
 
 
@@ -165,8 +187,9 @@ def _bool(name: str, value: Optional[str], default: bool) -> bool:
     raise BuildError(f"{name}={value!r}: expected y or n")
 
 
-def sdkconfig_lines(transport: str, environ: Optional[dict[str, str]],
-                    quote: Callable[[str], str]) -> list[str]:
+def sdkconfig_lines(
+    transport: str, environ: Optional[dict[str, str]], quote: Callable[[str], str]
+) -> list[str]:
     """The ``sdkconfig.defaults`` lines of the transport (``quote`` makes a Kconfig string)."""
     env = _env(environ)
     lines = [f"CONFIG_MCPGEN_TRANSPORT_{transport.upper()}=y"]
@@ -186,9 +209,11 @@ def _serial_lines(env: dict[str, str]) -> list[str]:
     port = (env.get("MCPGEN_SERIAL_PORT") or "").strip().lower()
     if port:
         if port not in SERIAL_PORTS:
-            raise BuildError(f"MCPGEN_SERIAL_PORT={port!r}: expected one of {', '.join(SERIAL_PORTS)}\n"
-                             "  fix: export MCPGEN_SERIAL_PORT=uart0 (or usb_serial_jtag on an ESP32-C3/S3), "
-                             "or leave it unset for the console's port")
+            raise BuildError(
+                f"MCPGEN_SERIAL_PORT={port!r}: expected one of {', '.join(SERIAL_PORTS)}\n"
+                "  fix: export MCPGEN_SERIAL_PORT=uart0 (or usb_serial_jtag on an ESP32-C3/S3), "
+                "or leave it unset for the console's port"
+            )
         # Only the chosen line: the other option does not exist on every chip (no
         # USB-Serial-JTAG on the ESP32), and a choice needs no "is not set" lines.
         lines.append(f"CONFIG_MCPGEN_SERIAL_{SERIAL_PORTS[port]}=y")
@@ -208,20 +233,23 @@ def ca_header(environ: Optional[dict[str, str]] = None) -> str:
         try:
             pem = Path(path).read_text(encoding="ascii")
         except (OSError, UnicodeDecodeError) as exc:
-            raise BuildError(f"MCPGEN_MQTT_CA_FILE={path}: cannot read it ({exc})\n"
-                             "  fix: point it at the broker's CA certificate in PEM form") from exc
+            raise BuildError(
+                f"MCPGEN_MQTT_CA_FILE={path}: cannot read it ({exc})\n"
+                "  fix: point it at the broker's CA certificate in PEM form"
+            ) from exc
         if "-----BEGIN CERTIFICATE-----" not in pem:
-            raise BuildError(f"MCPGEN_MQTT_CA_FILE={path}: no '-----BEGIN CERTIFICATE-----' in it "
-                             "(PEM expected)\n  fix: convert a DER certificate with "
-                             "`openssl x509 -inform der -in CA.der -out CA.pem`")
+            raise BuildError(
+                f"MCPGEN_MQTT_CA_FILE={path}: no '-----BEGIN CERTIFICATE-----' in it "
+                "(PEM expected)\n  fix: convert a DER certificate with "
+                "`openssl x509 -inform der -in CA.der -out CA.pem`"
+            )
     body = "".join(f'    "{line}\\n"\n' for line in pem.splitlines() if line.strip())
     source = f"from {Path(path).name}" if path else "none: MCPGEN_MQTT_CA_FILE was not set"
     return (
         "// Generated by codegen (esp32_transport.py): the MQTT broker's CA certificate for\n"
         f"// mqtts:// ({source}). Empty: the public CA bundle is used.\n"
         "#pragma once\n\n"
-        "static const char kMcpgenMqttCaPem[] =\n"
-        + (body if body else '    ""\n') + "    ;\n"
+        "static const char kMcpgenMqttCaPem[] =\n" + (body if body else '    ""\n') + "    ;\n"
     )
 
 
@@ -234,8 +262,11 @@ def sync_choice(path: Path, transport: str) -> bool:
     text = path.read_text(encoding="utf-8")
 
     def line(name: str) -> str:
-        return f"CONFIG_MCPGEN_TRANSPORT_{name}=y" if name == transport.upper() else \
-            f"# CONFIG_MCPGEN_TRANSPORT_{name} is not set"
+        return (
+            f"CONFIG_MCPGEN_TRANSPORT_{name}=y"
+            if name == transport.upper()
+            else f"# CONFIG_MCPGEN_TRANSPORT_{name} is not set"
+        )
 
     if _CHOICE.search(text):
         new = _CHOICE.sub(lambda m: line(m.group(2)) + ("\n" if m.group(0).endswith("\n") else ""), text)

@@ -37,9 +37,21 @@ from typing import Optional
 import yaml
 
 # The keywords of idf_component_register whose values are lists.
-REGISTER_KEYWORDS = ("SRCS", "SRC_DIRS", "EXCLUDE_SRCS", "INCLUDE_DIRS", "PRIV_INCLUDE_DIRS", "REQUIRES",
-                     "PRIV_REQUIRES", "LDFRAGMENTS", "EMBED_FILES", "EMBED_TXTFILES", "KCONFIG",
-                     "KCONFIG_PROJBUILD", "WHOLE_ARCHIVE")
+REGISTER_KEYWORDS = (
+    "SRCS",
+    "SRC_DIRS",
+    "EXCLUDE_SRCS",
+    "INCLUDE_DIRS",
+    "PRIV_INCLUDE_DIRS",
+    "REQUIRES",
+    "PRIV_REQUIRES",
+    "LDFRAGMENTS",
+    "EMBED_FILES",
+    "EMBED_TXTFILES",
+    "KCONFIG",
+    "KCONFIG_PROJBUILD",
+    "WHOLE_ARCHIVE",
+)
 
 # What the stand-in project.cmake prints: the variables ESP-IDF's __project_init reads.
 _REPORT = "mcpgen-layout:"
@@ -68,8 +80,9 @@ def _evaluate(project: Path, cmake: str, extra: Optional[Sequence[Path]]) -> dic
     """The component-directory variables after the top-level CMakeLists.txt has run."""
     exe = shutil.which(cmake)
     if exe is None:
-        raise LayoutError(f"{cmake} not found: it evaluates {project / 'CMakeLists.txt'} "
-                          "(apt-get install cmake)")
+        raise LayoutError(
+            f"{cmake} not found: it evaluates {project / 'CMakeLists.txt'} (apt-get install cmake)"
+        )
     with tempfile.TemporaryDirectory(prefix="mcpgen-layout-") as tmp:
         stand_in = Path(tmp) / "tools" / "cmake" / "project.cmake"
         stand_in.parent.mkdir(parents=True)
@@ -78,16 +91,19 @@ def _evaluate(project: Path, cmake: str, extra: Optional[Sequence[Path]]) -> dic
         if extra is not None:  # as PlatformIO's espidf builder passes it
             cmd.append("-DEXTRA_COMPONENT_DIRS:PATH=" + ";".join(str(p) for p in extra))
         cmd += ["-P", str(project / "CMakeLists.txt")]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=project,
-                              env=dict(os.environ, IDF_PATH=tmp))
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, cwd=project, env=dict(os.environ, IDF_PATH=tmp)
+        )
     values: dict[str, list[str]] = {}
     for line in proc.stderr.splitlines():
         if line.startswith(_REPORT):
-            name, _, value = line[len(_REPORT):].partition("=")
+            name, _, value = line[len(_REPORT) :].partition("=")
             values[name] = [v for v in value.split(";") if v]
     if proc.returncode != 0 or "EXTRA_COMPONENT_DIRS" not in values:
-        raise LayoutError(f"{project / 'CMakeLists.txt'}: cmake -P did not reach project() "
-                          f"(exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        raise LayoutError(
+            f"{project / 'CMakeLists.txt'}: cmake -P did not reach project() "
+            f"(exit {proc.returncode}):\n{proc.stderr[-2000:]}"
+        )
     return values
 
 
@@ -100,8 +116,9 @@ def _component_dir(path: Path) -> list[Path]:
     return [p.resolve() for p in sorted(path.iterdir()) if (p / "CMakeLists.txt").is_file()]
 
 
-def idf_component_dirs(project: Path, *, cmake: str = "cmake",
-                       extra: Optional[Sequence[Path]] = None) -> list[Path]:
+def idf_component_dirs(
+    project: Path, *, cmake: str = "cmake", extra: Optional[Sequence[Path]] = None
+) -> list[Path]:
     """The project's own component directories as ESP-IDF's ``__project_init`` finds them.
 
     ``extra``: ``EXTRA_COMPONENT_DIRS`` given on the command line (PlatformIO's ``-D``); None
@@ -113,8 +130,11 @@ def idf_component_dirs(project: Path, *, cmake: str = "cmake",
     if values.get("COMPONENT_DIRS"):
         candidates = [project / d for d in values["COMPONENT_DIRS"]]
     else:
-        candidates = [project / "main", *(project / d for d in values["EXTRA_COMPONENT_DIRS"]),
-                      project / "components"]
+        candidates = [
+            project / "main",
+            *(project / d for d in values["EXTRA_COMPONENT_DIRS"]),
+            project / "components",
+        ]
     for candidate in candidates:
         for comp in _component_dir(candidate):
             if comp not in found:
@@ -122,8 +142,9 @@ def idf_component_dirs(project: Path, *, cmake: str = "cmake",
     return found
 
 
-def extra_component_dirs(project: Path, *, cmake: str = "cmake",
-                         extra: Optional[Sequence[Path]] = None) -> list[Path]:
+def extra_component_dirs(
+    project: Path, *, cmake: str = "cmake", extra: Optional[Sequence[Path]] = None
+) -> list[Path]:
     """``EXTRA_COMPONENT_DIRS`` as ESP-IDF receives it, each entry resolved (duplicates kept)."""
     return [(project / d).resolve() for d in _evaluate(project, cmake, extra)["EXTRA_COMPONENT_DIRS"]]
 
@@ -166,5 +187,7 @@ def manifest_dependencies(component: Path) -> dict[str, str]:
     deps = data.get("dependencies") or {}
     if not isinstance(deps, dict):
         raise LayoutError(f"{manifest}: 'dependencies' is not a mapping")
-    return {str(name): str(spec.get("version", "*") if isinstance(spec, dict) else spec)
-            for name, spec in deps.items()}
+    return {
+        str(name): str(spec.get("version", "*") if isinstance(spec, dict) else spec)
+        for name, spec in deps.items()
+    }

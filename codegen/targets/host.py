@@ -72,10 +72,10 @@ def ws_available(cxx: str = "g++") -> bool:
     the package, and ``--ws`` exits 2 with the same advice.
     """
     probe = "#include <libwebsockets.h>\n"
-    proc = subprocess.run([cxx, "-x", "c++", "-E", "-o", os.devnull, "-"], input=probe, capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [cxx, "-x", "c++", "-E", "-o", os.devnull, "-"], input=probe, capture_output=True, text=True
+    )
     return proc.returncode == 0
-
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,9 @@ def build_host(
     return compile_simulator(ctx, cxx=cxx, extra_flags=extra_flags, jobs=jobs)
 
 
-def compile_simulator(ctx: BuildContext, *, cxx: str = "g++", extra_flags: Sequence[str] = (),
-                      jobs: int = 0) -> Path:
+def compile_simulator(
+    ctx: BuildContext, *, cxx: str = "g++", extra_flags: Sequence[str] = (), jobs: int = 0
+) -> Path:
     """Generates and compiles the host simulator of ``ctx.spec``; returns the executable.
 
     ``extra_flags`` (e.g. ``-DMCPGEN_RESPONSE_BUFFER_SIZE=512``) are added to every

@@ -141,6 +141,7 @@ def linked_sizes(map_file: Path, objects: Sequence[Path], target: MachineLike = 
         pending = None
     return totals
 
+
 def _run(cmd: Sequence[str], what: str) -> None:
     proc = subprocess.run(list(cmd), capture_output=True, text=True)
     if proc.returncode != 0:

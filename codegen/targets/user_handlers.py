@@ -100,9 +100,7 @@ def _code_of(path: Path, seen: set[Path], depth: int = 0) -> str:
 
 def _defines(code: str, tool: Tool) -> bool:
     struct = re.escape(cpp_args_struct(tool.handler))
-    pattern = (
-        rf"\b{re.escape(tool.handler)}\s*\(\s*(?:\[\[[^\]]*\]\]\s*)?(?:const\s+)?(?:::)?{struct}\b"
-    )
+    pattern = rf"\b{re.escape(tool.handler)}\s*\(\s*(?:\[\[[^\]]*\]\]\s*)?(?:const\s+)?(?:::)?{struct}\b"
     return re.search(pattern, code) is not None
 
 
@@ -203,12 +201,16 @@ class StaleMember:
 
     def format(self) -> str:
         if self.renamed_to:
-            fix = (f"parameter `{self.member}` of tool `{self.tool}` is now `{self.renamed_to}`: "
-                   f"read `args.{self.renamed_to}` instead of `args.{self.member}`")
+            fix = (
+                f"parameter `{self.member}` of tool `{self.tool}` is now `{self.renamed_to}`: "
+                f"read `args.{self.renamed_to}` instead of `args.{self.member}`"
+            )
         else:
             have = ", ".join(f"`{p}`" for p in self.params) or "none"
-            fix = (f"tool `{self.tool}` has no parameter `{self.member}` any more (its parameters: {have}): "
-                   f"read one of those, or put `{self.member}` back in the spec")
+            fix = (
+                f"tool `{self.tool}` has no parameter `{self.member}` any more (its parameters: {have}): "
+                f"read one of those, or put `{self.member}` back in the spec"
+            )
         return (
             f"{self.file}:{self.line}: handler `{self.handler}` reads `args.{self.member}`, which "
             f"`{self.struct}` no longer has;\n    {fix}"
@@ -242,7 +244,7 @@ def stale_members(spec: Spec, path: Path) -> list[StaleMember]:
             tool = tools.get(m.group(2))
             if tool is None or m.group(1) != tool.handler:
                 continue
-            param = re.match(r"\s*(?:\[\[[^\]]*\]\]\s*)?([A-Za-z_]\w*)", code[m.end():])
+            param = re.match(r"\s*(?:\[\[[^\]]*\]\]\s*)?([A-Za-z_]\w*)", code[m.end() :])
             end = _body_end(code, m.end())
             if param is None or end < 0:
                 continue
@@ -257,8 +259,18 @@ def stale_members(spec: Spec, path: Path) -> list[StaleMember]:
                 if member in fields or any(s.member == member and s.handler == tool.handler for s in out):
                     continue
                 line = code.count("\n", 0, body_start + r.start()) + 1
-                out.append(StaleMember(tool.handler, tool.name, m.group(2), member,
-                                       unread[0] if len(unread) == 1 else "", tuple(fields), str(file), line))
+                out.append(
+                    StaleMember(
+                        tool.handler,
+                        tool.name,
+                        m.group(2),
+                        member,
+                        unread[0] if len(unread) == 1 else "",
+                        tuple(fields),
+                        str(file),
+                        line,
+                    )
+                )
     return out
 
 
@@ -302,8 +314,13 @@ class MissingHandler:
 class MissingHandlersError(BuildError):
     """Raised before compiling when the handlers file lacks handlers; ``missing`` lists them."""
 
-    def __init__(self, handlers: Path, spec_path: Path, missing: Iterable[MissingHandler],
-                 orphans: Iterable[OrphanedHandler] = ()) -> None:
+    def __init__(
+        self,
+        handlers: Path,
+        spec_path: Path,
+        missing: Iterable[MissingHandler],
+        orphans: Iterable[OrphanedHandler] = (),
+    ) -> None:
         self.handlers = handlers
         self.missing = list(missing)
         self.orphans = list(orphans)

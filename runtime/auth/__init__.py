@@ -81,9 +81,7 @@ class Authenticator(Protocol):
         ...
 
 
-async def authenticate(
-    auth: Optional[Authenticator], handshake: Handshake, logger: logging.Logger
-) -> bool:
+async def authenticate(auth: Optional[Authenticator], handshake: Handshake, logger: logging.Logger) -> bool:
     """Whether ``auth`` (None: anyone) accepts ``handshake``; one that raises refuses (logged)."""
     if auth is None:
         return True
@@ -218,8 +216,10 @@ class HmacAuth:
                     "the token is in the old (pre-version-1) HmacAuth format, which is no longer "
                     f"accepted because its kinds could be confused; {_REISSUE}"
                 )
-            raise TokenRejected(f"not an HmacAuth token (expected '{TOKEN_PREFIX}.p.<sig>' or "
-                                f"'{TOKEN_PREFIX}.e.<expiry>.<sig>')")
+            raise TokenRejected(
+                f"not an HmacAuth token (expected '{TOKEN_PREFIX}.p.<sig>' or "
+                f"'{TOKEN_PREFIX}.e.<expiry>.<sig>')"
+            )
         if len(parts) == 3 and parts[1] == _PERMANENT:
             if not self.allow_permanent:
                 raise TokenRejected("permanent tokens are disabled here; use an expiring token")
@@ -232,8 +232,10 @@ class HmacAuth:
         ):
             expiry, sig = parts[2], parts[3]
         else:
-            raise TokenRejected(f"malformed {TOKEN_PREFIX} token (expected '{TOKEN_PREFIX}.p.<sig>' or "
-                                f"'{TOKEN_PREFIX}.e.<expiry>.<sig>')")
+            raise TokenRejected(
+                f"malformed {TOKEN_PREFIX} token (expected '{TOKEN_PREFIX}.p.<sig>' or "
+                f"'{TOKEN_PREFIX}.e.<expiry>.<sig>')"
+            )
         # Check the signature before the expiry so the answer to a forged token never
         # depends on the clock, and compare in constant time.
         # Every secret is tried (no early exit), so timing does not tell which one matched.
@@ -280,8 +282,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not secret:
-        print(f"error: give --secret-file FILE or set the shared secret in the environment variable "
-              f"{args.secret_env}", file=sys.stderr)
+        print(
+            f"error: give --secret-file FILE or set the shared secret in the environment variable "
+            f"{args.secret_env}",
+            file=sys.stderr,
+        )
         return 2
     expiry = None if args.expires_in is None else int(time.time()) + args.expires_in
     print(HmacAuth(secret).token_for(args.device_id, expiry))

@@ -299,7 +299,9 @@ class DeviceSources:
             given = args.device_id[index] if index < len(args.device_id) else None
             try:
                 device = await runtime.connect_process(
-                    shlex.split(command), call_timeout=args.call_timeout, device_id=given,
+                    shlex.split(command),
+                    call_timeout=args.call_timeout,
+                    device_id=given,
                     fingerprint=fingerprint,
                 )
             except Exception as exc:

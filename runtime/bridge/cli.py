@@ -212,9 +212,9 @@ async def run(args: argparse.Namespace) -> int:
                 port=args.port,
                 path=args.path,
                 allowed_origins=args.allowed_origin,
-                allowed_hosts=None if args.allowed_host is None else [
-                    *default_allowed_hosts(args.host), *args.allowed_host
-                ],
+                allowed_hosts=None
+                if args.allowed_host is None
+                else [*default_allowed_hosts(args.host), *args.allowed_host],
                 client_token=args.client_token,
                 body_timeout=args.body_timeout,
                 header_timeout=args.header_timeout,

@@ -57,7 +57,14 @@ Emit = Callable[[dict[str, Any]], Awaitable[None]]
 TOOLS_CHANGED = notification("notifications/tools/list_changed")
 """Sent to every MCP client session when a device's tools change."""
 LOG_LEVELS: tuple[str, ...] = (
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
 )
 """MCP logging levels (RFC 5424 order, least severe first)."""
 MAX_SUBSCRIPTIONS = 1024

@@ -56,8 +56,13 @@ def no_capability(tool: str, ask: HumanAsk) -> str:
 
 
 async def ask_person(
-    tool: str, label: str, input_schema: Any, ask: HumanAsk, arguments: Mapping[str, Any],
-    send: Ask, timeout: float | None,
+    tool: str,
+    label: str,
+    input_schema: Any,
+    ask: HumanAsk,
+    arguments: Mapping[str, Any],
+    send: Ask,
+    timeout: float | None,
 ) -> Outcome:
     """Ask the person through ``send``; the merged arguments, or why the call is not made.
     ``arguments`` (the model's) must already be checked: none of them is asked of the person."""

@@ -108,7 +108,6 @@ def _accepts(accept: str, wanted: str) -> bool:
     return False
 
 
-
 class StreamableHttpApp:
     """An ASGI application serving a :class:`Bridge` at one MCP endpoint.
 
@@ -384,8 +383,10 @@ class StreamableHttpApp:
         if method == "initialize" and is_request:
             await self._initialize(scope, body, receive, send)
             return
-        if isinstance(method, str) and is_request and (
-            Bridge.is_modern(method, params) or header_version in MODERN_VERSIONS
+        if (
+            isinstance(method, str)
+            and is_request
+            and (Bridge.is_modern(method, params) or header_version in MODERN_VERSIONS)
         ):
             await self._post_modern(scope, headers, body, payload, params, receive, send)
             return
@@ -690,9 +691,7 @@ async def serve_http(
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
     )
-    await serve_uvicorn(
-        app, sock, close=app.close, header_timeout=header_timeout, ready=ready, stop=stop
-    )
+    await serve_uvicorn(app, sock, close=app.close, header_timeout=header_timeout, ready=ready, stop=stop)
 
 
 async def serve_uvicorn(

@@ -25,6 +25,7 @@ if not cython.compiled:  # the compiled build cimports these (deadlines.pxd)
     def _install_send(cls: type, step: Any, done: Any) -> None:
         """The compiled build points ``cls``'s ``am_send`` slot at ``step`` (deadlines.pxd)."""
 
+
 _INF = float("inf")
 
 

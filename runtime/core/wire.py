@@ -248,7 +248,10 @@ class EmbeddedResource:
         if not isinstance(other, EmbeddedResource):
             return NotImplemented
         return (self.uri, self.mime_type, self.text, self.blob_base64) == (
-            other.uri, other.mime_type, other.text, other.blob_base64
+            other.uri,
+            other.mime_type,
+            other.text,
+            other.blob_base64,
         )
 
     def __hash__(self) -> int:

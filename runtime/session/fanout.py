@@ -246,8 +246,12 @@ class Fanout:
         self._failed: list[tuple[int, BaseException]] = []
         self._busy = False
         if others:
-            log.warning("fan-out: %d of %d devices report another spec fingerprint than %r",
-                        others, len(pairs), fingerprint)
+            log.warning(
+                "fan-out: %d of %d devices report another spec fingerprint than %r",
+                others,
+                len(pairs),
+                fingerprint,
+            )
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -316,7 +320,12 @@ class Fanout:
         return FanoutResults(self.keys, run.values, run.errors)
 
     def _send_all(
-        self, loop: asyncio.AbstractEventLoop, run: _Run, name: str, arguments: dict, kind: int,
+        self,
+        loop: asyncio.AbstractEventLoop,
+        run: _Run,
+        name: str,
+        arguments: dict,
+        kind: int,
         timeout: Optional[float],
     ) -> None:
         """Writes every device's frame (the per-device loop: keep it lean) and sets the timers."""
@@ -326,8 +335,9 @@ class Fanout:
             if dev.closed:
                 run.settle_error(i, dev.disconnected_error())
             else:
-                self._spawn_single(loop, run, i, dev, name, arguments, kind,
-                                   dev.call_timeout if timeout is None else timeout)
+                self._spawn_single(
+                    loop, run, i, dev, name, arguments, kind, dev.call_timeout if timeout is None else timeout
+                )
         tail = rpcsession.tools_call_tail(name, arguments)
         for i, dev, encode, session, send_now, slot in run.entries:
             if dev.closed:
@@ -360,8 +370,15 @@ class Fanout:
             run.finish()
 
     def _spawn_single(
-        self, loop: asyncio.AbstractEventLoop, run: _Run, i: int, dev: Any, name: str,
-        arguments: dict, kind: int, t: Optional[float],
+        self,
+        loop: asyncio.AbstractEventLoop,
+        run: _Run,
+        i: int,
+        dev: Any,
+        name: str,
+        arguments: dict,
+        kind: int,
+        t: Optional[float],
     ) -> None:
         """A device whose transport awaits its sends: a single call in a task, its outcome
         put in a slot of its own (the task may end after the run)."""

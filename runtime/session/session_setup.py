@@ -153,6 +153,7 @@ async def setup(
     device.expected_fingerprint = _expected(fingerprint, device.fingerprint)
     check_fingerprint(device, fingerprint, policy)
 
+
 async def _initialize(device: SetupTarget, params: dict, timeout: float, retry: Optional[float]) -> Any:
     if not retry:
         return await device.request("initialize", params, timeout=timeout)
@@ -165,6 +166,7 @@ async def _initialize(device: SetupTarget, params: dict, timeout: float, retry: 
         except DeviceTimeout:
             if loop.time() >= deadline:
                 raise
+
 
 def check_fingerprint(device: SetupTarget, expected: Fingerprints, policy: Policy) -> None:
     """``expected`` may hold every released fingerprint (policy compatible): a device on
@@ -190,6 +192,7 @@ def check_fingerprint(device: SetupTarget, expected: Fingerprints, policy: Polic
         expected if isinstance(expected, str) else sorted(accepted(expected)),
     )
     device.dynamic = True
+
 
 async def list_tools(device: SetupTarget, *, timeout: Optional[float] = None) -> list[ToolInfo]:
     """Reads every ``tools/list`` page (``withUserTools: true``); the device applies the list."""

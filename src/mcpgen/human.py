@@ -193,9 +193,7 @@ def merge(
     return merged
 
 
-def human_values(
-    tool: str, human: Any, names: tuple[str, ...], required: tuple[str, ...]
-) -> dict[str, Any]:
+def human_values(tool: str, human: Any, names: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
     """The ``human=`` mapping of a typed binding (or ``Device.call``), checked: only the
     parameters asked of the person (``names``), each of ``required`` present. Their values are
     then checked by the tool's ordinary validation. Raises :class:`HumanValueError`."""

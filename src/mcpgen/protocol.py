@@ -25,7 +25,16 @@ DEFAULT_PROTOCOL_VERSION = "2024-11-05"
 #: The device core's ``ReturnKind`` enum and the codec's ``KINDS`` name the same kinds.
 #: ``content`` is the list form (``returns: [text, image]``): several content items.
 RETURN_KINDS: tuple[str, ...] = (
-    "boolean", "integer", "number", "string", "object", "image", "audio", "resource", "content", "none"
+    "boolean",
+    "integer",
+    "number",
+    "string",
+    "object",
+    "image",
+    "audio",
+    "resource",
+    "content",
+    "none",
 )
 #: The kinds of one item of a ``content`` result, in the order error messages list them
 #: (MCP content types: ``text``, ``image``, ``audio``, ``resource`` for an embedded resource).

@@ -28,10 +28,24 @@ def test_worker_count_follows_the_descriptor_limit() -> None:
 def test_quick_scale_run(tmp_path: Path) -> None:
     out = tmp_path / "scale.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.scale", "--quick", "--devices", "200", "--workers", "2",
-         "--emulators", "2", "--echo", "--json", str(out),
-         # a before/after row, here the same code
-         "--baseline-fanout", str(REPO / "runtime" / "session" / "fanout.py")],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.scale",
+            "--quick",
+            "--devices",
+            "200",
+            "--workers",
+            "2",
+            "--emulators",
+            "2",
+            "--echo",
+            "--json",
+            str(out),
+            # a before/after row, here the same code
+            "--baseline-fanout",
+            str(REPO / "runtime" / "session" / "fanout.py"),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -53,8 +67,12 @@ def test_quick_scale_run(tmp_path: Path) -> None:
     user, system = fan["median_user_system"]["broadcast"]
     # (either part may be 0 in so short a run: the kernel charges CPU time by ticks)
     assert user >= 0 and system >= 0 and user + system > 0
-    assert set(fan["ratios"]) >= {"fanout_vs_echo", "broadcast_vs_echo", "fanout_vs_broadcast",
-                                  "fanout_vs_baseline_fanout"}
+    assert set(fan["ratios"]) >= {
+        "fanout_vs_echo",
+        "broadcast_vs_echo",
+        "fanout_vs_broadcast",
+        "fanout_vs_baseline_fanout",
+    }
 
 
 def test_a_missing_baseline_fanout_is_refused_before_anything_starts(tmp_path: Path) -> None:
@@ -62,6 +80,9 @@ def test_a_missing_baseline_fanout_is_refused_before_anything_starts(tmp_path: P
     for extra, expected in (([], "add --echo"), (["--echo"], "is not a file")):
         proc = subprocess.run(
             [sys.executable, "-m", "benchmarks.scale", "--quick", "--baseline-fanout", str(missing), *extra],
-            cwd=REPO, capture_output=True, text=True, timeout=60,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert proc.returncode == 2 and expected in proc.stderr, proc.stderr

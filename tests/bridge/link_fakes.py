@@ -140,8 +140,13 @@ async def mqtt_device(port: int, device_id: str, stop: asyncio.Event, prefix: st
             await client.publish(up, json.dumps(envelope).encode(), qos=1)
 
         async def hello() -> None:
-            greeting = {"type": "hello", "version": 3, "transport": "mqtt", "features": {"mcp": True},
-                        "client_id": f"dev-{device_id}"}
+            greeting = {
+                "type": "hello",
+                "version": 3,
+                "transport": "mqtt",
+                "features": {"mcp": True},
+                "client_id": f"dev-{device_id}",
+            }
             await client.publish(up, json.dumps(greeting).encode(), qos=1)
 
         await client.subscribe(down, qos=1)

@@ -21,6 +21,7 @@ DEVICE_CMD = shlex.join([sys.executable, str(HERE / "fake_device_proc.py")])
 def _runtime_ready() -> bool:
     try:
         from mcpgen import runtime
+
         return callable(getattr(runtime, "connect_process", None))
     except Exception:
         return False
@@ -54,8 +55,18 @@ async def test_cli_stdio_with_process_device(mode: str) -> None:
 async def test_cli_device_command_after_a_double_dash_keeps_its_words() -> None:
     """``-- CMD ARG...``: what MCP Inspector's argument list (which splits a quoted
     --device-cmd at its spaces) cannot break; the device's own options stay its own."""
-    argv = ["-m", "mcpgen.runtime.bridge", "--transport", "stdio", "--log-level", "WARNING",
-            "--", sys.executable, str(HERE / "fake_device_proc.py"), "--stock-camera"]
+    argv = [
+        "-m",
+        "mcpgen.runtime.bridge",
+        "--transport",
+        "stdio",
+        "--log-level",
+        "WARNING",
+        "--",
+        sys.executable,
+        str(HERE / "fake_device_proc.py"),
+        "--stock-camera",
+    ]
     params = StdioServerParameters(command=sys.executable, args=argv, env=subprocess_env())
     async with Client(params, mode="legacy", read_timeout_seconds=20) as client:
         photo = await client.call_tool("self__camera__take_photo", {})  # only with --stock-camera

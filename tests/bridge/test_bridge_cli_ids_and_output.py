@@ -50,9 +50,17 @@ async def test_device_id_option_and_two_devices_of_one_firmware() -> None:
 
 async def test_more_device_ids_than_commands_is_refused() -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "mcpgen.runtime.bridge", "--device-cmd", DEVICE_CMD,
-        "--device-id", "a", "--device-id", "b",
-        stderr=asyncio.subprocess.PIPE, env=subprocess_env(),
+        sys.executable,
+        "-m",
+        "mcpgen.runtime.bridge",
+        "--device-cmd",
+        DEVICE_CMD,
+        "--device-id",
+        "a",
+        "--device-id",
+        "b",
+        stderr=asyncio.subprocess.PIPE,
+        env=subprocess_env(),
     )
     _, err = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 2 and b"2 --device-id for 1 --device-cmd" in err
@@ -62,8 +70,17 @@ async def codegen_bridge_lines(*flags: str, until: str) -> list[str]:
     """Run ``codegen bridge --transport http`` (as ``python -m mcpgen``), read its stderr
     until a line matching ``until`` (or 20 s), then stop it."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "mcpgen", "bridge", "--transport", "http", "--port", "0", *flags,
-        stderr=asyncio.subprocess.PIPE, env=subprocess_env(),
+        sys.executable,
+        "-m",
+        "mcpgen",
+        "bridge",
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        *flags,
+        stderr=asyncio.subprocess.PIPE,
+        env=subprocess_env(),
     )
     assert proc.stderr is not None
     lines: list[str] = []

@@ -232,12 +232,14 @@ def test_stdio_modern_requests_and_errors() -> None:
     }
     old = {**meta, "io.modelcontextprotocol/protocolVersion": "2025-06-18"}
     volume_3 = {"name": "self__audio_speaker__set_volume", "arguments": {"volume": 3}}
-    out = run_stdio([
-        req("server/discover", {"_meta": meta}, 1),
-        req("server/discover", {}, 2),
-        req("tools/list", {"_meta": old}, 3),
-        req("tools/call", {**volume_3, "_meta": meta}, 4),
-    ])
+    out = run_stdio(
+        [
+            req("server/discover", {"_meta": meta}, 1),
+            req("server/discover", {}, 2),
+            req("tools/list", {"_meta": old}, 3),
+            req("tools/call", {**volume_3, "_meta": meta}, 4),
+        ]
+    )
     by_id = {m.get("id"): m for m in out}
     assert by_id[1]["result"]["supportedVersions"] == ["2026-07-28"]
     assert by_id[1]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcpgen-bridge"

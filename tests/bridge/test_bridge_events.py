@@ -223,8 +223,12 @@ async def test_modern_listen_delivers_resource_updates_for_events(http_bridge: H
     }
     uri = "mcpgen://devices/sim-1/events"
     wanted = {"resourceSubscriptions": [uri, "https://elsewhere.example/x"]}
-    listen = {"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
-              "params": {"_meta": meta, "notifications": wanted}}
+    listen = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": wanted},
+    }
     headers = {
         "Accept": "application/json, text/event-stream",
         "Content-Type": "application/json",
@@ -319,5 +323,6 @@ async def test_a_device_refusing_a_subscription_is_quoted_without_the_code_again
         uri = "mcpgen://devices/lamp/lamp://icon.png"
         answer = await client.request(req("resources/subscribe", {"uri": uri}, id=2))
     assert answer["error"] == {
-        "code": -32602, "message": "Invalid params: resource icon does not support subscribe"
+        "code": -32602,
+        "message": "Invalid params: resource icon does not support subscribe",
     }  # not "[-32602] Invalid params: ..."

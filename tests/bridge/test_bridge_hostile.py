@@ -61,14 +61,18 @@ async def test_duplicate_keys_are_refused_before_anything_reaches_a_device(http_
     async with httpx.AsyncClient(timeout=10) as c:
         r = await c.post(http_bridge.url, content=json.dumps(INIT), headers=HEADERS)
         sid = r.headers["mcp-session-id"]
-    body = ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":'
-            '{"name":"self__light__set_rgb","name":"self__reboot","arguments":{"r":1,"g":2,"b":3}}}')
+    body = (
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":'
+        '{"name":"self__light__set_rgb","name":"self__reboot","arguments":{"r":1,"g":2,"b":3}}}'
+    )
     r = await post_raw(http_bridge.url, body, **{"Mcp-Session-Id": sid})
     assert r.status_code == 400
     error = r.json()["error"]
     assert error["code"] == -32600 and "duplicate key 'name'" in error["message"]
-    nested_dup = ('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":'
-                  '{"name":"self__light__set_rgb","arguments":{"r":1,"r":200,"g":2,"b":3}}}')
+    nested_dup = (
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":'
+        '{"name":"self__light__set_rgb","arguments":{"r":1,"r":200,"g":2,"b":3}}}'
+    )
     r = await post_raw(http_bridge.url, nested_dup, **{"Mcp-Session-Id": sid})
     assert r.status_code == 400 and r.json()["error"]["code"] == -32600
     assert http_bridge.device.calls == []
@@ -93,7 +97,7 @@ async def test_stalled_upload_gets_408_and_the_connection_is_closed() -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
             f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, text/event-stream\r\n"
-            "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":".encode()
+            'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":'.encode()
         )
         await writer.drain()
         # Before: no answer at all, the connection stayed open for as long as the client liked.
@@ -109,8 +113,14 @@ async def test_stalled_upload_gets_408_and_the_connection_is_closed() -> None:
 
 async def test_host_header_must_name_this_bridge(http_bridge: HttpBridge) -> None:
     port = http_bridge.port
-    for host in ["evil.example", f"evil.example:{port}", f"127.0.0.1:{port + 1}", f"localhost:{port}x",
-                 "[::1", ""]:
+    for host in [
+        "evil.example",
+        f"evil.example:{port}",
+        f"127.0.0.1:{port + 1}",
+        f"localhost:{port}x",
+        "[::1",
+        "",
+    ]:
         r = await post_raw(http_bridge.url, json.dumps(INIT), Host=host)
         assert r.status_code == 421, host
         assert r.json()["error"]["code"] == -32600 and "--allowed-host" in r.json()["error"]["message"]

@@ -202,8 +202,14 @@ async def test_origin_validation() -> None:
         # Issue 18: any localhost port used to count as local; a page on another port is
         # another origin (another program), so only the bridge's own origin and the
         # configured ones pass.
-        for origin in ["https://evil.example", "http://localhost:3000", f"http://127.0.0.1:{port + 1}",
-                       "http://127.0.0.1", "null", f"https://127.0.0.1:{port}"]:
+        for origin in [
+            "https://evil.example",
+            "http://localhost:3000",
+            f"http://127.0.0.1:{port + 1}",
+            "http://127.0.0.1",
+            "null",
+            f"https://127.0.0.1:{port}",
+        ]:
             r = await post(c, url, init_msg(), Origin=origin)
             assert r.status_code == 403, origin
             assert r.json()["error"]["code"] == -32600 and r.json()["id"] is None

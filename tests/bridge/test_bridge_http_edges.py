@@ -42,11 +42,18 @@ async def test_a_session_accepts_any_supported_version_header_concurrently(http_
     # named another supported version (2025-03-26), which the transport spec allows.
     async with httpx.AsyncClient(timeout=10) as c:
         sid = await open_session(c, http_bridge.url, "2025-11-25")
-        replies = await asyncio.gather(*(
-            post(c, http_bridge.url, rpc("tools/list", {}, id=i), Mcp_Session_Id=sid,
-                 MCP_Protocol_Version="2025-03-26")
-            for i in range(3)
-        ))
+        replies = await asyncio.gather(
+            *(
+                post(
+                    c,
+                    http_bridge.url,
+                    rpc("tools/list", {}, id=i),
+                    Mcp_Session_Id=sid,
+                    MCP_Protocol_Version="2025-03-26",
+                )
+                for i in range(3)
+            )
+        )
         assert [r.status_code for r in replies] == [200, 200, 200]
         assert sorted(r.json()["id"] for r in replies) == [0, 1, 2]
         for r in replies:
@@ -55,8 +62,9 @@ async def test_a_session_accepts_any_supported_version_header_concurrently(http_
             # answered in the session's version: tool _meta exists from 2025-06-18 on
             assert all(t["_meta"]["io.mcpgen/device"] == "sim-1" for t in tools)
         for unknown in ["1999-01-01", "2025-13-01", "2026-07-28x"]:
-            r = await post(c, http_bridge.url, rpc("tools/list", {}), Mcp_Session_Id=sid,
-                           MCP_Protocol_Version=unknown)
+            r = await post(
+                c, http_bridge.url, rpc("tools/list", {}), Mcp_Session_Id=sid, MCP_Protocol_Version=unknown
+            )
             assert r.status_code == 400, unknown
             error = r.json()["error"]
             assert error["code"] == -32600 and "2025-11-25" in error["message"]

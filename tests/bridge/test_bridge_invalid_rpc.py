@@ -60,9 +60,13 @@ def test_each_invalid_message_is_classified() -> None:
         refusal = invalid_message(json.loads(line))
         assert refusal is not None, line
         assert refusal["error"]["code"] == -32600 and refusal["id"] == answer_id, line
-    for ok in (PING, INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-               {"jsonrpc": "2.0", "id": "a", "result": {}},
-               {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "m"}}):
+    for ok in (
+        PING,
+        INIT,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "a", "result": {}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "m"}},
+    ):
         assert invalid_message(ok) is None, ok
 
 
@@ -83,12 +87,14 @@ def test_stdio_answers_every_invalid_message_and_keeps_serving() -> None:
 
 def test_stdio_batch_members_that_are_invalid_are_answered_in_the_batch() -> None:
     init = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}}
-    out = run_stdio([
-        json.dumps(init),
-        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-        '[1,{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":8.5,"method":"ping"}]',
-        "[1,2]",
-    ])
+    out = run_stdio(
+        [
+            json.dumps(init),
+            '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+            '[1,{"jsonrpc":"2.0","id":8,"method":"ping"},{"jsonrpc":"2.0","id":8.5,"method":"ping"}]',
+            "[1,2]",
+        ]
+    )
     batches = [m for m in out if isinstance(m, list)]
     assert len(batches) == 2
     mixed = next(b for b in batches if len(b) == 3)

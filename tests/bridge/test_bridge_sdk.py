@@ -142,8 +142,12 @@ async def test_stdio_modern_listen_grants_only_what_the_bridge_has() -> None:
         "promptsListChanged": True,
         "resourceSubscriptions": [uri, "file:///etc/passwd"],
     }
-    listen = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
-              "params": {"_meta": meta, "notifications": wanted}}
+    listen = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": wanted},
+    }
     os.write(in_w, json.dumps(listen).encode() + b"\n")
     try:
         ack = await next_message()

@@ -20,12 +20,22 @@ NEW_TOOL = """
 """
 
 
-def codegen(*args: str, cwd: Optional[Path] = None, input: Optional[str] = None,
-            timeout: float = 300, env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess[str]:
+def codegen(
+    *args: str,
+    cwd: Optional[Path] = None,
+    input: Optional[str] = None,
+    timeout: float = 300,
+    env: Optional[dict[str, str]] = None,
+) -> subprocess.CompletedProcess[str]:
     """``python -m mcpgen ARGS`` (the ``codegen`` command) in ``cwd``; output captured."""
     return subprocess.run(
         [sys.executable, "-m", "mcpgen", *args],
-        cwd=cwd or REPO, capture_output=True, text=True, timeout=timeout, input=input, env=env,
+        cwd=cwd or REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
+        env=env,
     )
 
 

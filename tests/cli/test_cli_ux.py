@@ -17,8 +17,19 @@ from cli_testlib import NEW_TOOL, SPECS, codegen, copy_spec, line_of
 from mcpgen.codegen.cli import build_parser
 
 FAKE_DEVICE = Path(__file__).resolve().parents[1] / "bridge" / "fake_device_proc.py"
-COMMANDS = ["check", "generate", "new", "build", "run", "flash", "monitor", "demo", "selftest", "bridge",
-            "console"]
+COMMANDS = [
+    "check",
+    "generate",
+    "new",
+    "build",
+    "run",
+    "flash",
+    "monitor",
+    "demo",
+    "selftest",
+    "bridge",
+    "console",
+]
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -41,9 +52,12 @@ def test_every_argument_has_help_and_every_command_takes_verbose_and_quiet(comma
     mine = [a for a in sub._actions if a.dest not in ("help",)]
     if command not in ("bridge", "console"):  # theirs are the runtime's (runtime/bridge, runtime/console)
         for action in mine:
-            assert "e.g." in action.help or "default" in action.help or action.dest in (
-                "verbose", "quiet") or isinstance(action, argparse._StoreTrueAction), (
-                f"{command} {action.dest}: no example in {action.help!r}")
+            assert (
+                "e.g." in action.help
+                or "default" in action.help
+                or action.dest in ("verbose", "quiet")
+                or isinstance(action, argparse._StoreTrueAction)
+            ), f"{command} {action.dest}: no example in {action.help!r}"
     assert "examples:" in (sub.epilog or "")
 
 
@@ -99,8 +113,16 @@ def _one_line_error(proc, *needles: str) -> None:  # noqa: ANN001
         assert needle in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("command", [["check"], ["build"], ["run", "--target", "host"],
-                                     ["flash", "--port", "/dev/null"], ["generate", "-o", "out"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check"],
+        ["build"],
+        ["run", "--target", "host"],
+        ["flash", "--port", "/dev/null"],
+        ["generate", "-o", "out"],
+    ],
+)
 def test_missing_spec_file_is_one_line(tmp_path: Path, command: list[str]) -> None:
     name, *rest = command
     proc = codegen(name, str(tmp_path / "nope.yaml"), *rest, cwd=tmp_path)
@@ -111,18 +133,22 @@ def test_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     spec = copy_spec(tmp_path)
     _one_line_error(codegen("generate", str(spec), "-o", str(spec / "out")), "Not a directory")
     if os.path.isdir("/sys/kernel"):  # even root may not create directories in sysfs
-        _one_line_error(codegen("generate", str(spec), "-o", "/sys/kernel/mcpgen-test/out"),
-                        "permission denied")
+        _one_line_error(
+            codegen("generate", str(spec), "-o", "/sys/kernel/mcpgen-test/out"), "permission denied"
+        )
 
 
 def test_missing_compiler_is_one_line(tmp_path: Path) -> None:
     spec = copy_spec(tmp_path)
     env = dict(os.environ, PATH="/nonexistent")
-    _one_line_error(codegen("build", str(spec), "-o", str(tmp_path / "o"), env=env),
-                    "g++ not found", "apt-get")
+    _one_line_error(
+        codegen("build", str(spec), "-o", str(tmp_path / "o"), env=env), "g++ not found", "apt-get"
+    )
     env = dict(os.environ, MCPGEN_ARM_PREFIX="no-such-")
-    _one_line_error(codegen("build", str(spec), "--target", "qemu", "-o", str(tmp_path / "q"), env=env),
-                    "no-such-g++ not found")
+    _one_line_error(
+        codegen("build", str(spec), "--target", "qemu", "-o", str(tmp_path / "q"), env=env),
+        "no-such-g++ not found",
+    )
 
 
 @pytest.mark.parametrize("command", [("bridge", "--transport", "http"), ("console",)])
@@ -131,8 +157,15 @@ def test_busy_port_is_one_line(tmp_path: Path, command: tuple[str, ...]) -> None
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        proc = codegen(*command, "--port", str(port), "-q",
-                       "--device-cmd", shlex.join([sys.executable, str(FAKE_DEVICE)]), timeout=60)
+        proc = codegen(
+            *command,
+            "--port",
+            str(port),
+            "-q",
+            "--device-cmd",
+            shlex.join([sys.executable, str(FAKE_DEVICE)]),
+            timeout=60,
+        )
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("codegen: error:")]
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr
     assert f"port 127.0.0.1:{port} busy" in lines[0]
@@ -144,14 +177,25 @@ def test_a_device_that_dies_at_start_is_one_line(tmp_path: Path) -> None:
         pytest.skip("g++ not installed")
     spec = copy_spec(tmp_path)
     handlers = tmp_path / "desk_lamp_handlers.cpp"
-    handlers.write_text(handlers.read_text() + "\n#include <stdlib.h>\nnamespace {\nstruct Boom {\n"
-                        "  Boom() { exit(3); }\n} g_boom;\n}  // namespace\n")
+    handlers.write_text(
+        handlers.read_text() + "\n#include <stdlib.h>\nnamespace {\nstruct Boom {\n"
+        "  Boom() { exit(3); }\n} g_boom;\n}  // namespace\n"
+    )
     proc = codegen("run", str(spec), "--target", "host", "-q", "-o", str(tmp_path / "o"))
     _one_line_error(proc, "device: DeviceDisconnected", "process")
 
 
 def test_flash_without_images_is_one_line_even_quiet(tmp_path: Path) -> None:
     spec = copy_spec(tmp_path)
-    proc = codegen("flash", str(spec), "--port", "socket://127.0.0.1:1", "--esptool", "-q",
-                   "-o", str(tmp_path / "o"), cwd=tmp_path)
+    proc = codegen(
+        "flash",
+        str(spec),
+        "--port",
+        "socket://127.0.0.1:1",
+        "--esptool",
+        "-q",
+        "-o",
+        str(tmp_path / "o"),
+        cwd=tmp_path,
+    )
     _one_line_error(proc, "no built esp32 images", "build first: codegen build")

@@ -29,8 +29,9 @@ def test_bash_loads_the_script() -> None:
     ]
 
 
-@pytest.mark.parametrize(("shell", "marker"), [("zsh", "#compdef codegen mcpgen"),
-                                               ("fish", "complete --command codegen")])
+@pytest.mark.parametrize(
+    ("shell", "marker"), [("zsh", "#compdef codegen mcpgen"), ("fish", "complete --command codegen")]
+)
 def test_zsh_and_fish_scripts(shell: str, marker: str) -> None:
     proc = codegen("completion", shell)
     assert proc.returncode == 0, proc.stderr
@@ -52,14 +53,17 @@ def _tab(line: str, tmp_path: Path) -> list[str]:
     wrapper.chmod(0o755)
     script = codegen("completion", "bash").stdout
     words = line.split(" ")
-    drive = (f'eval "$1"; COMP_LINE="{line}"; COMP_POINT={len(line)}; COMP_WORDS=({" ".join(words)} "" ); '
-             f"COMP_CWORD={len(words) - (0 if line.endswith(' ') else 1)}; COMP_TYPE=9; "
-             '_python_argcomplete codegen; printf "%s\\n" "${COMPREPLY[@]}"')
+    drive = (
+        f'eval "$1"; COMP_LINE="{line}"; COMP_POINT={len(line)}; COMP_WORDS=({" ".join(words)} "" ); '
+        f"COMP_CWORD={len(words) - (0 if line.endswith(' ') else 1)}; COMP_TYPE=9; "
+        '_python_argcomplete codegen; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
     if not line.endswith(" "):
         drive = drive.replace(' "" )', " )")
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = subprocess.run([BASH, "-c", drive, "_", script], capture_output=True, text=True, timeout=120,
-                          env=env, cwd=REPO)
+    proc = subprocess.run(
+        [BASH, "-c", drive, "_", script], capture_output=True, text=True, timeout=120, env=env, cwd=REPO
+    )
     assert proc.returncode == 0, proc.stderr
     return sorted(w.strip() for w in proc.stdout.splitlines() if w.strip())
 

@@ -29,29 +29,47 @@ class Tool:
 class Device:
     """The part of the runtime's Device the console reads for these commands."""
 
-    tools: list[Tool] = field(default_factory=lambda: [
-        Tool("self.light.set_rgb", {"properties": {"r": {}, "g": {}, "b": {}}}),
-        Tool("self.light.set_power", {"properties": {"on": {}}}),
-        Tool("self.light.get_state", {"properties": {}}),
-    ])
+    tools: list[Tool] = field(
+        default_factory=lambda: [
+            Tool("self.light.set_rgb", {"properties": {"r": {}, "g": {}, "b": {}}}),
+            Tool("self.light.set_power", {"properties": {"on": {}}}),
+            Tool("self.light.get_state", {"properties": {}}),
+        ]
+    )
 
 
 COMPLETER = ConsoleCompleter.for_tools(Device().tools)
 
 
 def test_first_word_commands_and_tools() -> None:
-    assert COMPLETER.candidates("") == ["call", "help", "log", "ping", "quit", "schema",
-                                        "self.light.get_state", "self.light.set_power", "self.light.set_rgb",
-                                        "tools"]
-    assert COMPLETER.candidates("s") == ["schema", "self.light.get_state", "self.light.set_power",
-                                         "self.light.set_rgb"]
+    assert COMPLETER.candidates("") == [
+        "call",
+        "help",
+        "log",
+        "ping",
+        "quit",
+        "schema",
+        "self.light.get_state",
+        "self.light.set_power",
+        "self.light.set_rgb",
+        "tools",
+    ]
+    assert COMPLETER.candidates("s") == [
+        "schema",
+        "self.light.get_state",
+        "self.light.set_power",
+        "self.light.set_rgb",
+    ]
     assert COMPLETER.candidates("self.light.set_") == ["self.light.set_power", "self.light.set_rgb"]
 
 
 def test_tool_names_after_call_and_schema() -> None:
     assert COMPLETER.candidates("call self.light.g") == ["self.light.get_state"]
-    assert COMPLETER.candidates("schema ") == ["self.light.get_state", "self.light.set_power",
-                                               "self.light.set_rgb"]
+    assert COMPLETER.candidates("schema ") == [
+        "self.light.get_state",
+        "self.light.set_power",
+        "self.light.set_rgb",
+    ]
 
 
 def test_parameters_not_yet_given() -> None:
@@ -75,8 +93,15 @@ def _run(lines: list[str]) -> list[str]:
 
 
 def test_did_you_mean_for_an_unknown_tool_and_command() -> None:
-    out = _run(["call self.light.set_rbg r=1", "schema self.ligth.get_state", "self.light.set_powr on=true",
-                "tols", "frobnicate"])
+    out = _run(
+        [
+            "call self.light.set_rbg r=1",
+            "schema self.ligth.get_state",
+            "self.light.set_powr on=true",
+            "tols",
+            "frobnicate",
+        ]
+    )
     assert out == [
         "no tool 'self.light.set_rbg'; did you mean `self.light.set_rgb`? (`tools` lists them)",
         "no tool 'self.ligth.get_state'; did you mean `self.light.get_state`? (`tools` lists them)",
@@ -117,12 +142,20 @@ def test_tab_completes_on_a_terminal(tmp_path: Path) -> None:
     assert codegen("build", str(spec), "-o", out, "--no-compile-bindings", "-q").returncode == 0
     screen, rc = _pty_session(
         [sys.executable, "-m", "mcpgen", "run", str(spec), "--target", "host", "-i", "-q", "-o", out],
-        tmp_path, _env(tmp_path),
-        [b"self.light.get_st\t\r", b"call self.light.set_po\ton=true\r", b"self.light.set_rgb r\t1 g=2 b=3\r",
-         b"\x04"],
+        tmp_path,
+        _env(tmp_path),
+        [
+            b"self.light.get_st\t\r",
+            b"call self.light.set_po\ton=true\r",
+            b"self.light.set_rgb r\t1 g=2 b=3\r",
+            b"\x04",
+        ],
     )
     assert rc == 0, screen
     history = (tmp_path / "history").read_text().splitlines()
-    assert history[-3:] == ["self.light.get_state ", "call self.light.set_power on=true",
-                            "self.light.set_rgb r=1 g=2 b=3"]
+    assert history[-3:] == [
+        "self.light.get_state ",
+        "call self.light.set_power on=true",
+        "self.light.set_rgb r=1 g=2 b=3",
+    ]
     assert '-> {"on"' in screen and "-> true" in screen

@@ -16,11 +16,45 @@ KEYWORD = "max_length"
 # Where the grep does not look: the lists themselves, history, build output and caches.
 SKIP_FILES = {"CONTRIBUTING.md", "CHANGELOG.md"}
 SKIP_DIRS = {"build", "dist", "out", "__pycache__", "node_modules"}
-TEXT = {".py", ".pyx", ".pxd", ".h", ".hpp", ".cpp", ".cc", ".c", ".S", ".ld", ".md", ".j2", ".yaml",
-        ".yml", ".json", ".toml", ".txt", ".cfg", ".ini", ".sh", ".projbuild"}
+TEXT = {
+    ".py",
+    ".pyx",
+    ".pxd",
+    ".h",
+    ".hpp",
+    ".cpp",
+    ".cc",
+    ".c",
+    ".S",
+    ".ld",
+    ".md",
+    ".j2",
+    ".yaml",
+    ".yml",
+    ".json",
+    ".toml",
+    ".txt",
+    ".cfg",
+    ".ini",
+    ".sh",
+    ".projbuild",
+}
 # A repository path written in the lists: `folder/.../file.ext`, `folder/.../` or a dotfile.
-ROOTS = {"codegen", "runtime", "firmware_template", "toolspec", "tests", "docs", "benchmarks", "scripts",
-         "src", ".importlinter", "pyproject.toml", "CHANGELOG.md", "README.md"}
+ROOTS = {
+    "codegen",
+    "runtime",
+    "firmware_template",
+    "toolspec",
+    "tests",
+    "docs",
+    "benchmarks",
+    "scripts",
+    "src",
+    ".importlinter",
+    "pyproject.toml",
+    "CHANGELOG.md",
+    "README.md",
+}
 NAMED = re.compile(r"`((?:[\w.-]+/)+(?:[\w.<>-]+)?|\.importlinter|[\w-]+\.md)`")
 
 

@@ -10,8 +10,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _run(script: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["bash", "-c", f"set -euo pipefail; log() {{ echo \"==> $*\" >&2; }}; . scripts/passes.sh; {script}"],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
+        ["bash", "-c", f'set -euo pipefail; log() {{ echo "==> $*" >&2; }}; . scripts/passes.sh; {script}'],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -19,7 +22,7 @@ def test_a_failing_pass_does_not_hide_the_next_and_the_command_fails() -> None:
     done = REPO / "build" / "passes-probe"
     done.parent.mkdir(exist_ok=True)
     done.unlink(missing_ok=True)
-    r = _run(f'run_pass first false; run_pass second touch {done}; report_passes')
+    r = _run(f"run_pass first false; run_pass second touch {done}; report_passes")
     assert done.exists(), "the second pass did not run after the first failed"
     assert r.returncode == 1
     assert "FAILED  first (exit 1" in r.stderr

@@ -39,8 +39,9 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _build(spec: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return codegen("build", str(spec), "--target", "esp32s3", "--no-pio", "-o", str(tmp_path / "out"),
-                   cwd=tmp_path)
+    return codegen(
+        "build", str(spec), "--target", "esp32s3", "--no-pio", "-o", str(tmp_path / "out"), cwd=tmp_path
+    )
 
 
 def _cmake_sources(project: Path, tmp_path: Path) -> list[Path]:
@@ -49,9 +50,18 @@ def _cmake_sources(project: Path, tmp_path: Path) -> list[Path]:
     (probe / "CMakeLists.txt").write_text(FAKE_IDF)
     out = tmp_path / "sources.txt"
     proc = subprocess.run(
-        ["cmake", "-S", str(probe), "-B", str(probe / "b"), f"-DMCPGEN_SRC={project / 'src'}",
-         f"-DMCPGEN_OUT={out}"],
-        capture_output=True, text=True, timeout=120,
+        [
+            "cmake",
+            "-S",
+            str(probe),
+            "-B",
+            str(probe / "b"),
+            f"-DMCPGEN_SRC={project / 'src'}",
+            f"-DMCPGEN_OUT={out}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return [Path(line) for line in out.read_text().splitlines()]
@@ -83,8 +93,12 @@ def test_pio_project_config_names_the_handlers_file(tmp_path: Path) -> None:
 
     pio = pio_command()
     assert pio is not None
-    out = subprocess.run([*pio, "project", "config", "-d", str(project), "--json-output"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [*pio, "project", "config", "-d", str(project), "--json-output"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     sections = {name: dict(options) for name, options in json.loads(out.stdout)}
     rel = sections["env"]["custom_mcpgen_handlers"]

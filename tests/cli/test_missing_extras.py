@@ -21,19 +21,35 @@ CASES = [
     ("console", [sys.executable, "-m", "mcpgen.runtime.console", "--device-cmd", "true"], {}),
     ("bridge", [sys.executable, "-m", "mcpgen", "bridge", "--device-cmd", "true"], {}),
     ("console", [sys.executable, "-m", "mcpgen", "console", "--device-cmd", "true"], {}),
-    ("serial", [sys.executable, "-c",
-                "import asyncio\nfrom mcpgen.runtime import connect_serial\n"
-                "asyncio.run(connect_serial('/dev/null'))"], {}),
-    ("mqtt", [sys.executable, "-c",
-              "import asyncio\nfrom mcpgen.runtime import MqttGateway\n"
-              "asyncio.run(MqttGateway('127.0.0.1', 1).start())"], {}),
+    (
+        "serial",
+        [
+            sys.executable,
+            "-c",
+            "import asyncio\nfrom mcpgen.runtime import connect_serial\n"
+            "asyncio.run(connect_serial('/dev/null'))",
+        ],
+        {},
+    ),
+    (
+        "mqtt",
+        [
+            sys.executable,
+            "-c",
+            "import asyncio\nfrom mcpgen.runtime import MqttGateway\n"
+            "asyncio.run(MqttGateway('127.0.0.1', 1).start())",
+        ],
+        {},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("extra", "argv", "extra_env"), CASES,
-                         ids=[f"{c[0]}:{' '.join(c[1][1:3])}" for c in CASES])
-def test_a_missing_extra_ends_in_its_one_line(tmp_path: Path, extra: str, argv: list[str],
-                                              extra_env: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("extra", "argv", "extra_env"), CASES, ids=[f"{c[0]}:{' '.join(c[1][1:3])}" for c in CASES]
+)
+def test_a_missing_extra_ends_in_its_one_line(
+    tmp_path: Path, extra: str, argv: list[str], extra_env: dict[str, str]
+) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("MCPGEN_PURE_PYTHON", "MCPGEN_EXPECT_COMPILED")}
     env = without_extra({**env, **extra_env}, tmp_path / "site", extra)
     proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
@@ -45,7 +61,12 @@ def test_a_missing_extra_ends_in_its_one_line(tmp_path: Path, extra: str, argv: 
 
 def test_the_traceback_is_there_when_asked_for(tmp_path: Path) -> None:
     env = without_extra(dict(os.environ, MCPGEN_TRACEBACK="1"), tmp_path / "site", "bridge")
-    proc = subprocess.run([sys.executable, "-c", "import mcpgen.runtime.bridge"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import mcpgen.runtime.bridge"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "Traceback" in proc.stderr
     assert "pip install 'mcpgen-runtime[bridge]'" in proc.stderr.splitlines()[-1]

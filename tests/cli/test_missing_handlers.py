@@ -56,23 +56,41 @@ def test_add_missing_handlers_appends_a_stub_and_the_build_links(tmp_path: Path)
     spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
     handlers = tmp_path / "desk_lamp_handlers.cpp"
     before = handlers.read_bytes()
-    proc = codegen("build", str(spec), "--target", "host", "-o", str(tmp_path / "out"),
-                   "--no-compile-bindings", "--add-missing-handlers", cwd=tmp_path)
+    proc = codegen(
+        "build",
+        str(spec),
+        "--target",
+        "host",
+        "-o",
+        str(tmp_path / "out"),
+        "--no-compile-bindings",
+        "--add-missing-handlers",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "added a stub for self.fan.set_speed" in proc.stdout
     counts = re.findall(r"\[(\d+)/(\d+)\] compiled ", proc.stdout)  # the compile counts its units
     assert counts and counts[-1][0] == counts[-1][1] and int(counts[-1][1]) >= 8, proc.stdout
     after = handlers.read_bytes()
     assert after.startswith(before), "the user's code is kept byte for byte"
-    added = after[len(before):].decode()
+    added = after[len(before) :].decode()
     assert "fan_set_speed([[maybe_unused]] const FanSetSpeedArgs& args" in added
     assert 'Result::Error("self.fan.set_speed is not implemented yet")' in added
     assert "light_set_rgb" not in added, "only the new tool gets a stub"
     assert (tmp_path / "out/firmware/build/desk_lamp-sim").is_file()
 
     # Nothing missing any more: a second run adds nothing.
-    again = codegen("build", str(spec), "--target", "host", "-o", str(tmp_path / "out"),
-                    "--no-compile-bindings", "--add-missing-handlers", cwd=tmp_path)
+    again = codegen(
+        "build",
+        str(spec),
+        "--target",
+        "host",
+        "-o",
+        str(tmp_path / "out"),
+        "--no-compile-bindings",
+        "--add-missing-handlers",
+        cwd=tmp_path,
+    )
     assert again.returncode == 0, again.stderr
     assert "every tool has a handler" in again.stdout
     assert handlers.read_bytes() == after
@@ -102,10 +120,14 @@ def test_the_check_can_be_left_to_the_linker(tmp_path: Path) -> None:
     # A handler the pattern cannot see (defined through a macro): the env var skips the check.
     spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
     handlers = tmp_path / "desk_lamp_handlers.cpp"
-    handlers.write_text(handlers.read_text() + (
-        "\n#define MCPGEN_HANDLER(fn, Args) mcpgen::Result fn(const Args& args, mcpgen::Context&)\n"
-        "namespace tools {\nMCPGEN_HANDLER(fan_set_speed, FanSetSpeedArgs) {\n"
-        "  return mcpgen::Result::Bool(args.rpm > 0);\n}\n}  // namespace tools\n"))
+    handlers.write_text(
+        handlers.read_text()
+        + (
+            "\n#define MCPGEN_HANDLER(fn, Args) mcpgen::Result fn(const Args& args, mcpgen::Context&)\n"
+            "namespace tools {\nMCPGEN_HANDLER(fan_set_speed, FanSetSpeedArgs) {\n"
+            "  return mcpgen::Result::Bool(args.rpm > 0);\n}\n}  // namespace tools\n"
+        )
+    )
     out = str(tmp_path / "out")
     assert codegen("build", str(spec), "--target", "xiaozhi", "-o", out, cwd=tmp_path).returncode == 1
     env = dict(os.environ, MCPGEN_NO_HANDLER_CHECK="1")
@@ -146,8 +168,9 @@ def test_removed_tool_leaves_an_orphaned_handler_reported_before_compiling(
     handlers = tmp_path / "desk_lamp_handlers.cpp"
     handler_line = line_of(handlers, "mcpgen::Result timer_set(")
     out = tmp_path / "out"
-    proc = codegen("build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings",
-                   cwd=tmp_path)
+    proc = codegen(
+        "build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings", cwd=tmp_path
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     where = f"desk_lamp_handlers.cpp:{handler_line}"
     assert f"{where}: handler `timer_set` has no tool in the spec" in proc.stderr
@@ -205,8 +228,9 @@ def test_renamed_parameter_is_reported_at_the_handler_line_before_compiling(
     handlers = tmp_path / "desk_lamp_handlers.cpp"
     read_line = line_of(handlers, "g_lamp.timer_minutes = args.minutes;")
     out = tmp_path / "out"
-    proc = codegen("build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings",
-                   cwd=tmp_path)
+    proc = codegen(
+        "build", str(spec), "--target", target, "-o", str(out), "--no-compile-bindings", cwd=tmp_path
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert (
         f"desk_lamp_handlers.cpp:{read_line}: handler `timer_set` reads `args.minutes`, "
@@ -224,8 +248,9 @@ def test_a_removed_parameter_names_the_ones_left(tmp_path: Path) -> None:
 
     spec_path = copy_spec(tmp_path)
     text = spec_path.read_text(encoding="utf-8")
-    spec_path.write_text(text.replace("      speed: {type: number, min: 0.1, max: 10, default: 1.0}\n", ""),
-                         encoding="utf-8")
+    spec_path.write_text(
+        text.replace("      speed: {type: number, min: 0.1, max: 10, default: 1.0}\n", ""), encoding="utf-8"
+    )
     (stale,) = handlers_mod.stale_members(load_spec(spec_path), tmp_path / "desk_lamp_handlers.cpp")
     assert (stale.handler, stale.member, stale.renamed_to) == ("light_set_effect", "speed", "")
     assert "its parameters: `effect`" in stale.format() and "put `speed` back in the spec" in stale.format()

@@ -32,8 +32,10 @@ def test_missing_port_is_one_line() -> None:
 
 def test_missing_package_is_one_line() -> None:
     # The package hidden the way Python itself does it: a None entry in sys.modules.
-    code = ("import sys; sys.modules['esp_idf_monitor'] = None; from mcpgen.codegen.cli import main; "
-            "sys.exit(main(['monitor', '--port', '/dev/ttyUSB0']))")
+    code = (
+        "import sys; sys.modules['esp_idf_monitor'] = None; from mcpgen.codegen.cli import main; "
+        "sys.exit(main(['monitor', '--port', '/dev/ttyUSB0']))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 1
     assert proc.stderr.strip() == (
@@ -78,7 +80,11 @@ def test_monitor_shows_the_board_log(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcpgen", "monitor", "--port", f"socket://127.0.0.1:{port}", "--no-reset"],
-        stdin=slave, stdout=slave, stderr=slave, cwd=REPO, start_new_session=True,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=REPO,
+        start_new_session=True,
     )
     os.close(slave)
     seen = b""

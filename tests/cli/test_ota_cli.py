@@ -19,8 +19,12 @@ def image(tmp: Path) -> Path:
 
 
 def codegen_ota(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcpgen.codegen.cli", "ota", *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen.codegen.cli", "ota", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

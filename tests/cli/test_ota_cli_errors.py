@@ -22,15 +22,24 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["--mqtt", "broker:port"], "--mqtt broker:port: expected HOST or HOST:PORT, e.g. --mqtt 127.0.0.1:1883"),
-    (["--mqtt", "127.0.0.1:{closed}"], "--mqtt 127.0.0.1:{closed}: cannot use the broker:"),
-    (["--cert", "{tmp}/missing.pem", "--port", "0"],
-     "--cert {tmp}/missing.pem: cannot load the certificate and key:"),
-    (["--cert", "{tmp}/image", "--port", "0"], "expected PEM files (pass the key with --key"),
-])
-def test_unusable_options_are_named(args: list[str], expected: str, tmp_path: Path,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--mqtt", "broker:port"],
+            "--mqtt broker:port: expected HOST or HOST:PORT, e.g. --mqtt 127.0.0.1:1883",
+        ),
+        (["--mqtt", "127.0.0.1:{closed}"], "--mqtt 127.0.0.1:{closed}: cannot use the broker:"),
+        (
+            ["--cert", "{tmp}/missing.pem", "--port", "0"],
+            "--cert {tmp}/missing.pem: cannot load the certificate and key:",
+        ),
+        (["--cert", "{tmp}/image", "--port", "0"], "expected PEM files (pass the key with --key"),
+    ],
+)
+def test_unusable_options_are_named(
+    args: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     values = {"tmp": str(tmp_path), "closed": str(_closed_port())}
     argv = ["ota", str(_image(tmp_path)), *(a.format(**values) for a in args)]
     assert main(argv) == 1

@@ -29,12 +29,22 @@ MOUSE_SERIAL = usb("/dev/ttyACM3", 0x2341, 0x0043, "Arduino Uno")
 BUILTIN = usb("/dev/ttyS0")
 
 
-@pytest.mark.parametrize(("vid", "pid", "chip"), [
-    (0x303A, 0x1001, "Espressif native USB"), (0x303A, 0x0002, "Espressif native USB"),
-    (0x10C4, 0xEA60, "Silicon Labs CP210x"), (0x1A86, 0x55D4, "WCH CH34x"), (0x1A86, 0x7523, "WCH CH34x"),
-    (0x0403, 0x6001, "FTDI"), (0x0403, 0x6015, "FTDI"),
-    (0x10C4, 0x8A2A, None), (0x0403, 0x6666, None), (0x2341, 0x0043, None), (None, None, None),
-])
+@pytest.mark.parametrize(
+    ("vid", "pid", "chip"),
+    [
+        (0x303A, 0x1001, "Espressif native USB"),
+        (0x303A, 0x0002, "Espressif native USB"),
+        (0x10C4, 0xEA60, "Silicon Labs CP210x"),
+        (0x1A86, 0x55D4, "WCH CH34x"),
+        (0x1A86, 0x7523, "WCH CH34x"),
+        (0x0403, 0x6001, "FTDI"),
+        (0x0403, 0x6015, "FTDI"),
+        (0x10C4, 0x8A2A, None),
+        (0x0403, 0x6666, None),
+        (0x2341, 0x0043, None),
+        (None, None, None),
+    ],
+)
 def test_chips_by_usb_id(vid: int | None, pid: int | None, chip: str | None) -> None:
     assert chip_of(vid, pid) == chip
 
@@ -43,8 +53,9 @@ def test_one_board_is_used_and_named() -> None:
     said: list[str] = []
     port = resolve_port("auto", ports=[BUILTIN, MOUSE_SERIAL, CP2102], out=said.append, interactive=False)
     assert port == "/dev/ttyUSB0"
-    assert said == ["using /dev/ttyUSB0 (Silicon Labs CP210x, 10C4:EA60) - "
-                    "CP2102 USB to UART Bridge Controller"]
+    assert said == [
+        "using /dev/ttyUSB0 (Silicon Labs CP210x, 10C4:EA60) - CP2102 USB to UART Bridge Controller"
+    ]
 
 
 def test_a_named_port_is_taken_as_it_is() -> None:
@@ -101,8 +112,9 @@ def test_find_boards_sorted() -> None:
 
 
 @pytest.mark.parametrize("command", [["monitor"], ["flash", str(SPECS / "desk_lamp.yaml")]])
-def test_flash_and_monitor_default_to_auto(command: list[str], monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_flash_and_monitor_default_to_auto(
+    command: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     monkeypatch.setattr(ports, "list_serial_ports", lambda: [BUILTIN])
     assert cli.main([*command, "-o", str(tmp_path)] if command[0] == "flash" else command) == 1
     err = capsys.readouterr().err
@@ -110,9 +122,9 @@ def test_flash_and_monitor_default_to_auto(command: list[str], monkeypatch: pyte
     assert "other serial ports: /dev/ttyS0" in err
 
 
-def test_run_on_a_board_refuses_the_console_before_building(monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str],
-                                                            tmp_path: Path) -> None:
+def test_run_on_a_board_refuses_the_console_before_building(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """With a Wi-Fi transport (the default); the serial transport's console is tested in
     tests/qemu/test_qemu_serial_bridge.py."""
     monkeypatch.setattr(ports, "list_serial_ports", lambda: [CP2102])

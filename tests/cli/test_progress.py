@@ -37,10 +37,16 @@ def test_pio_install_and_compile_show_progress(tmp_path: Path) -> None:
     pio.chmod(pio.stat().st_mode | stat.S_IXUSR)
     spec = copy_spec(tmp_path)
     core = tmp_path / "pio-home"
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", PLATFORMIO_CORE_DIR=str(core),
-               MCPGEN_PIO_HEARTBEAT="0.3", HTTPS_PROXY="http://127.0.0.1:9")  # a proxy: no registry probe
-    proc = codegen("build", str(spec), "--target", "esp32", "-o", str(tmp_path / "out"),
-                   env=env, cwd=tmp_path)
+    env = dict(
+        os.environ,
+        PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}",
+        PLATFORMIO_CORE_DIR=str(core),
+        MCPGEN_PIO_HEARTBEAT="0.3",
+        HTTPS_PROXY="http://127.0.0.1:9",
+    )  # a proxy: no registry probe
+    proc = codegen(
+        "build", str(spec), "--target", "esp32", "-o", str(tmp_path / "out"), env=env, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "will first install the espressif32 platform and toolchain" in out

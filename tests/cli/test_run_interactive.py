@@ -52,8 +52,19 @@ def test_interactive_host_console(tmp_path: Path) -> None:
     if shutil.which("g++") is None:
         pytest.skip("g++ not installed")
     spec = copy_spec(tmp_path)
-    proc = codegen("run", str(spec), "--target", "host", "--interactive", "-q", "-o", str(tmp_path / "o"),
-                   input=SCRIPT, env=_env(tmp_path), timeout=300)
+    proc = codegen(
+        "run",
+        str(spec),
+        "--target",
+        "host",
+        "--interactive",
+        "-q",
+        "-o",
+        str(tmp_path / "o"),
+        input=SCRIPT,
+        env=_env(tmp_path),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _check_console(proc.stdout)
     assert "[device]" not in proc.stdout  # -q: results and errors only (docs/cli.md)
@@ -66,18 +77,60 @@ def test_interactive_console_ends_at_end_of_input_and_reports_stubs(tmp_path: Pa
     if shutil.which("g++") is None:
         pytest.skip("g++ not installed")
     spec = copy_spec(tmp_path, extra_yaml=NEW_TOOL)
-    proc = codegen("run", str(spec), "--target", "host", "-i", "-q", "-o", str(tmp_path / "o"),
-                   input="self.fan.set_speed rpm=10\n", env=_env(tmp_path), timeout=300)
+    proc = codegen(
+        "run",
+        str(spec),
+        "--target",
+        "host",
+        "-i",
+        "-q",
+        "-o",
+        str(tmp_path / "o"),
+        input="self.fan.set_speed rpm=10\n",
+        env=_env(tmp_path),
+        timeout=300,
+    )
     assert proc.returncode == 1 and "--add-missing-handlers" in proc.stderr  # checked before compiling
-    assert codegen("build", str(spec), "--add-missing-handlers", "--no-compile-bindings",
-                   "-o", str(tmp_path / "o"), "-q").returncode == 0
-    proc = codegen("run", str(spec), "--target", "host", "-i", "-q", "-o", str(tmp_path / "o"),
-                   input="self.fan.set_speed rpm=10\n", env=_env(tmp_path), timeout=300)
+    assert (
+        codegen(
+            "build",
+            str(spec),
+            "--add-missing-handlers",
+            "--no-compile-bindings",
+            "-o",
+            str(tmp_path / "o"),
+            "-q",
+        ).returncode
+        == 0
+    )
+    proc = codegen(
+        "run",
+        str(spec),
+        "--target",
+        "host",
+        "-i",
+        "-q",
+        "-o",
+        str(tmp_path / "o"),
+        input="self.fan.set_speed rpm=10\n",
+        env=_env(tmp_path),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr  # no `quit`: end of input ends the session
     assert "tool error: self.fan.set_speed is not implemented yet" in proc.stdout
     assert "[device]" not in proc.stdout
-    proc = codegen("run", str(spec), "--target", "host", "-i", "-o", str(tmp_path / "o"),
-                   input="ping\n", env=_env(tmp_path), timeout=300)
+    proc = codegen(
+        "run",
+        str(spec),
+        "--target",
+        "host",
+        "-i",
+        "-o",
+        str(tmp_path / "o"),
+        input="ping\n",
+        env=_env(tmp_path),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "[device] [sim] " in proc.stdout  # without -q: the simulator's own log lines
 
@@ -91,7 +144,7 @@ def test_run_host_calls_every_tool(tmp_path: Path) -> None:
     assert "call self.light.get_state({}) -> {" in proc.stdout
     assert proc.stdout.count("  call ") == 10 and "FAILED" not in proc.stdout
     # the value asked of the person goes as `human=` (the one running `codegen run` is that person)
-    assert "call self.lamp.reset({\"scope\": \"light\"}) -> true" in proc.stdout, proc.stdout
+    assert 'call self.lamp.reset({"scope": "light"}) -> true' in proc.stdout, proc.stdout
 
 
 @pytest.mark.slow
@@ -100,8 +153,19 @@ def test_interactive_qemu_console(tmp_path: Path) -> None:
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} not installed")
     spec = copy_spec(tmp_path)
-    proc = codegen("run", str(spec), "--target", "qemu", "-i", "-q", "-o", str(tmp_path / "o"),
-                   input=SCRIPT.replace("quit\n", "log\nquit\n"), env=_env(tmp_path), timeout=300)
+    proc = codegen(
+        "run",
+        str(spec),
+        "--target",
+        "qemu",
+        "-i",
+        "-q",
+        "-o",
+        str(tmp_path / "o"),
+        input=SCRIPT.replace("quit\n", "log\nquit\n"),
+        env=_env(tmp_path),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _check_console(proc.stdout)
     assert "mcpgen: boot desk-lamp" in proc.stdout  # `log`: the firmware's UART1 console
@@ -119,9 +183,16 @@ def _pty_session(argv: list[str], cwd: Path, env: dict[str, str], keys: list[byt
     import time
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
-                            start_new_session=True,
-                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))  # noqa: PLW1509
+    proc = subprocess.Popen(
+        argv,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )  # noqa: PLW1509
     os.close(slave)
     screen = b""
 
@@ -165,7 +236,9 @@ def test_ctrl_c_on_a_terminal_keeps_the_console_and_the_device(tmp_path: Path) -
     assert codegen("build", str(spec), "-o", out, "--no-compile-bindings", "-q").returncode == 0
     screen, rc = _pty_session(
         [sys.executable, "-m", "mcpgen", "run", str(spec), "--target", "host", "-i", "-q", "-o", out],
-        tmp_path, _env(tmp_path), [b"self.light.set_power on=true\r", b"\x03", b"ping\r", b"\x04"],
+        tmp_path,
+        _env(tmp_path),
+        [b"self.light.set_power on=true\r", b"\x03", b"ping\r", b"\x04"],
     )
     assert rc == 0, screen
     assert "-> true" in screen and '<- notifications/state_changed {"on": true}' in screen

@@ -32,8 +32,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(SPECS / "desk_lamp.yaml", spec)
     shutil.copy(SPECS / "desk_lamp_handlers.cpp", work)
     # The exact command the doc gives, from the directory the example's SIM path is relative to.
-    proc = codegen("build", str(spec), "--target", "host", "-o", "build/lamp", "--no-compile-bindings", "-q",
-                   cwd=work)
+    proc = codegen(
+        "build", str(spec), "--target", "host", "-o", "build/lamp", "--no-compile-bindings", "-q", cwd=work
+    )
     assert proc.returncode == 0, proc.stderr
     (work / "example.py").write_text(_example(), encoding="utf-8")
     return work

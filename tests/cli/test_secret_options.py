@@ -107,8 +107,11 @@ def test_the_warning_goes_to_stderr_once(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (None, r"--token-file {path}: no such file; write the test token to it \(chmod 600 {path}\) "
-               r"or give the MCPGEN_TEST_TOKEN environment variable"),
+        (
+            None,
+            r"--token-file {path}: no such file; write the test token to it \(chmod 600 {path}\) "
+            r"or give the MCPGEN_TEST_TOKEN environment variable",
+        ),
         ("", r"--token-file {path}: the file is empty; expected the test token"),
         ("\n", r"--token-file {path}: the file is empty"),
         (b"\xff\xfe", r"--token-file {path}: not UTF-8 text \(byte 0\)"),
@@ -144,8 +147,9 @@ def test_a_world_readable_file_works_with_a_warning(tmp_path: Path) -> None:
     path.chmod(0o644)
     value, warnings = resolved(TOKEN, "--token-file", str(path))
     assert value == "s3cret"
-    assert warnings == [f"--token-file {path} is readable by every local user (mode 644); "
-                        f"make it private: chmod 600 {path}"]
+    assert warnings == [
+        f"--token-file {path} is readable by every local user (mode 644); make it private: chmod 600 {path}"
+    ]
 
 
 def test_a_pipe_works_as_a_file(tmp_path: Path) -> None:
@@ -225,11 +229,20 @@ def test_a_missing_device_token_file_is_a_usage_error(front: object, tmp_path: P
 def run_module(
     module: str, *argv: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("MCPGEN_") or k in (
-        "MCPGEN_PURE_PYTHON", "MCPGEN_EXPECT_COMPILED")}
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MCPGEN_") or k in ("MCPGEN_PURE_PYTHON", "MCPGEN_EXPECT_COMPILED")
+    }
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True,
-                          env=full, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", module, *argv],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("module", ["mcpgen.runtime.bridge", "mcpgen.runtime.console"])

@@ -83,16 +83,32 @@ def test_run_and_build_default_to_the_same_target(capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize(
     ("target", "made"),
-    [("host", "simulator: "), ("python", "bindings: "), ("xiaozhi", "xiaozhi glue: "),
-     ("esp32", "project: ")],
+    [
+        ("host", "simulator: "),
+        ("python", "bindings: "),
+        ("xiaozhi", "xiaozhi glue: "),
+        ("esp32", "project: "),
+    ],
 )
 def test_a_build_parses_the_spec_once(
-    target: str, made: str, tmp_path: Path, fake_cxx: None, yaml_reads: list[str],
+    target: str,
+    made: str,
+    tmp_path: Path,
+    fake_cxx: None,
+    yaml_reads: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     spec = copy_spec(tmp_path)
-    argv = ["build", str(spec), "--target", target, "-o", str(tmp_path / "out"), "--no-compile-bindings",
-            "--no-pio"]
+    argv = [
+        "build",
+        str(spec),
+        "--target",
+        target,
+        "-o",
+        str(tmp_path / "out"),
+        "--no-compile-bindings",
+        "--no-pio",
+    ]
     assert cli.main(argv) == 0, capsys.readouterr().err
     assert len(yaml_reads) == 1
     assert made in capsys.readouterr().out
@@ -118,8 +134,9 @@ def test_an_invalid_spec_is_one_build_error_naming_the_file(tmp_path: Path) -> N
     assert f"{spec}:" in message.splitlines()[1]
 
 
-def test_check_parses_each_spec_once(tmp_path: Path, yaml_reads: list[str],
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_parses_each_spec_once(
+    tmp_path: Path, yaml_reads: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli.main(["check", str(copy_spec(tmp_path))]) == 0
     assert len(yaml_reads) == 1
     assert "desk_lamp.yaml: ok" in capsys.readouterr().out
@@ -137,16 +154,18 @@ def test_add_missing_handlers_then_build_parses_the_spec_once(
     assert "fan_set_speed" in spec.with_name("desk_lamp_handlers.cpp").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("target", "made"), [("python", "bindings"), ("xiaozhi", "xiaozhi glue"),
-                                              ("esp32", "project")])
+@pytest.mark.parametrize(
+    ("target", "made"), [("python", "bindings"), ("xiaozhi", "xiaozhi glue"), ("esp32", "project")]
+)
 def test_a_target_builds_from_its_context_without_reading_the_spec_again(
     target: str, made: str, tmp_path: Path, yaml_reads: list[str]
 ) -> None:
     from mcpgen.codegen.targets.base import BuildContext, BuildOptions
 
     spec = copy_spec(tmp_path)
-    ctx = BuildContext.load(spec, tmp_path / "out", BuildOptions(log=lambda _: None, compile_bindings=False,
-                                                                 run_pio=False))
+    ctx = BuildContext.load(
+        spec, tmp_path / "out", BuildOptions(log=lambda _: None, compile_bindings=False, run_pio=False)
+    )
     spec.write_text("not: [a spec\n", encoding="utf-8")  # a build that read it again would fail
     built = registry.get_target(target).build(ctx)
     assert [b.label for b in built] == [made]
@@ -163,8 +182,9 @@ def test_an_unreadable_spec_is_a_build_error_when_the_context_is_made(tmp_path: 
         BuildContext.load(missing, tmp_path / "out")
 
 
-def test_every_generated_file_comes_from_the_bundle(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_generated_file_comes_from_the_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from mcpgen.codegen.emit import bundle, cpp, docs, python
 
     spec_path = copy_spec(tmp_path)
@@ -175,8 +195,9 @@ def test_every_generated_file_comes_from_the_bundle(tmp_path: Path,
     # `codegen generate` writes exactly the bundle: nothing more, nothing else.
     out = tmp_path / "gen"
     assert cli.main(["generate", str(spec_path), "-o", str(out)]) == 0, capsys.readouterr().err
-    written = {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8")
-               for p in out.rglob("*") if p.is_file()}
+    written = {
+        p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()
+    }
     assert written == files
     with pytest.raises(KeyError, match="no emitted part 'rust'; expected one of cpp, python, docs"):
         bundle.emit(spec, "rust")

@@ -17,14 +17,26 @@ GOOD = "device:\n  name: lamp\n  version: '1'\ntools:\n  - name: self.on\n    de
         # A key without its colon: PyYAML notices on the next line.
         (GOOD.replace("  version: '1'", "  version '1'"), "  version '1'", 3, "add the colon"),
         # A quote opened and never closed: noticed at the end of the file.
-        (GOOD.replace("description: On.", "description: 'On."), "    description: 'On.", 18,
-         "close the quote"),
+        (
+            GOOD.replace("description: On.", "description: 'On."),
+            "    description: 'On.",
+            18,
+            "close the quote",
+        ),
         # An unclosed flow mapping: noticed on the next line.
-        (GOOD.replace("description: On.", "params: {x: {type: integer}\n    description: On."),
-         "    params: {x: {type: integer}", 13, "close the `{`"),
+        (
+            GOOD.replace("description: On.", "params: {x: {type: integer}\n    description: On."),
+            "    params: {x: {type: integer}",
+            13,
+            "close the `{`",
+        ),
         # A line indented one space too little: PyYAML is right here, and we keep it.
-        (GOOD.replace("    description: On.", "   description: On."), "   description: On.", 4,
-         "indentation"),
+        (
+            GOOD.replace("    description: On.", "   description: On."),
+            "   description: On.",
+            4,
+            "indentation",
+        ),
     ],
     ids=["no-colon", "open-quote", "open-brace", "bad-indent"],
 )

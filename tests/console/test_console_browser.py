@@ -239,7 +239,9 @@ async def test_a_call_that_reports_progress_shows_a_bar(
     draws the device's notifications/progress as a bar under the form; the result replaces it."""
     async with (
         fleet(
-            tmp_path, built_default.exe, built_default.spec.fingerprint,
+            tmp_path,
+            built_default.exe,
+            built_default.spec.fingerprint,
             gateway_fingerprint=built_lamp.spec.fingerprint,
         ) as f,
         browser_page(tmp_path / "profile") as page,
@@ -264,7 +266,6 @@ async def test_a_call_that_reports_progress_shows_a_bar(
         await expect(fade.locator(".outcome pre")).to_have_text("true")
 
 
-
 async def test_a_tool_that_asks_the_person_opens_a_dialog_first(
     built_default: Built, built_lamp: Built, tmp_path: Path
 ) -> None:
@@ -272,7 +273,9 @@ async def test_a_tool_that_asks_the_person_opens_a_dialog_first(
     asks in a dialog; declined or cancelled (Escape), nothing reaches the lamp."""
     async with (
         fleet(
-            tmp_path, built_default.exe, built_default.spec.fingerprint,
+            tmp_path,
+            built_default.exe,
+            built_default.spec.fingerprint,
             gateway_fingerprint=built_lamp.spec.fingerprint,
         ) as f,
         browser_page(tmp_path / "profile") as page,

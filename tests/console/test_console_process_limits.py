@@ -83,5 +83,7 @@ async def test_the_page_token_from_a_file_and_a_warning_for_one_on_the_command_l
     async with console("--token", "on-the-line") as (_pid, lines):
         assert lines[-1].rstrip().endswith("/?token=on-the-line")
         warned = [line for line in lines if line.startswith("warning: --token ")]
-        assert warned == ["warning: --token on the command line can be read by every local user (ps); use "
-                          "--token-file FILE or the MCPGEN_CONSOLE_TOKEN environment variable\n"]
+        assert warned == [
+            "warning: --token on the command line can be read by every local user (ps); use "
+            "--token-file FILE or the MCPGEN_CONSOLE_TOKEN environment variable\n"
+        ]

@@ -145,7 +145,7 @@ async def test_watch_updates_on_the_feed_and_renewed_on_reconnect(console_url: A
         assert stopped["subscriptions"] == [] and second.requests[-1][0] == "resources/unsubscribe"
 
 
-BIG_RESOURCE_DEVICE = r'''
+BIG_RESOURCE_DEVICE = r"""
 import base64, json, sys
 for line in sys.stdin:
     msg = json.loads(line)
@@ -166,7 +166,7 @@ for line in sys.stdin:
         result = {}
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\n")
     sys.stdout.flush()
-'''
+"""
 
 
 async def test_a_2_mib_resource_read_through_the_console_keeps_a_stdio_device(tmp_path: Any) -> None:

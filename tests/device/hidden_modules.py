@@ -52,5 +52,7 @@ def one_line(extra: str) -> str:
     (mcpgen.extras.missing_extra_line), as ``codegen`` prints it or any other program."""
     import re
 
-    return (rf"^(codegen: )?error: [\w.-]+ is not installed( \(.*\))?: "
-            rf"pip install '(mcpgen|mcpgen-runtime)\[{re.escape(extra)}\]'$")
+    return (
+        rf"^(codegen: )?error: [\w.-]+ is not installed( \(.*\))?: "
+        rf"pip install '(mcpgen|mcpgen-runtime)\[{re.escape(extra)}\]'$"
+    )

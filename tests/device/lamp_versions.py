@@ -64,15 +64,17 @@ def build_unreleased(out: Path) -> tuple[Path, str]:
     fingerprint is in no history. Returns the executable and the fingerprint."""
     v3 = out / "v3" / "desk_lamp.yaml"
     v3.parent.mkdir(parents=True)
-    v3.write_text(V2_SPEC.read_text(encoding="utf-8").replace("Wi-Fi RGB desk lamp.", "A dev build."),
-                  encoding="utf-8")
+    v3.write_text(
+        V2_SPEC.read_text(encoding="utf-8").replace("Wi-Fi RGB desk lamp.", "A dev build."), encoding="utf-8"
+    )
     shutil.copy(out / "v2" / "desk_lamp_handlers.cpp", v3.with_name("desk_lamp_handlers.cpp"))
     exe = build_host(v3, out / "v3" / "build", log=lambda _m: None)
     return exe, load_spec(v3).fingerprint
 
 
-async def exercise_mixed_fleet(versions: LampVersions, d1: object, d2: object, *,
-                               events: bool = True) -> None:
+async def exercise_mixed_fleet(
+    versions: LampVersions, d1: object, d2: object, *, events: bool = True
+) -> None:
     """Every typed call to both devices, each by its own version's rules (raises on failure).
 
     ``events=False`` for MqttFleet, whose workers get device notifications through

@@ -64,9 +64,14 @@ def fleet(exe: Path, url: str, ids: list[str], tmp: Path, *extra: str) -> Iterat
     try:
         for i in ids:
             with open(tmp / f"{i}.log", "wb") as log:
-                procs.append(subprocess.Popen(
-                    [str(exe), "--ws", url, "--device-id", i, "--ota-dir", str(tmp / f"{i}.ota"), *extra],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log))
+                procs.append(
+                    subprocess.Popen(
+                        [str(exe), "--ws", url, "--device-id", i, "--ota-dir", str(tmp / f"{i}.ota"), *extra],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=log,
+                    )
+                )
         yield procs
     finally:
         for p in procs:

@@ -25,8 +25,13 @@ def test_build_without_libwebsockets_works_and_says_what_is_missing(
     assert "libwebsockets-dev not found: building without --ws (apt-get install libwebsockets-dev)" in lines
     libs = subprocess.run(["ldd", str(exe)], capture_output=True, text=True).stdout
     assert "libwebsockets" not in libs
-    out = subprocess.run([str(exe), "--stdio"], input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [str(exe), "--stdio"],
+        input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert '"id":1' in out.stdout and '"result":{}' in out.stdout
     proc = subprocess.run([str(exe), "--ws", "ws://127.0.0.1:1/"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
@@ -34,8 +39,12 @@ def test_build_without_libwebsockets_works_and_says_what_is_missing(
     assert proc.stderr.count("\n") == 1, proc.stderr  # one line
     assert proc.stderr.startswith("error: --ws: this simulator was built without WebSocket support")
     # with OTA options too: refused at once, before the OTA supervisor starts anything
-    proc = subprocess.run([str(exe), "--ws", "ws://127.0.0.1:1/", "--ota-dir", str(tmp_path / "ota")],
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [str(exe), "--ws", "ws://127.0.0.1:1/", "--ota-dir", str(tmp_path / "ota")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert not (tmp_path / "ota").exists()
 

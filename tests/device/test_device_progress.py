@@ -123,7 +123,9 @@ def test_fade_reports_ten_steps_before_its_reply_with_the_token_as_sent(
         assert params["message"].startswith("rgb ")
     assert progress_of(lines[9])["message"] == "rgb 10,20,30"
     assert json.loads(lines[10]) == {
-        "jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "true"}], "isError": False}
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": [{"type": "text", "text": "true"}], "isError": False},
     }
 
 

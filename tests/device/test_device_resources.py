@@ -388,13 +388,24 @@ def test_a_long_variable_name_is_matched(pages: StdioSim) -> None:
 def test_every_tool_that_changes_the_status_announces_it(lamp: StdioSim, tool: str, arguments: dict) -> None:
     """A subscriber of lamp://status hears of every change, not only set_rgb's."""
     assert lamp.request("resources/subscribe", {"uri": "lamp://status"})["result"] == {}
-    lamp.send_line(json.dumps({"jsonrpc": "2.0", "id": 901, "method": "tools/call",
-                               "params": {"name": tool, "arguments": arguments}}))
+    lamp.send_line(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 901,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
+        )
+    )
     notes = []
     while True:
         line = lamp.read_json()
         if line.get("id") == 901:
             break
         notes.append(line)
-    assert {"jsonrpc": "2.0", "method": "notifications/resources/updated",
-            "params": {"uri": "lamp://status"}} in notes, notes
+    assert {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "lamp://status"},
+    } in notes, notes

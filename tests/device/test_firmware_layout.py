@@ -28,8 +28,20 @@ PORTS = ROOT / "ports"
 SOURCES = (".h", ".cpp", ".cc")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 # What the core may take from the C library (no OS, no C++ library: it builds everywhere).
-C_HEADERS = {"stddef.h", "stdint.h", "stdbool.h", "string.h", "stdlib.h", "stdio.h", "math.h", "float.h",
-             "limits.h", "inttypes.h", "stdarg.h", "ctype.h"}
+C_HEADERS = {
+    "stddef.h",
+    "stdint.h",
+    "stdbool.h",
+    "string.h",
+    "stdlib.h",
+    "stdio.h",
+    "math.h",
+    "float.h",
+    "limits.h",
+    "inttypes.h",
+    "stdarg.h",
+    "ctype.h",
+}
 SHARED_PORTS = {"qemu_mps2": {"bare_metal"}, "qemu_riscv_virt": {"bare_metal"}}
 GENERATED = {"mcp_tools.h"}
 # The Server's parts (firmware_template/core/README.md): inside the core only, so they can
@@ -114,9 +126,15 @@ def test_ports_include_the_core_and_their_own_files_only() -> None:
 def test_generated_code_includes_the_core_only(spec: Path) -> None:
     for name, text in emit_cpp.emit(load_spec(spec)).items():
         for kind, header in includes(text):
-            ok = (kind == "<" and header in C_HEADERS) or header in GENERATED or (
-                header.startswith("mcpgen/") and (CORE / header.removeprefix("mcpgen/")).is_file()
-                and header.removeprefix("mcpgen/") not in INTERNAL)
+            ok = (
+                (kind == "<" and header in C_HEADERS)
+                or header in GENERATED
+                or (
+                    header.startswith("mcpgen/")
+                    and (CORE / header.removeprefix("mcpgen/")).is_file()
+                    and header.removeprefix("mcpgen/") not in INTERNAL
+                )
+            )
             assert ok, f"generated {name} includes {kind}{header}"
 
 

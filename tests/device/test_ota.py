@@ -70,8 +70,16 @@ async def test_rolling_upgrade_under_load(lamps: OtaLamps, tmp_path: Path) -> No
 
             loaders = [asyncio.create_task(load(i)) for i in ids]
             lines: list[str] = []
-            report = await rollout(gw, ids, image, server.url, batch=FLEET // 10, max_failures=0, deadline=60,
-                                   on_result=lambda r: lines.append(r.line()))
+            report = await rollout(
+                gw,
+                ids,
+                image,
+                server.url,
+                batch=FLEET // 10,
+                max_failures=0,
+                deadline=60,
+                on_result=lambda r: lines.append(r.line()),
+            )
             stop.set()
             await asyncio.gather(*loaders)  # any other exception fails the test here
             assert not report.halted
@@ -95,8 +103,15 @@ async def test_rolling_upgrade_under_load(lamps: OtaLamps, tmp_path: Path) -> No
 
 async def test_image_that_dies_at_boot_rolls_back_and_halts(lamps: OtaLamps, tmp_path: Path) -> None:
     ids = ["lamp-a", "lamp-b", "lamp-c"]
-    broken = read_image(fake_image(tmp_path / "broken-v2", name="desk-lamp", version="0.4.0",
-                                   fingerprint=lamps.fingerprint_v2, body="exit 3"))
+    broken = read_image(
+        fake_image(
+            tmp_path / "broken-v2",
+            name="desk-lamp",
+            version="0.4.0",
+            fingerprint=lamps.fingerprint_v2,
+            body="exit 3",
+        )
+    )
     async with Gateway(host="127.0.0.1", port=0) as gw, ImageServer(broken) as server:
         with fleet(lamps.exe_v1, gw.url, ids, tmp_path):
             for i in ids:
@@ -112,10 +127,18 @@ async def test_image_that_dies_at_boot_rolls_back_and_halts(lamps: OtaLamps, tmp
             assert "exited (code 3) before reaching the backend" in log and "rolling back to slot a" in log
 
 
-async def test_image_that_never_connects_rolls_back_after_the_deadline(lamps: OtaLamps,
-                                                                       tmp_path: Path) -> None:
-    silent = read_image(fake_image(tmp_path / "silent-v2", name="desk-lamp", version="0.4.0",
-                                   fingerprint=lamps.fingerprint_v2, body="exec sleep 600"))
+async def test_image_that_never_connects_rolls_back_after_the_deadline(
+    lamps: OtaLamps, tmp_path: Path
+) -> None:
+    silent = read_image(
+        fake_image(
+            tmp_path / "silent-v2",
+            name="desk-lamp",
+            version="0.4.0",
+            fingerprint=lamps.fingerprint_v2,
+            body="exec sleep 600",
+        )
+    )
     async with Gateway(host="127.0.0.1", port=0) as gw, ImageServer(silent) as server:
         with fleet(lamps.exe_v1, gw.url, ["lamp-s"], tmp_path, "--ota-deadline-ms", "1500"):
             await gw.wait_for_device("lamp-s", timeout=60)
@@ -133,30 +156,53 @@ def free_port() -> int:
 
 async def test_bad_updates_are_typed_errors_and_the_device_stays(lamps: OtaLamps, tmp_path: Path) -> None:
     good = read_image(lamps.exe_v2)
-    other = read_image(fake_image(tmp_path / "other", name="other-device", version="0.4.0",
-                                  fingerprint="0123456789abcdef", body="exit 0"))
+    other = read_image(
+        fake_image(
+            tmp_path / "other",
+            name="other-device",
+            version="0.4.0",
+            fingerprint="0123456789abcdef",
+            body="exit 0",
+        )
+    )
     junk = tmp_path / "junk.bin"
     junk.write_bytes(bytes(range(256)) * 64)
-    async with Gateway(host="127.0.0.1", port=0) as gw, ImageServer(good) as s_good, \
-            ImageServer(other) as s_other, ImageServer(raw_image(junk)) as s_junk:
+    async with (
+        Gateway(host="127.0.0.1", port=0) as gw,
+        ImageServer(good) as s_good,
+        ImageServer(other) as s_other,
+        ImageServer(raw_image(junk)) as s_junk,
+    ):
         with fleet(lamps.exe_v1, gw.url, ["lamp-x"], tmp_path):
             dev = await gw.wait_for_device("lamp-x", timeout=60)
             ok = {"url": s_good.url, "sha256": good.sha256, "size": good.size, "version": "0.4.0"}
             cases = [
                 ({"sha256": "0" * 64}, "SHA-256 mismatch"),
-                ({"size": good.size + 100},
-                 f"truncated download: got {good.size} of {good.size + 100} bytes"),
+                (
+                    {"size": good.size + 100},
+                    f"truncated download: got {good.size} of {good.size + 100} bytes",
+                ),
                 ({"size": good.size - 100}, "larger than the declared size"),
                 ({"url": f"http://127.0.0.1:{free_port()}/x"}, "cannot connect to 127.0.0.1"),
                 ({"url": s_good.url + ".missing"}, "HTTP status 404"),
-                ({"url": "ftp://example.invalid/fw.bin"},
-                 "expected http://host[:port]/path or https://host[:port]/path"),
-                ({"url": s_other.url, "sha256": other.sha256, "size": other.size},
-                 "the image is for device 'other-device' (spec 0123456789abcdef), "
-                 "this device is 'desk-lamp'"),
+                (
+                    {"url": "ftp://example.invalid/fw.bin"},
+                    "expected http://host[:port]/path or https://host[:port]/path",
+                ),
+                (
+                    {"url": s_other.url, "sha256": other.sha256, "size": other.size},
+                    "the image is for device 'other-device' (spec 0123456789abcdef), "
+                    "this device is 'desk-lamp'",
+                ),
                 ({"version": "9.9.9"}, "the image carries version 0.4.0, the request announced 9.9.9"),
-                ({"url": s_junk.url, "sha256": hashlib.sha256(junk.read_bytes()).hexdigest(),
-                  "size": junk.stat().st_size}, "not an mcpgen image"),
+                (
+                    {
+                        "url": s_junk.url,
+                        "sha256": hashlib.sha256(junk.read_bytes()).hexdigest(),
+                        "size": junk.stat().st_size,
+                    },
+                    "not an mcpgen image",
+                ),
             ]
             for change, message in cases:
                 with pytest.raises(ToolError) as exc:
@@ -173,8 +219,9 @@ async def test_bad_updates_are_typed_errors_and_the_device_stays(lamps: OtaLamps
                 await dev.call(OTA_TOOL, {**ok, "sha256": "xyz"}, validate=False)
             on_v1(lamps, gw, tmp_path, "lamp-x")
             # A second update while one runs: refused; the first one goes through.
-            first, second = await asyncio.gather(dev.call(OTA_TOOL, ok, timeout=30),
-                                                 dev.call(OTA_TOOL, ok, timeout=30), return_exceptions=True)
+            first, second = await asyncio.gather(
+                dev.call(OTA_TOOL, ok, timeout=30), dev.call(OTA_TOOL, ok, timeout=30), return_exceptions=True
+            )
             assert isinstance(first, str) and "installed desk-lamp 0.4.0" in first, first
             assert isinstance(second, ToolError) and "already in progress" in second.message, second
             await dev.wait_closed()
@@ -185,13 +232,18 @@ async def test_bad_updates_are_typed_errors_and_the_device_stays(lamps: OtaLamps
 async def test_without_ota_dir_the_tool_says_how_to_enable_it(lamps: OtaLamps, tmp_path: Path) -> None:
     async with Gateway(host="127.0.0.1", port=0) as gw:
         with open(tmp_path / "sim.log", "wb") as log:
-            proc = subprocess.Popen([str(lamps.exe_v1), "--ws", gw.url, "--device-id", "plain"],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+            proc = subprocess.Popen(
+                [str(lamps.exe_v1), "--ws", gw.url, "--device-id", "plain"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         try:
             dev = await gw.wait_for_device("plain", timeout=60)
             with pytest.raises(ToolError, match="start the simulator with --ota-dir DIR"):
-                await dev.call(OTA_TOOL, {"url": "http://127.0.0.1:1/x", "sha256": "0" * 64, "size": 1,
-                                          "version": "1"})
+                await dev.call(
+                    OTA_TOOL, {"url": "http://127.0.0.1:1/x", "sha256": "0" * 64, "size": 1, "version": "1"}
+                )
         finally:
             proc.kill()
             proc.wait()
@@ -199,8 +251,21 @@ async def test_without_ota_dir_the_tool_says_how_to_enable_it(lamps: OtaLamps, t
 
 def test_codegen_ota_command_rolls_devices_and_prints_each(lamps: OtaLamps, tmp_path: Path) -> None:
     port = free_port()
-    cmd = [sys.executable, "-m", "mcpgen.codegen.cli", "ota", str(lamps.exe_v2), "--port", str(port),
-           "--devices", "3", "--batch", "2", "--wait", "60"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mcpgen.codegen.cli",
+        "ota",
+        str(lamps.exe_v2),
+        "--port",
+        str(port),
+        "--devices",
+        "3",
+        "--batch",
+        "2",
+        "--wait",
+        "60",
+    ]
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as cli:
         assert cli.stdout is not None
         first = cli.stdout.readline()  # the gateway listens once this line is out
@@ -212,6 +277,7 @@ def test_codegen_ota_command_rolls_devices_and_prints_each(lamps: OtaLamps, tmp_
     progress = [line for line in lines if line.startswith("[")]
     assert len(progress) == 3 and [p[:5] for p in progress] == ["[1/3]", "[2/3]", "[3/3]"], out
     for line in progress:
-        assert f" updated 0.3.1 ({lamps.fingerprint_v1}) -> 0.4.0 ({lamps.fingerprint_v2})" in \
-            line.replace("  ", " "), line
+        assert f" updated 0.3.1 ({lamps.fingerprint_v1}) -> 0.4.0 ({lamps.fingerprint_v2})" in line.replace(
+            "  ", " "
+        ), line
     assert lines[-1].startswith("3 devices in ") and lines[-1].endswith(": 3 updated"), lines[-1]

@@ -14,8 +14,10 @@ from ota_tls import HOSTNAME, available, make_pki
 from mcpgen.runtime import Gateway, ToolError
 from mcpgen.runtime.ota import OTA_TOOL, ImageServer, read_image, rollout, server_tls
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not available(), reason="needs the cryptography package or openssl")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not available(), reason="needs the cryptography package or openssl"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +36,10 @@ async def test_rollout_over_https(lamps: OtaLamps, tmp_path: Path) -> None:
     ids = ["tls-1", "tls-2"]
     image = read_image(lamps.exe_v2)
     tls = server_tls(pki.cert, pki.key)
-    async with Gateway(host="127.0.0.1", port=0) as gw, \
-            ImageServer(image, "127.0.0.1", tls=tls, url_host=HOSTNAME) as server:
+    async with (
+        Gateway(host="127.0.0.1", port=0) as gw,
+        ImageServer(image, "127.0.0.1", tls=tls, url_host=HOSTNAME) as server,
+    ):
         assert server.url == f"https://{HOSTNAME}:{server.port}/{lamps.exe_v2.name}"
         with fleet(lamps.exe_v1, gw.url, ids, tmp_path, "--ota-ca", str(pki.ca)):
             for i in ids:
@@ -53,8 +57,10 @@ async def test_a_certificate_the_device_does_not_trust_fails_cleanly(lamps: OtaL
     other = make_pki(tmp_path / "other", "another CA")  # same host name, another issuer
     image = read_image(lamps.exe_v2)
     untrusted = server_tls(other.cert, other.key)
-    async with Gateway(host="127.0.0.1", port=0) as gw, \
-            ImageServer(image, "127.0.0.1", tls=untrusted, url_host=HOSTNAME) as server:
+    async with (
+        Gateway(host="127.0.0.1", port=0) as gw,
+        ImageServer(image, "127.0.0.1", tls=untrusted, url_host=HOSTNAME) as server,
+    ):
         with fleet(lamps.exe_v1, gw.url, ["tls-x"], tmp_path, "--ota-ca", str(trusted.ca)):
             device = await gw.wait_for_device("tls-x", timeout=60)
             args = {"url": server.url, "sha256": image.sha256, "size": image.size, "version": image.version}
@@ -73,8 +79,10 @@ async def test_a_certificate_the_device_does_not_trust_fails_cleanly(lamps: OtaL
 async def test_https_without_a_ca_is_refused_with_the_fix(lamps: OtaLamps, tmp_path: Path) -> None:
     pki = make_pki(tmp_path / "pki")
     image = read_image(lamps.exe_v2)
-    async with Gateway(host="127.0.0.1", port=0) as gw, \
-            ImageServer(image, "127.0.0.1", tls=server_tls(pki.cert, pki.key), url_host=HOSTNAME) as server:
+    async with (
+        Gateway(host="127.0.0.1", port=0) as gw,
+        ImageServer(image, "127.0.0.1", tls=server_tls(pki.cert, pki.key), url_host=HOSTNAME) as server,
+    ):
         with fleet(lamps.exe_v1, gw.url, ["tls-n"], tmp_path):
             device = await gw.wait_for_device("tls-n", timeout=60)
             args = {"url": server.url, "sha256": image.sha256, "size": image.size, "version": image.version}

@@ -57,8 +57,12 @@ def lamps(tmp_path_factory: pytest.TempPathFactory) -> SignedLamps:
     specs = []
     for name, src, version, handlers in (
         ("v1", V1_SPEC, "0.3.1", V1_HANDLERS.read_text(encoding="utf-8")),
-        ("v2", V2_SPEC, "0.4.0",
-         V1_HANDLERS.read_text(encoding="utf-8") + "\n" + V2_EXTRA_HANDLERS.read_text(encoding="utf-8")),
+        (
+            "v2",
+            V2_SPEC,
+            "0.4.0",
+            V1_HANDLERS.read_text(encoding="utf-8") + "\n" + V2_EXTRA_HANDLERS.read_text(encoding="utf-8"),
+        ),
     ):
         spec = out / name / "desk_lamp.yaml"
         spec.parent.mkdir()
@@ -86,8 +90,16 @@ async def test_a_signed_rollout_of_20_simulators(lamps: SignedLamps, tmp_path: P
             for i in ids:
                 await gw.wait_for_device(i, timeout=120)
             lines: list[str] = []
-            report = await rollout(gw, ids, image, server.url, batch=5, deadline=120, server=server,
-                                   on_result=lambda r: lines.append(r.line()))
+            report = await rollout(
+                gw,
+                ids,
+                image,
+                server.url,
+                batch=5,
+                deadline=120,
+                server=server,
+                on_result=lambda r: lines.append(r.line()),
+            )
             assert [r.outcome for r in report.results] == ["updated"] * FLEET, lines
             assert len(server.completed) == FLEET  # each device fetched the whole image at its own URL
             for i in ids:
@@ -102,8 +114,9 @@ def assert_nothing_installed(lamps: SignedLamps, gw: Gateway, tmp: Path, ids: li
         assert not (tmp / f"{i}.ota" / "slot-b").exists()
 
 
-async def test_unsigned_wrongly_signed_and_cut_images_are_refused_everywhere(lamps: SignedLamps,
-                                                                            tmp_path: Path) -> None:
+async def test_unsigned_wrongly_signed_and_cut_images_are_refused_everywhere(
+    lamps: SignedLamps, tmp_path: Path
+) -> None:
     ids = ["bad-1", "bad-2", "bad-3"]
     good = signed(lamps, lamps.exe_v2, "v2-good").read_bytes()
     truncated = tmp_path / "img" / "truncated"
@@ -113,14 +126,25 @@ async def test_unsigned_wrongly_signed_and_cut_images_are_refused_everywhere(lam
     junk_sig.write_bytes(lamps.exe_v2.read_bytes() + b"\0\0\0\0" + b"\x55" * 64)
     cases = [
         (lamps.exe_v2, "unsigned", "unsigned image: no signature block"),
-        (signed(lamps, lamps.exe_v2, "v2-other", lamps.other_key), "bad_signature",
-         "bad signature: the image is not signed with this device's key"),
+        (
+            signed(lamps, lamps.exe_v2, "v2-other", lamps.other_key),
+            "bad_signature",
+            "bad signature: the image is not signed with this device's key",
+        ),
         (junk_sig, "bad_signature", "bad signature"),
         (truncated, "truncated_signature", "truncated signature: 58 of the 68 bytes"),
         # The reproduction: a shell script that carries the marker text.
-        (fake_image(tmp_path / "img" / "script", name="desk-lamp", version="0.4.0",
-                    fingerprint=lamps.fingerprint_v2, body="echo owned > /tmp/owned"),
-         "unsigned", "unsigned image"),
+        (
+            fake_image(
+                tmp_path / "img" / "script",
+                name="desk-lamp",
+                version="0.4.0",
+                fingerprint=lamps.fingerprint_v2,
+                body="echo owned > /tmp/owned",
+            ),
+            "unsigned",
+            "unsigned image",
+        ),
     ]
     async with Gateway(host="127.0.0.1", port=0) as gw:
         with fleet(lamps.exe_v1, gw.url, ids, tmp_path):
@@ -130,8 +154,9 @@ async def test_unsigned_wrongly_signed_and_cut_images_are_refused_everywhere(lam
             for path, reason, words in cases:
                 image = read_image(path)
                 async with ImageServer(image) as server:
-                    report = await rollout(gw, ids, image, server.url, batch=3, max_failures=len(ids),
-                                           deadline=60, server=server)
+                    report = await rollout(
+                        gw, ids, image, server.url, batch=3, max_failures=len(ids), deadline=60, server=server
+                    )
                 for r in report.results:
                     assert (r.outcome, r.reason) == ("failed", reason), (path.name, r.line())
                     assert words in r.detail, (path.name, r.detail)
@@ -139,8 +164,9 @@ async def test_unsigned_wrongly_signed_and_cut_images_are_refused_everywhere(lam
                 assert all(gw.connected[i] is sessions[i] for i in ids)  # nothing rebooted
 
 
-async def test_a_url_with_cr_lf_is_refused_by_the_backend_and_by_the_device(lamps: SignedLamps,
-                                                                           tmp_path: Path) -> None:
+async def test_a_url_with_cr_lf_is_refused_by_the_backend_and_by_the_device(
+    lamps: SignedLamps, tmp_path: Path
+) -> None:
     ids = ["url-1", "url-2"]
     image = read_image(signed(lamps, lamps.exe_v2, "v2-url"))
     async with Gateway(host="127.0.0.1", port=0) as gw, ImageServer(image) as server:
@@ -152,19 +178,31 @@ async def test_a_url_with_cr_lf_is_refused_by_the_backend_and_by_the_device(lamp
                 await rollout(gw, ids, image, injected)
             for i in ids:  # a backend that skips the check: the device refuses before connecting
                 # (NUL never reaches the handler: the core refuses it in any string argument.)
-                for bad, words in ((injected, "^unsafe url: it holds a control character"),
-                                   (server.url + "\n", "^unsafe url"), (server.url + "\x7f", "^unsafe url"),
-                                   (server.url + "\t", "^unsafe url"), (server.url + "\x00x", "NUL")):
+                for bad, words in (
+                    (injected, "^unsafe url: it holds a control character"),
+                    (server.url + "\n", "^unsafe url"),
+                    (server.url + "\x7f", "^unsafe url"),
+                    (server.url + "\t", "^unsafe url"),
+                    (server.url + "\x00x", "NUL"),
+                ):
                     with pytest.raises(ToolError, match=words):
-                        await gw.connected[i].call(OTA_TOOL, {"url": bad, "sha256": image.sha256,
-                                                              "size": image.size, "version": image.version},
-                                                   timeout=30)
+                        await gw.connected[i].call(
+                            OTA_TOOL,
+                            {
+                                "url": bad,
+                                "sha256": image.sha256,
+                                "size": image.size,
+                                "version": image.version,
+                            },
+                            timeout=30,
+                        )
             assert server.requests == 0
             assert_nothing_installed(lamps, gw, tmp_path, ids)
 
 
-async def test_a_downgrade_is_refused_unless_the_rollout_allows_it(lamps: SignedLamps,
-                                                                   tmp_path: Path) -> None:
+async def test_a_downgrade_is_refused_unless_the_rollout_allows_it(
+    lamps: SignedLamps, tmp_path: Path
+) -> None:
     ids = ["down-1", "down-2"]
     older = read_image(signed(lamps, lamps.exe_v1, "v1-signed"))
     async with Gateway(host="127.0.0.1", port=0) as gw, ImageServer(older) as server:
@@ -187,9 +225,12 @@ async def test_missing_ota_dir_parents_are_created(lamps: SignedLamps, tmp_path:
     deep = tmp_path / "not" / "yet" / "there"
     async with Gateway(host="127.0.0.1", port=0) as gw:
         with open(tmp_path / "sim.log", "wb") as log:
-            proc = subprocess.Popen([str(lamps.exe_v1), "--ws", gw.url, "--device-id", "deep", "--ota-dir",
-                                     str(deep)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=log)
+            proc = subprocess.Popen(
+                [str(lamps.exe_v1), "--ws", gw.url, "--device-id", "deep", "--ota-dir", str(deep)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         try:
             dev = await gw.wait_for_device("deep", timeout=120)
             assert dev.fingerprint == lamps.fingerprint_v1
@@ -203,9 +244,25 @@ def test_codegen_ota_signs_the_image_and_rolls_it(lamps: SignedLamps, tmp_path: 
     from test_ota import free_port
 
     port = free_port()
-    cmd = [sys.executable, "-m", "mcpgen.codegen.cli", "ota", str(lamps.exe_v2), "--port", str(port),
-           "--devices", "2", "--batch", "2", "--wait", "120", "--deadline", "120",
-           "--sign-key", str(lamps.key)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mcpgen.codegen.cli",
+        "ota",
+        str(lamps.exe_v2),
+        "--port",
+        str(port),
+        "--devices",
+        "2",
+        "--batch",
+        "2",
+        "--wait",
+        "120",
+        "--deadline",
+        "120",
+        "--sign-key",
+        str(lamps.key),
+    ]
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as cli:
         assert cli.stdout is not None
         first = cli.stdout.readline()

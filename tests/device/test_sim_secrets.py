@@ -57,8 +57,10 @@ async def test_the_token_from_the_environment(
 async def test_a_token_on_the_command_line_is_warned_about(default_sim_exe: Path, tmp_path: Path) -> None:
     header, err = await presented_token(default_sim_exe, tmp_path, "--token", "on-the-line")
     assert header == "Bearer on-the-line"
-    assert ("warning: --token on the command line can be read by every local user (ps); use "
-            "--token-file FILE or the MCPGEN_BACKEND_TOKEN environment variable\n") in err
+    assert (
+        "warning: --token on the command line can be read by every local user (ps); use "
+        "--token-file FILE or the MCPGEN_BACKEND_TOKEN environment variable\n"
+    ) in err
 
 
 @pytest.mark.parametrize(
@@ -66,8 +68,11 @@ async def test_a_token_on_the_command_line_is_warned_about(default_sim_exe: Path
     [
         (("--token-file", "{missing}"), {}, "error: --token-file {missing}: No such file or directory"),
         (("--token-file", "{empty}"), {}, "error: --token-file {empty}: the file is empty"),
-        ((), {"MCPGEN_BACKEND_TOKEN": ""},
-         "error: the environment variable MCPGEN_BACKEND_TOKEN is set but empty"),
+        (
+            (),
+            {"MCPGEN_BACKEND_TOKEN": ""},
+            "error: the environment variable MCPGEN_BACKEND_TOKEN is set but empty",
+        ),
         (("--token", "x", "--token-file", "{empty}"), {}, "error: --token and --token-file are both given"),
         (("--password-file", "{missing}"), {}, "error: --password-file {missing}: No such file or directory"),
     ],

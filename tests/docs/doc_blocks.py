@@ -77,17 +77,23 @@ def parse(path: Path) -> tuple[list[Block], list[str]]:
         if end is None:
             problems.append(f"{rel}:{i + 1}: fence never closed")
             break
-        body = [text[len(indent):] if text.startswith(indent) else text.lstrip() for text in lines[i + 1:end]]
+        body = [
+            text[len(indent) :] if text.startswith(indent) else text.lstrip() for text in lines[i + 1 : end]
+        ]
         marker, reason, extra = "", "", ""
         if i > 0 and _ANY_MARKER.search(lines[i - 1]):
             m = _MARKER.match(lines[i - 1])
             plain_extra = m is not None and m.group(1) is None and m.group(3) is not None
-            if m is None or not plain_extra and (
-                m.group(1) not in MARKER_KINDS or not (m.group(2) or "").strip()
+            if (
+                m is None
+                or not plain_extra
+                and (m.group(1) not in MARKER_KINDS or not (m.group(2) or "").strip())
             ):
-                problems.append(f"{rel}:{i}: expected `<!-- doc-test: skip (REASON) -->`, "
-                                f"`<!-- doc-test: server (WHAT) -->` or `<!-- doc-test: [EXTRA] -->` "
-                                f"(an [EXTRA] may end the first two), got {lines[i - 1].strip()!r}")
+                problems.append(
+                    f"{rel}:{i}: expected `<!-- doc-test: skip (REASON) -->`, "
+                    f"`<!-- doc-test: server (WHAT) -->` or `<!-- doc-test: [EXTRA] -->` "
+                    f"(an [EXTRA] may end the first two), got {lines[i - 1].strip()!r}"
+                )
             else:
                 marker, reason, extra = m.group(1) or "", (m.group(2) or "").strip(), m.group(3) or ""
         blocks.append(Block(rel, i + 1, lang, "\n".join(body) + "\n", marker, reason, extra))
@@ -133,7 +139,7 @@ def transcript(text: str) -> list[Step]:
         elif not steps:
             raise ValueError(f"a console block starts with `$ COMMAND`, not {line!r}")
         elif line.startswith("mcp> "):
-            steps[-1].stdin.append(line[len("mcp> "):])
+            steps[-1].stdin.append(line[len("mcp> ") :])
         else:
             steps[-1].expected.append(line.rstrip())
     return steps

@@ -44,13 +44,28 @@ def _site_dirs() -> list[str]:
     return [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
 
 
-def _run(cmd: list[str] | str, env: DocEnv | dict[str, str], cwd: Path, *, shell: bool = False,
-         stdin: str | None = None, timeout: float = COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
+def _run(
+    cmd: list[str] | str,
+    env: DocEnv | dict[str, str],
+    cwd: Path,
+    *,
+    shell: bool = False,
+    stdin: str | None = None,
+    timeout: float = COMMAND_TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
     environ = env.env if isinstance(env, DocEnv) else env
     argv = ["bash", "-eo", "pipefail", "-c", cmd] if shell else cmd
     assert isinstance(argv, list)
-    return subprocess.run(argv, cwd=cwd, env=environ, input=stdin if stdin is not None else "",
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env=environ,
+        input=stdin if stdin is not None else "",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -60,8 +75,12 @@ def doc_env(tmp_path_factory: pytest.TempPathFactory) -> DocEnv:
     venv = work.parent / (work.name + "-venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     # addsitedir (not a plain path line) so the .pth files there (an editable install) apply too.
     lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in _site_dirs())
     Path(purelib, "zz_mcpgen_under_test.pth").write_text(lines)
@@ -79,8 +98,9 @@ def doc_env(tmp_path_factory: pytest.TempPathFactory) -> DocEnv:
     )
     denv = DocEnv(work, env, python)
     for spec, out in (("desk_lamp", "build/lamp"), ("default_device", "build/demo")):
-        proc = _run(["codegen", "build", f"toolspec/{spec}.yaml", "--target", "host", "-o", out, "-q"],
-                    denv, work)
+        proc = _run(
+            ["codegen", "build", f"toolspec/{spec}.yaml", "--target", "host", "-o", out, "-q"], denv, work
+        )
         assert proc.returncode == 0, proc.stdout
     return denv
 
@@ -102,8 +122,16 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 def _serve(argv: list[str], denv: DocEnv, log: Path) -> None:
     """Starts a server, checks it is up (still running, no traceback) after a while, stops it."""
     with log.open("w") as out:
-        proc = subprocess.Popen(argv, cwd=denv.work, env=denv.env, stdin=subprocess.PIPE, stdout=out,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=denv.work,
+            env=denv.env,
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
     try:
         try:
             proc.wait(timeout=SERVER_UP_SECONDS)
@@ -152,8 +180,11 @@ def _run_console(block: Block, denv: DocEnv) -> None:
         assert proc.returncode == 0, _fail_text(block, proc)
         actual = proc.stdout.splitlines()
         assert matches(step.expected, actual), (
-            f"{block.id}: `{step.command}` printed\n" + "\n".join(actual)
-            + "\n\nwhere the doc shows\n" + "\n".join(step.expected))
+            f"{block.id}: `{step.command}` printed\n"
+            + "\n".join(actual)
+            + "\n\nwhere the doc shows\n"
+            + "\n".join(step.expected)
+        )
 
 
 def _slug(block: Block) -> str:
@@ -174,10 +205,13 @@ def test_doc_block_runs_as_written(block: Block, request: pytest.FixtureRequest)
 # -- as a pip user without the extras -----------------------------------------------------
 
 EXTRA_BLOCKS = [b for b in BLOCKS if b.extra and b.marker != "skip"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("block", EXTRA_BLOCKS, ids=[b.id for b in EXTRA_BLOCKS])
-def test_doc_block_without_its_extra_ends_in_the_one_line(block: Block,
-                                                          request: pytest.FixtureRequest) -> None:
+def test_doc_block_without_its_extra_ends_in_the_one_line(
+    block: Block, request: pytest.FixtureRequest
+) -> None:
     """A pip user who skipped the page's extra gets the line naming it, not a traceback."""
     denv: DocEnv = request.getfixturevalue("doc_env")
     env = without_extra(denv.env, denv.work / "hide-site", block.extra)
@@ -191,7 +225,8 @@ def test_doc_block_without_its_extra_ends_in_the_one_line(block: Block,
     assert proc.returncode != 0, f"{block.id} ran without [{block.extra}]:\n{proc.stdout[-3000:]}"
     assert "Traceback" not in proc.stdout, proc.stdout[-3000:]
     assert lines and re.match(one_line(block.extra), lines[-1]), (
-        f"{block.id} without [{block.extra}] ended in:\n{proc.stdout[-3000:]}")
+        f"{block.id} without [{block.extra}] ended in:\n{proc.stdout[-3000:]}"
+    )
 
 
 # Words of a block that needs an extra: a block showing one must say which (a marker).
@@ -210,8 +245,9 @@ def test_every_block_that_needs_an_extra_names_it() -> None:
             continue
         for extra, words in NEEDS_EXTRA.items():
             if words.search(b.text) and b.extra != extra and not (extra == "bridge" and b.extra == "console"):
-                problems.append(f"{b.id}: uses the [{extra}] extra; "
-                                f"mark it `<!-- doc-test: ... [{extra}] -->`")
+                problems.append(
+                    f"{b.id}: uses the [{extra}] extra; mark it `<!-- doc-test: ... [{extra}] -->`"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -234,8 +270,9 @@ def test_every_doc_page_states_its_extras_at_the_top() -> None:
             problems.append(f"{rel}: `Extras:` names no `[extra]` and does not say none")
         problems += [f"{rel}: [{e}] is not an extra of pyproject.toml" for e in sorted(named - defined)]
         marked = {b.extra for b in BLOCKS if b.file == rel and b.extra}
-        problems += [f"{rel}: a block needs [{e}], the Extras line does not name it"
-                     for e in sorted(marked - named)]
+        problems += [
+            f"{rel}: a block needs [{e}], the Extras line does not name it" for e in sorted(marked - named)
+        ]
     assert not problems, "\n".join(problems)
 
 
@@ -245,10 +282,16 @@ def test_every_fence_names_its_language_and_markers_are_well_formed() -> None:
     for path in doc_files():
         blocks, found = parse(path)
         problems += found
-        problems += [f"{b.id}: a fence without a language (sh, console, python; text for output)"
-                     for b in blocks if not b.lang]
-        problems += [f"{b.id}: `server` applies to sh and python blocks" for b in blocks
-                     if b.marker == "server" and b.lang not in ("sh", "python")]
+        problems += [
+            f"{b.id}: a fence without a language (sh, console, python; text for output)"
+            for b in blocks
+            if not b.lang
+        ]
+        problems += [
+            f"{b.id}: `server` applies to sh and python blocks"
+            for b in blocks
+            if b.marker == "server" and b.lang not in ("sh", "python")
+        ]
     assert not problems, "\n".join(problems)
 
 
@@ -270,5 +313,6 @@ def test_transcript_matching() -> None:
     assert not matches(["a", "...", "c"], ["a", "b"])
     steps = transcript("$ cmd -i\nhello\nmcp> ping\n...\n-> pong\n")
     assert [(s.command, s.stdin, s.expected) for s in steps] == [
-        ("cmd -i", ["ping"], ["hello", "...", "-> pong"])]
+        ("cmd -i", ["ping"], ["hello", "...", "-> pong"])
+    ]
     assert commands("# c\na \\\n  b\n\nc # note\n") == ["a    b", "c # note"]

@@ -26,8 +26,9 @@ def _readme_apt_packages() -> set[str]:
 def test_readme_apt_list_is_what_dev_sh_installs() -> None:
     # It lacked binutils, cmake and chromium, which scripts/dev.sh installs.
     dev, readme = _dev_sh_apt_packages(), _readme_apt_packages()
-    assert dev == readme, (f"only in scripts/dev.sh: {sorted(dev - readme)}; "
-                           f"only in README.md: {sorted(readme - dev)}")
+    assert dev == readme, (
+        f"only in scripts/dev.sh: {sorted(dev - readme)}; only in README.md: {sorted(readme - dev)}"
+    )
 
 
 def _commands() -> list[str]:

@@ -47,5 +47,6 @@ def _compiled_build_really_used() -> Iterator[None]:
     expect = os.environ.get("MCPGEN_EXPECT_COMPILED")
     if expect is not None:
         from mcpgen import runtime
+
         assert runtime.COMPILED == (expect == "1"), f"runtime.COMPILED={runtime.COMPILED}, expected {expect}"
     yield

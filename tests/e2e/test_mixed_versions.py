@@ -45,8 +45,11 @@ async def test_one_gateway_serves_v1_and_v2_typed(versions: LampVersions, token:
             listed = {t["name"]: t for t in bridge.exported_tools("2025-06-18")}
             brightness = [n for n in listed if "set_brightness" in n]
             assert len(brightness) == 1 and "lamp-v2" in brightness[0], sorted(listed)
-            timers = {n.split("__")[0]: t["inputSchema"]["properties"]["minutes"]["maximum"]
-                      for n, t in listed.items() if n.endswith("timer__set")}
+            timers = {
+                n.split("__")[0]: t["inputSchema"]["properties"]["minutes"]["maximum"]
+                for n, t in listed.items()
+                if n.endswith("timer__set")
+            }
             assert timers == {"lamp-v1": 720, "lamp-v2": 1440}, sorted(listed)
         finally:
             for p in (p1, p2):
@@ -68,8 +71,9 @@ class _Unreleased:
         return True
 
 
-async def test_an_unreleased_fingerprint_is_handled_per_policy(versions: LampVersions,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_unreleased_fingerprint_is_handled_per_policy(
+    versions: LampVersions, caplog: pytest.LogCaptureFixture
+) -> None:
     mod = versions.module
     with pytest.raises(SpecMismatch):
         mod.DeskLamp(_Unreleased(), policy="strict")
@@ -89,8 +93,9 @@ async def test_an_unreleased_fingerprint_is_handled_per_policy(versions: LampVer
     assert mod.DeskLamp(v1, policy="compatible").version == "0.3.1"
 
 
-async def test_an_unreleased_firmware_on_the_gateway(versions: LampVersions, built_dir: Path, token: str,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_unreleased_firmware_on_the_gateway(
+    versions: LampVersions, built_dir: Path, token: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """Under "compatible" the device is served in dynamic mode by the newest bindings; under
     "strict" with every release accepted, it is refused."""
     exe, fingerprint = build_unreleased(built_dir)

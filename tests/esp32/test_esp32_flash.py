@@ -44,15 +44,35 @@ def partition_table(csv: Path) -> bytes:
         if not line:
             continue
         name, ptype, subtype, offset, size = [c.strip() for c in line.split(",")[:5]]
-        out += struct.pack("<2sBBII16sI", b"\xaa\x50", types[ptype], subtypes[subtype], int(offset, 0),
-                           int(size, 0), name.encode(), 0)
+        out += struct.pack(
+            "<2sBBII16sI",
+            b"\xaa\x50",
+            types[ptype],
+            subtypes[subtype],
+            int(offset, 0),
+            int(size, 0),
+            name.encode(),
+            0,
+        )
     out += b"\xeb\xeb" + b"\xff" * 14 + hashlib.md5(out).digest()
     return out + b"\xff" * (0xC00 - len(out))
 
 
 def read_flash(chip: str, url: str, offset: int, size: int, dest: Path) -> bytes:
-    cmd = [sys.executable, "-m", "esptool", "--chip", chip, "--port", url, "--no-stub",
-           "read-flash" if esptool_major() >= 5 else "read_flash", hex(offset), str(size), str(dest)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "esptool",
+        "--chip",
+        chip,
+        "--port",
+        url,
+        "--no-stub",
+        "read-flash" if esptool_major() >= 5 else "read_flash",
+        hex(offset),
+        str(size),
+        str(dest),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     return dest.read_bytes()
@@ -60,8 +80,11 @@ def read_flash(chip: str, url: str, offset: int, size: int, dest: Path) -> bytes
 
 def test_esptool_command_offsets() -> None:
     require("esptool", "esptool")
-    images = [(Path("firmware.bin"), 0x10000), (Path("bootloader.bin"), 0x1000),
-              (Path("partitions.bin"), 0x8000)]
+    images = [
+        (Path("firmware.bin"), 0x10000),
+        (Path("bootloader.bin"), 0x1000),
+        (Path("partitions.bin"), 0x8000),
+    ]
     cmd = esptool_write_command("esp32", "/dev/ttyUSB0", images)
     assert cmd[1:9] == ["-m", "esptool", "--chip", "esp32", "--port", "/dev/ttyUSB0", "--baud", "460800"]
     assert cmd[-6:] == ["0x1000", "bootloader.bin", "0x8000", "partitions.bin", "0x10000", "firmware.bin"]
@@ -87,7 +110,10 @@ def test_flash_with_esptool_to_mock_rom_bootloader(board: str, tmp_path: Path) -
     (build / "partitions.bin").write_bytes(table)
     (build / "firmware.bin").write_bytes(app)
     assert [off for _, off in images_for(project_dir(outdir), info)] == [
-        info.bootloader_offset, PARTITION_TABLE_OFFSET, 0x10000]
+        info.bootloader_offset,
+        PARTITION_TABLE_OFFSET,
+        0x10000,
+    ]
 
     with mock_bootloader(chip=info.chip) as mock:
         url = mock.url()

@@ -22,8 +22,10 @@ from mcpgen.codegen.targets import esp_idf_layout as layout
 from mcpgen.codegen.targets.esp32 import build_esp32, generate_project, project_dir
 
 # The top-level CMakeLists.txt of the projects generated before idf.py was supported.
-OLD_PROJECT_FILE = ("cmake_minimum_required(VERSION 3.16.0)\n"
-                    "include($ENV{IDF_PATH}/tools/cmake/project.cmake)\nproject(desk_lamp)\n")
+OLD_PROJECT_FILE = (
+    "cmake_minimum_required(VERSION 3.16.0)\n"
+    "include($ENV{IDF_PATH}/tools/cmake/project.cmake)\nproject(desk_lamp)\n"
+)
 
 
 def _quiet(_: str) -> None:
@@ -38,8 +40,12 @@ def _cmake() -> None:
 
 @pytest.fixture(scope="module")
 def lamp(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path_factory.mktemp("lamp"), log=_quiet,
-                            environ={"MCPGEN_WIFI_SSID": "lab"})
+    return generate_project(
+        TOOLSPEC / "desk_lamp.yaml",
+        tmp_path_factory.mktemp("lamp"),
+        log=_quiet,
+        environ={"MCPGEN_WIFI_SSID": "lab"},
+    )
 
 
 def _pio_default_component(tmp: Path) -> Path:
@@ -104,10 +110,17 @@ def _evaluate_component(component: Path, tmp: Path) -> dict[str, list[str]]:
     probe = tmp / "probe"
     probe.mkdir()
     (probe / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.16)\nproject(layout_probe NONE)\n" + _STAND_INS
-        + f'include("{(component / "CMakeLists.txt").as_posix()}")\n')
-    proc = subprocess.run(["cmake", "-S", str(probe), "-B", str(probe / "build")], capture_output=True,
-                          text=True, cwd=tmp, env=dict(os.environ))
+        "cmake_minimum_required(VERSION 3.16)\nproject(layout_probe NONE)\n"
+        + _STAND_INS
+        + f'include("{(component / "CMakeLists.txt").as_posix()}")\n'
+    )
+    proc = subprocess.run(
+        ["cmake", "-S", str(probe), "-B", str(probe / "build")],
+        capture_output=True,
+        text=True,
+        cwd=tmp,
+        env=dict(os.environ),
+    )
     assert proc.returncode == 0, proc.stderr
     out: dict[str, list[str]] = {}
     for line in proc.stderr.splitlines():
@@ -130,7 +143,8 @@ def test_the_component_registers_every_source_and_its_requirements(lamp: Path, t
         assert (component / rel).resolve() in registered, rel
     # what CMake passes is what the header check reads from the same file
     assert set(got["PRIV_REQUIRES"]) | set(got.get("REQUIRES", [])) == layout.requirements(
-        component / "CMakeLists.txt")
+        component / "CMakeLists.txt"
+    )
     # the WebSocket build's (the lamp's transport); each transport's: test_esp32_requirements.py
     assert {"esp_wifi", "mbedtls", "nvs_flash"} <= set(got["PRIV_REQUIRES"])
     assert got["INCLUDE_DIRS"] == chk.component_flags(component / "CMakeLists.txt").include_dirs
@@ -181,8 +195,11 @@ def test_managed_components_and_defaults_sit_where_both_look(lamp: Path) -> None
     defaults = (lamp / "sdkconfig.defaults").read_text()
     assert 'CONFIG_MCPGEN_WIFI_SSID="lab"' in defaults
     # the partition table it names is resolved against the project directory
-    name = next(line.split("=", 1)[1].strip('"') for line in defaults.splitlines()
-                if line.startswith("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME="))
+    name = next(
+        line.split("=", 1)[1].strip('"')
+        for line in defaults.splitlines()
+        if line.startswith("CONFIG_PARTITION_TABLE_CUSTOM_FILENAME=")
+    )
     assert (lamp / name).is_file()
 
 
@@ -198,11 +215,16 @@ def test_idf_py_sdkconfig_follows_new_values(tmp_path: Path) -> None:
 
 def test_component_registration_parse(tmp_path: Path) -> None:
     cmake = tmp_path / "CMakeLists.txt"
-    cmake.write_text('idf_component_register(\n    SRCS "a.cpp" ${more}  # comment\n    INCLUDE_DIRS "."\n'
-                     "    REQUIRES esp_timer\n    PRIV_REQUIRES nvs_flash\n        lwip\n)\n")
+    cmake.write_text(
+        'idf_component_register(\n    SRCS "a.cpp" ${more}  # comment\n    INCLUDE_DIRS "."\n'
+        "    REQUIRES esp_timer\n    PRIV_REQUIRES nvs_flash\n        lwip\n)\n"
+    )
     assert layout.component_registration(cmake) == {
-        "SRCS": ["a.cpp", "${more}"], "INCLUDE_DIRS": ["."], "REQUIRES": ["esp_timer"],
-        "PRIV_REQUIRES": ["nvs_flash", "lwip"]}
+        "SRCS": ["a.cpp", "${more}"],
+        "INCLUDE_DIRS": ["."],
+        "REQUIRES": ["esp_timer"],
+        "PRIV_REQUIRES": ["nvs_flash", "lwip"],
+    }
     assert layout.requirements(cmake) == {"esp_timer", "nvs_flash", "lwip"}
     (tmp_path / "x.txt").write_text("")
     with pytest.raises(layout.LayoutError, match="no idf_component_register"):

@@ -25,10 +25,18 @@ from mcpgen.codegen.targets import esp32 as be
 
 GOLDEN = REPO / "tests" / "golden" / "esp32_ota"
 FLASH_SIZE = 4 * 1024 * 1024
-ENV = {"MCPGEN_WIFI_SSID": "lab-net", "MCPGEN_WIFI_PASSWORD": "secret-pass",
-       "MCPGEN_BACKEND_URL": "ws://192.168.1.10:8765/mcp", "MCPGEN_BACKEND_TOKEN": "tok-1"}
-OTA_LINES = ["CONFIG_BOOTLOADER_APP_ROLLBACK_ENABLE=y", "CONFIG_APP_PROJECT_VER_FROM_CONFIG=y",
-             'CONFIG_APP_PROJECT_VER="0.3.1"', "CONFIG_ESP_HTTPS_OTA_ALLOW_HTTP=y"]
+ENV = {
+    "MCPGEN_WIFI_SSID": "lab-net",
+    "MCPGEN_WIFI_PASSWORD": "secret-pass",
+    "MCPGEN_BACKEND_URL": "ws://192.168.1.10:8765/mcp",
+    "MCPGEN_BACKEND_TOKEN": "tok-1",
+}
+OTA_LINES = [
+    "CONFIG_BOOTLOADER_APP_ROLLBACK_ENABLE=y",
+    "CONFIG_APP_PROJECT_VER_FROM_CONFIG=y",
+    'CONFIG_APP_PROJECT_VER="0.3.1"',
+    "CONFIG_ESP_HTTPS_OTA_ALLOW_HTTP=y",
+]
 
 
 def _quiet(_: str) -> None:
@@ -97,7 +105,7 @@ def test_ota_sdkconfig_turns_on_rollback_and_carries_the_spec_version(ota_projec
     lines = (ota_project / "sdkconfig.defaults").read_text(encoding="utf-8").splitlines()
     for line in OTA_LINES:
         assert line in lines, line
-    assert "CONFIG_PARTITION_TABLE_CUSTOM_FILENAME=\"partitions.csv\"" in lines
+    assert 'CONFIG_PARTITION_TABLE_CUSTOM_FILENAME="partitions.csv"' in lines
 
 
 @pytest.mark.parametrize("name", ["partitions.csv", "sdkconfig.defaults"])
@@ -122,9 +130,16 @@ def test_the_port_implements_and_registers_the_update_handler(ota_project: Path)
     port = (src / "port" / "mcpgen_esp_ota.cpp").read_text(encoding="utf-8")
     guarded = port.split("#if defined(MCPGEN_SPEC_OTA)", 1)[1]
     assert f"mcpgen::Result {OTA_HANDLER}({proto.group(1)}) {{" in guarded
-    for call in ("esp_https_ota_begin(", "esp_https_ota_get_img_desc(", "esp_https_ota_perform(",
-                 "esp_https_ota_finish(", "esp_https_ota_abort(", "esp_ota_mark_app_valid_cancel_rollback(",
-                 "esp_ota_mark_app_invalid_rollback_and_reboot(", "CONFIG_IDF_FIRMWARE_CHIP_ID"):
+    for call in (
+        "esp_https_ota_begin(",
+        "esp_https_ota_get_img_desc(",
+        "esp_https_ota_perform(",
+        "esp_https_ota_finish(",
+        "esp_https_ota_abort(",
+        "esp_ota_mark_app_valid_cancel_rollback(",
+        "esp_ota_mark_app_invalid_rollback_and_reboot(",
+        "CONFIG_IDF_FIRMWARE_CHIP_ID",
+    ):
         assert call in guarded, call
     # The hooks are called from the worker and app_main, and the components are required.
     main = (src / "port" / "mcpgen_esp_port.cpp").read_text(encoding="utf-8")
@@ -135,8 +150,15 @@ def test_the_port_implements_and_registers_the_update_handler(ota_project: Path)
     cmake = (src / "CMakeLists.txt").read_text(encoding="utf-8")
     reg = re.search(r"idf_component_register\((.*?)\)", cmake, re.DOTALL)
     assert reg is not None
-    for component in ("esp_https_ota", "esp_http_client", "app_update", "bootloader_support",
-                      "esp_app_format", "esp_partition", "esp_timer"):
+    for component in (
+        "esp_https_ota",
+        "esp_http_client",
+        "app_update",
+        "bootloader_support",
+        "esp_app_format",
+        "esp_partition",
+        "esp_timer",
+    ):
         assert component in chk._cmake_words(reg.group(1)), component
 
 
@@ -177,8 +199,10 @@ def test_both_ports_embed_the_marker_the_backend_reads(tmp_path: Path) -> None:
     for port in ("host/ota.cpp", "esp_idf/mcpgen_esp_ota.cpp"):
         text = " ".join((ports / port).read_text(encoding="utf-8").split())
         assert '#include "mcpgen/ota_marker.h"' in text, port
-        assert ("mcpgen_ota_image_marker[] = MCPGEN_OTA_IMAGE_MARKER(MCPGEN_SPEC_DEVICE_NAME, "
-                "MCPGEN_SPEC_DEVICE_VERSION, MCPGEN_SPEC_FINGERPRINT);") in text, port
+        assert (
+            "mcpgen_ota_image_marker[] = MCPGEN_OTA_IMAGE_MARKER(MCPGEN_SPEC_DEVICE_NAME, "
+            "MCPGEN_SPEC_DEVICE_VERSION, MCPGEN_SPEC_FINGERPRINT);"
+        ) in text, port
         assert "mcpgen_ota::find_marker(" in text and "MCPGEN-OTA-IMAGE|" not in text, port
     cxx = shutil.which("g++")
     if cxx is None:
@@ -186,8 +210,23 @@ def test_both_ports_embed_the_marker_the_backend_reads(tmp_path: Path) -> None:
     src, exe = tmp_path / "marker.cpp", tmp_path / "marker"
     src.write_text(MARKER_DRIVER, encoding="utf-8")
     core = resources.firmware_template() / "core"
-    build = subprocess.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti",
-                            f"-I{core}", str(src), "-o", str(exe)], capture_output=True, text=True)
+    build = subprocess.run(
+        [
+            cxx,
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fno-exceptions",
+            "-fno-rtti",
+            f"-I{core}",
+            str(src),
+            "-o",
+            str(exe),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert build.returncode == 0, build.stderr
     # The C++ side writes, the backend reads.
     written = tmp_path / "firmware.bin"
@@ -200,12 +239,15 @@ def test_both_ports_embed_the_marker_the_backend_reads(tmp_path: Path) -> None:
     # Malformed candidates first (an upper-case or short fingerprint, an empty field): both
     # skip them and take the same well-formed marker.
     probe = tmp_path / "probe.bin"
-    probe.write_bytes(b"MCPGEN-OTA-IMAGE|a|1|0123456789ABCDEF|"
-                      b"MCPGEN-OTA-IMAGE|b|2|0123|"
-                      b"MCPGEN-OTA-IMAGE||3|0123456789abcdef|"
-                      b"MCPGEN-OTA-IMAGE|lamp-2|2.0.1|fedcba9876543210|")
-    found = subprocess.run([str(exe), str(tmp_path / "unused.bin"), str(probe)],
-                           capture_output=True, text=True)
+    probe.write_bytes(
+        b"MCPGEN-OTA-IMAGE|a|1|0123456789ABCDEF|"
+        b"MCPGEN-OTA-IMAGE|b|2|0123|"
+        b"MCPGEN-OTA-IMAGE||3|0123456789abcdef|"
+        b"MCPGEN-OTA-IMAGE|lamp-2|2.0.1|fedcba9876543210|"
+    )
+    found = subprocess.run(
+        [str(exe), str(tmp_path / "unused.bin"), str(probe)], capture_output=True, text=True
+    )
     theirs = read_image(probe)
     assert found.stdout.split() == [theirs.device_name, theirs.version, theirs.fingerprint]
     assert found.stdout.split() == ["lamp-2", "2.0.1", "fedcba9876543210"]
@@ -230,8 +272,11 @@ def test_flashing_writes_the_initial_ota_data_when_built(ota_project: Path, plai
     assert [off for _, off in be.images_for(ota_project, info)] == [0x1000, 0x8000, 0x10000]
     (build / "ota_data_initial.bin").write_bytes(b"\xff" * 0x2000)
     assert [(p.name, off) for p, off in be.images_for(ota_project, info)] == [
-        ("bootloader.bin", 0x1000), ("partitions.bin", 0x8000), ("ota_data_initial.bin", 0xD000),
-        ("firmware.bin", 0x10000)]
+        ("bootloader.bin", 0x1000),
+        ("partitions.bin", 0x8000),
+        ("ota_data_initial.bin", 0xD000),
+        ("firmware.bin", 0x10000),
+    ]
     assert [off for _, off in be.images_for(plain_project, info)] == [0x1000, 0x8000, 0x10000]
 
 
@@ -239,7 +284,8 @@ def test_the_header_check_adds_an_ota_variant_of_a_spec(tmp_path: Path) -> None:
     variant = chk.ota_variant(TOOLSPEC / "desk_lamp.yaml", tmp_path)
     assert variant.name == "desk_lamp_ota.yaml"  # its own project directory beside desk_lamp's
     assert re.search(r"^device:\n  ota: true\n", variant.read_text(encoding="utf-8"), re.MULTILINE)
-    assert (variant.parent / "desk_lamp_ota_handlers.cpp").read_bytes() == \
-        (TOOLSPEC / "desk_lamp_handlers.cpp").read_bytes()
+    assert (variant.parent / "desk_lamp_ota_handlers.cpp").read_bytes() == (
+        TOOLSPEC / "desk_lamp_handlers.cpp"
+    ).read_bytes()
     with pytest.raises(chk.CheckSetupError, match="cannot make an OTA variant"):
         chk.ota_variant(variant, tmp_path / "again")

@@ -43,8 +43,15 @@ CHIP_ID = 5  # the fake sdkconfig.h's CONFIG_IDF_FIRMWARE_CHIP_ID (esp32c3)
 SPEC_FINGERPRINT = load_spec_text(SPEC, "lamp.yaml").fingerprint
 
 
-def image(*, chip: int = CHIP_ID, project: str = "lamp", version: str = "1.3.0", device: str = "lamp",
-          marker_version: str = "", body: int = 20000) -> bytes:
+def image(
+    *,
+    chip: int = CHIP_ID,
+    project: str = "lamp",
+    version: str = "1.3.0",
+    device: str = "lamp",
+    marker_version: str = "",
+    body: int = 20000,
+) -> bytes:
     header = struct.pack("<BBBBIB3sH10s", 0xE9, 1, 2, 0x20, 0x40380000, 0xEE, b"\0\0\0", chip, b"\0" * 10)
     assert len(header) == 24
     desc = struct.pack("<II8s32s32s", 0xABCD5432, 0, b"\0" * 8, version.encode(), project.encode())
@@ -75,18 +82,42 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     port = template / "ports" / "esp_idf"
     core = sorted((template / "core" / "mcpgen").glob("*.cpp"))
     exe = out / "ota-logic"
-    cmd = [cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-rtti",
-           "-Wno-deprecated-declarations",  # mbedtls 2's sha256 calls (ESP-IDF's mbedtls 3 has no _ret)
-           f"-I{FAKE_IDF}", f"-I{template / 'core'}", f"-I{gen}", f"-I{port}",
-           str(HERE / "ota_logic_driver.cpp"), str(port / "mcpgen_esp_ota.cpp"), str(gen / "mcp_tools.cpp"),
-           *map(str, core), "-o", str(exe), "-lmbedcrypto"]
+    cmd = [
+        cxx,
+        "-std=c++17",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-fno-exceptions",
+        "-fno-rtti",
+        "-Wno-deprecated-declarations",  # mbedtls 2's sha256 calls (ESP-IDF's mbedtls 3 has no _ret)
+        f"-I{FAKE_IDF}",
+        f"-I{template / 'core'}",
+        f"-I{gen}",
+        f"-I{port}",
+        str(HERE / "ota_logic_driver.cpp"),
+        str(port / "mcpgen_esp_ota.cpp"),
+        str(gen / "mcp_tools.cpp"),
+        *map(str, core),
+        "-o",
+        str(exe),
+        "-lmbedcrypto",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return exe
 
 
-def update(driver: Path, tmp: Path, data: bytes, *, sha: str = "", size: int = 0, version: str = "1.3.0",
-           url_tail: str = "") -> Run:
+def update(
+    driver: Path,
+    tmp: Path,
+    data: bytes,
+    *,
+    sha: str = "",
+    size: int = 0,
+    version: str = "1.3.0",
+    url_tail: str = "",
+) -> Run:
     path = tmp / "image.bin"
     path.write_bytes(data)
     sha = sha or hashlib.sha256(data).hexdigest()
@@ -105,20 +136,24 @@ def test_a_good_image_is_installed_and_the_device_reboots(driver: Path, tmp_path
     assert "mcpgen-ota-reboot=500000" in run.state
 
 
-@pytest.mark.parametrize(("case", "expected"), [
-    ("sha", "SHA-256 mismatch: the image hashes to"),
-    ("project", "the image is of project 'other', this device runs 'lamp' (lamp)"),
-    ("version", "the image carries version 1.3.0, the request announced 1.4.0"),
-    ("marker_version", "the image carries version 1.3.1, the request announced 1.3.0"),
-    ("device", "the image is for device 'kettle'"),
-    ("chip", "is for another chip (or chip revision) than this esp32c3"),
-    ("size_small", "the server sends"),
-    ("cut", "download from file://"),
-    ("no_marker", "not an mcpgen image"),
-    ("unreachable", "cannot download file:///nonexistent/image.bin: ESP_ERR_HTTP_CONNECT"),
-])
-def test_bad_images_are_refused_and_the_boot_partition_stays(driver: Path, tmp_path: Path, case: str,
-                                                             expected: str) -> None:
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("sha", "SHA-256 mismatch: the image hashes to"),
+        ("project", "the image is of project 'other', this device runs 'lamp' (lamp)"),
+        ("version", "the image carries version 1.3.0, the request announced 1.4.0"),
+        ("marker_version", "the image carries version 1.3.1, the request announced 1.3.0"),
+        ("device", "the image is for device 'kettle'"),
+        ("chip", "is for another chip (or chip revision) than this esp32c3"),
+        ("size_small", "the server sends"),
+        ("cut", "download from file://"),
+        ("no_marker", "not an mcpgen image"),
+        ("unreachable", "cannot download file:///nonexistent/image.bin: ESP_ERR_HTTP_CONNECT"),
+    ],
+)
+def test_bad_images_are_refused_and_the_boot_partition_stays(
+    driver: Path, tmp_path: Path, case: str, expected: str
+) -> None:
     data = image()
     kwargs: dict[str, Any] = {}
     if case == "sha":
@@ -156,8 +191,10 @@ def test_bad_images_are_refused_and_the_boot_partition_stays(driver: Path, tmp_p
 def test_a_pending_image_is_valid_after_initialize_and_the_next_request(driver: Path) -> None:
     proc = subprocess.run([str(driver), "session"], capture_output=True, text=True, timeout=60)
     lines = proc.stdout.splitlines()
-    assert lines[0] == "begun=0 aborted=0 finished=0 valid=0 rolled_back=0 restarts=0 timers=1 " \
-                       "mcpgen-ota-deadline=120000000", lines[0]
+    assert (
+        lines[0] == "begun=0 aborted=0 finished=0 valid=0 rolled_back=0 restarts=0 timers=1 "
+        "mcpgen-ota-deadline=120000000"
+    ), lines[0]
     valid = [line.rsplit("valid=", 1)[1] for line in lines[1:6]]
     # hello, initialize, notifications/initialized: still pending; tools/list: valid, once.
     assert valid == ["0", "0", "0", "1", "1"], lines

@@ -23,8 +23,12 @@ def _quiet(_: str) -> None:
 
 @pytest.fixture(scope="module")
 def lamp_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    env = {"MCPGEN_WIFI_SSID": "lab-net", "MCPGEN_WIFI_PASSWORD": 'pa"ss\\word',
-           "MCPGEN_BACKEND_URL": "ws://192.168.1.10:8765/mcp", "MCPGEN_BACKEND_TOKEN": "tok-1"}
+    env = {
+        "MCPGEN_WIFI_SSID": "lab-net",
+        "MCPGEN_WIFI_PASSWORD": 'pa"ss\\word',
+        "MCPGEN_BACKEND_URL": "ws://192.168.1.10:8765/mcp",
+        "MCPGEN_BACKEND_TOKEN": "tok-1",
+    }
     outdir = tmp_path_factory.mktemp("lamp")
     return generate_project(TOOLSPEC / "desk_lamp.yaml", outdir, log=_quiet, environ=env)
 
@@ -34,8 +38,12 @@ def test_pio_project_config_accepts_the_generated_project(lamp_project: Path, bo
     require("platformio", "platformio")
     pio = pio_command()
     assert pio is not None
-    out = subprocess.run([*pio, "project", "config", "-d", str(lamp_project), "--json-output"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [*pio, "project", "config", "-d", str(lamp_project), "--json-output"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr + out.stdout
     sections = {name: dict(options) for name, options in json.loads(out.stdout)}
     env = sections[f"env:{board}"]
@@ -47,9 +55,18 @@ def test_pio_project_config_accepts_the_generated_project(lamp_project: Path, bo
 
 def test_project_contains_core_generated_code_handlers_and_port(lamp_project: Path) -> None:
     src = lamp_project / "src"
-    for rel in ("mcpgen/mcp_core.h", "mcpgen/mcp_server.cpp", "mcpgen/session.cpp", "generated/mcp_tools.h",
-                "generated/mcp_tools.cpp", "handlers.cmake", "port/mcpgen_esp_port.cpp",
-                "CMakeLists.txt", "Kconfig.projbuild", "idf_component.yml"):
+    for rel in (
+        "mcpgen/mcp_core.h",
+        "mcpgen/mcp_server.cpp",
+        "mcpgen/session.cpp",
+        "generated/mcp_tools.h",
+        "generated/mcp_tools.cpp",
+        "handlers.cmake",
+        "port/mcpgen_esp_port.cpp",
+        "CMakeLists.txt",
+        "Kconfig.projbuild",
+        "idf_component.yml",
+    ):
         assert (src / rel).is_file(), rel
     assert "LightSetRgbArgs" in (src / "generated/mcp_tools.h").read_text()
     assert "project(desk_lamp)" in (lamp_project / "CMakeLists.txt").read_text()

@@ -23,8 +23,15 @@ from mcpgen.codegen.targets import esp_idf_layout as layout
 from mcpgen.codegen.targets.esp32 import generate_project
 
 NETWORK_ONLY = {"esp_wifi", "esp_netif", "esp_event", "mbedtls", "mqtt", "tcp_transport", "lwip"}
-OTA_ONLY = {"esp_https_ota", "esp_http_client", "app_update", "bootloader_support", "esp_app_format",
-            "esp_partition", "esp_timer"}
+OTA_ONLY = {
+    "esp_https_ota",
+    "esp_http_client",
+    "app_update",
+    "bootloader_support",
+    "esp_app_format",
+    "esp_partition",
+    "esp_timer",
+}
 SERIAL_ONLY = {"esp_driver_uart", "esp_driver_usb_serial_jtag"}
 ENVIRON = {
     "websocket": {"MCPGEN_TRANSPORT": "websocket"},
@@ -111,12 +118,14 @@ def test_esp_idf_reads_each_transports_requirements_in_script_mode(tmp_path: Pat
         driver.write_text(
             "set(CMAKE_BUILD_EARLY_EXPANSION 1)\n"
             "macro(idf_component_register)\n"
-            "    cmake_parse_arguments(_ \"\" \"\" \"SRCS;INCLUDE_DIRS;REQUIRES;PRIV_REQUIRES\" ${ARGN})\n"
-            "    message(\"PRIV_REQUIRES=${__PRIV_REQUIRES}\")\n"
+            '    cmake_parse_arguments(_ "" "" "SRCS;INCLUDE_DIRS;REQUIRES;PRIV_REQUIRES" ${ARGN})\n'
+            '    message("PRIV_REQUIRES=${__PRIV_REQUIRES}")\n'
             "endmacro()\n"
             "macro(target_compile_features)\nendmacro()\nmacro(target_compile_options)\nendmacro()\n"
             "macro(set_source_files_properties)\nendmacro()\n"
-            f'include("{(src / "CMakeLists.txt").as_posix()}")\n', encoding="utf-8")
+            f'include("{(src / "CMakeLists.txt").as_posix()}")\n',
+            encoding="utf-8",
+        )
         proc = subprocess.run(["cmake", "-P", str(driver)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         got = set(proc.stderr.split("PRIV_REQUIRES=", 1)[1].split("\n", 1)[0].split(";"))

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_run_builds_flashes_and_monitors_the_board_found_on_usb(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     require("esptool", "esptool")
     require("esp32_mock_bootloader", "esp32-mock-bootloader")
     require("esp_idf_monitor", "esp-idf-monitor")
@@ -61,27 +62,37 @@ def test_run_builds_flashes_and_monitors_the_board_found_on_usb(
         port = ListPortInfo(url, skip_link_detection=True)
         port.vid, port.pid = 0x303A, 0x1001  # the C3's USB-Serial-JTAG
         monkeypatch.setattr(ports, "list_serial_ports", lambda: [port])
-        rc = cli.main(["run", str(TOOLSPEC / "desk_lamp.yaml"), "--target", board, "--port", "auto",
-                       "-o", str(outdir)])
+        rc = cli.main(
+            ["run", str(TOOLSPEC / "desk_lamp.yaml"), "--target", board, "--port", "auto", "-o", str(outdir)]
+        )
         out = capsys.readouterr().out
         assert rc == 0, out
         from test_esp32_flash import read_flash
 
-        assert read_flash(info.chip, url, 0x0, len(images["bootloader.bin"]), tmp_path / "b") \
+        assert (
+            read_flash(info.chip, url, 0x0, len(images["bootloader.bin"]), tmp_path / "b")
             == images["bootloader.bin"]
-        assert read_flash(info.chip, url, 0x10000, len(images["firmware.bin"]), tmp_path / "a") \
+        )
+        assert (
+            read_flash(info.chip, url, 0x10000, len(images["firmware.bin"]), tmp_path / "a")
             == images["firmware.bin"]
+        )
     assert f"using {url} (Espressif native USB, 303A:1001)" in out
-    assert out.index("generated PlatformIO project") < out.index("writing esp32c3 images") \
-        < out.index("Hash of data verified") < out.index("flashed; starting the monitor")
+    assert (
+        out.index("generated PlatformIO project")
+        < out.index("writing esp32c3 images")
+        < out.index("Hash of data verified")
+        < out.index("flashed; starting the monitor")
+    )
     [cmd] = monitored
     assert cmd[1:3] == ["-m", "esp_idf_monitor"]
     assert cmd[cmd.index("--port") + 1] == url and cmd[cmd.index("--target") + 1] == "esp32c3"
     assert cmd[-1].endswith(str(Path(".pio") / "build" / board / "firmware.elf"))
 
 
-def test_run_names_the_missing_board_before_building(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_names_the_missing_board_before_building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     built: list[str] = []
     monkeypatch.setattr(esp32, "pio_run", lambda *a, **k: built.append("pio") or 0)
     monkeypatch.setattr(ports, "list_serial_ports", lambda: [])

@@ -25,8 +25,11 @@ PORT_CMAKE = resources.firmware_template() / "ports" / "esp_idf" / "CMakeLists.t
 def _sources() -> chk.Sources:
     sources = chk.Sources.from_env()
     if sources is None:
-        pytest.skip("ESP-IDF header check needs local checkouts: set " + ", ".join(chk.ENV_NAMES)
-                    + " (see docs/firmware.md, 'Checking the port against ESP-IDF')")
+        pytest.skip(
+            "ESP-IDF header check needs local checkouts: set "
+            + ", ".join(chk.ENV_NAMES)
+            + " (see docs/firmware.md, 'Checking the port against ESP-IDF')"
+        )
     if shutil.which("g++") is None:
         pytest.skip("g++ not found")
     pytest.importorskip("kconfgen", reason="esp-idf-kconfig not installed (pip install esp-idf-kconfig)")
@@ -57,13 +60,14 @@ def test_idf_flags_are_read_from_both_build_cmake_layouts(tmp_path: Path) -> Non
         "function(__build_set_default_build_specifications)\n"
         '    list(APPEND compile_definitions "_GNU_SOURCE")\n'
         '    list(APPEND compile_options     "-ffunction-sections"\n'
-        '                                    # warning-related flags\n'
+        "                                    # warning-related flags\n"
         '                                    "-Wall" "-Werror=all" "-Wextra" "-gdwarf-4" "-ggdb")\n'
         "endfunction()\n"
         "function(__build_set_lang_version)\n"
-        "    if(NOT IDF_TARGET STREQUAL \"linux\")\n"
+        '    if(NOT IDF_TARGET STREQUAL "linux")\n'
         "        set(c_std gnu17)\n        set(cxx_std gnu++2b)\n    endif()\n"
-        "endfunction()\n")
+        "endfunction()\n"
+    )
     options, defines = chk.idf_common_flags(v51)
     assert options == ["-ffunction-sections", "-Wall", "-Werror=all", "-Wextra", "-std=gnu++2b"]
     assert defines == ["-D_GNU_SOURCE"]
@@ -72,10 +76,11 @@ def test_idf_flags_are_read_from_both_build_cmake_layouts(tmp_path: Path) -> Non
     (v55 / "tools" / "cmake" / "build.cmake").write_text(
         "function(__build_set_default_build_specifications)\n"
         '    list(APPEND compile_options "-Wall" "-Werror" "-Wno-error=extra")\n'
-        "    if(NOT IDF_TARGET STREQUAL \"linux\")\n"
+        '    if(NOT IDF_TARGET STREQUAL "linux")\n'
         '        list(APPEND c_compile_options   "-std=gnu17")\n'
         '        list(APPEND cxx_compile_options "-std=gnu++2b")\n'
-        "    endif()\nendfunction()\n")
+        "    endif()\nendfunction()\n"
+    )
     options, _ = chk.idf_common_flags(v55)
     assert options == ["-Wall", "-Werror", "-Wno-error=extra", "-std=gnu++2b"]
 
@@ -88,7 +93,8 @@ def test_newlib_checkout_gets_its_configuration_header(tmp_path: Path) -> None:
     (tmp_path / "newlib" / "acinclude.m4").write_text(
         "AC_DEFUN([DEF_NEWLIB_MAJOR_VERSION],m4_define([NEWLIB_MAJOR_VERSION],[4]))\n"
         "AC_DEFUN([DEF_NEWLIB_MINOR_VERSION],m4_define([NEWLIB_MINOR_VERSION],[1]))\n"
-        "AC_DEFUN([DEF_NEWLIB_PATCHLEVEL_VERSION],m4_define([NEWLIB_PATCHLEVEL_VERSION],[0]))\n")
+        "AC_DEFUN([DEF_NEWLIB_PATCHLEVEL_VERSION],m4_define([NEWLIB_PATCHLEVEL_VERSION],[0]))\n"
+    )
     sources = chk.Sources(tmp_path, tmp_path, tmp_path)
     assert sources.newlib_include == include
     headers = chk.newlib_config_headers(sources)
@@ -102,9 +108,9 @@ def test_newlib_checkout_gets_its_configuration_header(tmp_path: Path) -> None:
 
 def test_defaults_that_did_not_apply_are_reported(tmp_path: Path) -> None:
     defaults = tmp_path / "sdkconfig.defaults"
-    defaults.write_text("# comment\nCONFIG_A=y\nCONFIG_B=n\nCONFIG_C=\"x\"\nCONFIG_TYPO=y\nCONFIG_D=4096\n")
+    defaults.write_text('# comment\nCONFIG_A=y\nCONFIG_B=n\nCONFIG_C="x"\nCONFIG_TYPO=y\nCONFIG_D=4096\n')
     sdkconfig = tmp_path / "sdkconfig"
-    sdkconfig.write_text("CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\nCONFIG_D=8192\n")
+    sdkconfig.write_text('CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C="x"\nCONFIG_D=8192\n')
     assert chk.defaults_not_applied(defaults, sdkconfig) == [
         "sdkconfig.defaults: CONFIG_TYPO is not an option of this ESP-IDF version",
         "sdkconfig.defaults: CONFIG_D=4096 did not apply (the sdkconfig has 8192)",
@@ -116,15 +122,17 @@ def _fake_idf(root: Path, *, espressif_mbedtls: bool) -> Path:
         "components/esp_common/include/esp_idf_version.h": "#define ESP_IDF_VERSION_MAJOR 5\n"
         "#define ESP_IDF_VERSION_MINOR 5\n#define ESP_IDF_VERSION_PATCH 3\n",
         "version.txt": "v5.5.3\n",
-        "components/pthread/CMakeLists.txt":
-            'idf_build_set_property(COMPILE_DEFINITIONS "_POSIX_READER_WRITER_LOCKS" APPEND)\n',
+        "components/pthread/CMakeLists.txt": (
+            'idf_build_set_property(COMPILE_DEFINITIONS "_POSIX_READER_WRITER_LOCKS" APPEND)\n'
+        ),
         "components/soc/CMakeLists.txt": "target_compile_definitions(${COMPONENT_LIB} INTERFACE "
         "SOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE)\ntarget_compile_definitions(${COMPONENT_LIB} PRIVATE X=1)\n",
         "components/mbedtls/CMakeLists.txt": "foreach(target ${mbedtls_targets})\n"
         '    target_compile_definitions(${target} PUBLIC -DMBEDTLS_CONFIG_FILE="mbedtls/esp_config.h")\n'
         "endforeach()\n",
         "components/mbedtls/mbedtls/include/mbedtls/gcm.h": "typedef struct mbedtls_gcm_context_soft x;\n"
-        if espressif_mbedtls else "typedef struct mbedtls_gcm_context x;\n",
+        if espressif_mbedtls
+        else "typedef struct mbedtls_gcm_context x;\n",
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -139,8 +147,16 @@ def test_definitions_of_the_real_build_are_read_where_esp_idf_sets_them(tmp_path
     idf = _fake_idf(tmp_path / "idf", espressif_mbedtls=fork)
     sources = chk.Sources(idf, tmp_path, tmp_path)
     plain, notes = chk.build_definitions(sources, {"nvs_flash"})
-    assert plain == ["-DESP_PLATFORM", '-DIDF_VER="v5.5.3"', "-D_POSIX_READER_WRITER_LOCKS",
-                     "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE"] and notes == []
+    assert (
+        plain
+        == [
+            "-DESP_PLATFORM",
+            '-DIDF_VER="v5.5.3"',
+            "-D_POSIX_READER_WRITER_LOCKS",
+            "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE",
+        ]
+        and notes == []
+    )
     with_tls, notes = chk.build_definitions(sources, {"mbedtls"})
     if fork:
         assert with_tls == [*plain, '-DMBEDTLS_CONFIG_FILE="mbedtls/esp_config.h"'] and notes == []
@@ -153,20 +169,31 @@ def test_definitions_from_a_real_configure(tmp_path: Path) -> None:
     app = tmp_path / "project" / "src"
     (app / "port").mkdir(parents=True)
     db = tmp_path / "compile_commands.json"
-    db.write_text(json.dumps([
-        {"file": str(tmp_path / "idf" / "x.c"), "command": "gcc -DOTHER=1 -c x.c"},
-        {"file": str(app / "port" / "a.cpp"),
-         "command": 'g++ -DESP_PLATFORM -DIDF_VER=\\"v5.5.3\\" -Iinc '
-                    "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE -c a.cpp"},
-    ]), encoding="utf-8")
+    db.write_text(
+        json.dumps(
+            [
+                {"file": str(tmp_path / "idf" / "x.c"), "command": "gcc -DOTHER=1 -c x.c"},
+                {
+                    "file": str(app / "port" / "a.cpp"),
+                    "command": 'g++ -DESP_PLATFORM -DIDF_VER=\\"v5.5.3\\" -Iinc '
+                    "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE -c a.cpp",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
     assert chk.compile_commands_definitions(db, app) == [
-        "-DESP_PLATFORM", '-DIDF_VER="v5.5.3"', "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE"]
+        "-DESP_PLATFORM",
+        '-DIDF_VER="v5.5.3"',
+        "-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE",
+    ]
     with pytest.raises(chk.CheckSetupError, match="no source of .* configure the same generated project"):
         chk.compile_commands_definitions(db, tmp_path / "elsewhere")
 
 
-def test_missing_checkouts_are_named(capsys: pytest.CaptureFixture[str],
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_checkouts_are_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in chk.ENV_NAMES:
         monkeypatch.delenv(name, raising=False)
     assert chk.Sources.from_env({chk.ENV_IDF: "/x", chk.ENV_PROTOCOLS: "/y"}) is None
@@ -189,8 +216,13 @@ def test_generated_project_compiles_against_esp_idf(board: str, tmp_path: Path) 
     src = tmp_path / "default_device" / "firmware" / "platformio" / "src"
     for result in results:
         compiled = {chk.source_label(src.parent, f.source) for f in result.files}
-        assert {"port/mcpgen_esp_port.cpp", "generated/mcp_tools.cpp", "port/transport_websocket.cpp",
-                "mcpgen/session.cpp", "mcpgen/mcp_server.cpp"} <= compiled
+        assert {
+            "port/mcpgen_esp_port.cpp",
+            "generated/mcp_tools.cpp",
+            "port/transport_websocket.cpp",
+            "mcpgen/session.cpp",
+            "mcpgen/mcp_server.cpp",
+        } <= compiled
         # The handlers are compiled where they are, beside the spec (src/handlers.cmake).
         assert (TOOLSPEC / "default_device_handlers.cpp").as_posix() in compiled
         failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
@@ -202,19 +234,27 @@ def test_generated_project_compiles_against_esp_idf(board: str, tmp_path: Path) 
 def test_mqtt_variant_compiles_against_esp_idf(board: str, tmp_path: Path) -> None:
     """The MQTT transport (esp-mqtt, MQTT 5 properties) with TLS, a login and a CA of its own."""
     sources = _sources()
-    results = chk.run_check([TOOLSPEC / "default_device.yaml"], sources, [board], tmp_path, log=_quiet,
-                            transports=("mqtt",))
+    results = chk.run_check(
+        [TOOLSPEC / "default_device.yaml"], sources, [board], tmp_path, log=_quiet, transports=("mqtt",)
+    )
     assert [r.full for r in results] == [False, True]
     work = tmp_path / "default_device-mqtt"
     header = (work / chk.CHIPS[board].name / "config" / "sdkconfig.h").read_text()
-    for line in ("#define CONFIG_MCPGEN_TRANSPORT_MQTT 1", "#define CONFIG_MQTT_PROTOCOL_5 1",
-                 '#define CONFIG_MCPGEN_MQTT_TOPIC_PREFIX "site/7"'):
+    for line in (
+        "#define CONFIG_MCPGEN_TRANSPORT_MQTT 1",
+        "#define CONFIG_MQTT_PROTOCOL_5 1",
+        '#define CONFIG_MCPGEN_MQTT_TOPIC_PREFIX "site/7"',
+    ):
         assert line in header.splitlines(), line
     src = work / "firmware" / "platformio" / "src"
     for result in results:
         compiled = {chk.source_label(src.parent, f.source) for f in result.files}
-        assert {"port/mcpgen_esp_port.cpp", "port/transport_mqtt.cpp", "port/transport_websocket.cpp",
-                (TOOLSPEC / "default_device_handlers.cpp").as_posix()} <= compiled
+        assert {
+            "port/mcpgen_esp_port.cpp",
+            "port/transport_mqtt.cpp",
+            "port/transport_websocket.cpp",
+            (TOOLSPEC / "default_device_handlers.cpp").as_posix(),
+        } <= compiled
         failures = [f"{f.source}:\n{f.output}" for f in result.files if not f.ok]
         assert not failures, f"ESP-IDF {result.idf}, {board}:\n" + "\n".join(failures)
         assert not result.config_problems
@@ -224,15 +264,24 @@ def test_mqtt_variant_compiles_against_esp_idf(board: str, tmp_path: Path) -> No
 def test_serial_variants_compile_against_esp_idf(board: str, tmp_path: Path) -> None:
     """The serial transport on UART0 (every chip) and on USB-Serial-JTAG (the chips that have it)."""
     sources = _sources()
-    results = chk.run_check([TOOLSPEC / "default_device.yaml"], sources, [board], tmp_path, log=_quiet,
-                            full=False, transports=("serial", "serial-usb"))
+    results = chk.run_check(
+        [TOOLSPEC / "default_device.yaml"],
+        sources,
+        [board],
+        tmp_path,
+        log=_quiet,
+        full=False,
+        transports=("serial", "serial-usb"),
+    )
     usb = chk.CHIPS[board].name in chk.SERIAL_USB_CHIPS
     assert len(results) == (2 if usb else 1)
-    for variant, port_line in (("serial", "CONFIG_MCPGEN_SERIAL_UART0"),
-                               ("serial-usb", "CONFIG_MCPGEN_SERIAL_USB_SERIAL_JTAG")):
+    for variant, port_line in (
+        ("serial", "CONFIG_MCPGEN_SERIAL_UART0"),
+        ("serial-usb", "CONFIG_MCPGEN_SERIAL_USB_SERIAL_JTAG"),
+    ):
         if variant == "serial-usb" and not usb:
             continue
-        header = (tmp_path / f"default_device-{variant}" / chk.CHIPS[board].name / "config" / "sdkconfig.h")
+        header = tmp_path / f"default_device-{variant}" / chk.CHIPS[board].name / "config" / "sdkconfig.h"
         lines = header.read_text().splitlines()
         assert "#define CONFIG_MCPGEN_TRANSPORT_SERIAL 1" in lines and f"#define {port_line} 1" in lines
     for result in results:
@@ -246,8 +295,9 @@ def test_mqtt_variant_is_really_compiled(tmp_path: Path) -> None:
     """A wrong esp-mqtt call fails the MQTT build (the transport is not preprocessed away), and
     the same file is empty in the WebSocket build."""
     sources = _sources()
-    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
-                               environ=chk.check_config("mqtt", tmp_path))
+    project = generate_project(
+        TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet, environ=chk.check_config("mqtt", tmp_path)
+    )
     transport = project / "src" / "port" / "transport_mqtt.cpp"
     text = transport.read_text()
     call = "esp_mqtt5_client_set_publish_property(g_client, &g_props)"
@@ -266,11 +316,19 @@ def test_serial_variant_is_really_compiled(tmp_path: Path) -> None:
     sources = _sources()
     for variant, call, wrong, board in (
         ("serial", "uart_param_config(kUart, &cfg)", "uart_param_config(&cfg)", "esp32"),
-        ("serial-usb", "usb_serial_jtag_driver_install(&cfg)", "usb_serial_jtag_driver_install(cfg)",
-         "esp32c3"),
+        (
+            "serial-usb",
+            "usb_serial_jtag_driver_install(&cfg)",
+            "usb_serial_jtag_driver_install(cfg)",
+            "esp32c3",
+        ),
     ):
-        project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / variant, log=_quiet,
-                                   environ=chk.check_config(variant, tmp_path))
+        project = generate_project(
+            TOOLSPEC / "desk_lamp.yaml",
+            tmp_path / variant,
+            log=_quiet,
+            environ=chk.check_config(variant, tmp_path),
+        )
         transport = project / "src" / "port" / "transport_serial.cpp"
         text = transport.read_text()
         assert call in text
@@ -286,8 +344,9 @@ def test_check_catches_wrong_api_use_and_target_format_types(tmp_path: Path) -> 
     """A missing argument of an esp_websocket_client call and a %u for a TickType_t (a long on
     the ESP toolchains, an int on a plain host build) both fail."""
     sources = _sources()
-    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
-                               environ=dict(chk.CHECK_CONFIG))
+    project = generate_project(
+        TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet, environ=dict(chk.CHECK_CONFIG)
+    )
     transport = project / "src" / "port" / "transport_websocket.cpp"
     text = transport.read_text()
     call = "esp_websocket_client_send_text(g_ws, data, static_cast<int>(len), pdMS_TO_TICKS(5000))"
@@ -326,12 +385,16 @@ def test_api_listing_covers_every_call_and_field_of_the_port(tmp_path: Path) -> 
     """`--api` lists the declaration of every ESP-IDF call and field the port uses (diffing two
     versions' listings is how docs/firmware.md's comparison was made)."""
     sources = _sources()
-    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
-                               environ=dict(chk.CHECK_CONFIG))
+    project = generate_project(
+        TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet, environ=dict(chk.CHECK_CONFIG)
+    )
     api = chk.port_api(project, sources, "esp32c3", tmp_path / "work")
     port = project / "src" / "port"
-    called = {name for source in (port / "mcpgen_esp_port.cpp", port / "transport_websocket.cpp")
-              for name in chk.API_CALL.findall(source.read_text())}
+    called = {
+        name
+        for source in (port / "mcpgen_esp_port.cpp", port / "transport_websocket.cpp")
+        for name in chk.API_CALL.findall(source.read_text())
+    }
     assert called <= set(api) and len(called) > 30
     assert not [name for name, decl in api.items() if decl == "(not found)"]
     assert api["esp_websocket_client_send_text"].startswith("int esp_websocket_client_send_text(")
@@ -343,11 +406,23 @@ def test_api_listing_covers_every_call_and_field_of_the_port(tmp_path: Path) -> 
 def test_api_listing_of_the_serial_transport(tmp_path: Path) -> None:
     """The UART and USB-Serial-JTAG driver calls and fields are listed in their builds."""
     sources = _sources()
-    for variant, names in (("serial", ("uart_read_bytes", "uart_write_bytes", "uart_config_t.source_clk")),
-                           ("serial-usb", ("usb_serial_jtag_read_bytes", "usb_serial_jtag_write_bytes",
-                                           "usb_serial_jtag_driver_config_t.rx_buffer_size"))):
-        project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / variant, log=_quiet,
-                                   environ=chk.check_config(variant, tmp_path))
+    for variant, names in (
+        ("serial", ("uart_read_bytes", "uart_write_bytes", "uart_config_t.source_clk")),
+        (
+            "serial-usb",
+            (
+                "usb_serial_jtag_read_bytes",
+                "usb_serial_jtag_write_bytes",
+                "usb_serial_jtag_driver_config_t.rx_buffer_size",
+            ),
+        ),
+    ):
+        project = generate_project(
+            TOOLSPEC / "desk_lamp.yaml",
+            tmp_path / variant,
+            log=_quiet,
+            environ=chk.check_config(variant, tmp_path),
+        )
         api = chk.port_api(project, sources, "esp32c3", tmp_path / f"work-{variant}")
         assert not [name for name, decl in api.items() if decl == "(not found)"], variant
         for name in names:
@@ -361,8 +436,12 @@ def test_api_listing_follows_transport_and_ota(tmp_path: Path, capsys: pytest.Ca
     """`--api` lists the build asked for (it listed the WebSocket build's for every transport)."""
     _sources()
     listings = {}
-    for args in (["--transport", "serial"], ["--transport", "mqtt"], ["--transport", "websocket"],
-                 ["--transport", "websocket", "--ota"]):
+    for args in (
+        ["--transport", "serial"],
+        ["--transport", "mqtt"],
+        ["--transport", "websocket"],
+        ["--transport", "websocket", "--ota"],
+    ):
         assert chk.main(["--api", "--board", "esp32c3", "--keep", str(tmp_path / "_".join(args)), *args]) == 0
         out = capsys.readouterr().out
         head, *lines = out.splitlines()
@@ -380,8 +459,9 @@ def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: 
     """The check's include path is wider than what ESP-IDF gives the app component: a header
     from a component missing in PRIV_REQUIRES (or idf_component.yml) is reported by name."""
     sources = _sources()
-    project = generate_project(TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet,
-                               environ=dict(chk.CHECK_CONFIG))
+    project = generate_project(
+        TOOLSPEC / "desk_lamp.yaml", tmp_path / "p", log=_quiet, environ=dict(chk.CHECK_CONFIG)
+    )
     chip = chk.CHIPS["esp32s3"]
     assert chk.requirement_problems(project, sources, chip) == []
     cmake = project / "src" / "CMakeLists.txt"
@@ -390,15 +470,17 @@ def test_headers_of_components_the_port_does_not_require_are_reported(tmp_path: 
     manifest.write_text(manifest.read_text().replace("espressif/esp_websocket_client", "espressif/other"))
     problems = chk.requirement_problems(project, sources, chip)
     port = "src/port/mcpgen_esp_port.cpp"
-    assert sorted(problems) == sorted([
-        'src/port/transport_websocket.cpp: #include "esp_websocket_client.h" is in component '
-        "esp_websocket_client, which src/CMakeLists.txt does not require: "
-        "add espressif/esp_websocket_client to src/idf_component.yml",
-        f'{port}: #include "nvs.h" is in component nvs_flash, which src/CMakeLists.txt does not require: '
-        "add it to PRIV_REQUIRES",
-        f'{port}: #include "nvs_flash.h" is in component nvs_flash, which src/CMakeLists.txt does not '
-        "require: add it to PRIV_REQUIRES",
-    ])
+    assert sorted(problems) == sorted(
+        [
+            'src/port/transport_websocket.cpp: #include "esp_websocket_client.h" is in component '
+            "esp_websocket_client, which src/CMakeLists.txt does not require: "
+            "add espressif/esp_websocket_client to src/idf_component.yml",
+            f'{port}: #include "nvs.h" is in component nvs_flash, which src/CMakeLists.txt does not require: '
+            "add it to PRIV_REQUIRES",
+            f'{port}: #include "nvs_flash.h" is in component nvs_flash, which src/CMakeLists.txt does not '
+            "require: add it to PRIV_REQUIRES",
+        ]
+    )
 
 
 @pytest.mark.parametrize("board", sorted(BOARDS))
@@ -410,8 +492,11 @@ def test_ota_variant_compiles_against_esp_idf(board: str, tmp_path: Path) -> Non
     results = chk.run_check([spec], sources, [board], tmp_path, log=_quiet, transports=("websocket", "mqtt"))
     assert len(results) == 4
     header = (tmp_path / "desk_lamp_ota" / chk.CHIPS[board].name / "config" / "sdkconfig.h").read_text()
-    for line in ("#define CONFIG_BOOTLOADER_APP_ROLLBACK_ENABLE 1", '#define CONFIG_APP_PROJECT_VER "0.3.1"',
-                 "#define CONFIG_ESP_HTTPS_OTA_ALLOW_HTTP 1"):
+    for line in (
+        "#define CONFIG_BOOTLOADER_APP_ROLLBACK_ENABLE 1",
+        '#define CONFIG_APP_PROJECT_VER "0.3.1"',
+        "#define CONFIG_ESP_HTTPS_OTA_ALLOW_HTTP 1",
+    ):
         assert line in header.splitlines(), line
     for result in results:
         compiled = {f.source.name for f in result.files}

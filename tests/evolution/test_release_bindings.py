@@ -189,7 +189,9 @@ async def test_a_release_without_resources_still_has_the_attribute(tmp_path: Pat
     spec_path = tmp_path / "evo_dev.yaml"
     bare = V1.replace(
         "resources:\n  info:\n    description: The device's info.\n    mime_type: text/plain\n"
-        "    content: text\n    uri: evo://info\n", "")
+        "    content: text\n    uri: evo://info\n",
+        "",
+    )
     assert "resources" not in bare
     spec_path.write_text(bare, encoding="utf-8")
     v1 = load_spec(spec_path)
@@ -203,8 +205,9 @@ async def test_a_release_without_resources_still_has_the_attribute(tmp_path: Pat
         await dev.resources.info.read()
 
 
-def test_unknown_fingerprints_follow_the_policy(built: tuple[ModuleType, str, str],
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_unknown_fingerprints_follow_the_policy(
+    built: tuple[ModuleType, str, str], caplog: pytest.LogCaptureFixture
+) -> None:
     mod, fp1, _fp2 = built
     with caplog.at_level(logging.WARNING):
         info = {"name": "evo-dev", "version": "2.1.0-dev"}

@@ -54,8 +54,9 @@ def test_a_compatible_release_appends_one_file(lamp: Path) -> None:
     assert [r.version for r in load_history(lamp, "desk-lamp")] == ["0.3.1", "0.4.0"]
 
 
-def test_check_refuses_a_breaking_change_without_a_major_bump(lamp: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_refuses_a_breaking_change_without_a_major_bump(
+    lamp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # set_rgb's `b` (the first; self.light.fade has one too)
     text = V2.read_text(encoding="utf-8").replace("      b: {type: integer, min: 0, max: 255}\n", "", 1)
     lamp.write_text(text, encoding="utf-8")
@@ -78,7 +79,9 @@ def test_check_refuses_a_breaking_change_without_a_major_bump(lamp: Path,
 
 
 def test_a_released_version_never_changes(lamp: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    lamp.write_text(V1.read_text(encoding="utf-8").replace("Wi-Fi RGB desk lamp.", "A lamp."), encoding="utf-8")  # noqa: E501
+    lamp.write_text(
+        V1.read_text(encoding="utf-8").replace("Wi-Fi RGB desk lamp.", "A lamp."), encoding="utf-8"
+    )  # noqa: E501
     before = _files(history_dir(lamp))
     assert main(["release", str(lamp)]) == 1
     err = capsys.readouterr().err
@@ -118,33 +121,45 @@ def test_a_corrupted_history_is_one_located_error(lamp: Path, capsys: pytest.Cap
     assert _files(history_dir(lamp)) == before
 
 
-def test_an_edited_release_is_caught_by_its_fingerprint(lamp: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: E501
+def test_an_edited_release_is_caught_by_its_fingerprint(
+    lamp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:  # noqa: E501
     release = history_dir(lamp) / "0.3.1.json"
-    release.write_text(release.read_text(encoding="utf-8").replace('"maximum": 720', '"maximum": 700'),
-                       encoding="utf-8")
+    release.write_text(
+        release.read_text(encoding="utf-8").replace('"maximum": 720', '"maximum": 700'), encoding="utf-8"
+    )
     assert main(["check", str(lamp)]) == 1
     err = capsys.readouterr().err
-    line = next(i for i, s in enumerate(release.read_text().splitlines(), 1) if s.startswith('  "fingerprint"'))  # noqa: E501
+    line = next(
+        i for i, s in enumerate(release.read_text().splitlines(), 1) if s.startswith('  "fingerprint"')
+    )  # noqa: E501
     assert f"{release}:{line}:3: fingerprint: the recorded spec hashes to" in err and "was edited" in err
 
 
-def test_a_history_from_another_device_is_refused(lamp: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_history_from_another_device_is_refused(
+    lamp: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     other = tmp_path / "other"
     other.mkdir()
     spec = other / "desk_lamp.yaml"
-    spec.write_text(V1.read_text(encoding="utf-8").replace("name: desk-lamp", "name: hall-lamp"), encoding="utf-8")  # noqa: E501
+    spec.write_text(
+        V1.read_text(encoding="utf-8").replace("name: desk-lamp", "name: hall-lamp"), encoding="utf-8"
+    )  # noqa: E501
     shutil.copytree(history_dir(lamp), history_dir(spec))
     before = _files(history_dir(spec))
     assert main(["check", str(spec)]) == 1
     err = capsys.readouterr().err
-    assert f"{history_dir(spec) / '0.3.1.json'}:2:3: device: this release is of device 'desk-lamp', not 'hall-lamp'" in err  # noqa: E501
+    assert (
+        f"{history_dir(spec) / '0.3.1.json'}:2:3: device: "
+        "this release is of device 'desk-lamp', not 'hall-lamp'" in err
+    )  # noqa: E501
     assert main(["release", str(spec)]) == 1
     assert _files(history_dir(spec)) == before
 
 
-def test_the_commands_of_the_docs_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_commands_of_the_docs_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """docs/cli.md's release/diff block, run in a copy of toolspec/ (it writes a history)."""
     text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     section = text.split("## `codegen release` and `codegen diff`", 1)[1]

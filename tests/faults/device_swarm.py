@@ -145,11 +145,17 @@ class SwarmDevice:
                 continue
             method, rid = payload.get("method"), payload["id"]
             if method == "initialize":
-                await ws.send(reply(session_id, rid, {
-                    "protocolVersion": "2024-11-05",
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "swarm", "version": "1"},
-                }))
+                await ws.send(
+                    reply(
+                        session_id,
+                        rid,
+                        {
+                            "protocolVersion": "2024-11-05",
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "swarm", "version": "1"},
+                        },
+                    )
+                )
             elif method == "tools/list":
                 await ws.send(reply(session_id, rid, {"tools": [ECHO_TOOL]}))
             elif method == "tools/call":
@@ -158,8 +164,19 @@ class SwarmDevice:
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
             else:
-                await ws.send(json.dumps({"session_id": session_id, "type": "mcp", "payload": {
-                    "jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}}}))
+                await ws.send(
+                    json.dumps(
+                        {
+                            "session_id": session_id,
+                            "type": "mcp",
+                            "payload": {
+                                "jsonrpc": "2.0",
+                                "id": rid,
+                                "error": {"code": -32601, "message": "no such method"},
+                            },
+                        }
+                    )
+                )
 
     async def on_call(self, ws: ClientConnection, session_id: str | None, rid: Any, params: dict) -> None:
         tag = (params.get("arguments") or {}).get("tag", "")
@@ -249,9 +266,15 @@ async def nohello_peer(url: str, device_id: str, token: str, hello_timeout: floa
     got: list[str] = []
     code = None
     try:
-        async with connect(url, additional_headers={
-            "Authorization": f"Bearer {token}", "Device-Id": device_id, "Protocol-Version": "1",
-        }, open_timeout=30) as ws:
+        async with connect(
+            url,
+            additional_headers={
+                "Authorization": f"Bearer {token}",
+                "Device-Id": device_id,
+                "Protocol-Version": "1",
+            },
+            open_timeout=30,
+        ) as ws:
             t0 = time.monotonic()  # the gateway's hello clock starts with the upgrade
             try:
                 async for m in ws:
@@ -301,13 +324,19 @@ async def main(plan: dict[str, Any]) -> dict[str, Any]:
             for token in forged_tokens(auth, target):
                 jobs.append(asyncio.ensure_future(forged_peer(host, port, target, token)))
         elif kind == "nohello":
-            jobs.append(asyncio.ensure_future(
-                nohello_peer(url, device_id, auth.token_for(device_id), float(plan["hello_timeout"]))))
+            jobs.append(
+                asyncio.ensure_future(
+                    nohello_peer(url, device_id, auth.token_for(device_id), float(plan["hello_timeout"]))
+                )
+            )
         elif kind == "dribble":
             jobs.append(asyncio.ensure_future(dribble_peer(host, port, device_id, auth.token_for(device_id))))
         else:
-            jobs.append(asyncio.ensure_future(
-                SwarmDevice(url, device_id, kind, auth.token_for(device_id), stop_at, n).run()))
+            jobs.append(
+                asyncio.ensure_future(
+                    SwarmDevice(url, device_id, kind, auth.token_for(device_id), stop_at, n).run()
+                )
+            )
     results = await asyncio.gather(*jobs, return_exceptions=True)
     if LINGERING:
         await asyncio.gather(*LINGERING, return_exceptions=True)

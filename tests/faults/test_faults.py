@@ -108,8 +108,12 @@ async def run_swarms(url: str, scale: Scale, cycle: int, duration: float, tmp: P
         path.write_text(json.dumps(plan), encoding="utf-8")
         procs.append(
             await asyncio.create_subprocess_exec(
-                sys.executable, str(SWARM), str(path), cwd=str(HERE),
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                str(SWARM),
+                str(path),
+                cwd=str(HERE),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
             )
         )
     # Every swarm's pipes are read at once: one left unread while another is awaited

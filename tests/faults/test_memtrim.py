@@ -45,8 +45,6 @@ def test_no_trim_for_small_or_partial_departures_or_too_often() -> None:
     assert feed(t, [400, 0, 0, 0], start=40.0) == [41.5]  # later: again
 
 
-
-
 @needs_glibc
 def test_follow_up_trims_once_more_after_the_deadlines() -> None:
     """What departed sessions held until their calls' deadlines (up to a call timeout
@@ -55,6 +53,7 @@ def test_follow_up_trims_once_more_after_the_deadlines() -> None:
     assert feed(t, [300, 300] + [0] * 14) == [2.0, 5.0]  # the trim, then once more 3 s on
     t = Trimmer(min_departed=100, quiet=1.0, min_interval=30.0)
     assert feed(t, [300, 300] + [0] * 14) == [2.0]  # without: only the first
+
 
 @pytest.mark.asyncio
 async def test_departed_trims_once_the_count_is_quiet_without_a_periodic_feed() -> None:
@@ -75,6 +74,7 @@ async def test_departed_trims_once_the_count_is_quiet_without_a_periodic_feed() 
     await asyncio.sleep(0.4)
     assert released == [1]
     t.cancel()
+
 
 @needs_glibc
 @pytest.mark.asyncio
@@ -98,7 +98,6 @@ async def test_gateway_trims_after_its_devices_leave() -> None:
                 break
             await asyncio.sleep(0.1)
         assert trimmer.trims == before + 1, "the gateway did not trim after 150 devices left"
-
 
 
 def live_sessions() -> int:

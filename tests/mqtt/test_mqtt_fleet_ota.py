@@ -34,15 +34,25 @@ async def test_rollout_through_a_fleet_worker(broker: Broker, lamps: OtaLamps, t
     ids = ["fl-1", "fl-2", "fl-3", "fl-4"]
     image = read_image(lamps.exe_v2)
     results: list[str] = []
-    async with MqttFleet("127.0.0.1", broker.port, worker_id="roller") as roller, \
-            MqttFleet("127.0.0.1", broker.port, worker_id="other") as other, \
-            ImageServer(image) as server, contextlib.AsyncExitStack() as stack:
+    async with (
+        MqttFleet("127.0.0.1", broker.port, worker_id="roller") as roller,
+        MqttFleet("127.0.0.1", broker.port, worker_id="other") as other,
+        ImageServer(image) as server,
+        contextlib.AsyncExitStack() as stack,
+    ):
         for i in ids:
             await stack.enter_async_context(_sim(lamps, broker, i, tmp_path))
         for i in ids:
             assert (await roller.device(i, timeout=60)).fingerprint == lamps.fingerprint_v1
-        report = await rollout(roller, ids, image, server.url, batch=2, deadline=60,
-                               on_result=lambda r: results.append(r.device_id))
+        report = await rollout(
+            roller,
+            ids,
+            image,
+            server.url,
+            batch=2,
+            deadline=60,
+            on_result=lambda r: results.append(r.device_id),
+        )
         assert [r.outcome for r in report.results] == ["updated"] * 4, [r.line() for r in report.results]
         assert not report.halted and sorted(results) == ids
         for r in report.results:
@@ -57,19 +67,31 @@ async def test_rollout_through_a_fleet_worker(broker: Broker, lamps: OtaLamps, t
             assert (await roller.device(i)).fingerprint == lamps.fingerprint_v2
 
 
-async def test_broken_image_rolls_back_and_halts_through_a_fleet(broker: Broker, lamps: OtaLamps,
-                                                                 tmp_path: Path) -> None:
+async def test_broken_image_rolls_back_and_halts_through_a_fleet(
+    broker: Broker, lamps: OtaLamps, tmp_path: Path
+) -> None:
     ids = ["fb-1", "fb-2", "fb-3"]
-    broken = read_image(fake_image(tmp_path / "broken-v2", name="desk-lamp", version="0.4.0",
-                                   fingerprint=lamps.fingerprint_v2, body="exit 3"))
-    async with MqttFleet("127.0.0.1", broker.port) as fleet, ImageServer(broken) as server, \
-            contextlib.AsyncExitStack() as stack:
+    broken = read_image(
+        fake_image(
+            tmp_path / "broken-v2",
+            name="desk-lamp",
+            version="0.4.0",
+            fingerprint=lamps.fingerprint_v2,
+            body="exit 3",
+        )
+    )
+    async with (
+        MqttFleet("127.0.0.1", broker.port) as fleet,
+        ImageServer(broken) as server,
+        contextlib.AsyncExitStack() as stack,
+    ):
         sims = [await stack.enter_async_context(_sim(lamps, broker, i, tmp_path)) for i in ids]
         for i in ids:
             await fleet.device(i, timeout=60)
         report = await rollout(fleet, ids, broken, server.url, batch=1, max_failures=0, deadline=60)
-        assert [r.outcome for r in report.results] == ["rolled_back", "skipped", "skipped"], \
-            [r.line() for r in report.results]
+        assert [r.outcome for r in report.results] == ["rolled_back", "skipped", "skipped"], [
+            r.line() for r in report.results
+        ]
         assert report.halted and report.failures == 1
         first = report.results[0]
         assert first.new_fingerprint == first.old_fingerprint == lamps.fingerprint_v1
@@ -83,8 +105,9 @@ async def test_broken_image_rolls_back_and_halts_through_a_fleet(broker: Broker,
         assert "exited (code 3) before reaching the backend" in log and "rolling back to slot a" in log
 
 
-async def test_a_device_that_is_not_online_is_reported_offline(broker: Broker, lamps: OtaLamps,
-                                                               tmp_path: Path) -> None:
+async def test_a_device_that_is_not_online_is_reported_offline(
+    broker: Broker, lamps: OtaLamps, tmp_path: Path
+) -> None:
     image = read_image(lamps.exe_v2)
     async with MqttFleet("127.0.0.1", broker.port) as fleet, ImageServer(image) as server:
         report = await rollout(fleet, ["fo-absent"], image, server.url, deadline=2)
@@ -92,8 +115,9 @@ async def test_a_device_that_is_not_online_is_reported_offline(broker: Broker, l
     assert report.halted and server.requests == 0
 
 
-async def test_codegen_ota_rolls_a_fleet_through_the_broker(broker: Broker, lamps: OtaLamps,
-                                                            tmp_path: Path) -> None:
+async def test_codegen_ota_rolls_a_fleet_through_the_broker(
+    broker: Broker, lamps: OtaLamps, tmp_path: Path
+) -> None:
     """`codegen ota IMAGE --mqtt HOST:PORT --devices N`: the CLI joins as a fleet worker."""
     ids = ["fc-1", "fc-2"]
     async with contextlib.AsyncExitStack() as stack, MqttFleet("127.0.0.1", broker.port) as watcher:
@@ -102,9 +126,22 @@ async def test_codegen_ota_rolls_a_fleet_through_the_broker(broker: Broker, lamp
         for i in ids:  # both online (their retained state) before the CLI looks
             await watcher.device(i, timeout=60)
         cli = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mcpgen.codegen.cli", "ota", str(lamps.exe_v2), "--mqtt",
-            f"127.0.0.1:{broker.port}", "--devices", "2", "--batch", "2", "--wait", "30",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            sys.executable,
+            "-m",
+            "mcpgen.codegen.cli",
+            "ota",
+            str(lamps.exe_v2),
+            "--mqtt",
+            f"127.0.0.1:{broker.port}",
+            "--devices",
+            "2",
+            "--batch",
+            "2",
+            "--wait",
+            "30",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         out, _ = await asyncio.wait_for(cli.communicate(), 120)
     text = out.decode()
     assert cli.returncode == 0, text
@@ -114,6 +151,7 @@ async def test_codegen_ota_rolls_a_fleet_through_the_broker(broker: Broker, lamp
     assert [p[:5] for p in progress] == ["[1/2]", "[2/2]"], text
     assert sorted(p.split()[1] for p in progress) == ids, text
     for line in progress:
-        assert f" updated 0.3.1 ({lamps.fingerprint_v1}) -> 0.4.0 ({lamps.fingerprint_v2})" in \
-            line.replace("  ", " "), line
+        assert f" updated 0.3.1 ({lamps.fingerprint_v1}) -> 0.4.0 ({lamps.fingerprint_v2})" in line.replace(
+            "  ", " "
+        ), line
     assert lines[-1].startswith("2 devices in ") and lines[-1].endswith(": 2 updated"), lines[-1]

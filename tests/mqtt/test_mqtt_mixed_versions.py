@@ -15,8 +15,9 @@ def versions(tmp_path_factory: pytest.TempPathFactory) -> LampVersions:
     return build_versions(tmp_path_factory.mktemp("mqtt_lamp_versions"))
 
 
-async def test_one_fleet_serves_v1_and_v2_typed(broker: Broker, versions: LampVersions,
-                                                tmp_path: object) -> None:
+async def test_one_fleet_serves_v1_and_v2_typed(
+    broker: Broker, versions: LampVersions, tmp_path: object
+) -> None:
     mod = versions.module
     async with (
         MqttFleet("127.0.0.1", broker.port, fingerprint=mod.RELEASES, policy="compatible") as fleet,

@@ -22,11 +22,15 @@ def lamps(tmp_path_factory: pytest.TempPathFactory) -> OtaLamps:
 async def test_rollout_over_mqtt(broker: Broker, lamps: OtaLamps, tmp_path: Path) -> None:
     ids = ["mq-1", "mq-2", "mq-3"]
     image = read_image(lamps.exe_v2)
-    async with MqttGateway("127.0.0.1", broker.port) as gw, ImageServer(image) as server, \
-            contextlib.AsyncExitStack() as stack:
+    async with (
+        MqttGateway("127.0.0.1", broker.port) as gw,
+        ImageServer(image) as server,
+        contextlib.AsyncExitStack() as stack,
+    ):
         for i in ids:
             await stack.enter_async_context(
-                launch(lamps.exe_v1, broker.port, i, tmp_path, "--ota-dir", str(tmp_path / f"{i}.ota")))
+                launch(lamps.exe_v1, broker.port, i, tmp_path, "--ota-dir", str(tmp_path / f"{i}.ota"))
+            )
         for i in ids:
             assert (await gw.wait_for_device(i, timeout=60)).fingerprint == lamps.fingerprint_v1
         report = await rollout(gw, ids, image, server.url, batch=2, deadline=60)

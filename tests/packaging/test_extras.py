@@ -21,9 +21,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _codegen_without(hidden: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    code = (f"import sys; sys.modules[{hidden!r}] = None\n"
-            "from mcpgen.codegen.cli import main\n"
-            f"sys.exit(main({list(args)!r}))")
+    code = (
+        f"import sys; sys.modules[{hidden!r}] = None\n"
+        "from mcpgen.codegen.cli import main\n"
+        f"sys.exit(main({list(args)!r}))"
+    )
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
@@ -37,9 +39,11 @@ def test_every_optional_module_is_in_the_extra_the_line_names() -> None:
 
 def test_lines_name_the_distribution_a_reader_installed() -> None:
     assert missing_extra_line("serial.tools", "connect_serial") == (
-        "pyserial is not installed (connect_serial): pip install 'mcpgen-runtime[serial]'")
+        "pyserial is not installed (connect_serial): pip install 'mcpgen-runtime[serial]'"
+    )
     assert missing_extra_line("paho.mqtt.client", dist="mcpgen") == (
-        "paho-mqtt is not installed: pip install 'mcpgen[mqtt]'")
+        "paho-mqtt is not installed: pip install 'mcpgen[mqtt]'"
+    )
     # The ESP32 tools come with the generator only.
     assert missing_extra_line("esptool") == "esptool is not installed: pip install 'mcpgen[esp32]'"
     assert missing_extra_line("yaml") is None and missing_extra_line(None) is None
@@ -61,7 +65,8 @@ def test_codegen_bridge_without_the_sdk_is_one_line(tmp_path: Path) -> None:
     proc = _codegen_without("mcp", "bridge", "--transport", "stdio", "--device-cmd", "true", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "codegen: error: mcp is not installed: pip install 'mcpgen[bridge]'"], proc.stderr
+        "codegen: error: mcp is not installed: pip install 'mcpgen[bridge]'"
+    ], proc.stderr
     # Without the extra, options the bridge does not know are still refused elsewhere.
     proc = _codegen_without("mcp", "check", "--no-such-option", "x.yaml", cwd=tmp_path)
     assert proc.returncode == 2 and "unrecognized arguments: --no-such-option" in proc.stderr
@@ -79,9 +84,11 @@ def test_codegen_console_without_its_extra_is_one_line(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_codegen_run_qemu_without_pyserial_is_one_line(tmp_path: Path) -> None:
     spec = REPO / "toolspec" / "desk_lamp.yaml"
-    proc = _codegen_without("serial", "-q", "run", str(spec), "--target", "qemu", "-o", str(tmp_path / "q"),
-                            cwd=tmp_path)
+    proc = _codegen_without(
+        "serial", "-q", "run", str(spec), "--target", "qemu", "-o", str(tmp_path / "q"), cwd=tmp_path
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and "please report" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
-        "codegen: error: pyserial is not installed: pip install 'mcpgen[serial]'"), proc.stderr
+        "codegen: error: pyserial is not installed: pip install 'mcpgen[serial]'"
+    ), proc.stderr

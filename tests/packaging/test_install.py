@@ -56,12 +56,18 @@ class Env:
         self.env = _clean_env(path)
 
     def pip_install(self, *what: str, cwd: Path) -> None:
-        _run([self.python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *what],
-             cwd=cwd, env=self.env)
+        _run(
+            [self.python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *what],
+            cwd=cwd,
+            env=self.env,
+        )
 
     def installed(self, cwd: Path) -> set[str]:
-        out = _run([self.python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
-                   cwd=cwd, env=self.env)
+        out = _run(
+            [self.python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+            cwd=cwd,
+            env=self.env,
+        )
         return {canonicalize_name(p["name"]) for p in json.loads(out.splitlines()[0])}
 
     def run(self, *cmd: str, cwd: Path) -> str:
@@ -97,39 +103,67 @@ def _metadata(wheel: Path) -> tuple[dict[str, str], list[Requirement]]:
 
 def _extra(reqs: list[Requirement], extra: str) -> list[Requirement]:
     """The requirements that ``pip install 'NAME[extra]'`` adds."""
-    return [r for r in reqs if r.marker is not None and "extra" in str(r.marker)
-            and r.marker.evaluate({"extra": extra})]
+    return [
+        r
+        for r in reqs
+        if r.marker is not None and "extra" in str(r.marker) and r.marker.evaluate({"extra": extra})
+    ]
 
 
 def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> None:
     version = mcpgen.__version__
-    assert sorted(p.name for p in dist.glob("*.tar.gz")) == [f"mcpgen-{version}.tar.gz",
-                                                            f"mcpgen_runtime-{version}.tar.gz"]
+    assert sorted(p.name for p in dist.glob("*.tar.gz")) == [
+        f"mcpgen-{version}.tar.gz",
+        f"mcpgen_runtime-{version}.tar.gz",
+    ]
     assert not list(dist.glob("*linux_x86_64.whl")), "auditwheel left the linux_* wheel"
     runtime, generator = _runtime_wheel(dist), _generator_wheel(dist)
     out = _run([sys.executable, "-m", "twine", "check", "--strict", *map(str, dist.iterdir())], cwd=dist)
     assert out.count("PASSED") == 4, out
 
     names = set(zipfile.ZipFile(runtime).namelist())
-    for needed in ("mcpgen/__init__.py", "mcpgen/_version.py", "mcpgen/protocol.py", "mcpgen/extras.py",
-                   "mcpgen/py.typed", "mcpgen/runtime/py.typed", "mcpgen/runtime/rpcsession.pxd",
-                   "mcpgen/runtime/bridge/core.py", "mcpgen/runtime/auth/__main__.py",
-                   # the web console's page is served from the package
-                   "mcpgen/runtime/console/static/index.html", "mcpgen/runtime/console/static/console.js"):
+    for needed in (
+        "mcpgen/__init__.py",
+        "mcpgen/_version.py",
+        "mcpgen/protocol.py",
+        "mcpgen/extras.py",
+        "mcpgen/py.typed",
+        "mcpgen/runtime/py.typed",
+        "mcpgen/runtime/rpcsession.pxd",
+        "mcpgen/runtime/bridge/core.py",
+        "mcpgen/runtime/auth/__main__.py",
+        # the web console's page is served from the package
+        "mcpgen/runtime/console/static/index.html",
+        "mcpgen/runtime/console/static/console.js",
+    ):
         assert needed in names, f"{needed} missing from {runtime.name}"
     assert {n.split("/")[-1].split(".")[0] for n in names if n.endswith(".so")} == {
-        "wire", "rpcsession", "deadlines", "validate", "wslink", "mqttwire"}
-    assert not any(n.startswith(("mcpgen/codegen", "mcpgen/toolspec", "mcpgen/firmware_template"))
-                   or n == "mcpgen/__main__.py" for n in names)
+        "wire",
+        "rpcsession",
+        "deadlines",
+        "validate",
+        "wslink",
+        "mqttwire",
+    }
+    assert not any(
+        n.startswith(("mcpgen/codegen", "mcpgen/toolspec", "mcpgen/firmware_template"))
+        or n == "mcpgen/__main__.py"
+        for n in names
+    )
 
     names = set(zipfile.ZipFile(generator).namelist())
-    for needed in ("mcpgen/__main__.py", "mcpgen/codegen/py.typed", "mcpgen/codegen/example_specs.py",
-                   "mcpgen/codegen/emit/templates/python/pyproject.toml.j2",
-                   "mcpgen/firmware_template/core/mcpgen/mcp_core.h",
-                   "mcpgen/firmware_template/ports/qemu_mps2/mps2_an385.ld",
-                   "mcpgen/firmware_template/platformio/platformio.ini.in",
-                   "mcpgen/toolspec/toolspec.schema.json", "mcpgen/toolspec/desk_lamp.yaml",
-                   "mcpgen/toolspec/desk_lamp_handlers.cpp"):
+    for needed in (
+        "mcpgen/__main__.py",
+        "mcpgen/codegen/py.typed",
+        "mcpgen/codegen/example_specs.py",
+        "mcpgen/codegen/emit/templates/python/pyproject.toml.j2",
+        "mcpgen/firmware_template/core/mcpgen/mcp_core.h",
+        "mcpgen/firmware_template/ports/qemu_mps2/mps2_an385.ld",
+        "mcpgen/firmware_template/platformio/platformio.ini.in",
+        "mcpgen/toolspec/toolspec.schema.json",
+        "mcpgen/toolspec/desk_lamp.yaml",
+        "mcpgen/toolspec/desk_lamp_handlers.cpp",
+    ):
         assert needed in names, f"{needed} missing from {generator.name}"
     # Files of the shared `mcpgen` folder come from mcpgen-runtime only: no clash on install.
     assert not any(n.startswith("mcpgen/runtime") or n.endswith(".so") for n in names)
@@ -144,8 +178,10 @@ def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> Non
     meta, reqs = _metadata(generator)
     assert meta["Name"] == "mcpgen" and meta["Version"] == version
     assert f"mcpgen-runtime=={version}" in [str(r) for r in reqs]
-    assert any(r.name == "mcpgen-runtime" and r.extras == {"console"} and str(r.specifier) == f"=={version}"
-               for r in _extra(reqs, "console")), reqs  # `pip install 'mcpgen[console]'` works
+    assert any(
+        r.name == "mcpgen-runtime" and r.extras == {"console"} and str(r.specifier) == f"=={version}"
+        for r in _extra(reqs, "console")
+    ), reqs  # `pip install 'mcpgen[console]'` works
     assert "Operating System :: MacOS" not in (meta.get("Classifier") or "")
 
 
@@ -154,13 +190,28 @@ def lamp(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """desk_lamp built for the host by this checkout: the simulator and the bindings package."""
     out = tmp_path_factory.mktemp("lamp")
     spec = REPO / "toolspec" / "desk_lamp.yaml"
-    _run([sys.executable, "-m", "mcpgen", "-q", "build", str(spec), "--target", "host",
-          "-o", str(out), "--no-compile-bindings"], cwd=out)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgen",
+            "-q",
+            "build",
+            str(spec),
+            "--target",
+            "host",
+            "-o",
+            str(out),
+            "--no-compile-bindings",
+        ],
+        cwd=out,
+    )
     return out
 
 
-def test_runtime_alone_then_generated_bindings_call_a_simulator(dist: Path, lamp: Path,
-                                                                tmp_path: Path) -> None:
+def test_runtime_alone_then_generated_bindings_call_a_simulator(
+    dist: Path, lamp: Path, tmp_path: Path
+) -> None:
     backend = Env(tmp_path / "venv")
     # README's command for a backend (the built files, not the index, have mcpgen-runtime).
     backend.pip_install("--find-links", str(dist), "mcpgen-runtime", cwd=tmp_path)
@@ -168,21 +219,39 @@ def test_runtime_alone_then_generated_bindings_call_a_simulator(dist: Path, lamp
     assert "-manylinux" in backend.run(backend.python, "-c", tags, cwd=tmp_path)  # the wheel, not the sdist
     installed = backend.installed(tmp_path)
     assert not installed & (GENERATOR_ONLY | {"mcpgen"}), installed
-    probe = ("import sys, mcpgen.runtime as r; print(r.COMPILED, sorted(m for m in sys.modules if "
-             "m.split('.')[0] in ('yaml', 'jinja2', 'Cython', 'cython') or m.startswith('mcpgen.codegen')))")
+    probe = (
+        "import sys, mcpgen.runtime as r; print(r.COMPILED, sorted(m for m in sys.modules if "
+        "m.split('.')[0] in ('yaml', 'jinja2', 'Cython', 'cython') or m.startswith('mcpgen.codegen')))"
+    )
     assert backend.run(backend.python, "-c", probe, cwd=tmp_path).strip() == "True []"
     # Without the serial extra, one line names it.
-    proc = subprocess.run([backend.python, "-c", "import asyncio; from mcpgen.runtime import connect_serial; "
-                           "asyncio.run(connect_serial('socket://127.0.0.1:9'))"],
-                          cwd=tmp_path, env=backend.env, capture_output=True, text=True)
-    assert proc.stderr.strip().splitlines() == ["error: pyserial is not installed (connect_serial): "
-                                                "pip install 'mcpgen-runtime[serial]'"]  # no traceback
+    proc = subprocess.run(
+        [
+            backend.python,
+            "-c",
+            "import asyncio; from mcpgen.runtime import connect_serial; "
+            "asyncio.run(connect_serial('socket://127.0.0.1:9'))",
+        ],
+        cwd=tmp_path,
+        env=backend.env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.stderr.strip().splitlines() == [
+        "error: pyserial is not installed (connect_serial): pip install 'mcpgen-runtime[serial]'"
+    ]  # no traceback
     # MCPGEN_PURE_PYTHON=1 without the [pure] extra (no Cython): the same, one line
-    pure = subprocess.run([backend.python, "-c", "import mcpgen.runtime"], cwd=tmp_path,
-                          env={**backend.env, "MCPGEN_PURE_PYTHON": "1"}, capture_output=True, text=True)
+    pure = subprocess.run(
+        [backend.python, "-c", "import mcpgen.runtime"],
+        cwd=tmp_path,
+        env={**backend.env, "MCPGEN_PURE_PYTHON": "1"},
+        capture_output=True,
+        text=True,
+    )
     assert pure.stderr.strip().splitlines() == [
         "error: Cython is not installed (MCPGEN_PURE_PYTHON=1 runs the runtime from source): "
-        "pip install 'mcpgen-runtime[pure]'"], pure.stderr
+        "pip install 'mcpgen-runtime[pure]'"
+    ], pure.stderr
 
     # The generated package depends on mcpgen-runtime only, and compiles in pip's isolated build.
     backend.pip_install(str(lamp / "python"), cwd=tmp_path)
@@ -205,8 +274,9 @@ asyncio.run(main())
     assert out.startswith("True True {") and "'rgb': [1, 2, 3]" in out, out
 
 
-def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(dist: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
+    dist: Path, tmp_path: Path
+) -> None:
     author = Env(tmp_path / "venv")
     # README's command for a firmware author: mcpgen brings mcpgen-runtime==VERSION from dist/.
     author.pip_install("--find-links", str(dist), "mcpgen", cwd=tmp_path)
@@ -214,8 +284,9 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
     work.mkdir()
     codegen = author.tool("codegen")
     for name in ("runtime", "codegen"):
-        proc = subprocess.run([author.python, "-c", f"import {name}"], cwd=work, env=author.env,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [author.python, "-c", f"import {name}"], cwd=work, env=author.env, capture_output=True, text=True
+        )
         assert proc.returncode != 0 and "No module named" in proc.stderr
     compiled = "import mcpgen.runtime as r; print(r.COMPILED)"
     assert author.run(author.python, "-c", compiled, cwd=work).strip() == "True"
@@ -228,7 +299,10 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
     # The examples come out of the package, and build where they land.
     author.run(codegen, "examples", "desk_lamp", "-o", "ex", cwd=work)
     assert sorted(p.name for p in (work / "ex").iterdir()) == [
-        "desk_lamp.yaml", "desk_lamp_handlers.cpp", "toolspec.schema.json"]
+        "desk_lamp.yaml",
+        "desk_lamp_handlers.cpp",
+        "toolspec.schema.json",
+    ]
     spec = work / "ex" / "desk_lamp.yaml"
     assert spec.read_text().startswith("# yaml-language-server: $schema=./toolspec.schema.json\n")
     author.run(codegen, "build", str(spec), "--target", "host", "-o", "lamp", cwd=work)
@@ -238,13 +312,25 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
     author.run(codegen, "build", str(spec), "--target", "qemu", "-o", "lamp_qemu", cwd=work)
     assert any((work / "lamp_qemu").rglob("*.elf"))
     # Extras not installed: one line each naming what to install.
-    proc = subprocess.run([codegen, "run", str(spec), "--target", "qemu", "-o", "lamp_qemu"],
-                          cwd=work, env=author.env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [codegen, "run", str(spec), "--target", "qemu", "-o", "lamp_qemu"],
+        cwd=work,
+        env=author.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
-        "codegen: error: pyserial is not installed: pip install 'mcpgen[serial]'"), proc.stderr
-    proc = subprocess.run([codegen, "build", str(spec), "--target", "esp32", "-o", "lamp_esp"],
-                          cwd=work, env=author.env, capture_output=True, text=True)
+        "codegen: error: pyserial is not installed: pip install 'mcpgen[serial]'"
+    ), proc.stderr
+    proc = subprocess.run(
+        [codegen, "build", str(spec), "--target", "esp32", "-o", "lamp_esp"],
+        cwd=work,
+        env=author.env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
     assert "PlatformIO is not installed: pip install 'mcpgen[esp32]'" in proc.stdout + proc.stderr
     assert any((work / "lamp_esp").rglob("platformio.ini"))
@@ -267,7 +353,19 @@ def test_generator_on_top_runs_demo_examples_and_builds_from_an_empty_directory(
     line = next(x for x in out.splitlines() if "not compiled" in x)
     assert "no C compiler (/nonexistent/cc): apt install gcc" in line
     assert "Traceback" not in out
-    out = _run([author.python, "-m", "pip", "install", "-v", "--force-reinstall", "--no-deps",
-                str(work / "b" / "python")], cwd=work, env=author.env)
+    out = _run(
+        [
+            author.python,
+            "-m",
+            "pip",
+            "install",
+            "-v",
+            "--force-reinstall",
+            "--no-deps",
+            str(work / "b" / "python"),
+        ],
+        cwd=work,
+        env=author.env,
+    )
     assert "desk_lamp_tools: no C compiler found" in out
     assert author.run(author.python, "-c", probe, cwd=work / "b").strip().endswith("_bindings.py")

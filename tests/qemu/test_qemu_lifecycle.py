@@ -119,8 +119,10 @@ def rv32_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     machine = MACHINES["qemu-riscv32"]
     missing = [t for t in (machine.qemu, machine.toolchain.prefix + "g++") if shutil.which(t) is None]
     if missing:
-        msg = f"{', '.join(missing)} not installed (apt-get install {machine.qemu_apt_package} " \
-              f"{machine.toolchain.apt_packages})"
+        msg = (
+            f"{', '.join(missing)} not installed (apt-get install {machine.qemu_apt_package} "
+            f"{machine.toolchain.apt_packages})"
+        )
         if os.environ.get("CI"):
             pytest.fail(msg + " -- required in CI")
         pytest.skip(msg)

@@ -116,8 +116,10 @@ async def test_ended_sessions_are_forgotten(front: str, ids: str, monkeypatch: p
         settle()
         grown = tracemalloc.get_traced_memory()[0] - traced_before
         tracemalloc.stop()
-        print(f"{front}, {ids}: {SESSIONS} sessions grew the traced heap by {grown} bytes "
-              f"({grown / SESSIONS:.0f} per session); handles alive {handles_before} -> {live_handles()}")
+        print(
+            f"{front}, {ids}: {SESSIONS} sessions grew the traced heap by {grown} bytes "
+            f"({grown / SESSIONS:.0f} per session); handles alive {handles_before} -> {live_handles()}"
+        )
         assert len(sources.devices) == 0, "DeviceSources keeps no ended session"
         assert kept() == kept_before, f"the {front}'s device lists stay as they were"
         assert live_handles() <= handles_before, "no Device handle outlives its session"

@@ -131,8 +131,9 @@ def test_command_line_mints_tokens_the_authenticator_accepts() -> None:
     run = [sys.executable, "-m", "mcpgen.runtime.auth"]
     out = subprocess.run([*run, "dev-7"], env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert out == HmacAuth(SECRET).token_for("dev-7")
-    out = subprocess.run([*run, "dev-7", "--expires-in", "600"], env=env, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = subprocess.run(
+        [*run, "dev-7", "--expires-in", "600"], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out.startswith("mcpgen1.e.") and accepts(HmacAuth(SECRET), "dev-7", out)
     env.pop("MCPGEN_HMAC_SECRET")
     bad = subprocess.run([*run, "dev-7"], env=env, capture_output=True, text=True)

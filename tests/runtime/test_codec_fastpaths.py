@@ -247,8 +247,12 @@ def test_every_id_is_written_in_full_in_both_framings(session_id: object) -> Non
         data = s.tools_call("self.light.set_rgb", {"r": rid})
         msg = orjson.loads(data)
         payload = msg["payload"] if session_id is not None else msg
-        assert payload == {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                           "params": {"name": "self.light.set_rgb", "arguments": {"r": rid}}}
+        assert payload == {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": "self.light.set_rgb", "arguments": {"r": rid}},
+        }
 
 
 def test_alternating_and_equal_but_distinct_tool_names_encode_their_own_name() -> None:

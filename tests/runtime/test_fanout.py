@@ -40,8 +40,9 @@ class MoodyCore(FakeCore):
         return await super().call(name, a)
 
 
-async def _connect(gateway: Gateway, ws_url: str, fake_devices: list, moods: dict[str, str],
-                   **core_kw: Any) -> dict[str, tuple[FakeWsDevice, Device]]:
+async def _connect(
+    gateway: Gateway, ws_url: str, fake_devices: list, moods: dict[str, str], **core_kw: Any
+) -> dict[str, tuple[FakeWsDevice, Device]]:
     out: dict[str, tuple[FakeWsDevice, Device]] = {}
     for name, mood in moods.items():
         fake = FakeWsDevice(ws_url, name, core=MoodyCore(mood, **core_kw))

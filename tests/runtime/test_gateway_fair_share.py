@@ -66,7 +66,12 @@ async def test_a_fresh_address_gets_in_while_1024_hostile_half_open_sockets_are_
         # each took the oldest connection of the busiest source at that moment
         held = {k: len(v) for k, v in gw._half_open_by_source.items()}
         assert held == {
-            "127.0.0.2": 254, "127.0.0.3": 255, "127.0.0.4": 255, "127.0.0.5": 255, "127.0.0.6": 5}
+            "127.0.0.2": 254,
+            "127.0.0.3": 255,
+            "127.0.0.4": 255,
+            "127.0.0.5": 255,
+            "127.0.0.6": 5,
+        }
         assert [closed_by_gateway(c) for c in hostile[:2]] == [True, True], "the oldest of 127.0.0.2 went"
         answers = [await upgrade(gw, conn, f"fresh-{i}") for i, conn in enumerate(fresh)]
         assert [a.split(b"\r\n")[0] for a in answers] == [b"HTTP/1.1 101 Switching Protocols"] * 5
@@ -89,7 +94,10 @@ async def test_at_the_cap_the_busiest_source_gives_up_its_oldest_and_is_itself_r
         c.append(await half_open(gw, "127.0.0.4"))  # holds 1 of (3, 2, 1): 127.0.0.2 again
         await until(lambda: closed_by_gateway(a[1]), "127.0.0.2's next oldest dropped")
         assert {k: len(v) for k, v in gw._half_open_by_source.items()} == {
-            "127.0.0.2": 2, "127.0.0.3": 2, "127.0.0.4": 2}
+            "127.0.0.2": 2,
+            "127.0.0.3": 2,
+            "127.0.0.4": 2,
+        }
         refused_before = gw.handshakes_refused
         again = await half_open(gw, "127.0.0.3")  # as busy as any: it is refused, nobody dropped
         await until(lambda: closed_by_gateway(again), "the busiest source's newcomer refused")

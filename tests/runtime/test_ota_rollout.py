@@ -103,8 +103,13 @@ async def test_updated_only_when_the_server_saw_the_whole_image_fetched(tmp_path
 
 async def test_a_url_with_control_characters_is_refused_before_any_call(tmp_path: Path) -> None:
     image = image_of(4096, tmp_path)
-    for bad in ("http://h/fw\r\nX-Injected: 1", "http://h/fw\n", "http://h/\x00fw", "http://h/\x7ffw",
-                "http://h/\tfw"):
+    for bad in (
+        "http://h/fw\r\nX-Injected: 1",
+        "http://h/fw\n",
+        "http://h/\x00fw",
+        "http://h/\x7ffw",
+        "http://h/\tfw",
+    ):
         with pytest.raises(UnsafeUrl, match="control character"):
             check_url(bad)
         fleet = FakeFleet(["a"])
@@ -126,11 +131,13 @@ async def test_allow_downgrade_is_sent_only_when_asked_and_refusals_are_typed(tm
     fleet = FakeFleet(["a"], refuse=refusal)
     [r] = (await rollout(fleet, ["a"], image, "http://127.0.0.1:1/fw.bin")).results
     assert (r.outcome, r.reason) == ("failed", "downgrade")
-    for text, reason in [("unsigned image: no signature block", "unsigned"),
-                         ("bad signature: the image is not signed with this device's key", "bad_signature"),
-                         ("truncated signature: 10 of the 68 bytes", "truncated_signature"),
-                         ("unsafe url: it holds a control character", "unsafe_url"),
-                         ("the image is for device 'x'", "other")]:
+    for text, reason in [
+        ("unsigned image: no signature block", "unsigned"),
+        ("bad signature: the image is not signed with this device's key", "bad_signature"),
+        ("truncated signature: 10 of the 68 bytes", "truncated_signature"),
+        ("unsafe url: it holds a control character", "unsafe_url"),
+        ("the image is for device 'x'", "other"),
+    ]:
         assert refusal_reason(text) == reason
 
 
@@ -140,8 +147,9 @@ def test_skipped_and_offline_lines_say_what_they_know() -> None:
     assert "()" not in DeviceResult("lamp-4", "offline", duration=0.2, detail="not connected").line()
     gone = DeviceResult("lamp-7", "offline", old_version="0.4.0", old_fingerprint=OLD_FP, duration=60.0)
     assert gone.line() == f"lamp-7  offline  0.4.0 ({OLD_FP}) -> (not back)  60.0s"
-    failed = DeviceResult("lamp-5", "failed", old_version="0.4.0", old_fingerprint=OLD_FP,
-                          detail="bad signature")
+    failed = DeviceResult(
+        "lamp-5", "failed", old_version="0.4.0", old_fingerprint=OLD_FP, detail="bad signature"
+    )
     assert failed.line() == f"lamp-5  failed  0.4.0 ({OLD_FP}) -> (unchanged)  0.0s  bad signature"
     updated = DeviceResult("lamp-6", "updated", "0.4.0", "0.5.0", OLD_FP, NEW_FP, 1.25)
     assert updated.line() == f"lamp-6  updated  0.4.0 ({OLD_FP}) -> 0.5.0 ({NEW_FP})  1.2s"
@@ -185,8 +193,9 @@ def test_slow_clients_share_the_image_buffer(tmp_path: Path) -> None:
         grown = loop.run_until_complete(main())
     finally:
         loop.close()
-    print(f"\n{clients} readless clients of a {size >> 20} MiB image: "
-          f"{grown / 2**20:.2f} MiB allocated at peak")
+    print(
+        f"\n{clients} readless clients of a {size >> 20} MiB image: {grown / 2**20:.2f} MiB allocated at peak"
+    )
     assert grown < clients * 512 * 1024, f"{grown} bytes for {clients} clients"
 
 

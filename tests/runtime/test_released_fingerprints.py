@@ -16,8 +16,12 @@ async def test_a_released_fingerprint_is_spec_mode_under_compatible_and_strict()
     fp = FakeCore().spec.fingerprint
     releases = {"00000000000000aa": "0.9.0", fp: "1.0.0"}
     for policy in ("compatible", "strict"):
-        device = await connect_process(FAKE_STDIO, fingerprint=releases, policy=policy,  # type: ignore[arg-type]
-                                       stderr="devnull")
+        device = await connect_process(
+            FAKE_STDIO,
+            fingerprint=releases,
+            policy=policy,  # type: ignore[arg-type]
+            stderr="devnull",
+        )
         try:
             assert device.dynamic is False and device.expected_fingerprint == fp
         finally:
@@ -30,8 +34,9 @@ async def test_an_unreleased_fingerprint_follows_the_policy(caplog: pytest.LogCa
         await connect_process(FAKE_STDIO, fingerprint=releases, policy="strict", stderr="devnull")
     assert err.value.expected == "00000000000000aa, 00000000000000bb"
     with caplog.at_level(logging.WARNING, "mcpgen.runtime.session.device"):
-        device = await connect_process(FAKE_STDIO, fingerprint=releases, policy="compatible",
-                                       stderr="devnull")
+        device = await connect_process(
+            FAKE_STDIO, fingerprint=releases, policy="compatible", stderr="devnull"
+        )
     try:
         assert device.dynamic is True and "using dynamic mode" in caplog.text
         assert device.expected_fingerprint == "00000000000000bb"  # the newest (last) release

@@ -29,13 +29,32 @@ async def test_options_reach_the_sessions_and_keywords_replace_their_fields() ->
 
 def test_the_old_keywords_still_build_the_options() -> None:
     auth = TokenAuth({"*": "t"})
-    gw = Gateway(port=0, auth=auth, fingerprint="abc", policy="off", max_frame=4096, setup_timeout=3.0,
-                 vision={"url": "http://v", "token": "x"})
-    assert gw.options == SessionOptions(auth=auth, fingerprint="abc", policy="off", max_frame=4096,
-                                        setup_timeout=3.0, vision={"url": "http://v", "token": "x"})
+    gw = Gateway(
+        port=0,
+        auth=auth,
+        fingerprint="abc",
+        policy="off",
+        max_frame=4096,
+        setup_timeout=3.0,
+        vision={"url": "http://v", "token": "x"},
+    )
+    assert gw.options == SessionOptions(
+        auth=auth,
+        fingerprint="abc",
+        policy="off",
+        max_frame=4096,
+        setup_timeout=3.0,
+        vision={"url": "http://v", "token": "x"},
+    )
     # the historical attributes read the options
     assert (gw.auth, gw.fingerprint, gw.policy, gw.max_frame, gw.setup_timeout, gw.call_timeout) == (
-        auth, "abc", "off", 4096, 3.0, 10.0)
+        auth,
+        "abc",
+        "off",
+        4096,
+        3.0,
+        10.0,
+    )
     assert gw.max_backlog >= 4096
 
 

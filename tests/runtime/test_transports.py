@@ -297,8 +297,10 @@ async def serve_noisy_uart(
         rid = msg.get("id")
         writer.write(b"I (4711) mcp: handling " + line.rstrip() + b"\n")
         writer.write(b'{"level":"debug","id":%s,"msg":"calling handler"}\n' % json.dumps(rid).encode())
-        writer.write(b'E (4712) mcp: {"jsonrpc":"2.0","id":%s,"error":{"code":-1,"message":"old"}}\n'
-                     % json.dumps(rid).encode())
+        writer.write(
+            b'E (4712) mcp: {"jsonrpc":"2.0","id":%s,"error":{"code":-1,"message":"old"}}\n'
+            % json.dumps(rid).encode()
+        )
         if msg.get("method") == "tools/call" and not noise_sent:
             noise_sent = True
             for _ in range(32):

@@ -168,8 +168,17 @@ def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str
 
 
 def test_the_fake_device_passes_unbroken(paged_spec: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = in_process(capsys, "--device-cmd", fake_cmd(paged_spec), "--spec", str(paged_spec),
-                           "--format", "json", "--calls", "5")
+    code, out = in_process(
+        capsys,
+        "--device-cmd",
+        fake_cmd(paged_spec),
+        "--spec",
+        str(paged_spec),
+        "--format",
+        "json",
+        "--calls",
+        "5",
+    )
     report = json.loads(out)
     assert code == 0, failed(report)
 
@@ -189,8 +198,9 @@ def test_a_broken_device_fails_the_check(
 
 def test_failure_details_say_what_was_wrong(paged_spec: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def run(broken: str) -> str:
-        return in_process(capsys, "--device-cmd", fake_cmd(paged_spec, broken), "--spec", str(paged_spec),
-                          "--calls", "1")[1]
+        return in_process(
+            capsys, "--device-cmd", fake_cmd(paged_spec, broken), "--spec", str(paged_spec), "--calls", "1"
+        )[1]
 
     assert "FAIL refuse self.audio_speaker.set_volume: volume=-1 (minimum 0) was accepted" in run(
         "accepts-out-of-range"
@@ -255,8 +265,9 @@ def test_port_auto_without_a_board_is_one_line() -> None:
     assert r.stderr.startswith("codegen: error: no ESP32 board found on USB")
 
 
-def test_port_auto_names_the_board_on_stderr(monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_port_auto_names_the_board_on_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """With one board found, its line goes to stderr so --format json stays JSON on stdout."""
     from mcpgen.codegen.run import ports
     from mcpgen.codegen.run import selftest as st

@@ -70,12 +70,24 @@ def test_changing_the_items_is_a_breaking_change() -> None:
     ("returns", "line", "column", "path", "message", "hint"),
     [
         ("[]", 5, 14, "tools[0].returns", "expected at least one content kind", "[text, image]"),
-        ("[text, string]", 5, 21, "tools[0].returns[1]", "expected a content kind (text, image, audio, "
-         "resource), got string 'string'", "write `text`"),
+        (
+            "[text, string]",
+            5,
+            21,
+            "tools[0].returns[1]",
+            "expected a content kind (text, image, audio, resource), got string 'string'",
+            "write `text`",
+        ),
         ("[text, imgae]", 5, 21, "tools[0].returns[1]", "expected a content kind", "did you mean `image`?"),
         ("[text, {a: 1}]", 5, 21, "tools[0].returns[1]", "expected a content kind", ""),
-        ("[text, text, text, text, text, text, text, text, text]", 5, 14, "tools[0].returns",
-         "expected at most 8 content items, got 9", "fewer items"),
+        (
+            "[text, text, text, text, text, text, text, text, text]",
+            5,
+            14,
+            "tools[0].returns",
+            "expected at most 8 content items, got 9",
+            "fewer items",
+        ),
         ("content", 5, 14, "tools[0].returns", "expected a return kind", "`returns: [text, image]`"),
         ("text", 5, 14, "tools[0].returns", "expected a return kind", "`returns: string`"),
     ],

@@ -15,7 +15,11 @@ CASES = [
             description: d
             titel: A
         """,
-        7, 5, "tools[0].titel", "unknown key `titel`", "did you mean `title`?",
+        7,
+        5,
+        "tools[0].titel",
+        "unknown key `titel`",
+        "did you mean `title`?",
         id="unknown-key-misspelt",
     ),
     pytest.param(
@@ -28,7 +32,11 @@ CASES = [
           - name: self.a
             description: d
         """,
-        4, 3, "device.descripton", "unknown key `descripton`", "did you mean `description`?",
+        4,
+        3,
+        "device.descripton",
+        "unknown key `descripton`",
+        "did you mean `description`?",
         id="unknown-device-key",
     ),
     pytest.param(
@@ -40,7 +48,11 @@ CASES = [
             parameters:
               x: {type: integer}
         """,
-        5, 5, "tools[0].parameters", "unknown key `parameters`", "did you mean `params`?",
+        5,
+        5,
+        "tools[0].parameters",
+        "unknown key `parameters`",
+        "did you mean `params`?",
         id="unknown-key-alias",
     ),
     pytest.param(
@@ -52,7 +64,10 @@ CASES = [
             params:
               s: {type: string, min: 1}
         """,
-        6, 25, "tools[0].params.s.min", "unknown key `min`",
+        6,
+        25,
+        "tools[0].params.s.min",
+        "unknown key `min`",
         "`min` applies to integer and number parameters only, this one is string",
         id="key-not-applicable-to-type",
     ),
@@ -65,7 +80,10 @@ CASES = [
             params:
               n: {type: integer, max_length: 3}
         """,
-        6, 26, "tools[0].params.n.max_length", "unknown key `max_length`",
+        6,
+        26,
+        "tools[0].params.n.max_length",
+        "unknown key `max_length`",
         "`max_length` applies to string parameters only, this one is integer",
         id="max-length-on-integer",
     ),
@@ -80,7 +98,11 @@ CASES = [
                 type: integer
                 min: true
         """,
-        8, 14, "tools[0].params.n.min", "expected an integer, got boolean true", "",
+        8,
+        14,
+        "tools[0].params.n.min",
+        "expected an integer, got boolean true",
+        "",
         id="bool-is-not-an-integer",
     ),
     pytest.param(
@@ -90,7 +112,11 @@ CASES = [
           - name: self.a
             description: 42
         """,
-        4, 18, "tools[0].description", "expected a string, got integer 42", 'quote it: "42"',
+        4,
+        18,
+        "tools[0].description",
+        "expected a string, got integer 42",
+        'quote it: "42"',
         id="number-is-not-a-string",
     ),
     pytest.param(
@@ -101,7 +127,11 @@ CASES = [
             description: d
             user_only: yes
         """,
-        5, 16, "tools[0].user_only", "expected true or false, got string 'yes'", "YAML 1.2",
+        5,
+        16,
+        "tools[0].user_only",
+        "expected true or false, got string 'yes'",
+        "YAML 1.2",
         id="yes-is-not-a-boolean",
     ),
     pytest.param(
@@ -112,7 +142,11 @@ CASES = [
             description: d
             params: [x, y]
         """,
-        5, 13, "tools[0].params", "expected a mapping of parameter name to parameter, got a list", "",
+        5,
+        13,
+        "tools[0].params",
+        "expected a mapping of parameter name to parameter, got a list",
+        "",
         id="params-not-a-mapping",
     ),
     pytest.param(
@@ -122,7 +156,11 @@ CASES = [
           - name: self.a
             title: A
         """,
-        3, 5, "tools[0]", "missing required key `description`", "add `description: ...`",
+        3,
+        5,
+        "tools[0]",
+        "missing required key `description`",
+        "add `description: ...`",
         id="missing-tool-description",
     ),
     pytest.param(
@@ -133,7 +171,11 @@ CASES = [
           - name: self.a
             description: d
         """,
-        2, 3, "device", "missing required key `version`", 'add `version: "1.0.0"`',
+        2,
+        3,
+        "device",
+        "missing required key `version`",
+        'add `version: "1.0.0"`',
         id="missing-device-version",
     ),
     pytest.param(
@@ -145,7 +187,11 @@ CASES = [
             params:
               x: {description: an x}
         """,
-        6, 10, "tools[0].params.x", "missing required key `type`", "boolean, integer, number or string",
+        6,
+        10,
+        "tools[0].params.x",
+        "missing required key `type`",
+        "boolean, integer, number or string",
         id="missing-param-type",
     ),
     pytest.param(
@@ -159,7 +205,11 @@ CASES = [
           - name: self.a
             description: again
         """,
-        7, 11, "tools[2].name", "duplicate tool name `self.a` (first at tools[0], line 3)", "must be unique",
+        7,
+        11,
+        "tools[2].name",
+        "duplicate tool name `self.a` (first at tools[0], line 3)",
+        "must be unique",
         id="duplicate-tool-name",
     ),
     pytest.param(
@@ -173,7 +223,10 @@ CASES = [
               mute: {type: boolean}
               volume: {type: number}
         """,
-        8, 7, "tools[0].params.volume", "duplicate key `volume` (first defined on line 6)",
+        8,
+        7,
+        "tools[0].params.volume",
+        "duplicate key `volume` (first defined on line 6)",
         "YAML keeps only one",
         id="duplicate-param-name",
     ),
@@ -185,7 +238,11 @@ CASES = [
             description: d
             description: e
         """,
-        5, 5, "tools[0].description", "duplicate key `description` (first defined on line 4)", "",
+        5,
+        5,
+        "tools[0].description",
+        "duplicate key `description` (first defined on line 4)",
+        "",
         id="duplicate-key",
     ),
     pytest.param(
@@ -195,7 +252,10 @@ CASES = [
           - name: self.set volume
             description: d
         """,
-        3, 11, "tools[0].name", "tool name `self.set volume` is not a valid MCP tool name: it contains ' '",
+        3,
+        11,
+        "tools[0].name",
+        "tool name `self.set volume` is not a valid MCP tool name: it contains ' '",
         "letters, digits",
         id="tool-name-invalid-character",
     ),
@@ -206,7 +266,11 @@ CASES = [
           - name: self.{"x" * 124}
             description: d
         """,
-        3, 11, "tools[0].name", "is 129 characters long (at most 128)", "",
+        3,
+        11,
+        "tools[0].name",
+        "is 129 characters long (at most 128)",
+        "",
         id="tool-name-too-long",
     ),
     pytest.param(
@@ -216,7 +280,11 @@ CASES = [
           - name: self.light__on
             description: d
         """,
-        3, 11, "tools[0].name", "tool name `self.light__on` contains `__`", "LLM function names",
+        3,
+        11,
+        "tools[0].name",
+        "tool name `self.light__on` contains `__`",
+        "LLM function names",
         id="tool-name-double-underscore",
     ),
     pytest.param(
@@ -228,7 +296,10 @@ CASES = [
           - name: self.a-b
             description: d
         """,
-        5, 11, "tools[1].name", "C++ handler `a_b` of `self.a-b` collides with tools[0] `self.a.b`",
+        5,
+        11,
+        "tools[1].name",
+        "C++ handler `a_b` of `self.a-b` collides with tools[0] `self.a.b`",
         "set `handler:`",
         id="cpp-handler-collision",
     ),
@@ -243,7 +314,9 @@ CASES = [
             description: d
             handler: light_set_on_b
         """,
-        6, 11, "tools[1].name",
+        6,
+        11,
+        "tools[1].name",
         "tool name `self.light_set.on` collides with tools[0] `self.light.set_on` (line 3) as an LLM "
         "function name: both become `self_light_set_on` for the stock xiaozhi-esp32-server (`.` -> `_`)",
         "keeps only one of them, so the other silently disappears; rename one so the names differ in more "
@@ -260,7 +333,9 @@ CASES = [
             description: d
         """,
         # Also a C++ handler collision, but `handler:` would not fix it: only the rename is reported.
-        5, 11, "tools[1].name",
+        5,
+        11,
+        "tools[1].name",
         "both become `self_a_b` for the stock xiaozhi-esp32-server (`.` -> `_`)",
         "e.g. `self.a_b_2`",
         id="stock-collision-reported-instead-of-handler",
@@ -276,7 +351,9 @@ CASES = [
             description: d
             handler: mode_on_b
         """,
-        6, 11, "tools[1].name",
+        6,
+        11,
+        "tools[1].name",
         "collides with tools[0] `self.mode._on` (line 3) as an LLM function name: both become "
         "`self__mode___on` for mcpgen's LLM names (`.` -> `__`); both become `self_mode__on` for the stock",
         "mcpgen would have to give one of them a hashed name",
@@ -289,7 +366,9 @@ CASES = [
           - name: self.{"a" * 32}.{"b" * 25}
             description: d
         """,
-        3, 11, "tools[0].name",
+        3,
+        11,
+        "tools[0].name",
         f"is too long for LLM function calling: it becomes `self__{'a' * 32}__{'b' * 25}`, 65 characters "
         "for mcpgen's LLM names (`.` -> `__`); LLM APIs accept at most 64",
         "shorten it to at most 62 characters (each `.` counts twice",
@@ -306,7 +385,11 @@ CASES = [
             description: d
             handler: do_it
         """,
-        8, 14, "tools[1].handler", "C++ handler `do_it` of `self.two` collides with tools[0] `self.one`", "",
+        8,
+        14,
+        "tools[1].handler",
+        "C++ handler `do_it` of `self.two` collides with tools[0] `self.one`",
+        "",
         id="explicit-handler-collision",
     ),
     pytest.param(
@@ -318,7 +401,10 @@ CASES = [
           - name: self.lightOn
             description: d
         """,
-        5, 11, "tools[1].name", "C++ arguments struct `LightOnArgs` of `self.lightOn` collides with tools[0]",
+        5,
+        11,
+        "tools[1].name",
+        "C++ arguments struct `LightOnArgs` of `self.lightOn` collides with tools[0]",
         "",
         id="cpp-args-struct-collision",
     ),
@@ -331,7 +417,9 @@ CASES = [
           - name: self.light.on
             description: d
         """,
-        5, 11, "tools[1].name",
+        5,
+        11,
+        "tools[1].name",
         "`self.light.on` needs `device.light` as a namespace, but it is the method of tools[0] `self.light`",
         "no tool name may be a dotted prefix of another",
         id="python-path-prefix",
@@ -345,7 +433,9 @@ CASES = [
           - name: self.light
             description: d
         """,
-        5, 11, "tools[1].name",
+        5,
+        11,
+        "tools[1].name",
         "the Python method `device.light` of `self.light` is already a namespace of tools[0] `self.light.on`",
         "rename `self.light`",
         id="python-path-prefix-declared-after",
@@ -360,7 +450,10 @@ CASES = [
           - name: self.set_mode
             description: d
         """,
-        6, 11, "tools[1].name", "Python binding `device.set_mode` of `self.set_mode` collides with tools[0]",
+        6,
+        11,
+        "tools[1].name",
+        "Python binding `device.set_mode` of `self.set_mode` collides with tools[0]",
         "`-` and `_` map to the same Python name",
         id="python-path-collision",
     ),
@@ -371,7 +464,10 @@ CASES = [
           - name: self.delete
             description: d
         """,
-        3, 11, "tools[0].name", "C++ handler name `delete` derived from `self.delete` is a C++ keyword",
+        3,
+        11,
+        "tools[0].name",
+        "C++ handler name `delete` derived from `self.delete` is a C++ keyword",
         "set `handler:`",
         id="reserved-cpp-derived-handler",
     ),
@@ -383,7 +479,11 @@ CASES = [
             description: d
             handler: namespace
         """,
-        5, 14, "tools[0].handler", "handler `namespace` is a C++ keyword", "",
+        5,
+        14,
+        "tools[0].handler",
+        "handler `namespace` is a C++ keyword",
+        "",
         id="reserved-cpp-explicit-handler",
     ),
     pytest.param(
@@ -394,7 +494,11 @@ CASES = [
             description: d
             handler: 2nd-try
         """,
-        5, 14, "tools[0].handler", "handler `2nd-try` is not a valid C++ identifier", "",
+        5,
+        14,
+        "tools[0].handler",
+        "handler `2nd-try` is not a valid C++ identifier",
+        "",
         id="handler-not-identifier",
     ),
     pytest.param(
@@ -404,7 +508,11 @@ CASES = [
           - name: self.module.import
             description: d
         """,
-        3, 11, "tools[0].name", "segment `import` is a reserved word in Python", "",
+        3,
+        11,
+        "tools[0].name",
+        "segment `import` is a reserved word in Python",
+        "",
         id="reserved-python-path-segment",
     ),
     pytest.param(
@@ -414,7 +522,11 @@ CASES = [
           - name: self.3d.print
             description: d
         """,
-        3, 11, "tools[0].name", "segment `3d` is not a Python identifier", "",
+        3,
+        11,
+        "tools[0].name",
+        "segment `3d` is not a Python identifier",
+        "",
         id="python-path-segment-not-identifier",
     ),
     pytest.param(
@@ -426,7 +538,11 @@ CASES = [
             params:
               class: {type: string}
         """,
-        6, 7, "tools[0].params.class", "parameter name `class` is a C++ keyword", "rename it",
+        6,
+        7,
+        "tools[0].params.class",
+        "parameter name `class` is a C++ keyword",
+        "rename it",
         id="reserved-cpp-param",
     ),
     pytest.param(
@@ -438,7 +554,11 @@ CASES = [
             params:
               lambda: {type: number}
         """,
-        6, 7, "tools[0].params.lambda", "parameter name `lambda` is a reserved word in Python", "",
+        6,
+        7,
+        "tools[0].params.lambda",
+        "parameter name `lambda` is a reserved word in Python",
+        "",
         id="reserved-python-param",
     ),
     pytest.param(
@@ -450,7 +570,11 @@ CASES = [
             params:
               max-speed: {type: number}
         """,
-        6, 7, "tools[0].params.max-speed", "parameter name `max-speed` is not a valid identifier", "",
+        6,
+        7,
+        "tools[0].params.max-speed",
+        "parameter name `max-speed` is not a valid identifier",
+        "",
         id="param-name-not-identifier",
     ),
     pytest.param(
@@ -465,7 +589,11 @@ CASES = [
                 min: 10
                 max: 5
         """,
-        9, 14, "tools[0].params.volume.max", "expected max >= min (10), got 5", "swap min and max",
+        9,
+        14,
+        "tools[0].params.volume.max",
+        "expected max >= min (10), got 5",
+        "swap min and max",
         id="min-greater-than-max",
     ),
     pytest.param(
@@ -477,7 +605,11 @@ CASES = [
             params:
               level: {type: integer, default: "3"}
         """,
-        6, 39, "tools[0].params.level.default", "expected an integer default, got string '3'", "",
+        6,
+        39,
+        "tools[0].params.level.default",
+        "expected an integer default, got string '3'",
+        "",
         id="default-wrong-type",
     ),
     pytest.param(
@@ -489,7 +621,11 @@ CASES = [
             params:
               level: {type: integer, default: 2.0}
         """,
-        6, 39, "tools[0].params.level.default", "expected an integer default, got number 2.0", "write 2",
+        6,
+        39,
+        "tools[0].params.level.default",
+        "expected an integer default, got number 2.0",
+        "write 2",
         id="default-float-for-integer",
     ),
     pytest.param(
@@ -501,7 +637,11 @@ CASES = [
             params:
               level: {type: integer, min: 0, max: 10, default: 11}
         """,
-        6, 56, "tools[0].params.level.default", "default 11 is above max (10)", "",
+        6,
+        56,
+        "tools[0].params.level.default",
+        "default 11 is above max (10)",
+        "",
         id="default-above-max",
     ),
     pytest.param(
@@ -513,7 +653,11 @@ CASES = [
             params:
               level: {type: number, min: 0.5, default: 0.25}
         """,
-        6, 48, "tools[0].params.level.default", "default 0.25 is below min (0.5)", "",
+        6,
+        48,
+        "tools[0].params.level.default",
+        "default 0.25 is below min (0.5)",
+        "",
         id="default-below-min",
     ),
     pytest.param(
@@ -525,8 +669,11 @@ CASES = [
             params:
               text: {type: string, max_length: 3, default: abcd}
         """,
-        6, 52, "tools[0].params.text.default",
-        "default 'abcd' is 4 characters, longer than max_length (3)", "",
+        6,
+        52,
+        "tools[0].params.text.default",
+        "default 'abcd' is 4 characters, longer than max_length (3)",
+        "",
         id="default-longer-than-max-length",
     ),
     pytest.param(
@@ -538,7 +685,10 @@ CASES = [
             params:
               theme: {type: string, enum: [light, dark], default: darkk}
         """,
-        6, 59, "tools[0].params.theme.default", "default 'darkk' is not one of the enum values",
+        6,
+        59,
+        "tools[0].params.theme.default",
+        "default 'darkk' is not one of the enum values",
         "did you mean `dark`?",
         id="default-not-in-enum",
     ),
@@ -551,7 +701,11 @@ CASES = [
             params:
               host: {type: string, pattern: "^[a-z]+$", default: Host}
         """,
-        6, 58, "tools[0].params.host.default", "default 'Host' does not match pattern '^[a-z]+$'", "",
+        6,
+        58,
+        "tools[0].params.host.default",
+        "default 'Host' does not match pattern '^[a-z]+$'",
+        "",
         id="default-not-matching-pattern",
     ),
     pytest.param(
@@ -563,7 +717,11 @@ CASES = [
             params:
               on: {type: boolean, default: null}
         """,
-        6, 36, "tools[0].params.on.default", "expected a boolean default, got null", "remove `default`",
+        6,
+        36,
+        "tools[0].params.on.default",
+        "expected a boolean default, got null",
+        "remove `default`",
         id="default-null",
     ),
     pytest.param(
@@ -577,7 +735,11 @@ CASES = [
                 type: string
                 enum: []
         """,
-        8, 15, "tools[0].params.theme.enum", "expected a non-empty list of strings, got an empty list", "",
+        8,
+        15,
+        "tools[0].params.theme.enum",
+        "expected a non-empty list of strings, got an empty list",
+        "",
         id="empty-enum",
     ),
     pytest.param(
@@ -589,7 +751,11 @@ CASES = [
             params:
               theme: {type: string, enum: [light, dark, light]}
         """,
-        6, 49, "tools[0].params.theme.enum[2]", "duplicate enum value 'light' (first at", "",
+        6,
+        49,
+        "tools[0].params.theme.enum[2]",
+        "duplicate enum value 'light' (first at",
+        "",
         id="duplicate-enum-value",
     ),
     pytest.param(
@@ -601,7 +767,11 @@ CASES = [
             params:
               n: {type: string, enum: [one, 2]}
         """,
-        6, 37, "tools[0].params.n.enum[1]", "expected a string, got integer 2", 'quote it: "2"',
+        6,
+        37,
+        "tools[0].params.n.enum[1]",
+        "expected a string, got integer 2",
+        'quote it: "2"',
         id="enum-value-not-a-string",
     ),
     pytest.param(
@@ -613,7 +783,11 @@ CASES = [
             params:
               n: {type: string, max_length: 0}
         """,
-        6, 37, "tools[0].params.n.max_length", "expected an integer >= 1, got 0", "",
+        6,
+        37,
+        "tools[0].params.n.max_length",
+        "expected an integer >= 1, got 0",
+        "",
         id="max-length-zero",
     ),
     pytest.param(
@@ -625,7 +799,10 @@ CASES = [
             params:
               n: {type: string, pattern: "([a-z]"}
         """,
-        6, 34, "tools[0].params.n.pattern", "invalid regular expression: missing ), unterminated subpattern",
+        6,
+        34,
+        "tools[0].params.n.pattern",
+        "invalid regular expression: missing ), unterminated subpattern",
         "",
         id="pattern-does-not-compile",
     ),
@@ -638,7 +815,11 @@ CASES = [
             params:
               n: {type: string, pattern: "[[a]"}
         """,
-        6, 34, "tools[0].params.n.pattern", "invalid regular expression: Possible nested set", "",
+        6,
+        34,
+        "tools[0].params.n.pattern",
+        "invalid regular expression: Possible nested set",
+        "",
         id="pattern-warns",
     ),
     pytest.param(
@@ -650,7 +831,9 @@ CASES = [
             params:
               n: {type: string, pattern: "^(?=[a-z])[a-z0-9]+$"}
         """,
-        6, 34, "tools[0].params.n.pattern",
+        6,
+        34,
+        "tools[0].params.n.pattern",
         "invalid regular expression: RE2 cannot compile it (invalid perl operator: (?=)",
         "patterns run on RE2 (linear time: no backreferences, lookaround",
         id="pattern-lookahead-not-in-re2",
@@ -664,8 +847,11 @@ CASES = [
             params:
               n: {type: string, pattern: '^(a+)\\1$'}
         """,
-        6, 34, "tools[0].params.n.pattern",
-        "invalid regular expression: RE2 cannot compile it (invalid escape sequence: \\1)", "RE2",
+        6,
+        34,
+        "tools[0].params.n.pattern",
+        "invalid regular expression: RE2 cannot compile it (invalid escape sequence: \\1)",
+        "RE2",
         id="pattern-backreference-not-in-re2",
     ),
     pytest.param(
@@ -677,7 +863,9 @@ CASES = [
             params:
               n: {type: string, max_length: 1000, pattern: "^.{1,255}$"}
         """,
-        6, 52, "tools[0].params.n.pattern",
+        6,
+        52,
+        "tools[0].params.n.pattern",
         "the pattern (an RE2 program of 2296 instructions) is checked on values of at most 456 characters, "
         "but max_length is 1000",
         "lower max_length or simplify the pattern",
@@ -692,7 +880,9 @@ CASES = [
             params:
               n: {type: int}
         """,
-        6, 17, "tools[0].params.n.type",
+        6,
+        17,
+        "tools[0].params.n.type",
         "expected a parameter type (one of boolean, integer, number, string), got string 'int'",
         "did you mean `integer`?",
         id="param-type-alias",
@@ -705,7 +895,11 @@ CASES = [
             description: d
             returns: object
         """,
-        5, 14, "tools[0].returns", "an object return needs its properties", "type: object, properties",
+        5,
+        14,
+        "tools[0].returns",
+        "an object return needs its properties",
+        "type: object, properties",
         id="object-return-without-properties",
     ),
     pytest.param(
@@ -716,8 +910,12 @@ CASES = [
             description: d
             returns: float
         """,
-        5, 14, "tools[0].returns", "expected a return kind (one of boolean, integer, number, string, image, "
-        "audio, resource, none), got string 'float'", "did you mean `number`?",
+        5,
+        14,
+        "tools[0].returns",
+        "expected a return kind (one of boolean, integer, number, string, image, "
+        "audio, resource, none), got string 'float'",
+        "did you mean `number`?",
         id="return-kind-alias",
     ),
     pytest.param(
@@ -731,7 +929,11 @@ CASES = [
               properties:
                 values: {type: array}
         """,
-        8, 17, "tools[0].returns.properties.values", "missing required key `items`", "add `items:",
+        8,
+        17,
+        "tools[0].returns.properties.values",
+        "missing required key `items`",
+        "add `items:",
         id="array-field-without-items",
     ),
     pytest.param(
@@ -745,7 +947,10 @@ CASES = [
               properties:
                 level: {type: integer, items: {type: integer}}
         """,
-        8, 32, "tools[0].returns.properties.level.items", "unknown key `items`",
+        8,
+        32,
+        "tools[0].returns.properties.level.items",
+        "unknown key `items`",
         "`items` applies to array fields only",
         id="items-on-non-array-field",
     ),
@@ -759,8 +964,12 @@ CASES = [
           - name: self.a
             description: d
         """,
-        4, 21, "device.protocol_version", "expected an MCP protocol version (one of 2024-11-05, 2025-03-26, "
-        "2025-06-18, 2025-11-25), got string '2025-06-19'", "did you mean `2025-06-18`?",
+        4,
+        21,
+        "device.protocol_version",
+        "expected an MCP protocol version (one of 2024-11-05, 2025-03-26, "
+        "2025-06-18, 2025-11-25), got string '2025-06-19'",
+        "did you mean `2025-06-18`?",
         id="protocol-version",
     ),
     pytest.param(
@@ -772,7 +981,11 @@ CASES = [
           - name: self.a
             description: d
         """,
-        3, 12, "device.version", "expected a version string, got boolean true", "",
+        3,
+        12,
+        "device.version",
+        "expected a version string, got boolean true",
+        "",
         id="version-bool",
     ),
     pytest.param(
@@ -785,7 +998,11 @@ CASES = [
           - name: self.a
             description: d
         """,
-        4, 14, "device.page_size", "expected an integer number of bytes, got number 8000.5", "",
+        4,
+        14,
+        "device.page_size",
+        "expected an integer number of bytes, got number 8000.5",
+        "",
         id="page-size-float",
     ),
     pytest.param(
@@ -797,7 +1014,11 @@ CASES = [
           - name: self.a
             description: d
         """,
-        2, 9, "device.name", "gives the Python class name `None`, a reserved word", "",
+        2,
+        9,
+        "device.name",
+        "gives the Python class name `None`, a reserved word",
+        "",
         id="device-name-reserved-class",
     ),
     pytest.param(
@@ -805,7 +1026,11 @@ CASES = [
         device: {name: t, version: "1"}
         tools: []
         """,
-        2, 8, "tools", "expected at least one tool", "",
+        2,
+        8,
+        "tools",
+        "expected at least one tool",
+        "",
         id="no-tools",
     ),
     pytest.param(
@@ -816,7 +1041,11 @@ CASES = [
             description: d
           - self.b
         """,
-        5, 5, "tools[1]", "expected a tool mapping, got string 'self.b'", "",
+        5,
+        5,
+        "tools[1]",
+        "expected a tool mapping, got string 'self.b'",
+        "",
         id="tool-not-a-mapping",
     ),
     pytest.param(
@@ -828,7 +1057,11 @@ CASES = [
             params:
               true: {type: boolean}
         """,
-        6, 7, "tools[0].params", "expected a string key, got boolean true", 'quote it: "true"',
+        6,
+        7,
+        "tools[0].params",
+        "expected a string key, got boolean true",
+        'quote it: "true"',
         id="non-string-key",
     ),
     pytest.param(
@@ -839,7 +1072,11 @@ CASES = [
             description: d
             progress: often
         """,
-        5, 15, "tools[0].progress", "expected true or false, got string 'often'", "write true or false",
+        5,
+        15,
+        "tools[0].progress",
+        "expected true or false, got string 'often'",
+        "write true or false",
         id="progress-not-a-boolean",
     ),
 ]

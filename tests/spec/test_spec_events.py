@@ -18,48 +18,84 @@ tools:
 CASES = [
     pytest.param(
         HEAD + "events:\n  pressed:\n    descripton: x\n",
-        7, 5, "events.pressed.descripton", "unknown key `descripton`", "did you mean `description`?",
+        7,
+        5,
+        "events.pressed.descripton",
+        "unknown key `descripton`",
+        "did you mean `description`?",
         id="misspelt-key",
     ),
     pytest.param(
         HEAD + "events:\n  pressed:\n    params: {}\n",
-        7, 5, "events.pressed", "missing required key `description`", "say when the device sends it",
+        7,
+        5,
+        "events.pressed",
+        "missing required key `description`",
+        "say when the device sends it",
         id="missing-description",
     ),
     pytest.param(
         HEAD + "events:\n  ButtonPressed:\n    description: x\n",
-        6, 3, "events.ButtonPressed", "is not a lowercase identifier", "`button_pressed`",
+        6,
+        3,
+        "events.ButtonPressed",
+        "is not a lowercase identifier",
+        "`button_pressed`",
         id="name-not-snake-case",
     ),
     pytest.param(
         HEAD + "events:\n  class:\n    description: x\n",
-        6, 3, "events.class", "reserved word", "`class_event`",
+        6,
+        3,
+        "events.class",
+        "reserved word",
+        "`class_event`",
         id="name-reserved",
     ),
     pytest.param(
         HEAD + "events:\n  pressed:\n    description: x\n    params:\n      n: {type: integer, default: 1}\n",
-        9, 26, "events.pressed.params.n.default", "event parameters have no default", "remove `default`",
+        9,
+        26,
+        "events.pressed.params.n.default",
+        "event parameters have no default",
+        "remove `default`",
         id="param-default",
     ),
     pytest.param(
         HEAD + "events:\n  pressed:\n    description: x\n    params:\n      n: {type: intger}\n",
-        9, 17, "events.pressed.params.n.type", "expected a parameter type", "did you mean `integer`?",
+        9,
+        17,
+        "events.pressed.params.n.type",
+        "expected a parameter type",
+        "did you mean `integer`?",
         id="param-type-misspelt",
     ),
     pytest.param(
         HEAD
         + "events:\n  pressed:\n    description: x\n    params:\n      n: {type: integer, min: 5, max: 1}\n",
-        9, 39, "events.pressed.params.n.max", "expected max >= min (5), got 1", "swap min and max",
+        9,
+        39,
+        "events.pressed.params.n.max",
+        "expected max >= min (5), got 1",
+        "swap min and max",
         id="param-range",
     ),
     pytest.param(
         HEAD + "events:\n  pressed:\n    description: x\n    returns: boolean\n",
-        8, 5, "events.pressed.returns", "unknown key `returns`", "events carry parameters only",
+        8,
+        5,
+        "events.pressed.returns",
+        "unknown key `returns`",
+        "events carry parameters only",
         id="returns",
     ),
     pytest.param(
         HEAD + "events: [pressed]\n",
-        5, 9, "events", "expected a mapping of event name to event", "",
+        5,
+        9,
+        "events",
+        "expected a mapping of event name to event",
+        "",
         id="list-instead-of-mapping",
     ),
     pytest.param(
@@ -72,7 +108,10 @@ events:
   pressed:
     description: x
 """,
-        6, 3, "events.pressed", "`device.on_pressed` of event `pressed` collides with tools[0]",
+        6,
+        3,
+        "events.pressed",
+        "`device.on_pressed` of event `pressed` collides with tools[0]",
         "rename the event or the tool",
         id="callback-collides-with-tool",
     ),
@@ -86,7 +125,11 @@ events:
   pressed:
     description: x
 """,
-        6, 3, "events", "the Python bindings put events under `device.events`", "self.event_log.clear",
+        6,
+        3,
+        "events",
+        "the Python bindings put events under `device.events`",
+        "self.event_log.clear",
         id="events-namespace-taken",
     ),
 ]
@@ -101,7 +144,9 @@ def test_event_validation_error(one_error, text, line, column, path, message, hi
     assert (error.line, error.column) == (line, column), error.format()
 
 
-SPEC = HEAD + """events:
+SPEC = (
+    HEAD
+    + """events:
   pressed:
     description: The button was pressed.
     params:
@@ -111,6 +156,7 @@ SPEC = HEAD + """events:
       label: {type: string, max_length: 8}
       held: {type: boolean}
 """
+)
 
 
 def test_events_in_the_model_and_the_fingerprint(write_spec):

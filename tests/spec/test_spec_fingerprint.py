@@ -135,12 +135,18 @@ CHANGES = [
     ("max_length: 16", "max_length: 17", "max_length"),
     ('pattern: "^[a-z]+$"', 'pattern: "^[a-z0-9]+$"', "pattern"),
     ("blink: {type: boolean, default: false}", "blink: {type: boolean, default: true}", "bool default"),
-    ("level: {type: integer, description: Percent.}", "level: {type: number, description: Percent.}",
-     "field type"),
+    (
+        "level: {type: integer, description: Percent.}",
+        "level: {type: number, description: Percent.}",
+        "field type",
+    ),
     ("history: {type: array", "past: {type: array", "field name"),
     ("items: {type: number}", "items: {type: string}", "array item type"),
-    ("level: {type: integer, description: Percent.}", "level: {type: integer, description: Pct.}",
-     "field description"),
+    (
+        "level: {type: integer, description: Percent.}",
+        "level: {type: integer, description: Pct.}",
+        "field description",
+    ),
 ]
 
 

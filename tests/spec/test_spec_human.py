@@ -33,7 +33,10 @@ def test_model_and_tools_list_entry(write_spec):
     tool = spec.tool("self.door.unlock")
     assert tool.confirm == "Unlock the front door?"
     assert {p.name: p.human for p in tool.params} == {
-        "level": None, "mode": "", "pin": "Enter the door PIN", "seconds": None,
+        "level": None,
+        "mode": "",
+        "pin": "Enter the door PIN",
+        "seconds": None,
     }
     entry = list_entry(tool)
     assert entry["_meta"] == {
@@ -78,7 +81,10 @@ ERRORS = [
             params:
               code: {type: string, pattern: "^[0-9]+$", from_human: true}
         """,
-        6, 61, "tools[0].params.code.from_human", "MCP elicitation cannot carry its `pattern`",
+        6,
+        61,
+        "tools[0].params.code.from_human",
+        "MCP elicitation cannot carry its `pattern`",
         "drop `pattern`",
         id="pattern-cannot-be-asked",
     ),
@@ -91,7 +97,10 @@ ERRORS = [
             params:
               n: {type: integer, from_human: 3}
         """,
-        6, 38, "tools[0].params.n.from_human", "expected true or the question to ask",
+        6,
+        38,
+        "tools[0].params.n.from_human",
+        "expected true or the question to ask",
         'from_human: "Which n?"',
         id="from-human-not-text",
     ),
@@ -107,7 +116,11 @@ ERRORS = [
             params:
               who: {type: string, from_human: true}
         """,
-        9, 39, "events.rang.params.who.from_human", "applies to tool parameters only", "remove it",
+        9,
+        39,
+        "events.rang.params.who.from_human",
+        "applies to tool parameters only",
+        "remove it",
         id="from-human-on-event",
     ),
     pytest.param(
@@ -118,7 +131,11 @@ ERRORS = [
             description: d
             confirm: ""
         """,
-        5, 14, "tools[0].confirm", "expected a non-empty string", "",
+        5,
+        14,
+        "tools[0].confirm",
+        "expected a non-empty string",
+        "",
         id="confirm-empty",
     ),
     pytest.param(
@@ -130,7 +147,11 @@ ERRORS = [
             params:
               x: {type: integer, human: true}
         """,
-        6, 26, "tools[0].params.x.human", "unknown key `human`", "did you mean `from_human`?",
+        6,
+        26,
+        "tools[0].params.x.human",
+        "unknown key `human`",
+        "did you mean `from_human`?",
         id="human-alias",
     ),
 ]

@@ -102,8 +102,9 @@ def test_handlers_file_owes_no_builtin_handler(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("target", ["qemu", "xiaozhi"])
-def test_targets_without_an_ota_port_refuse_it(target: str, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_targets_without_an_ota_port_refuse_it(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from mcpgen.codegen.cli import main
 
     path = tmp_path / "lamp.yaml"

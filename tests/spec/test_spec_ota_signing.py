@@ -45,19 +45,25 @@ def keys(tmp_path: Path) -> dict[str, Path]:
         "raw": tmp_path / "ota_pub.bin",
         "rsa": tmp_path / "rsa_pub.pem",
     }
-    out["private"].write_bytes(sk.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                serialization.NoEncryption()))
-    out["pem"].write_bytes(pub.public_bytes(serialization.Encoding.PEM,
-                                            serialization.PublicFormat.SubjectPublicKeyInfo))
+    out["private"].write_bytes(
+        sk.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    out["pem"].write_bytes(
+        pub.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     out["raw"].write_bytes(nums.x.to_bytes(32, "big") + nums.y.to_bytes(32, "big"))
     p384 = ec.generate_private_key(ec.SECP384R1()).public_key()
-    out["rsa"].write_bytes(p384.public_bytes(serialization.Encoding.PEM,
-                                             serialization.PublicFormat.SubjectPublicKeyInfo))
+    out["rsa"].write_bytes(
+        p384.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     return out
 
 
-def test_both_key_forms_give_the_same_point_and_the_fingerprint_of_ota_true(keys: dict[str, Path],
-                                                                           tmp_path: Path) -> None:
+def test_both_key_forms_give_the_same_point_and_the_fingerprint_of_ota_true(
+    keys: dict[str, Path], tmp_path: Path
+) -> None:
     source = str(tmp_path / "lamp.yaml")
     plain = spec("\n  ota: true", source)
     from_pem = spec("\n  ota:\n    public_key: ota_pub.pem\n    secure_version: 3", source)
@@ -76,18 +82,25 @@ def test_both_key_forms_give_the_same_point_and_the_fingerprint_of_ota_true(keys
     assert "MCPGEN_SPEC_OTA_SIGNED" not in emit_cpp.emit(plain)[emit_cpp.HEADER_PATH]
 
 
-@pytest.mark.parametrize(("ota", "path", "words"), [
-    ("{public_key: missing.pem}", "device.ota.public_key", "cannot read"),
-    ("{public_key: ota_key.pem}", "device.ota.public_key", "holds a private key"),
-    ("{public_key: rsa_pub.pem}", "device.ota.public_key", "not an uncompressed ECDSA P-256"),
-    ("{public_key: ota_pub.pem, secure_version: 33}", "device.ota.secure_version",
-     "expected 0 to 32, got 33"),
-    ("{public_key: ota_pub.pem, signed: yes}", "device.ota.signed", ""),
-    ("{secure_version: 1}", "device.ota", "public_key"),
-    ('"yes"', "device.ota", "expected true or false"),
-])
-def test_a_wrong_ota_mapping_is_a_located_error(keys: dict[str, Path], tmp_path: Path, ota: str, path: str,
-                                                words: str) -> None:
+@pytest.mark.parametrize(
+    ("ota", "path", "words"),
+    [
+        ("{public_key: missing.pem}", "device.ota.public_key", "cannot read"),
+        ("{public_key: ota_key.pem}", "device.ota.public_key", "holds a private key"),
+        ("{public_key: rsa_pub.pem}", "device.ota.public_key", "not an uncompressed ECDSA P-256"),
+        (
+            "{public_key: ota_pub.pem, secure_version: 33}",
+            "device.ota.secure_version",
+            "expected 0 to 32, got 33",
+        ),
+        ("{public_key: ota_pub.pem, signed: yes}", "device.ota.signed", ""),
+        ("{secure_version: 1}", "device.ota", "public_key"),
+        ('"yes"', "device.ota", "expected true or false"),
+    ],
+)
+def test_a_wrong_ota_mapping_is_a_located_error(
+    keys: dict[str, Path], tmp_path: Path, ota: str, path: str, words: str
+) -> None:
     source = str(tmp_path / "lamp.yaml")
     with pytest.raises(SpecErrors) as exc:
         spec(f"\n  ota: {ota}", source)
@@ -102,15 +115,20 @@ def test_a_wrong_ota_mapping_is_a_located_error(keys: dict[str, Path], tmp_path:
         assert secret not in str(exc.value)
 
 
-def test_the_esp32_project_enables_signed_apps_and_anti_rollback(keys: dict[str, Path],
-                                                                 tmp_path: Path) -> None:
+def test_the_esp32_project_enables_signed_apps_and_anti_rollback(
+    keys: dict[str, Path], tmp_path: Path
+) -> None:
     signed = spec("\n  ota: {public_key: ota_pub.pem, secure_version: 2}", str(tmp_path / "lamp.yaml"))
     text = esp32_ota.signed_sdkconfig(signed)
-    for line in ("CONFIG_SECURE_SIGNED_APPS_NO_SECURE_BOOT=y", "CONFIG_SECURE_SIGNED_APPS_ECDSA_SCHEME=y",
-                 "CONFIG_SECURE_SIGNED_ON_UPDATE_NO_SECURE_BOOT=y",
-                 "# CONFIG_SECURE_BOOT_BUILD_SIGNED_BINARIES is not set",
-                 f'CONFIG_SECURE_BOOT_VERIFICATION_KEY="{esp32_ota.VERIFICATION_KEY}"',
-                 "CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK=y", "CONFIG_BOOTLOADER_APP_SECURE_VERSION=2"):
+    for line in (
+        "CONFIG_SECURE_SIGNED_APPS_NO_SECURE_BOOT=y",
+        "CONFIG_SECURE_SIGNED_APPS_ECDSA_SCHEME=y",
+        "CONFIG_SECURE_SIGNED_ON_UPDATE_NO_SECURE_BOOT=y",
+        "# CONFIG_SECURE_BOOT_BUILD_SIGNED_BINARIES is not set",
+        f'CONFIG_SECURE_BOOT_VERIFICATION_KEY="{esp32_ota.VERIFICATION_KEY}"',
+        "CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK=y",
+        "CONFIG_BOOTLOADER_APP_SECURE_VERSION=2",
+    ):
         assert line in text.splitlines(), line
     assert esp32_ota.signed_sdkconfig(spec("\n  ota: true", str(tmp_path / "lamp.yaml"))) == ""
     esp32_ota.require_signing_supported(signed, "esp32")

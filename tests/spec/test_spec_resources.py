@@ -232,9 +232,7 @@ NINE = "-".join(f"{{v{i}}}" for i in range(9))
 NINE_PARAMS = ", ".join(f"v{i}: {{type: integer}}" for i in range(9))
 CASES.append(
     pytest.param(
-        HEAD
-        + R
-        + f"    uri_template: a://{NINE}\n    params: {{{NINE_PARAMS}}}\n",
+        HEAD + R + f"    uri_template: a://{NINE}\n    params: {{{NINE_PARAMS}}}\n",
         10,
         19,
         "resources.status.uri_template",
@@ -248,8 +246,7 @@ CASES.append(
 # Regression (issue 40): a max_size the device's reply buffer cannot hold was accepted, and
 # every read of that much content came back -32603 "response buffer too small".
 BLOB = (
-    "resources:\n  dump:\n    description: d\n    mime_type: application/octet-stream\n"
-    "    content: binary\n"
+    "resources:\n  dump:\n    description: d\n    mime_type: application/octet-stream\n    content: binary\n"
 )
 CASES.append(
     pytest.param(

@@ -90,10 +90,16 @@ def test_schema_rejects_bad_params(validator, param, fragment):
         pytest.param("{name: self.a__b, description: d}", "does not match", id="double-underscore"),
         pytest.param("{name: 'a b', description: d}", "does not match", id="space-in-name"),
         pytest.param(f"{{name: self.{'x' * 60}, description: d}}", "does not match", id="longer-than-64"),
-        pytest.param("{name: self.a, description: d, params: {class: {type: string}}}", "should not be valid",
-                     id="reserved-param"),
-        pytest.param("{name: self.a, description: d, returns: object}", "is not valid under any",
-                     id="object-without-properties"),
+        pytest.param(
+            "{name: self.a, description: d, params: {class: {type: string}}}",
+            "should not be valid",
+            id="reserved-param",
+        ),
+        pytest.param(
+            "{name: self.a, description: d, returns: object}",
+            "is not valid under any",
+            id="object-without-properties",
+        ),
         pytest.param(
             "{name: self.a, description: d, handler: int}", "should not be valid", id="keyword-handler"
         ),
@@ -163,8 +169,10 @@ def test_a_key_the_rules_accept_cannot_miss_from_the_schema(monkeypatch):
 def test_the_schema_accepts_the_soft_keywords_the_loader_accepts(validator):
     from mcpgen.codegen.spec.loader import load_spec_text
 
-    text = 'device: {name: t, version: "1"}\ntools:\n  - name: self.a\n    description: d\n' \
-           "    params:\n      match: {type: string}\n      _: {type: integer}\n"
+    text = (
+        'device: {name: t, version: "1"}\ntools:\n  - name: self.a\n    description: d\n'
+        "    params:\n      match: {type: string}\n      _: {type: integer}\n"
+    )
     assert load_spec_text(text).tools[0].params
     assert schema_errors(validator, text) == []
 

@@ -38,8 +38,13 @@ def spec_with_secrets(tmp_path: Path) -> Path:
 def _no_secret_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("wifi_password", "backend-token"):
         monkeypatch.delenv(env_name(name), raising=False)
-    for var in ("MCPGEN_WIFI_SSID", "MCPGEN_WIFI_PASSWORD", "MCPGEN_BACKEND_URL", "MCPGEN_BACKEND_TOKEN",
-                "MCPGEN_TRANSPORT"):
+    for var in (
+        "MCPGEN_WIFI_SSID",
+        "MCPGEN_WIFI_PASSWORD",
+        "MCPGEN_BACKEND_URL",
+        "MCPGEN_BACKEND_TOKEN",
+        "MCPGEN_TRANSPORT",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -78,12 +83,15 @@ def test_a_missing_secret_is_a_located_error(tmp_path: Path) -> None:
     [error] = check_spec(spec_path)
     line = spec_path.read_text().splitlines().index("  wifi_password: !secret wifi_password") + 1
     assert (error.line, error.column, error.path) == (line, 18, "firmware.wifi_password")
-    assert error.message == (f"secret `wifi_password` not found (looked in the environment variable "
-                             f"MCPGEN_SECRET_WIFI_PASSWORD and {tmp_path / 'secrets.yaml'})")
+    assert error.message == (
+        f"secret `wifi_password` not found (looked in the environment variable "
+        f"MCPGEN_SECRET_WIFI_PASSWORD and {tmp_path / 'secrets.yaml'})"
+    )
     assert "add `wifi_password: ...` to" in error.hint and "export MCPGEN_SECRET_WIFI_PASSWORD=" in error.hint
     # The command line says the same with file:line:col, and fails.
-    proc = subprocess.run([sys.executable, "-m", "mcpgen", "check", str(spec_path)], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "check", str(spec_path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 1
     assert f"{spec_path}:{line}:18: firmware.wifi_password: secret `wifi_password` not found" in proc.stderr
 
@@ -100,8 +108,9 @@ def test_secret_outside_firmware_and_bad_secrets_file(tmp_path: Path) -> None:
     assert errors and all("expected a mapping of `name: value` lines" in e.message for e in errors)
 
 
-def test_no_generated_file_holds_a_secret_but_sdkconfig_defaults(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_generated_file_holds_a_secret_but_sdkconfig_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mcpgen.codegen.cli import generate_all
     from mcpgen.codegen.targets.esp32 import generate_project
 
@@ -112,20 +121,27 @@ def test_no_generated_file_holds_a_secret_but_sdkconfig_defaults(tmp_path: Path,
     said: list[str] = []
     assert generate_all(spec_path, out / "generated", said.append) is not None
     project = generate_project(spec_path, out / "esp32", log=said.append)
-    holders = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()
-                     and (PASSWORD.encode() in p.read_bytes() or TOKEN.encode() in p.read_bytes()))
+    holders = sorted(
+        str(p.relative_to(out))
+        for p in out.rglob("*")
+        if p.is_file() and (PASSWORD.encode() in p.read_bytes() or TOKEN.encode() in p.read_bytes())
+    )
     assert holders == ["esp32/firmware/platformio/sdkconfig.defaults"]
     text = (project / "sdkconfig.defaults").read_text()
     assert f'CONFIG_MCPGEN_WIFI_PASSWORD="{PASSWORD}"' in text
     assert f'CONFIG_MCPGEN_BACKEND_TOKEN="{TOKEN}"' in text
     assert 'CONFIG_MCPGEN_WIFI_SSID="home-net"' in text
-    assert any(line.startswith("secrets backend-token, wifi_password are written only to ")
-               and str(project / "sdkconfig.defaults") in line for line in said)
+    assert any(
+        line.startswith("secrets backend-token, wifi_password are written only to ")
+        and str(project / "sdkconfig.defaults") in line
+        for line in said
+    )
     assert not any(PASSWORD in line or TOKEN in line for line in said)
 
 
-def test_the_environment_overrides_a_firmware_setting(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_overrides_a_firmware_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mcpgen.codegen.targets.esp32 import generate_project
 
     spec_path = spec_with_secrets(tmp_path)
@@ -136,8 +152,13 @@ def test_the_environment_overrides_a_firmware_setting(tmp_path: Path,
 
 
 def test_codegen_new_gives_gitignore_advice(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "mcpgen", "new", "my-robot", "--directory", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "new", "my-robot", "--directory", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"echo secrets.yaml >> {tmp_path / '.gitignore'}" in proc.stdout
     assert "!secret name" in proc.stdout

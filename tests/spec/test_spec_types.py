@@ -55,25 +55,72 @@ def test_a_spec_without_types_keeps_its_canonical_form() -> None:
 @pytest.mark.parametrize(
     "text,line,column,path,message,hint",
     [
-        (HEAD + TOOL.replace("{type: Color}", "{type: Colour}"), 11, 17, "tools[0].params.c.type",
-         "expected a parameter type or a name of `types:`", "did you mean `Color`?"),
-        (HEAD + TOOL.replace("{type: Color}", "{type: Color, default: {}}"), 11, 24,
-         "tools[0].params.c.default", "unknown key `default`", "always required"),
-        (HEAD + TOOL.replace("{type: Color}", "{type: Color, max: 3}"), 11, 24, "tools[0].params.c.max",
-         "unknown key `max`", "belongs in the fields of `Color`"),
-        (HEAD.replace("{type: integer, min: 0, max: 255}\n", "{type: Color}\n", 1) + TOOL, 5, 7,
-         "types.Color.fields.r", "type `Color` contains itself (Color -> Color)", "break the loop"),
-        (HEAD.replace("  Color:", "  color:") + TOOL.replace("Color", "integer"), 3, 3, "types.color",
-         "type name `color` is not a CamelCase name", "write it like `Color`"),
-        (HEAD.replace("    fields:\n", "    field:\n") + TOOL, 4, 5, "types.Color.field",
-         "unknown key `field`", ""),
-        (HEAD + TOOL + "events:\n  e:\n    description: d\n    params:\n      c: {type: Color}\n", 16, 17,
-         "events.e.params.c.type", "expected a parameter type", ""),
+        (
+            HEAD + TOOL.replace("{type: Color}", "{type: Colour}"),
+            11,
+            17,
+            "tools[0].params.c.type",
+            "expected a parameter type or a name of `types:`",
+            "did you mean `Color`?",
+        ),
+        (
+            HEAD + TOOL.replace("{type: Color}", "{type: Color, default: {}}"),
+            11,
+            24,
+            "tools[0].params.c.default",
+            "unknown key `default`",
+            "always required",
+        ),
+        (
+            HEAD + TOOL.replace("{type: Color}", "{type: Color, max: 3}"),
+            11,
+            24,
+            "tools[0].params.c.max",
+            "unknown key `max`",
+            "belongs in the fields of `Color`",
+        ),
+        (
+            HEAD.replace("{type: integer, min: 0, max: 255}\n", "{type: Color}\n", 1) + TOOL,
+            5,
+            7,
+            "types.Color.fields.r",
+            "type `Color` contains itself (Color -> Color)",
+            "break the loop",
+        ),
+        (
+            HEAD.replace("  Color:", "  color:") + TOOL.replace("Color", "integer"),
+            3,
+            3,
+            "types.color",
+            "type name `color` is not a CamelCase name",
+            "write it like `Color`",
+        ),
+        (
+            HEAD.replace("    fields:\n", "    field:\n") + TOOL,
+            4,
+            5,
+            "types.Color.field",
+            "unknown key `field`",
+            "",
+        ),
+        (
+            HEAD + TOOL + "events:\n  e:\n    description: d\n    params:\n      c: {type: Color}\n",
+            16,
+            17,
+            "events.e.params.c.type",
+            "expected a parameter type",
+            "",
+        ),
     ],
 )
 def test_located_errors(
-    one_error: Callable[[str], SpecError], text: str, line: int, column: int, path: str, message: str,
-    hint: str
+    one_error: Callable[[str], SpecError],
+    text: str,
+    line: int,
+    column: int,
+    path: str,
+    message: str,
+    hint: str,
 ) -> None:
     e = one_error(text)
     assert (e.line, e.column, e.path) == (line, column, path), e.format()
@@ -100,18 +147,30 @@ def _diff(old: str, new: str) -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize(
     "edit,expected",
     [
-        (("max: 255, default: 0", "max: 100, default: 0"),
-         [("breaking", "types.Color.fields.g.max", "range narrowed: max 255 -> 100")]),
-        (("min: 0, max: 255}", "min: 0, max: 999}"),
-         [("compatible", "types.Color.fields.r.max", "range widened: max 255 -> 999")]),
-        (("      g: {type: integer, min: 0, max: 255, default: 0}\n", ""),
-         [("breaking", "types.Color.fields.g", "field `g` removed")]),
-        (("      g:", "      w: {type: boolean}\n      g:"),
-         [("breaking", "types.Color.fields.w", "required field `w` added")]),
-        (("      g:", "      w: {type: boolean, default: true}\n      g:"),
-         [("compatible", "types.Color.fields.w", "optional field `w` added (default True)")]),
-        ((", max: 255, default: 0}", ", max: 255}"),
-         [("breaking", "types.Color.fields.g.default", "parameter became required (default removed)")]),
+        (
+            ("max: 255, default: 0", "max: 100, default: 0"),
+            [("breaking", "types.Color.fields.g.max", "range narrowed: max 255 -> 100")],
+        ),
+        (
+            ("min: 0, max: 255}", "min: 0, max: 999}"),
+            [("compatible", "types.Color.fields.r.max", "range widened: max 255 -> 999")],
+        ),
+        (
+            ("      g: {type: integer, min: 0, max: 255, default: 0}\n", ""),
+            [("breaking", "types.Color.fields.g", "field `g` removed")],
+        ),
+        (
+            ("      g:", "      w: {type: boolean}\n      g:"),
+            [("breaking", "types.Color.fields.w", "required field `w` added")],
+        ),
+        (
+            ("      g:", "      w: {type: boolean, default: true}\n      g:"),
+            [("compatible", "types.Color.fields.w", "optional field `w` added (default True)")],
+        ),
+        (
+            (", max: 255, default: 0}", ", max: 255}"),
+            [("breaking", "types.Color.fields.g.default", "parameter became required (default removed)")],
+        ),
     ],
 )
 def test_diff_judges_a_types_fields_like_parameters(

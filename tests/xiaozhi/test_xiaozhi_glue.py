@@ -65,7 +65,8 @@ def test_clashing_names_are_left_out_unless_asked_for(tmp_path: Path) -> None:
     glue = build_xiaozhi(DEFAULT_SPEC, tmp_path / "out", log=_quiet)
     source = (glue / "mcpgen_xiaozhi_tools.cc").read_text(encoding="utf-8")
     guarded = source.count(
-        "if (MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES || !mcpgen::xiaozhi::stock_registers(board, ")
+        "if (MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES || !mcpgen::xiaozhi::stock_registers(board, "
+    )
     assert guarded == len(stock_collisions(load_spec(DEFAULT_SPEC)))
     readme = (glue / "README.md").read_text(encoding="utf-8")
     assert "MCPGEN_XIAOZHI_REGISTER_STOCK_NAMES=1" in readme and "stock\ntool serves each name" in readme

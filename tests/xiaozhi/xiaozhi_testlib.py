@@ -115,8 +115,15 @@ def compile_units(
     return objs
 
 
-def build_harness(glue_dir: Path, header_dir: Path, exe: Path, *, sanitize: bool, cxx: str = "g++",
-                  defines: tuple[str, ...] = SPEC_NAMES_WIN) -> Path:
+def build_harness(
+    glue_dir: Path,
+    header_dir: Path,
+    exe: Path,
+    *,
+    sanitize: bool,
+    cxx: str = "g++",
+    defines: tuple[str, ...] = SPEC_NAMES_WIN,
+) -> Path:
     """The harness linked from units built as on the firmware: see unit_flags."""
     extra = (SANITIZE if sanitize else ()) + defines
     objs = compile_units(glue_dir, header_dir, exe.parent / f"{exe.name}_obj", extra=extra, cxx=cxx)

@@ -51,7 +51,6 @@ def join_path(base: str, key: str) -> str:
     return f"{base}[{json.dumps(key)}]"
 
 
-
 # `"\0"` is a valid YAML escape, but every string of a spec ends up in C++ string literals
 # and C strings, where a NUL cuts it short.
 NUL_MESSAGE = "the text contains a NUL character (`\\0`), which C++ strings cannot hold"

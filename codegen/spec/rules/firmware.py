@@ -52,12 +52,17 @@ def check_firmware(checker: SpecChecker, node: yaml.Node) -> tuple[FirmwareSetti
             try:
                 value = secrets.get(name)
             except SecretsFileError as exc:
-                checker.error(value_node, path, f"cannot read secret `{name}`: {exc}",
-                              "fix the file: one `name: value` per line")
+                checker.error(
+                    value_node,
+                    path,
+                    f"cannot read secret `{name}`: {exc}",
+                    "fix the file: one `name: value` per line",
+                )
                 continue
             if value is None:
                 checker.error(
-                    value_node, path,
+                    value_node,
+                    path,
                     f"secret `{name}` not found (looked in {secrets.where(name)})",
                     f"add `{name}: ...` to {secrets.path or 'secrets.yaml beside the spec'} (keep it out of "
                     f"version control), or export {env_name(name)}=...",

@@ -1,5 +1,4 @@
-"""Rules for a tool's ``params``: types, bounds, enums, patterns and defaults.
-"""
+"""Rules for a tool's ``params``: types, bounds, enums, patterns and defaults."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Rules for a tool's ``returns``: a kind, or an object with typed (nested) properties.
-"""
+"""Rules for a tool's ``returns``: a kind, or an object with typed (nested) properties."""
 
 from __future__ import annotations
 
@@ -118,13 +117,21 @@ class ReturnRules(CheckerBase):
         """``returns: [text, image, ...]``: a result of several MCP content items, in order."""
         kinds = ", ".join(CONTENT_ITEM_KINDS)
         if not node.value:
-            self.error(node, path, "expected at least one content kind in the list",
-                       f"write e.g. `returns: [text, image]` (kinds: {kinds})")
+            self.error(
+                node,
+                path,
+                "expected at least one content kind in the list",
+                f"write e.g. `returns: [text, image]` (kinds: {kinds})",
+            )
             return BAD
         if len(node.value) > MAX_CONTENT_ITEMS:
             count = len(node.value)
-            self.error(node, path, f"expected at most {MAX_CONTENT_ITEMS} content items, got {count}",
-                       "return fewer items, or put several values in one text or resource item")
+            self.error(
+                node,
+                path,
+                f"expected at most {MAX_CONTENT_ITEMS} content items, got {count}",
+                "return fewer items, or put several values in one text or resource item",
+            )
             return BAD
         items: list[ContentItemKind] = []
         for i, item in enumerate(node.value):

@@ -26,7 +26,14 @@ INT64_MAX = 2**63 - 1
 TOP_KEYS = ("device", "types", "tools", "events", "resources", "firmware", "prompts")
 TOP_REQUIRED = ("device", "tools")
 DEVICE_KEYS = (
-    "name", "version", "description", "page_size", "protocol_version", "errors", "ota", "response_buffer"
+    "name",
+    "version",
+    "description",
+    "page_size",
+    "protocol_version",
+    "errors",
+    "ota",
+    "response_buffer",
 )
 DEVICE_REQUIRED = ("name", "version")
 # `firmware:` key -> the MCPGEN_* environment variable of the ESP32 build it sets (docs/firmware.md).
@@ -59,7 +66,14 @@ TOOL_KEYS = (
 TOOL_REQUIRED = ("name", "description")
 # One entry of `resources:` (codegen.spec.rules.resources); `uri` or `uri_template`, not both.
 RESOURCE_KEYS = (
-    "description", "mime_type", "uri", "uri_template", "params", "content", "max_size", "subscribe"
+    "description",
+    "mime_type",
+    "uri",
+    "uri_template",
+    "params",
+    "content",
+    "max_size",
+    "subscribe",
 )
 RESOURCE_REQUIRED = ("description", "mime_type", "content")
 # One entry of `prompts:` (codegen.spec.rules.prompts), its messages and their contents.

@@ -1,5 +1,4 @@
-"""Rules for one tool: its keys, name, handler and annotations.
-"""
+"""Rules for one tool: its keys, name, handler and annotations."""
 
 from __future__ import annotations
 
@@ -52,16 +51,13 @@ class ToolEntry:
     model: Optional[Tool] = None
 
 
-
 class ToolRules(ParamRules, ReturnRules):
     # -- tools -----------------------------------------------------------------------------
 
     def tool(self, node: yaml.Node, index: int) -> ToolEntry:
         path = f"tools[{index}]"
         info = ToolEntry(index=index, node=node)
-        m = self.mapping(
-            node, path, allowed=TOOL_KEYS, required=TOOL_REQUIRED, what="a tool mapping"
-        )
+        m = self.mapping(node, path, allowed=TOOL_KEYS, required=TOOL_REQUIRED, what="a tool mapping")
         if m is None:
             return info
         n_errors = len(self.errors)

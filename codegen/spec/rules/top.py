@@ -121,32 +121,46 @@ class SpecChecker(ToolRules, CrossToolRules):
             if isinstance(info.node, yaml.MappingNode):
                 found = (v for k, v in info.node.value if getattr(k, "value", None) == "returns")
                 node = next(found, info.node)
-            self.error(node, f"tools[{info.index}].returns",
-                       "an embedded resource is one of the device's resources, and the spec declares none",
-                       "declare it in a top-level `resources:` section (docs: toolspec/README.md, Resources)")
+            self.error(
+                node,
+                f"tools[{info.index}].returns",
+                "an embedded resource is one of the device's resources, and the spec declares none",
+                "declare it in a top-level `resources:` section (docs: toolspec/README.md, Resources)",
+            )
 
     def check_ota_name(self, infos: list[ToolEntry]) -> None:
         """``device.ota`` adds ``self.upgrade_firmware``: a declared tool of that name clashes."""
         for info in infos:
             if info.name == OTA_TOOL_NAME:
-                self.error(info.name_node or info.node, f"tools[{info.index}].name",
-                           f"`{OTA_TOOL_NAME}` is the built-in OTA tool that `device.ota: true` adds",
-                           "rename this tool, or drop `ota: true` and implement updates yourself")
+                self.error(
+                    info.name_node or info.node,
+                    f"tools[{info.index}].name",
+                    f"`{OTA_TOOL_NAME}` is the built-in OTA tool that `device.ota: true` adds",
+                    "rename this tool, or drop `ota: true` and implement updates yourself",
+                )
 
     def ota_mapping(self, node: yaml.MappingNode) -> Any:
         """``device.ota: {public_key: PATH, secure_version: N}``: the :class:`OtaSigning`, or BAD."""
-        m = self.mapping(node, "device.ota", allowed=("public_key", "secure_version"),
-                         required=("public_key",), what="true, false or a mapping with `public_key`")
+        m = self.mapping(
+            node,
+            "device.ota",
+            allowed=("public_key", "secure_version"),
+            required=("public_key",),
+            what="true, false or a mapping with `public_key`",
+        )
         if m is None:
             return BAD
         secure_version = 0
         if "secure_version" in m:
             v = self.integer(m["secure_version"][1], "device.ota.secure_version")
             if v is not BAD and not 0 <= v <= MAX_SECURE_VERSION:
-                self.error(m["secure_version"][1], "device.ota.secure_version",
-                           f"expected 0 to {MAX_SECURE_VERSION}, got {v}",
-                           "ESP-IDF counts it in a 32-bit eFuse field on the ESP32; raise it by one per "
-                           "release that must not be rolled back to")
+                self.error(
+                    m["secure_version"][1],
+                    "device.ota.secure_version",
+                    f"expected 0 to {MAX_SECURE_VERSION}, got {v}",
+                    "ESP-IDF counts it in a 32-bit eFuse field on the ESP32; raise it by one per "
+                    "release that must not be rolled back to",
+                )
                 v = BAD
             if v is BAD:
                 return BAD
@@ -161,10 +175,14 @@ class SpecChecker(ToolRules, CrossToolRules):
         try:
             key = read_public_key(key_file)
         except KeyProblem as exc:
-            self.error(knode, "device.ota.public_key", str(exc),
-                       "generate a key pair with `espsecure generate_signing_key --version 1 KEY.pem`, then "
-                       "`espsecure extract_public_key --version 1 --keyfile KEY.pem PUBLIC.bin`, and name "
-                       "PUBLIC.bin here (docs/ota.md, \"Signed images\")")
+            self.error(
+                knode,
+                "device.ota.public_key",
+                str(exc),
+                "generate a key pair with `espsecure generate_signing_key --version 1 KEY.pem`, then "
+                "`espsecure extract_public_key --version 1 --keyfile KEY.pem PUBLIC.bin`, and name "
+                'PUBLIC.bin here (docs/ota.md, "Signed images")',
+            )
             return BAD
         return OtaSigning(public_key=key, key_path=path, secure_version=secure_version)
 
@@ -267,7 +285,8 @@ class SpecChecker(ToolRules, CrossToolRules):
                 if o is BAD and len(self.errors) > before:  # say that a mapping is the other form
                     e = self.errors[-1]
                     self.errors[-1] = dataclasses.replace(
-                        e, hint="write true or false, or a mapping `{public_key: KEY}` for signed images")
+                        e, hint="write true or false, or a mapping `{public_key: KEY}` for signed images"
+                    )
         if not ok or name is BAD or version is BAD:
             return None
         return DeviceSpec(

@@ -549,6 +549,7 @@ class Gateway(DeviceHub):
                 link.compact_read_buffer()  # idle: what a large message grew is not needed
             link.frames_seen = link.frames
 
+
 class _HttpUpgrade(asyncio.Protocol):
     """A new connection until its HTTP upgrade request is read and authenticated.
 

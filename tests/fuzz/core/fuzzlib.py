@@ -111,6 +111,7 @@ def build(outdir: Path, spec: Path = DEFAULT_SPEC, *, buffers: str = "default") 
 
 # ---- seed corpus
 
+
 def _rpc(method: str, params: Optional[dict[str, Any]] = None, id: Optional[int] = 1) -> dict[str, Any]:
     msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if id is not None:
@@ -211,6 +212,7 @@ def write_seeds(directory: Path, spec: Path = DEFAULT_SPEC) -> list[Path]:
 
 # ---- running
 
+
 @dataclass(frozen=True)
 class FuzzRun:
     returncode: int
@@ -307,8 +309,11 @@ def main(argv: list[str]) -> int:
         if run.crashes or run.returncode != 0:
             tail = "\n".join(run.output.splitlines()[-40:])
             saved = ", ".join(map(str, run.crashes)) or "(none saved)"
-            print(f"{tail}\nfuzz[{buffers}]: crash saved as {saved}; the test suite replays everything in "
-                  f"{REGRESSIONS} (commit it)", file=sys.stderr)
+            print(
+                f"{tail}\nfuzz[{buffers}]: crash saved as {saved}; the test suite replays everything in "
+                f"{REGRESSIONS} (commit it)",
+                file=sys.stderr,
+            )
             status = 1
     return status
 

@@ -15,8 +15,12 @@ SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "
 
 
 def _sanitizers_work() -> bool:
-    proc = subprocess.run(["g++", "-x", "c++", *SANITIZE, "-", "-o", "/dev/null"],
-                          input="int main() { return 0; }\n", capture_output=True, text=True)
+    proc = subprocess.run(
+        ["g++", "-x", "c++", *SANITIZE, "-", "-o", "/dev/null"],
+        input="int main() { return 0; }\n",
+        capture_output=True,
+        text=True,
+    )
     return proc.returncode == 0
 
 

@@ -245,9 +245,20 @@ def run_script(exe: Path, script: bytes, *, send_hello: bool = True, timeout: fl
     listener.listen(1)
     port = listener.getsockname()[1]
     proc = subprocess.Popen(
-        [str(exe), "--ws", f"ws://127.0.0.1:{port}/xiaozhi/v1/", "--max-reconnects", "0",
-         "--hello-timeout-ms", "5000", "--device-id", "fuzz-dev"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            str(exe),
+            "--ws",
+            f"ws://127.0.0.1:{port}/xiaozhi/v1/",
+            "--max-reconnects",
+            "0",
+            "--hello-timeout-ms",
+            "5000",
+            "--device-id",
+            "fuzz-dev",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         env={**os.environ, **SIM_ENV},
     )
     deadline = time.monotonic() + timeout
@@ -265,8 +276,10 @@ def run_script(exe: Path, script: bytes, *, send_hello: bool = True, timeout: fl
                 if name.strip().lower() == b"sec-websocket-key":
                     key = value.strip()
             accept = base64.b64encode(hashlib.sha1(key + GUID).digest())
-            conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                         b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n")
+            conn.sendall(
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
+            )
             hello = reader.client_frame()  # the device hello
             outcome.handshake_ok = hello is not None and hello[0] == 0x1
             data = (frame(0x1, SERVER_HELLO) if send_hello else b"") + script

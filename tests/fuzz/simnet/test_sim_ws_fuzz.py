@@ -34,8 +34,16 @@ EDGE_LENGTHS += [2**63 - 1, 2**63, 2**64 - 100, 2**64 - 1]
 OPCODES = st.one_of(st.sampled_from([0x0, 0x1, 0x2, 0x8, 0x9, 0xA]), st.integers(0, 15))
 PAYLOADS = st.one_of(
     st.binary(max_size=200),
-    st.sampled_from([b"{}", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', (1000).to_bytes(2, "big"),
-                     (1005).to_bytes(2, "big"), (4999).to_bytes(2, "big"), b"\x03"]),
+    st.sampled_from(
+        [
+            b"{}",
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+            (1000).to_bytes(2, "big"),
+            (1005).to_bytes(2, "big"),
+            (4999).to_bytes(2, "big"),
+            b"\x03",
+        ]
+    ),
     st.integers(3990, 4200).map(lambda n: b" " * n),  # around the 4 KB request buffer
 )
 
