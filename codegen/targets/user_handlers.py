@@ -38,7 +38,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit.literals import cpp_field_name
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
@@ -412,6 +411,8 @@ def ensure_handlers(spec: Spec, spec_path: Path, log: Log, *, check: bool = True
     ``MissingHandlersError`` before anything is compiled if a tool has no handler. The file
     belongs to the user from then on: it is never overwritten. Returns the handlers path."""
     path = handlers_path(spec_path)
+    from mcpgen.codegen.emit import cpp as emit_cpp  # (here: `codegen check` needs no emitter)
+
     if write_once(path, emit_cpp.starter_handlers(spec, Path(spec_path).name)):
         log(f"wrote starter handlers {path}: implement your tools there (never overwritten)")
     if check and os.environ.get(NO_CHECK_ENV, "") in ("", "0"):

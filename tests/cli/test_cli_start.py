@@ -29,14 +29,23 @@ HEAVY = (
     "uvloop",
     "prometheus_client",  # the console's metrics
     "mcpgen.runtime",  # the runtime (its package imports the gateway and the hot path)
-    "mcpgen.codegen.targets",  # the build targets (they import every emitter)
     "mcpgen.codegen.run",  # simulators, QEMU, OTA, serial
     "asyncio",  # a third of what was left (the commands that run a device or a server import it)
 )
 
 
+# The user's handlers file (read by `check` for its missing-handler warnings) and the
+# writer live beside the targets, and import no emitter until a build writes a starter.
+LIGHT_TARGET_MODULES = {
+    "mcpgen.codegen.targets",
+    "mcpgen.codegen.targets.user_handlers",
+    "mcpgen.codegen.targets.writer",
+}
+
+
 def heavy(modules: set[str]) -> list[str]:
-    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    targets = {m for m in modules if m.startswith("mcpgen.codegen.targets")} - LIGHT_TARGET_MODULES
+    return sorted(targets | {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)})
 
 
 def imported_by(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from e2e_testlib import Built, launch_ws
 
-from mcpgen.codegen.spec.examples import example_arguments
+from mcpgen.codegen.spec.examples import example_call
 from mcpgen.runtime import Gateway, TokenAuth, connect_process
 from mcpgen.runtime.errors import (
     DeviceDisconnected,
@@ -54,7 +54,10 @@ async def test_every_tool_through_typed_bindings(built_default: Built, built_lam
             async with launch_ws(built.exe, url(gw), token, f"dev-{built.spec.device.name}"):
                 bound = built.bindings(await gw.wait_for_device(timeout=10))
                 for tool in built.spec.tools:
-                    result = await method_of(bound, tool.path)(**example_arguments(tool))
+                    args, human = example_call(tool, built.spec.types)
+                    if human:  # values asked of the person go only as human= (spec from_human)
+                        args["human"] = human
+                    result = await method_of(bound, tool.path)(**args)
                     expected_type = {
                         "boolean": bool,
                         "integer": int,

@@ -526,12 +526,8 @@ async function call(form, toolName) {
   const button = form.querySelector("button");
   button.disabled = true;
   outcome.className = "outcome";
-<<<<<<< HEAD
-  outcome.replaceChildren(el("span", { class: "muted", text: "calling…" }));
-  form.dataset.calling = state.selected;  // progress messages of this call are drawn here
-=======
   outcome.replaceChildren(el("span", { class: "muted", text: form.askPerson ? "asking you…" : "calling…" }));
->>>>>>> elicit
+  form.dataset.calling = state.selected;  // progress messages of this call are drawn here
   try {
     const request = { device: state.selected, tool: toolName, arguments: args };
     if (form.askPerson) {
