@@ -50,8 +50,8 @@ def _pure_codec() -> ModuleType:
             pytest.skip(f"no source beside {installed}")  # a wheel keeps it there too
     names = [*_purepy.COMPILED_MODULES, "mcpgen.runtime.core.codec"]
     saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
-    package = sys.modules["mcpgen.runtime"]  # importing a submodule also sets it on the package
-    attrs = {n: getattr(package, n.rpartition(".")[2]) for n in saved}
+    # importing a submodule also sets it on its package (mcpgen.runtime.core, ...)
+    attrs = {n: getattr(sys.modules[n.rpartition(".")[0]], n.rpartition(".")[2]) for n in saved}
     finder = _purepy._SourceFirst(names)
     sys.meta_path.insert(0, finder)
     try:
@@ -62,7 +62,7 @@ def _pure_codec() -> ModuleType:
             sys.modules.pop(n, None)
         sys.modules.update(saved)
         for n, m in attrs.items():
-            setattr(package, n.rpartition(".")[2], m)
+            setattr(sys.modules[n.rpartition(".")[0]], n.rpartition(".")[2], m)
     # interpreted through and through: the session's decoder and the wire format's
     assert isinstance(mod.RpcSession.feed, types.FunctionType)
     assert isinstance(mod.decode_frame, types.FunctionType)
