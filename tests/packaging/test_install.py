@@ -129,7 +129,9 @@ def test_release_files_pass_twine_check_and_split_the_package(dist: Path) -> Non
         "mcpgen/extras.py",
         "mcpgen/py.typed",
         "mcpgen/runtime/py.typed",
-        "mcpgen/runtime/rpcsession.pxd",
+        "mcpgen/runtime/core/rpcsession.pxd",
+        "mcpgen/runtime/links/websocket/wslink.pxd",
+        "mcpgen/runtime/_moved.py",
         "mcpgen/runtime/bridge/core.py",
         "mcpgen/runtime/auth/__main__.py",
         # the web console's page is served from the package
