@@ -19,7 +19,7 @@ class FakeDevice:
     fingerprint = "0" * 16
     tools: list[Any] = []
 
-    async def call(self, name: str, args: dict, timeout: float = 10.0) -> Any:
+    async def call(self, name: str, args: dict, timeout: float = 10.0, human: Any = None) -> Any:
         return {"on": True, "rgb": [1, 2, 3], "name": "lamp"} if name.endswith("get_state") else None
 
     async def close(self) -> None:
