@@ -270,7 +270,7 @@ async def test_empty_fanout() -> None:
 
 def test_stubs_type_fanout_results(sim_mod: ModuleType) -> None:
     stub = Path(sim_mod.__file__).with_name("_bindings.pyi").read_text()
-    assert "def fanout(cls, devices:" in stub
+    assert "def fanout(\n        cls,\n        devices:" in stub
     assert "class AudioSpeakerToolsFanout:" in stub  # every namespace, the first one too
     assert "async def set_volume(self, *, volume: int) -> FanoutResults[bool]:" in stub
 

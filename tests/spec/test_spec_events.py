@@ -194,7 +194,7 @@ def test_generated_code_of_both_ends(write_spec):
     py = emit_python.emit(spec)
     bindings = py["python/t_tools/_bindings.py"]
     stubs = py["python/t_tools/_bindings.pyi"]
-    assert "PressedEvent = NamedTuple(" in bindings
+    assert "class PressedEvent(NamedTuple):" in bindings
     assert "def on_pressed(self, callback" in bindings
     assert 'mode: Literal["short", "long"]' in stubs
     assert "-> EventStream[PressedEvent]:" in stubs
