@@ -66,7 +66,8 @@ case "${1:-}" in
     run_pass "import contracts" "$scripts_dir/lint-imports" --no-cache
     # The compiled modules (runtime/_purepy.py COMPILED_MODULES): each .pxd and its .py,
     # with [tool.cython-lint] of pyproject.toml.
-    run_pass "Cython lint" bash -c 'git ls-files -z "runtime/*.pxd" | sed -z "p;s/\.pxd\$/.py/" | xargs -0 "$1"' _ "$scripts_dir/cython-lint"
+    # (cython-lint runs pycodestyle from PATH: the one beside it, for an unactivated interpreter)
+    run_pass "Cython lint" env PATH="$scripts_dir:$PATH" bash -c 'git ls-files -z "runtime/*.pxd" | sed -z "p;s/\.pxd\$/.py/" | xargs -0 "$1"' _ "$scripts_dir/cython-lint"
     # The C++ style (.clang-format), with the clang-format the test extra pins (its output
     # differs between major versions). Generated files under tests/golden stay as codegen
     # writes them.

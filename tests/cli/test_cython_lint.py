@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -19,5 +20,9 @@ def test_the_compiled_modules_pass_cython_lint() -> None:
     tool = Path(sys.executable).with_name("cython-lint")
     command = str(tool) if tool.exists() else shutil.which("cython-lint")
     assert command, "cython-lint is not installed: pip install -e '.[test]'"
-    proc = subprocess.run([command, *files], cwd=REPO, capture_output=True, text=True, timeout=300)
+    # cython-lint runs `pycodestyle` from PATH: the one installed beside it (a pyenv or
+    # unactivated interpreter's scripts folder is not on PATH)
+    path = os.pathsep.join([str(Path(command).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "PATH": path}
+    proc = subprocess.run([command, *files], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
