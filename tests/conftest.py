@@ -1,0 +1,29 @@
+"""Groups the suite for pytest-xdist (scripts/dev.sh test runs it on every core, --dist loadgroup).
+
+A folder whose conftest builds simulators or firmware once per session runs on one worker, so
+each build happens once; every other test file is its own group, so its module fixtures are
+built once and the files spread over the workers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+# The folders whose conftest.py holds session fixtures that compile something.
+FOLDERS_SHARING_BUILDS = ("console", "device", "e2e", "mqtt", "qemu", "selftest", "xiaozhi", "fuzz/simnet")
+
+
+def xdist_group_of(path: Path) -> str:
+    rel = path.resolve().relative_to(TESTS).as_posix()
+    for folder in FOLDERS_SHARING_BUILDS:
+        if rel.startswith(folder + "/"):
+            return folder
+    return rel
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(Path(item.path))))
