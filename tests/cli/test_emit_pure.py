@@ -24,7 +24,9 @@ import pytest
 
 from mcpgen.codegen import resources
 from mcpgen.codegen.emit import bundle
+from mcpgen.codegen.emit import cpp as emit_cpp
 from mcpgen.codegen.emit import esp32 as emit_esp32
+from mcpgen.codegen.emit import xiaozhi as emit_xiaozhi
 from mcpgen.codegen.spec.history import write_release
 from mcpgen.codegen.spec.loader import load_spec
 from mcpgen.codegen.targets.base import BuildContext
@@ -147,6 +149,8 @@ def test_every_emitter_runs_with_the_users_filesystem_unavailable(
         touched.clear()
         emitted = {part: ctx.emit(part) for part in bundle.PARTS}
         emitted["esp32"] = emit_esp32.emit(ctx.spec, esp32_inputs, emitted["cpp"])
+        shipped = emit_xiaozhi.shipped_sources()  # the drop-in's core and port files
+        stubs = emit_cpp.handler_stubs(ctx.spec.tools, spec_path.name)  # --add-missing-handlers
     assert not touched, touched
     assert all(emitted.values())
     assert _emitters() == {"bundle", *emitted}, "run every emitter of codegen/emit here"
@@ -154,5 +158,7 @@ def test_every_emitter_runs_with_the_users_filesystem_unavailable(
     assert "src/generated/mcp_tools.cpp" in project and "QUJD" in project["src/port/mqtt_ca_pem.h"]
     assert f"../../../../{handlers}" in project["src/handlers.cmake"]
     assert "CONFIG_MCPGEN_TRANSPORT_MQTT=y" in project["sdkconfig.defaults"]
+    assert "xiaozhi/mcpgen_xiaozhi_port.cc" in shipped
+    assert stubs.count("is not implemented yet") == len(ctx.spec.tools)
     release_modules = [p for p in emitted["python"] if "/_release_" in p and p.endswith(".py")]
     assert release_modules, "the release history reached the bindings through the context"
