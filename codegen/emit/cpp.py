@@ -6,11 +6,13 @@ dispatches on: ParamDesc arrays, each tool's exact ``tools/list`` entry as a str
 constant, thunks from the untyped core call to the typed handler, the ToolDesc table,
 the tool indices sorted by name (the core's binary search) and the SpecDesc.
 ``starter_handlers`` is the text of the user-owned handlers file (written once, by
-``targets/user_handlers.py``).
+``targets/user_handlers.py``), ``handler_stubs`` what that module appends to it for new tools.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -374,3 +376,24 @@ def starter_handlers(spec: Spec, spec_filename: str) -> str:
     ctx = _context(spec)
     ctx["spec_name"] = cpp_comment(spec_filename)
     return env.get_template("handlers.cpp.j2").render(**ctx)
+
+
+def handler_stubs(tools: Sequence[Tool], spec_filename: str) -> str:
+    """The block ``codegen build --add-missing-handlers`` appends to the user's handlers file
+    (``targets/user_handlers.py`` appends it): a compilable stub per tool that reports "not
+    implemented" until filled in."""
+    block = ["", f"// Added by `codegen build --add-missing-handlers` for new tools of {spec_filename}."]
+    block += ["namespace tools {", ""]
+    for tool in tools:
+        struct = cpp_args_struct(tool.handler)
+        message = json.dumps(f"{tool.name} is not implemented yet")  # ASCII JSON is a valid C++ literal
+        block.append(
+            f"// {tool.name}\n"
+            f"mcpgen::Result {tool.handler}([[maybe_unused]] const {struct}& args, "
+            "[[maybe_unused]] mcpgen::Context& ctx) {\n"
+            f"  // TODO: implement {tool.name}.\n"
+            f"  return mcpgen::Result::Error({message});\n"
+            "}\n"
+        )
+    block.append("}  // namespace tools\n")
+    return "\n".join(block)

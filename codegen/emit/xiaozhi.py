@@ -41,6 +41,7 @@ from mcpgen.codegen.emit.header import generated_header, spec_file_name
 from mcpgen.codegen.emit.literals import cpp_comment, cpp_field_name, cpp_string
 from mcpgen.codegen.emit.param_text import constraint_phrases
 from mcpgen.codegen.emit.templating import TEMPLATES_ROOT, environment
+from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.model import Param, Spec, Tool
 
 OUT_DIR = "xiaozhi"
@@ -79,6 +80,24 @@ def core_files() -> tuple[str, ...]:
 # adapter header (included by the generated tools file with main/mcp_server.h) is where
 # an error becomes the exception the stock McpServer turns into a JSON-RPC error.
 PORT_FILES: tuple[str, ...] = ("mcpgen_xiaozhi_port.h", "mcpgen_xiaozhi_port.cc", "mcpgen_xiaozhi_stock.h")
+PORT_DIR = resources.firmware_template() / "ports" / "xiaozhi"
+
+
+def shipped_sources() -> dict[str, str]:
+    """The core files and the port the drop-in directory ships, unchanged from the package's
+    firmware tree: path (under ``xiaozhi/``) -> text. The spec's handlers file beside them
+    is the user's: ``targets/xiaozhi.py`` copies it."""
+    files = {f"{OUT_DIR}/mcpgen/{name}": _package_text(CORE_DIR / name) for name in core_files()}
+    files.update({f"{OUT_DIR}/{name}": _package_text(PORT_DIR / name) for name in PORT_FILES})
+    return files
+
+
+def _package_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:  # a damaged install
+        raise BuildError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
 
 # Tools the stock firmware registers itself (main/mcp_server.cc: AddCommonTools and
 # AddUserOnlyTools, some only on boards with that hardware). Registered from the board's

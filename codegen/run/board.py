@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from mcpgen.codegen.emit import esp32_transport
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
 from mcpgen.codegen.run import flash as flash_mod
@@ -28,7 +29,7 @@ from mcpgen.codegen.run import monitor as monitor_mod
 from mcpgen.codegen.run.console import ReadLine, run_serial_console
 from mcpgen.codegen.run.ports import PortError, resolve_port
 from mcpgen.codegen.spec.model import Spec
-from mcpgen.codegen.targets import esp32, esp32_transport
+from mcpgen.codegen.targets import esp32
 from mcpgen.codegen.targets.base import BuildContext
 
 NO_SERIAL_CONSOLE = (

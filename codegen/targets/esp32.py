@@ -1,13 +1,10 @@
 """Generates the PlatformIO/ESP-IDF project of a spec and builds it with ``pio run``.
 
-Project layout (``project_dir(outdir)`` = ``outdir/firmware/platformio``)::
-
-    platformio.ini        one env per board: esp32, esp32s3, esp32c3 (framework = espidf)
-    CMakeLists.txt        ESP-IDF project file; names src/ for idf.py (esp_idf_layout.py)
-    partitions.csv        nvs, phy_init, factory app at 0x10000 (device.ota: otadata, ota_0, ota_1)
-    sdkconfig.defaults    incl. the "mcpgen device" settings from MCPGEN_* environment variables
-    src/                  CMakeLists.txt, Kconfig.projbuild, idf_component.yml,
-                          mcpgen/ (core), generated/ (tables), port/, handlers.cmake
+The project's files are emitted by ``codegen/emit/esp32.py`` (its docstring shows the
+layout), from the model and what this module finds on the machine: the ``MCPGEN_*``
+settings (the spec's ``firmware:`` section and the environment), where the handlers file
+is, the MQTT CA certificate. This module writes them (only the changed ones), the OTA
+public key, and the settings into ``sdkconfig`` files PlatformIO or idf.py already made.
 
 The user's ``<stem>_handlers.cpp`` beside the spec is compiled *in place*: ``src/handlers.cmake``
 sets its path (relative to ``src/``) and ``src/CMakeLists.txt`` adds it to the component's
@@ -36,31 +33,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from string import Template
 from typing import Optional
 
-from mcpgen.codegen import resources
+from mcpgen.codegen.emit import esp32 as emit_esp32
+from mcpgen.codegen.emit import esp32_ota, esp32_transport
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.log import Log
 from mcpgen.codegen.spec.model import Spec
-from mcpgen.codegen.spec.names import device_slug
-from mcpgen.codegen.targets import esp32_ota, esp32_transport, user_handlers
+from mcpgen.codegen.targets import user_handlers
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 from mcpgen.codegen.targets.writer import write_tree
 
-DEFAULT_PLATFORM = "espressif32 @ ^6.9.0"  # ESP-IDF 5.3+; MCPGEN_PIO_PLATFORM overrides
 REGISTRY_HOST = "api.registry.platformio.org"
-
-# Environment variables that configure the device (Kconfig symbol, secret?).
-CONFIG_ENV: dict[str, tuple[str, bool]] = {
-    "MCPGEN_WIFI_SSID": ("CONFIG_MCPGEN_WIFI_SSID", False),
-    "MCPGEN_WIFI_PASSWORD": ("CONFIG_MCPGEN_WIFI_PASSWORD", True),
-    "MCPGEN_BACKEND_URL": ("CONFIG_MCPGEN_BACKEND_URL", False),
-    "MCPGEN_BACKEND_TOKEN": ("CONFIG_MCPGEN_BACKEND_TOKEN", True),
-}
 
 # Seconds PlatformIO may spend before it starts compiling (installing the platform and
 # toolchain) when the registry is reachable / when it is not.
@@ -100,15 +88,8 @@ def board_info(board: str) -> Board:
         raise BuildError(f"unknown board {board!r}: choose one of {', '.join(BOARDS)}") from None
 
 
-template_root = resources.firmware_template
-
-
 def project_dir(outdir: Path) -> Path:
     return Path(outdir) / "firmware" / "platformio"
-
-
-def _kconfig_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def settings_environ(spec: Spec, environ: Optional[dict[str, str]] = None) -> dict[str, str]:
@@ -119,27 +100,35 @@ def settings_environ(spec: Spec, environ: Optional[dict[str, str]] = None) -> di
     return env
 
 
-def _config_values(environ: Optional[dict[str, str]] = None) -> dict[str, Optional[str]]:
-    env = os.environ if environ is None else environ
-    return {name: env.get(name) for name in CONFIG_ENV}
+def read_mqtt_ca(settings: dict[str, str]) -> tuple[str, str]:
+    """(PEM text, file name) of ``MCPGEN_MQTT_CA_FILE``; ("", "") when it is not set."""
+    path = settings.get("MCPGEN_MQTT_CA_FILE") or ""
+    if not path:
+        return "", ""
+    try:
+        pem = Path(path).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BuildError(
+            f"MCPGEN_MQTT_CA_FILE={path}: cannot read it ({exc})\n"
+            "  fix: point it at the broker's CA certificate in PEM form"
+        ) from exc
+    if "-----BEGIN CERTIFICATE-----" not in pem:
+        raise BuildError(
+            f"MCPGEN_MQTT_CA_FILE={path}: no '-----BEGIN CERTIFICATE-----' in it "
+            "(PEM expected)\n  fix: convert a DER certificate with "
+            "`openssl x509 -inform der -in CA.der -out CA.pem`"
+        )
+    return pem, Path(path).name
 
 
-def _sync_sdkconfig(path: Path, values: dict[str, Optional[str]]) -> bool:
-    """Puts environment values into an existing ``sdkconfig.<env>`` (defaults only seed new ones)."""
+def _rewrite(path: Path, change: Callable[[str], str]) -> bool:
+    """Rewrites an existing text file as ``change`` says; True when it changed."""
     text = path.read_text(encoding="utf-8")
-    new = text
-    for name, value in values.items():
-        if value is None:
-            continue
-        symbol = CONFIG_ENV[name][0]
-        line = f"{symbol}={_kconfig_string(value)}"
-        pattern = re.compile(rf"^(# )?{symbol}[= ].*$", re.MULTILINE)
-        literal = line.replace("\\", "\\\\")  # a replacement template: backslashes stay literal
-        new = pattern.sub(literal, new) if pattern.search(new) else new + line + "\n"
-    if new != text:
-        path.write_text(new, encoding="utf-8")
-        return True
-    return False
+    new = change(text)
+    if new == text:
+        return False
+    path.write_text(new, encoding="utf-8")
+    return True
 
 
 def generate_project(
@@ -158,56 +147,20 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
     project = project_dir(outdir)
     _retire_handlers_copy(project / "src" / handlers.name, handlers, log)
 
-    root = template_root()
-    tpl = root / "platformio"
-    port = root / "ports" / "esp_idf"
-    core = root / "core" / "mcpgen"
-    slug = device_slug(spec.device.name)
-    fields = {
-        "device_name": spec.device.name,
-        "device_version": spec.device.version,
-        "spec_file": spec_path.name,
-        "fingerprint": spec.fingerprint,
-        "slug": slug,
-        "platform": os.environ.get("MCPGEN_PIO_PLATFORM", DEFAULT_PLATFORM),
-        "default_env": "esp32",
-        "handlers_rel": _relative(handlers, project),
-    }
-    environ = settings_environ(spec, environ)
-    values = _config_values(environ)
-    config_lines = []
-    for name, (symbol, _secret) in CONFIG_ENV.items():
-        config_lines.append(f"{symbol}={_kconfig_string(values[name] or '')}")
-    transport = esp32_transport.transport_of(environ)
-    config_lines += esp32_transport.sdkconfig_lines(transport, environ, _kconfig_string)
-    config_lines += esp32_ota.sdkconfig_lines(spec, _kconfig_string)
-    fields["mcpgen_config"] = "\n".join(config_lines)
-
-    def fill(name: str) -> str:
-        return Template((tpl / name).read_text(encoding="utf-8")).substitute(fields)
-
-    files: dict[str, str] = {
-        "platformio.ini": fill("platformio.ini.in"),
-        "CMakeLists.txt": fill("CMakeLists.txt.in"),
-        "sdkconfig.defaults": fill("sdkconfig.defaults.in"),
-        "partitions.csv": esp32_ota.partition_table(spec),
-        **({"sdkconfig.defaults.esp32": esp32_ota.signed_sdkconfig(spec)} if spec.ota_signing else {}),
-        "src/CMakeLists.txt": _component_cmakelists(port, transport, spec.device.ota),
-        "src/Kconfig.projbuild": (port / "Kconfig.projbuild").read_text(encoding="utf-8"),
-        "src/idf_component.yml": esp32_transport.component_manifest(
-            (port / "idf_component.yml").read_text(encoding="utf-8"), transport
-        ),
-        "src/port/mqtt_ca_pem.h": esp32_transport.ca_header(environ),
-        "src/handlers.cmake": handlers_cmake(handlers, project / "src"),
-    }
-    for src in sorted(port.iterdir()):  # the port: shared part, both transports, their seam
-        if src.suffix in (".h", ".cpp"):
-            files[f"src/port/{src.name}"] = src.read_text(encoding="utf-8")
-    for src in sorted(core.iterdir()):
-        if src.suffix in (".h", ".cpp"):
-            files[f"src/mcpgen/{src.name}"] = src.read_text(encoding="utf-8")
-    for rel, text in ctx.emit("cpp").items():
-        files[f"src/generated/{Path(rel).name}"] = text
+    settings = settings_environ(spec, environ)
+    values = emit_esp32.config_values(settings)
+    transport = esp32_transport.transport_of(settings)
+    ca_pem, ca_source = read_mqtt_ca(settings)
+    inputs = emit_esp32.ProjectInputs(
+        spec_file=spec_path.name,
+        handlers_from_project=_relative(handlers, project),
+        handlers_from_src=_relative(handlers, project / "src"),
+        settings=settings,
+        platform=os.environ.get("MCPGEN_PIO_PLATFORM", emit_esp32.DEFAULT_PLATFORM),
+        mqtt_ca_pem=ca_pem,
+        mqtt_ca_source=ca_source,
+    )
+    files = emit_esp32.emit(spec, inputs, ctx.emit("cpp"))
 
     written = write_tree(project, files)
     if spec.ota_signing is not None:  # binary: beside write_tree's text files, written when it changed
@@ -217,9 +170,11 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
             written.append(key_file)
     for name in [f"sdkconfig.{env}" for env in BOARDS] + ["sdkconfig"]:  # PlatformIO's, idf.py's
         existing = project / name
-        if existing.exists() and _sync_sdkconfig(existing, values):
+        if not existing.exists():
+            continue
+        if _rewrite(existing, partial(emit_esp32.with_settings, values=values)):
             log(f"updated the mcpgen settings in {existing} from the environment")
-        if existing.exists() and esp32_transport.sync_choice(existing, transport):
+        if _rewrite(existing, partial(esp32_transport.with_choice, transport=transport)):
             log(f"set the transport in {existing} to {transport}")
     log(
         f"generated PlatformIO project {project} ({len(files)} files, {len(written)} changed, "
@@ -240,20 +195,6 @@ def write_project(ctx: BuildContext, *, environ: Optional[dict[str, str]] = None
     return project
 
 
-_REQUIRES_MARK = "                  # @mcpgen: the transport's and device.ota's components"
-
-
-def _component_cmakelists(port: Path, transport: str, ota: bool) -> str:
-    """``src/CMakeLists.txt``: the port's, with the transport's and OTA's requirements in it."""
-    text = (port / "CMakeLists.txt").read_text(encoding="utf-8")
-    if _REQUIRES_MARK not in text:
-        raise BuildError(
-            f"{port / 'CMakeLists.txt'}: no line {_REQUIRES_MARK.strip()!r} "
-            "to put the requirements in (the firmware template is damaged: reinstall mcpgen)"
-        )
-    return text.replace(_REQUIRES_MARK, esp32_transport.requires_lines(transport, ota))
-
-
 def _relative(path: Path, start: Path) -> str:
     """``path`` relative to ``start`` in POSIX form; absolute when there is no relative path
     (another drive on Windows). Relative keeps a checkout that moves as a whole working."""
@@ -261,24 +202,6 @@ def _relative(path: Path, start: Path) -> str:
         return Path(os.path.relpath(Path(path).resolve(), Path(start).resolve())).as_posix()
     except ValueError:
         return Path(path).resolve().as_posix()
-
-
-def _cmake_escape(text: str) -> str:
-    """Escapes ``text`` for a quoted CMake argument."""
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
-
-
-def handlers_cmake(handlers: Path, src_dir: Path) -> str:
-    """``src/handlers.cmake``: the user's handlers file, compiled in place."""
-    rel = _relative(handlers, src_dir)
-    path = _cmake_escape(rel)
-    if not Path(rel).is_absolute():
-        path = "${CMAKE_CURRENT_LIST_DIR}/" + path
-    return (
-        "# Generated by codegen: the spec's handlers file, compiled where it is (not copied).\n"
-        "# Edit that file; codegen rewrites this one on every build.\n"
-        f'set(MCPGEN_USER_HANDLERS "{path}")\n'
-    )
 
 
 def _retire_handlers_copy(copy: Path, handlers: Path, log: Log) -> None:

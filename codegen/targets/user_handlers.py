@@ -1,7 +1,7 @@
 """The user's handlers file: where it lives, which handlers it lacks, stubs for new tools.
 
 The one place the generator reads and writes a file of the user's (emitters never do:
-the starter's text is ``emit_cpp.starter_handlers``).
+the starter's text is ``emit_cpp.starter_handlers``, the appended stubs' ``emit_cpp.handler_stubs``).
 
 ``<spec stem>_handlers.cpp`` beside the spec belongs to the user: codegen writes a
 starter once and afterwards only ever *appends* (``codegen build --add-missing-handlers``).
@@ -31,7 +31,6 @@ check off and leaves it to the linker.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -64,20 +63,6 @@ def handlers_path(spec_path: Path) -> Path:
 def signature(tool: Tool) -> str:
     """The exact definition line the generated ``mcp_tools.h`` declares for ``tool``."""
     return f"mcpgen::Result {tool.handler}(const {cpp_args_struct(tool.handler)}& args, mcpgen::Context& ctx)"
-
-
-def stub(tool: Tool) -> str:
-    """A compilable handler for ``tool`` that reports "not implemented" until filled in."""
-    struct = cpp_args_struct(tool.handler)
-    message = json.dumps(f"{tool.name} is not implemented yet")  # ASCII JSON is a valid C++ literal
-    return (
-        f"// {tool.name}\n"
-        f"mcpgen::Result {tool.handler}([[maybe_unused]] const {struct}& args, "
-        "[[maybe_unused]] mcpgen::Context& ctx) {\n"
-        f"  // TODO: implement {tool.name}.\n"
-        f"  return mcpgen::Result::Error({message});\n"
-        "}\n"
-    )
 
 
 def _code_of(path: Path, seen: set[Path], depth: int = 0) -> str:
@@ -391,15 +376,12 @@ def append_missing(spec: Spec, spec_path: Path, log: Log = print) -> list[Tool]:
     missing = missing_handlers(spec, path)
     if not missing:
         return []
+    from mcpgen.codegen.emit import cpp as emit_cpp  # (here: `codegen check` needs no emitter)
+
     text = path.read_text(encoding="utf-8")
-    origin = f"// Added by `codegen build --add-missing-handlers` for new tools of {Path(spec_path).name}."
-    block = ["", origin, "namespace tools {", ""]
-    for t in missing:
-        block.append(stub(t))
-    block.append("}  // namespace tools\n")
     sep = "" if text.endswith("\n") or not text else "\n"
     with path.open("a", encoding="utf-8") as f:
-        f.write(sep + "\n".join(block))
+        f.write(sep + emit_cpp.handler_stubs(missing, Path(spec_path).name))
     for t in missing:
         log(f"added a stub for {t.name} to {path}: implement tools::{t.handler} there")
     return missing

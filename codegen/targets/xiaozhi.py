@@ -1,11 +1,11 @@
 """The "xiaozhi" target: a drop-in directory for the stock xiaozhi-esp32 firmware.
 
 ``write_glue(ctx)`` (``build_xiaozhi(spec_path, outdir)`` from a path) writes
-``outdir/xiaozhi/``: the generated glue and tables
-(``codegen.emit.xiaozhi``), the mcpgen core files the handlers and the glue need (copied
-unchanged from ``firmware_template/core/mcpgen``), the port
-(``firmware_template/ports/xiaozhi``) and a copy of the spec's ``<stem>_handlers.cpp``
-(created beside the spec as a starter first when missing). Nothing is compiled here: the
+``outdir/xiaozhi/``: what ``codegen.emit.xiaozhi`` emits (the generated glue and tables,
+and from ``shipped_sources`` the mcpgen core files the handlers and the glue need and the
+port, unchanged from ``firmware_template/core/mcpgen`` and ``firmware_template/ports/xiaozhi``)
+and a copy of the spec's ``<stem>_handlers.cpp`` (created beside the spec as a starter
+first when missing). Nothing is compiled here: the
 stock firmware's ``main/mcp_server.h`` comes from the user's checkout (see
 ``docs/xiaozhi.md``; ``tests/xiaozhi`` compiles and runs it against the real header).
 """
@@ -15,16 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from mcpgen.codegen import resources
 from mcpgen.codegen.emit import xiaozhi as emit_xiaozhi
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.ota import require_host_only
 from mcpgen.codegen.targets import user_handlers
 from mcpgen.codegen.targets.base import BuildContext, BuildOptions, Built, Target
 from mcpgen.codegen.targets.writer import write_tree
-
-FIRMWARE_TEMPLATE = resources.firmware_template()
-PORT_DIR = FIRMWARE_TEMPLATE / "ports" / "xiaozhi"
 
 
 def _read(path: Path) -> str:
@@ -52,10 +48,7 @@ def write_glue(ctx: BuildContext) -> Path:
 
     handlers = user_handlers.ensure_handlers(spec, spec_path, log)
     out = emit_xiaozhi.OUT_DIR
-    for name in emit_xiaozhi.core_files():
-        files[f"{out}/mcpgen/{name}"] = _read(emit_xiaozhi.CORE_DIR / name)
-    for name in emit_xiaozhi.PORT_FILES:
-        files[f"{out}/{name}"] = _read(PORT_DIR / name)
+    files.update(emit_xiaozhi.shipped_sources())
     files[f"{out}/{handlers.name}"] = _read(handlers)
 
     written = write_tree(outdir, files)

@@ -71,3 +71,9 @@ def test_every_generator_module_is_on_a_layer() -> None:
     layers = _contract_layers("generator-layers")
     unplaced = sorted(m for m in _modules(REPO / "codegen") if not _covered(m, layers))
     assert not unplaced, f"put these on a layer of generator-layers in .importlinter: {unplaced}"
+
+
+def test_every_emitter_is_on_a_layer() -> None:
+    layers = _contract_layers("emitters")
+    unplaced = sorted(m for m in _modules(REPO / "codegen" / "emit") if not _covered(m, layers))
+    assert not unplaced, f"put these on a layer of emitters in .importlinter: {unplaced}"

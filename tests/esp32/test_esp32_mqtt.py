@@ -15,9 +15,9 @@ import pytest
 from esp32_testlib import TOOLSPEC
 
 from mcpgen.codegen import resources
+from mcpgen.codegen.emit import esp32_transport
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.targets import esp32_transport
-from mcpgen.codegen.targets.esp32 import generate_project, project_dir
+from mcpgen.codegen.targets.esp32 import generate_project, project_dir, read_mqtt_ca
 from mcpgen.runtime import MqttFleet, MqttGateway
 
 PORT = resources.firmware_template() / "ports" / "esp_idf"
@@ -106,9 +106,9 @@ def test_bad_ca_file_is_named(tmp_path: Path) -> None:
     der = tmp_path / "ca.der"
     der.write_text("not a pem")
     with pytest.raises(BuildError, match=r"MCPGEN_MQTT_CA_FILE=.*ca.der: no '-----BEGIN CERTIFICATE-----'"):
-        esp32_transport.ca_header({"MCPGEN_MQTT_CA_FILE": str(der)})
+        read_mqtt_ca({"MCPGEN_MQTT_CA_FILE": str(der)})
     with pytest.raises(BuildError, match=r"MCPGEN_MQTT_CA_FILE=.*missing.pem: cannot read it"):
-        esp32_transport.ca_header({"MCPGEN_MQTT_CA_FILE": str(tmp_path / "missing.pem")})
+        read_mqtt_ca({"MCPGEN_MQTT_CA_FILE": str(tmp_path / "missing.pem")})
 
 
 def test_existing_sdkconfig_follows_a_transport_change(tmp_path: Path) -> None:
@@ -127,9 +127,7 @@ def test_existing_sdkconfig_follows_a_transport_change(tmp_path: Path) -> None:
     assert "\nCONFIG_X=1\n" in text  # the rest is kept
     assert any("set the transport in" in line and line.endswith("to mqtt") for line in log)
     # A file without the choice keeps the default quietly.
-    plain = tmp_path / "sdkconfig.plain"
-    plain.write_text("CONFIG_X=1\n")
-    assert not esp32_transport.sync_choice(plain, "websocket") and plain.read_text() == "CONFIG_X=1\n"
+    assert esp32_transport.with_choice("CONFIG_X=1\n", "websocket") == "CONFIG_X=1\n"
 
 
 # ---------------------------------------------------------------------------- the conventions, on the host

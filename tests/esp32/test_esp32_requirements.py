@@ -2,7 +2,7 @@
 
 ESP-IDF resolves component requirements before it reads the sdkconfig, so the Kconfig choice
 of the transport cannot trim them: codegen writes them per transport into src/CMakeLists.txt
-and src/idf_component.yml (codegen/targets/esp32_transport.py). A serial device must link
+and src/idf_component.yml (codegen/emit/esp32_transport.py). A serial device must link
 no Wi-Fi, lwIP, mbedTLS or HTTP client; before this, every project required them all, and the
 serial drivers (first in ESP-IDF 5.3) even in a manifest that admitted ESP-IDF 5.1.
 """
@@ -18,7 +18,7 @@ import pytest
 import yaml
 from esp32_testlib import TOOLSPEC
 
-from mcpgen.codegen.targets import esp32_transport
+from mcpgen.codegen.emit import esp32_transport
 from mcpgen.codegen.targets import esp_idf_layout as layout
 from mcpgen.codegen.targets.esp32 import generate_project
 

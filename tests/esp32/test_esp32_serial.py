@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from esp32_testlib import TOOLSPEC
 
+from mcpgen.codegen.emit import esp32_transport
 from mcpgen.codegen.errors import BuildError
-from mcpgen.codegen.targets import esp32_transport
 from mcpgen.codegen.targets.esp32 import generate_project, project_dir
 
 
@@ -101,10 +101,7 @@ def test_existing_sdkconfig_follows_a_change_to_serial(tmp_path: Path) -> None:
         and "# CONFIG_MCPGEN_TRANSPORT_SERIAL is not set" in lines
     )
     # a file without any choice line gets all of them
-    plain = tmp_path / "sdkconfig.plain"
-    plain.write_text("CONFIG_X=1\n")
-    assert esp32_transport.sync_choice(plain, "serial")
-    assert plain.read_text() == (
+    assert esp32_transport.with_choice("CONFIG_X=1\n", "serial") == (
         "CONFIG_X=1\n# CONFIG_MCPGEN_TRANSPORT_MQTT is not set\n"
         "CONFIG_MCPGEN_TRANSPORT_SERIAL=y\n# CONFIG_MCPGEN_TRANSPORT_WEBSOCKET is not set\n"
     )

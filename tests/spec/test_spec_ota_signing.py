@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from mcpgen.codegen.emit import cpp as emit_cpp
+from mcpgen.codegen.emit import esp32_ota
 from mcpgen.codegen.errors import BuildError
 from mcpgen.codegen.spec.loader import load_spec_text
 from mcpgen.codegen.spec.spec_errors import SpecErrors
-from mcpgen.codegen.targets import esp32_ota
 
 cryptography = pytest.importorskip("cryptography")
 from cryptography.hazmat.primitives import serialization  # noqa: E402

@@ -1,7 +1,7 @@
 """The transport of a generated ESP32 project: WebSocket (the default), MQTT 5 or serial.
 
 The esp32 targets take their device settings from ``MCPGEN_*`` environment variables at
-generation time (``CONFIG_ENV`` in ``targets/esp32.py``); the transport is one more of them:
+generation time (``CONFIG_ENV`` in ``emit/esp32.py``); the transport is one more of them:
 
 * ``MCPGEN_TRANSPORT`` = ``websocket``, ``mqtt`` or ``serial``; unset, it follows the scheme
   of ``MCPGEN_BACKEND_URL`` (``mqtt://`` / ``mqtts://`` mean MQTT);
@@ -23,15 +23,15 @@ requires (``component_requirements``, written into ``src/CMakeLists.txt``) and t
 dependencies of ``src/idf_component.yml`` (``component_manifest``): ESP-IDF resolves
 requirements before it reads the sdkconfig, so they cannot follow the Kconfig choice, and a
 serial device must not link Wi-Fi, lwIP, mbedTLS or the HTTP client it never uses.
+
+Pure, as all of ``emit/``: ``targets/esp32.py`` reads the CA file, and reads and writes an
+existing ``sdkconfig`` (``with_choice`` says what its text becomes).
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable
-from pathlib import Path
-from typing import Optional
+from collections.abc import Callable, Mapping
 
 from mcpgen.codegen.errors import BuildError
 
@@ -147,14 +147,10 @@ def component_manifest(template: str, transport: str) -> str:
     return "\n".join([*head, *body]) + "\n"
 
 
-def _env(environ: Optional[dict[str, str]]) -> dict[str, str]:
-    return dict(os.environ) if environ is None else environ
-
-
-def transport_of(environ: Optional[dict[str, str]] = None) -> str:
+def transport_of(env: Mapping[str, str]) -> str:
     """``websocket``, ``mqtt`` or ``serial``, from ``MCPGEN_TRANSPORT`` or the scheme of
-    ``MCPGEN_BACKEND_URL`` (which the serial transport does not use)."""
-    env = _env(environ)
+    ``MCPGEN_BACKEND_URL`` (which the serial transport does not use) in the build's settings
+    (``targets.esp32.settings_environ``)."""
     url = env.get("MCPGEN_BACKEND_URL") or ""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     url_says = "mqtt" if scheme in ("mqtt", "mqtts") else ("websocket" if scheme in ("ws", "wss") else None)
@@ -176,7 +172,7 @@ def transport_of(environ: Optional[dict[str, str]] = None) -> str:
     return chosen
 
 
-def _bool(name: str, value: Optional[str], default: bool) -> bool:
+def _bool(name: str, value: str | None, default: bool) -> bool:
     if value is None or value.strip() == "":
         return default
     v = value.strip().lower()
@@ -187,11 +183,8 @@ def _bool(name: str, value: Optional[str], default: bool) -> bool:
     raise BuildError(f"{name}={value!r}: expected y or n")
 
 
-def sdkconfig_lines(
-    transport: str, environ: Optional[dict[str, str]], quote: Callable[[str], str]
-) -> list[str]:
+def sdkconfig_lines(transport: str, env: Mapping[str, str], quote: Callable[[str], str]) -> list[str]:
     """The ``sdkconfig.defaults`` lines of the transport (``quote`` makes a Kconfig string)."""
-    env = _env(environ)
     lines = [f"CONFIG_MCPGEN_TRANSPORT_{transport.upper()}=y"]
     if transport == "mqtt":
         for name, (symbol, _secret) in MQTT_ENV.items():
@@ -203,7 +196,7 @@ def sdkconfig_lines(
     return lines
 
 
-def _serial_lines(env: dict[str, str]) -> list[str]:
+def _serial_lines(env: Mapping[str, str]) -> list[str]:
     """``MCPGEN_SERIAL_PORT`` / ``MCPGEN_SERIAL_BAUD`` as Kconfig lines (unset: Kconfig's defaults)."""
     lines = []
     port = (env.get("MCPGEN_SERIAL_PORT") or "").strip().lower()
@@ -225,41 +218,25 @@ def _serial_lines(env: dict[str, str]) -> list[str]:
     return lines
 
 
-def ca_header(environ: Optional[dict[str, str]] = None) -> str:
-    """``src/port/mqtt_ca_pem.h``: the PEM of ``MCPGEN_MQTT_CA_FILE`` as a C string ('' without it)."""
-    path = _env(environ).get("MCPGEN_MQTT_CA_FILE") or ""
-    pem = ""
-    if path:
-        try:
-            pem = Path(path).read_text(encoding="ascii")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BuildError(
-                f"MCPGEN_MQTT_CA_FILE={path}: cannot read it ({exc})\n"
-                "  fix: point it at the broker's CA certificate in PEM form"
-            ) from exc
-        if "-----BEGIN CERTIFICATE-----" not in pem:
-            raise BuildError(
-                f"MCPGEN_MQTT_CA_FILE={path}: no '-----BEGIN CERTIFICATE-----' in it "
-                "(PEM expected)\n  fix: convert a DER certificate with "
-                "`openssl x509 -inform der -in CA.der -out CA.pem`"
-            )
+def ca_header(pem: str = "", source: str = "") -> str:
+    """``src/port/mqtt_ca_pem.h``: ``pem`` (the text of ``MCPGEN_MQTT_CA_FILE``, read and checked
+    by ``targets/esp32.py``) as a C string; ``source``: that file's name ("" without one)."""
     body = "".join(f'    "{line}\\n"\n' for line in pem.splitlines() if line.strip())
-    source = f"from {Path(path).name}" if path else "none: MCPGEN_MQTT_CA_FILE was not set"
+    said = f"from {source}" if source else "none: MCPGEN_MQTT_CA_FILE was not set"
     return (
         "// Generated by codegen (esp32_transport.py): the MQTT broker's CA certificate for\n"
-        f"// mqtts:// ({source}). Empty: the public CA bundle is used.\n"
+        f"// mqtts:// ({said}). Empty: the public CA bundle is used.\n"
         "#pragma once\n\n"
         "static const char kMcpgenMqttCaPem[] =\n" + (body if body else '    ""\n') + "    ;\n"
     )
 
 
-def sync_choice(path: Path, transport: str) -> bool:
-    """Sets the transport choice in an existing ``sdkconfig.<env>``; True when it changed.
+def with_choice(text: str, transport: str) -> str:
+    """``text`` of an existing ``sdkconfig.<env>`` with the transport choice set to ``transport``.
 
     The choice lines are rewritten where they are; a file without them (the default,
     WebSocket) gets them only when the transport is not the default.
     """
-    text = path.read_text(encoding="utf-8")
 
     def line(name: str) -> str:
         return (
@@ -273,12 +250,8 @@ def sync_choice(path: Path, transport: str) -> bool:
         chosen = line(transport.upper())
         if not re.search(rf"^{re.escape(chosen)}$", new, re.MULTILINE):  # a choice the file predates
             new += ("" if new.endswith("\n") else "\n") + chosen + "\n"
-    elif transport != "websocket":
+        return new
+    if transport != "websocket":
         sep = "" if text.endswith("\n") or not text else "\n"
-        new = text + sep + "".join(f"{line(name.upper())}\n" for name in sorted(TRANSPORTS))
-    else:
-        return False
-    if new == text:
-        return False
-    path.write_text(new, encoding="utf-8")
-    return True
+        return text + sep + "".join(f"{line(name.upper())}\n" for name in sorted(TRANSPORTS))
+    return text
