@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 LABLOG = Path(__file__).resolve().parent / "LABLOG.md"  # investigation notes: linked, not rendered
+DEVICE_CHANGES = Path(__file__).resolve().parent / "device_changes.md"  # rendered in section 3
 RELEASE_CALLS = Path(__file__).resolve().parent / "release_calls.md"
 OTA_ROLLOUT = Path(__file__).resolve().parent / "ota_rollout.md"
 SCALE = Path(__file__).resolve().parent / "scale.md"
@@ -445,6 +446,10 @@ def _device(d: dict[str, Any]) -> list[str]:
                 rows,
             ) + [""]
     out += _device_scaling(d)
+    # Hand-kept before/after figures of core changes (benchmarks/device_changes.md), shown
+    # beside the measured ones.
+    if DEVICE_CHANGES.exists():
+        out += [DEVICE_CHANGES.read_text().rstrip("\n"), ""]
     return out
 
 

@@ -44,9 +44,9 @@ C_HEADERS = {
 }
 SHARED_PORTS = {"qemu_mps2": {"bare_metal"}, "qemu_riscv_virt": {"bare_metal"}}
 GENERATED = {"mcp_tools.h"}
-# The Server's parts (firmware_template/core/README.md): inside the core only, so they can
-# change without touching a port or the generator.
-INTERNAL = {"server_impl.h", "arguments.h", "paging.h"}
+# The Server's and the resources code's parts (firmware_template/core/README.md): inside
+# the core only, so they can change without touching a port or the generator.
+INTERNAL = {"server_impl.h", "arguments.h", "paging.h", "resource_impl.h"}
 
 
 def includes(text: str) -> list[tuple[str, str]]:

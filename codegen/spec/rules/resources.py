@@ -51,7 +51,7 @@ TEMPLATE_RE = re.compile(rf"^[A-Za-z][A-Za-z0-9+.\-]*:(?:[{URI_CHARS}]|\{{[A-Za-
 EXPRESSION_RE = re.compile(r"\{([^{}]*)\}")
 # Operators of RFC 6570 levels 2-4 (`{+path}`, `{#frag}`, `{?q}` ...): not supported.
 LEVEL2_OPERATORS = "+#./;?&=,!@|"
-MAX_TEMPLATE_VARIABLES = 8  # == kMaxVariables in the core's resources.cpp
+MAX_TEMPLATE_VARIABLES = 8  # == kMaxVariables in the core's resource_impl.h
 MAX_SIZE_LIMIT = 1 << 24  # far above what a device buffer holds; catches a unit slip
 MIN_RESPONSE_BUFFER = 256  # smaller cannot hold an initialize reply
 

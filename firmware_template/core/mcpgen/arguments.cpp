@@ -160,12 +160,10 @@ ArgsStatus decode_string(const ParamDesc& p, const Value& v, void* storage, Msg&
   return ArgsStatus::kOk;
 }
 
-ArgsStatus decode_fields(const ParamDesc* params, uint8_t count, const Value& obj, char* base, Msg& m, bool nested);
-
 // An argument (or field) of a named type: its object's keys against the type's fields,
 // decoded into the type's struct at the parameter's offset.
 __attribute__((noinline)) ArgsStatus decode_object(const ParamDesc& p, const Value& v, void* storage, Msg& head) {
-  return decode_fields(p.object->fields, p.object->field_count, v, static_cast<char*>(storage) + p.offset, head, true);
+  return decode_fields(p.object->fields, p.object->field_count, v, static_cast<char*>(storage) + p.offset, head);
 }
 
 // One argument: its JSON type checked, then its ParamType's decoder.
@@ -226,22 +224,25 @@ struct Seen {
 
 // The first required parameter without an argument: "missing required
 // argument" (a field of a named type: "missing required field").
-inline ArgsStatus check_required(const ParamDesc* params, uint8_t count, const Seen& seen, Msg& m, const char* what) {
+inline ArgsStatus check_required(const ParamDesc* params, uint8_t count, const Seen& seen, Msg& m, size_t mark) {
   for (uint8_t i = 0; i < count; ++i) {
     if (params[i].required && !seen.has(i)) {
-      m.add("missing required ", what, " `").add(params[i].name, "`");
+      m.add("missing required ", mark != 0 ? "field" : "argument", " `").add(params[i].name, "`");
       return ArgsStatus::kInvalid;
     }
   }
   return ArgsStatus::kOk;
 }
 
+}  // namespace
+
 // The keys of one JSON object against a table of parameters: a tool's arguments, or
 // (nested) the fields of a named type, after the message's prefix so far ("invalid
 // argument `scene`: "). Every level refuses a key it does not declare, as the published
-// schema's additionalProperties: false says.
-ArgsStatus decode_fields(const ParamDesc* params, uint8_t count, const Value& obj, char* base, Msg& m, bool nested) {
-  const char* what = nested ? "field" : "argument";
+// schema's additionalProperties: false says. The level is told by that prefix (a tool's
+// arguments start from an empty message), so the loop keeps one value more than before
+// named types, not three: tools/call's instruction count stays where it was.
+ArgsStatus decode_fields(const ParamDesc* params, uint8_t count, const Value& obj, char* base, Msg& m) {
   const size_t mark = m.size();
   set_defaults(params, count, base);
   Seen seen;
@@ -255,27 +256,21 @@ ArgsStatus decode_fields(const ParamDesc* params, uint8_t count, const Value& ob
     if (k.esc) kt = json::unescape(k, &kn);  // the key is not walked again
     int index = find_param(params, count, kt, kn, k.esc);
     if (index < 0) {
-      m.add("unknown ", what, " `").quote(kt, kn, kQuoteLimit).add("`");
+      m.add("unknown ", mark != 0 ? "field" : "argument", " `").quote(kt, kn, kQuoteLimit).add("`");
       return ArgsStatus::kInvalid;
     }
     const ParamDesc& p = params[index];
     if (seen.has(index)) {
-      m.add(nested ? "duplicate field `" : "Invalid params: duplicate argument `", p.name, "`");
+      m.add(mark != 0 ? "duplicate field `" : "Invalid params: duplicate argument `", p.name, "`");
       return ArgsStatus::kDuplicate;
     }
     seen.set(index);
-    ArgsStatus st = decode_value(p, v, base, m.add(nested ? "invalid field `" : "invalid argument `", p.name, "`: "));
+    ArgsStatus st =
+        decode_value(p, v, base, m.add(mark != 0 ? "invalid field `" : "invalid argument `", p.name, "`: "));
     if (st != ArgsStatus::kOk) return st;
     m.truncate(mark);  // this one is fine: drop its "invalid argument" prefix
   }
-  return check_required(params, count, seen, m, what);
-}
-
-}  // namespace
-
-ArgsStatus decode_args(const ToolDesc& tool, const Value& args, void* storage, Msg& m) {
-  memset(storage, 0, tool.args_size);
-  return decode_fields(tool.params, tool.param_count, args, static_cast<char*>(storage), m, false);
+  return check_required(params, count, seen, m, mark);
 }
 
 }  // namespace mcpgen
