@@ -72,9 +72,12 @@ case "${1:-}" in
     # differs between major versions). Generated files under tests/golden stay as codegen
     # writes them.
     run_pass "C++ style" bash -c 'git ls-files -z "*.cpp" "*.cc" "*.h" ":!tests/golden" | xargs -0 "$1" --dry-run --Werror' _ "$scripts_dir/clang-format"
-    run_pass "tests: compiled runtime" env MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "$@"
+    # On every core (pytest-xdist); tests/conftest.py keeps a folder that shares its builds on
+    # one worker. Arguments after `test` go to both passes, and a later -n wins (-n 0: serial).
+    parallel=(-n auto --dist loadgroup)
+    run_pass "tests: compiled runtime" env MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "${parallel[@]}" "$@"
     run_pass "tests: the same runtime as pure Python" env MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 \
-      $PY -m pytest -q tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
+      $PY -m pytest -q "${parallel[@]}" tests/runtime tests/e2e tests/mqtt tests/bridge "$@"
     report_passes
     ;;
   bench) setup; shift; exec $PY -m benchmarks "$@" ;;
