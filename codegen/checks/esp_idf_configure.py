@@ -129,8 +129,8 @@ def first_error(log: str, idf: Path) -> str:
                 if follow.startswith("Call Stack") or follow.startswith("CMake "):
                     break
                 message.append(follow.strip())
-            where = line.rstrip(":").replace(str(idf) + "/", "")
-            return f"{where}: {' '.join(message)}".strip()
+            text = f"{line.rstrip(':')}: {' '.join(message)}".strip()
+            return text.replace(str(idf) + "/", "")
     for line in lines:
         if "error" in line.lower():
             return line.strip()

@@ -33,6 +33,14 @@ def test_first_error_is_the_cmake_error_and_its_message_on_one_line() -> None:
     assert cfg.first_error(FAILED_51, Path("/idf")) == (
         "CMake Error at tools/cmake/build.cmake:266 (message): Failed to resolve component 'esp_driver_uart'."
     )
+    assert cfg.first_error(
+        "CMake Error at /idf/tools/cmake/component.cmake:321 (message):\n  Include directory\n"
+        "  '/idf/components/mbedtls/x' is not a directory.\n",
+        Path("/idf"),
+    ) == (
+        "CMake Error at tools/cmake/component.cmake:321 (message): "
+        "Include directory 'components/mbedtls/x' is not a directory."
+    )
     assert cfg.first_error("ninja: error: loading 'build.ninja'\n", Path("/idf")) == (
         "ninja: error: loading 'build.ninja'"
     )
