@@ -56,6 +56,7 @@ CASES: tuple[tuple[str, str, bool], ...] = (
     ("websocket+ota", "websocket", True),
     ("mqtt", "mqtt", False),
 )
+ERROR_CHARS = 240  # a dependency cycle's message lists every component: one table cell
 CASE_NAMES = tuple(name for name, _, _ in CASES)
 CHIP_COMPILERS = {"esp32c3": "riscv32-esp-elf-gcc", "esp32": "xtensa-esp32-elf-gcc"}
 
@@ -129,8 +130,8 @@ def first_error(log: str, idf: Path) -> str:
                 if follow.startswith("Call Stack") or follow.startswith("CMake "):
                     break
                 message.append(follow.strip())
-            text = f"{line.rstrip(':')}: {' '.join(message)}".strip()
-            return text.replace(str(idf) + "/", "")
+            text = f"{line.rstrip(':')}: {' '.join(message)}".strip().replace(str(idf) + "/", "")
+            return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 3] + "..."
     for line in lines:
         if "error" in line.lower():
             return line.strip()

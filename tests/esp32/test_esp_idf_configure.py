@@ -41,6 +41,10 @@ def test_first_error_is_the_cmake_error_and_its_message_on_one_line() -> None:
         "CMake Error at tools/cmake/component.cmake:321 (message): "
         "Include directory 'components/mbedtls/x' is not a directory."
     )
+    cycle = (
+        "CMake Error: The inter-target dependency graph contains a cycle:\n" + '  "x" depends on "y"\n' * 100
+    )
+    assert len(cfg.first_error(cycle, Path("/idf"))) == cfg.ERROR_CHARS
     assert cfg.first_error("ninja: error: loading 'build.ninja'\n", Path("/idf")) == (
         "ninja: error: loading 'build.ninja'"
     )
