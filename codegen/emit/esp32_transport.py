@@ -84,7 +84,9 @@ REQUIRES_OTA: tuple[tuple[str, str], ...] = (
 # The first ESP-IDF release with every component a transport requires (its git tags):
 # esp_driver_uart and esp_driver_usb_serial_jtag were split out of `driver` in v5.3; the
 # network transports' components and OTA's all exist in v5.1, the oldest release mcpgen
-# supports.
+# supports. ESP-IDF's own configure of the generated project agrees for 5.1.0 to 5.5.5
+# (scripts/configure_esp_idf.sh; docs/firmware.md, "Which ESP-IDF releases configure the
+# project"): 5.1.x and 5.2.x stop the serial project at esp_driver_uart.
 MIN_IDF: dict[str, str] = {"websocket": "5.1", "mqtt": "5.1", "serial": "5.3"}
 
 
