@@ -44,8 +44,8 @@ from mcpgen.codegen.checks.esp_idf_headers import (
     idf_version,
     ota_variant,
 )
+from mcpgen.codegen.emit.esp32_transport import MIN_IDF
 from mcpgen.codegen.targets.esp32 import generate_project
-from mcpgen.codegen.targets.esp32_transport import MIN_IDF
 
 ENV_TREES = "MCPGEN_ESP_IDF_TREES"  # ESP-IDF trees, separated by os.pathsep
 ENV_MQTT = "MCPGEN_ESP_MQTT"  # espressif/esp-mqtt (the registry's espressif/mqtt, ESP-IDF 6.0+)

@@ -16,7 +16,7 @@ from esp32_testlib import TOOLSPEC
 
 from mcpgen.codegen.checks import esp_idf_configure as cfg
 from mcpgen.codegen.checks.esp_idf_headers import CheckSetupError
-from mcpgen.codegen.targets import esp32_transport
+from mcpgen.codegen.emit import esp32_transport
 
 # The head of a failed configure as ESP-IDF 5.1.7 prints it for the serial project.
 FAILED_51 = """-- Building ESP-IDF components for target esp32c3
