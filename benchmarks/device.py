@@ -238,6 +238,17 @@ def requests(spec: Spec) -> list[tuple[str, bytes]]:
                 ),
             )
         )
+    for i, t in enumerate(t for t in spec.tools if t.progress):
+        # Issue 41: the same call from a caller that asks for progress (params._meta), so the
+        # handler's Context::progress calls send notifications/progress; the call above, without
+        # a token, is what they cost when nobody asks.
+        call = {"name": t.name, "arguments": _sample_args(t), "_meta": {"progressToken": "bench-progress"}}
+        out.append(
+            (
+                f"tools/call {t.name}{PROGRESS_SUFFIX}",
+                env({"jsonrpc": "2.0", "id": 60 + i, "method": "tools/call", "params": call}),
+            )
+        )
     for i, r in enumerate(spec.resources):  # issue 30: a read of each resource
         uri = r.uri if r.uri is not None else r.uri_template
         assert uri is not None
@@ -256,6 +267,8 @@ def requests(spec: Spec) -> list[tuple[str, bytes]]:
 
 
 SCALES = (10, 100, 1000)
+# The label of a progress-reporting tool's call with a progressToken: "tools/call NAME" + this.
+PROGRESS_SUFFIX = " with a progressToken"
 
 
 def scale_spec_text(n: int) -> str:
@@ -390,41 +403,17 @@ def run(quick: bool, log: Log, build_root: Optional[Path] = None) -> dict[str, A
         if proc.returncode != 0:
             raise RuntimeError(f"link failed: {proc.stdout}{proc.stderr}")
         reqs = requests(spec)
-        req_file = e["dir"] / "requests.jsonl"
-        req_file.write_bytes(b"\n".join(r for _, r in reqs) + b"\n")
-        env = dict(os.environ, MCPGEN_BENCH_REQUESTS=str(req_file))
-        rows: list[dict[str, Any]] = []
-        for k, (label, _) in enumerate(reqs):
-            shown = subprocess.run([str(exe), "show", str(k)], capture_output=True, text=True, env=env).stdout
-            rows.append(
-                {
-                    "request": label,
-                    "reply_bytes": len(shown.rstrip("\n").encode()),
-                    "ok": '"error"' not in shown and '"isError":true' not in shown,
-                }
-            )
         iters = 20 if quick else 200
-        allocs = json.loads(
-            subprocess.run(
-                [str(exe), "allocs", str(iters)], capture_output=True, text=True, env=env, check=True
-            ).stdout
+        rows, probe = measure_host(
+            exe,
+            e["dir"],
+            reqs,
+            iters,
+            has_valgrind,
+            None if not quick else [2, 3],
+            (2, 12) if quick else (10, 110),
         )
-        probe = allocs["probe"]
-        if probe["malloc"] < 1 or probe["new"] < 1:
-            raise RuntimeError(f"the allocation counter does not work: {probe}")
         result["specs"][name]["alloc_probe"] = probe
-        for row, a in zip(rows, allocs["per_kind"], strict=False):
-            row["heap_allocations_per_request"] = (a["malloc"] + a["new"]) / iters
-            row["heap_frees_per_request"] = (a["free"] + a["delete"]) / iters
-            row["heap_bytes_per_request"] = a["bytes"] / iters
-        if has_valgrind:
-            n1, n2 = (2, 12) if quick else (10, 110)
-            kinds = range(len(reqs)) if not quick else [2, 3]
-            for k in kinds:
-                ir1 = _callgrind_ir(exe, env, k, n1, e["dir"])
-                ir2 = _callgrind_ir(exe, env, k, n2, e["dir"])
-                rows[k]["instructions"] = (ir2 - ir1) / (n2 - n1)
-                rows[k]["instructions_first_call"] = ir1 - (n1 - 1) * rows[k]["instructions"]
         result["specs"][name]["requests"] = rows
         result["specs"][name]["iterations"] = iters
         tot = sum(r["heap_allocations_per_request"] for r in rows)
@@ -441,6 +430,74 @@ def run(quick: bool, log: Log, build_root: Optional[Path] = None) -> dict[str, A
 
         result["upstream"] = device_upstream.run(root / "upstream", SCALES[:1] if quick else SCALES, log)
     return result
+
+
+def measure_host(
+    exe: Path,
+    workdir: Path,
+    reqs: Sequence[tuple[str, bytes]],
+    iters: int,
+    valgrind: bool,
+    kinds: Optional[Sequence[int]] = None,
+    counts: tuple[int, int] = (10, 110),
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Runs the linked host driver over ``reqs``: one row per request (reply, heap, progress
+    notifications sent and, under valgrind, instructions for ``kinds``, all by default) and
+    the allocation counter's probe."""
+    req_file = workdir / "requests.jsonl"
+    req_file.write_bytes(b"\n".join(r for _, r in reqs) + b"\n")
+    env = dict(os.environ, MCPGEN_BENCH_REQUESTS=str(req_file))
+    rows: list[dict[str, Any]] = []
+    for k, (label, _) in enumerate(reqs):
+        shown = subprocess.run([str(exe), "show", str(k)], capture_output=True, text=True, env=env).stdout
+        rows.append(
+            {
+                "request": label,
+                "reply_bytes": len(shown.rstrip("\n").encode()),
+                "ok": '"error"' not in shown and '"isError":true' not in shown,
+            }
+        )
+    allocs = json.loads(
+        subprocess.run(
+            [str(exe), "allocs", str(iters)], capture_output=True, text=True, env=env, check=True
+        ).stdout
+    )
+    probe: dict[str, int] = allocs["probe"]
+    if probe["malloc"] < 1 or probe["new"] < 1:
+        raise RuntimeError(f"the allocation counter does not work: {probe}")
+    for row, a in zip(rows, allocs["per_kind"], strict=False):
+        row["heap_allocations_per_request"] = (a["malloc"] + a["new"]) / iters
+        row["heap_frees_per_request"] = (a["free"] + a["delete"]) / iters
+        row["heap_bytes_per_request"] = a["bytes"] / iters
+        if a.get("sent"):
+            row["notifications_per_request"] = a["sent"] / iters
+            row["notification_bytes_per_request"] = a["sent_bytes"] / iters
+    if valgrind:
+        n1, n2 = counts
+        for k in range(len(reqs)) if kinds is None else kinds:
+            ir1 = _callgrind_ir(exe, env, k, n1, workdir)
+            ir2 = _callgrind_ir(exe, env, k, n2, workdir)
+            rows[k]["instructions"] = (ir2 - ir1) / (n2 - n1)
+            rows[k]["instructions_first_call"] = ir1 - (n1 - 1) * rows[k]["instructions"]
+        _per_notification(rows)
+    return rows, probe
+
+
+def _per_notification(rows: Sequence[dict[str, Any]]) -> None:
+    """For a call with a progressToken: the instructions of one notifications/progress, i.e.
+    its difference with the same call without a token, divided by the notifications sent."""
+    by_label = {r["request"]: r for r in rows}
+    for r in rows:
+        base = by_label.get(r["request"].removesuffix(PROGRESS_SUFFIX))
+        sent = r.get("notifications_per_request")
+        if (
+            r["request"].endswith(PROGRESS_SUFFIX)
+            and base
+            and sent
+            and "instructions" in r
+            and "instructions" in base
+        ):
+            r["instructions_per_notification"] = (r["instructions"] - base["instructions"]) / sent
 
 
 def _per_request(exe: Path, env: dict[str, str], kind: int, workdir: Path, mode: str = "run") -> float:
@@ -519,3 +576,71 @@ def _scaling(
             f"{row['full listing']:,.0f} in {pages} pages ({row['full listing per tool']:,.0f} per tool)"
         )
     return out
+
+
+def host_driver(name: str, root: Optional[Path] = None) -> tuple[Path, Spec]:
+    """Compiles and links the host driver of one example spec only (same objects, flags and
+    directories as :func:`run`, so a later full run reuses them); returns it and the spec."""
+    root = (root or REPO / "build" / "benchmarks" / "device").resolve()
+    spec = load_spec(SPECS[name])
+    host = targets()[0]
+    tdir = root / re.sub(r"[^a-z0-9]+", "-", host.cxx)
+    sdir = tdir / device_slug(spec.device.name)
+    gdir = sdir / "generated"
+    gdir.mkdir(parents=True, exist_ok=True)
+    for rel, content in emit_cpp.emit(spec).items():
+        path = gdir / Path(rel).name
+        if not path.exists() or path.read_text() != content:
+            path.write_text(content)
+    incs = [CORE, gdir]
+    work: list[tuple[str, Sequence[str], Sequence[Path], Path, Path]] = [
+        (host.cxx, host.flags, [CORE], s, tdir / "core" / (s.stem + ".o"))
+        for s in sorted((CORE / "mcpgen").glob("*.cpp"))
+    ]
+    handlers = SPECS[name].with_name(SPECS[name].stem + "_handlers.cpp")
+    for src, obj in (
+        (gdir / "mcp_tools.cpp", "mcp_tools.o"),
+        (handlers, "handlers.o"),
+        (DRIVER, "driver.o"),
+    ):
+        work.append((host.cxx, host.flags, incs, src, sdir / obj))
+    with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool:
+        list(pool.map(lambda w: _compile(*w), work))
+    exe = sdir / "driver"
+    proc = subprocess.run(
+        [host.cxx, *host.flags, *(str(w[4]) for w in work), "-o", str(exe)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"link failed: {proc.stdout}{proc.stderr}")
+    return exe, spec
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m benchmarks.device --spec desk-lamp --match fade``: the request table of one
+    spec (all its requests for the heap count and notifications; instructions for those whose
+    label contains a --match), without the sizes, scaling and upstream parts of a full run."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.device", description=main.__doc__)
+    ap.add_argument("--spec", choices=sorted(SPECS), default="desk-lamp")
+    ap.add_argument("--match", action="append", default=[], help="measure instructions of these requests")
+    ap.add_argument("--iterations", type=int, default=200, help="rounds of the heap count")
+    ap.add_argument("--build-dir", type=Path, default=None, help="default: build/benchmarks/device")
+    args = ap.parse_args(argv)
+    exe, spec = host_driver(args.spec, args.build_dir)
+    reqs = requests(spec)
+    kinds = [k for k, (label, _) in enumerate(reqs) if any(m in label for m in args.match)]
+    rows, probe = measure_host(
+        exe, exe.parent, reqs, args.iterations, shutil.which("valgrind") is not None, kinds
+    )
+    print(
+        json.dumps(
+            {"spec": args.spec, "alloc_probe": probe, "iterations": args.iterations, "requests": rows},
+            indent=1,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

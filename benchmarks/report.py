@@ -445,12 +445,31 @@ def _device(d: dict[str, Any]) -> list[str]:
                 ],
                 rows,
             ) + [""]
+            out += _progress_notes(reqs)
     out += _device_scaling(d)
     # Hand-kept before/after figures of core changes (benchmarks/device_changes.md), shown
     # beside the measured ones.
     if DEVICE_CHANGES.exists():
         out += [DEVICE_CHANGES.read_text().rstrip("\n"), ""]
     return out
+
+
+def _progress_notes(reqs: list[dict[str, Any]]) -> list[str]:
+    """A line per call that sent notifications/progress (issue 41): how many, their bytes and
+    the instructions of one (the call's difference with the same call without a token)."""
+    out = []
+    for r in reqs:
+        sent = r.get("notifications_per_request")
+        if not sent:
+            continue
+        each = r.get("instructions_per_notification")
+        cost = "" if each is None else f", {each:,.0f} instructions each"
+        out.append(
+            f"* {r['request']}: {sent:g} notifications/progress per call, "
+            f"{r['notification_bytes_per_request'] / sent:,.0f} B each{cost} (sent through the driver's "
+            "counting link: a port's transport costs its own)."
+        )
+    return out + [""] if out else []
 
 
 _SCALE_COLS = ("initialize", "notifications/initialized", "tools/list", "call first tool", "call last tool")

@@ -5,10 +5,12 @@
 //
 //   driver allocs N     N rounds of every request below, after a warm-up round;
 //                       prints JSON with malloc/calloc/realloc/free and operator
-//                       new/delete counts seen *during* the measured rounds
+//                       new/delete counts seen *during* the measured rounds, and the
+//                       progress notifications sent (count and bytes)
 //   driver run KIND N   N requests of one KIND (for callgrind: every request goes
 //                       through mcpgen_bench_handle_one, the --toggle-collect target)
-//   driver show KIND    prints the reply to one request of KIND
+//   driver show KIND    prints the reply to one request of KIND (on stdout) and the
+//                       progress notifications sent while it ran (on stderr, a line each)
 //   driver pages N      N full listings: tools/list pages (enveloped, withUserTools)
 //                       following nextCursor until the last page; prints the pages
 //                       of one listing (the cursor is copied between pages outside
@@ -126,7 +128,7 @@ void operator delete[](void* p, size_t) noexcept {
 
 namespace {
 
-constexpr int kMaxRequests = 64;  // the lamp alone sends 17 kinds: room for larger example specs
+constexpr int kMaxRequests = 64;  // the lamp alone sends 18 kinds: room for larger example specs
 constexpr size_t kMaxRequestLen = MCPGEN_REQUEST_BUFFER_SIZE;
 
 char g_requests[kMaxRequests][kMaxRequestLen];
@@ -202,6 +204,24 @@ void Application::SendMcpMessage(const std::string& payload) {
   });
 }
 #else
+// The port's transport for Context::progress: the notifications a handler sends while
+// handle() runs. It only counts them (a port's send has its own, port-specific cost);
+// `show` also prints each one on stderr.
+struct BenchLink final : mcpgen::Link {
+  size_t messages = 0;
+  size_t bytes = 0;
+  bool echo = false;
+  bool send(const char* data, size_t len) override {
+    ++messages;
+    bytes += len;
+    if (echo) {
+      fwrite(data, 1, len, stderr);
+      fputc('\n', stderr);
+    }
+    return true;
+  }
+};
+
 struct BenchServer {
   mcpgen::Server server{kMcpSpec};
   // Server::handle, plus fetching the notification a handler may have queued, as a
@@ -262,11 +282,22 @@ int main(int argc, char** argv) {
     return 2;
   }
   static BenchServer server;
+#ifndef MCPGEN_BENCH_UPSTREAM
+  // Where progress goes, set once outside the collected function (mcpgen::Session sets it
+  // around every message), written in the reply buffer. On the stack: a static would move
+  // the buffers, and with them what glibc's strncmp/memcmp cost (they depend on how close
+  // to a page end the compared bytes lie), so every request's count.
+  BenchLink link;
+  server.server.set_link(&link, g_out, sizeof g_out);
+#endif
   // The session starts like a real one: initialize, then notifications/initialized are
   // expected as the first two lines of the request file (kinds 0 and 1).
   if (strcmp(argv[1], "show") == 0 && argc >= 3) {
     int kind = atoi(argv[2]);
     if (kind < 0 || kind >= g_request_count) return 2;
+#ifndef MCPGEN_BENCH_UPSTREAM
+    link.echo = true;  // progress notifications on stderr, the reply on stdout
+#endif
     size_t n = run_one(server, kind);
     fwrite(g_out, 1, n, stdout);
     fputc('\n', stdout);
@@ -304,13 +335,21 @@ int main(int argc, char** argv) {
     for (int k = 0; k < g_request_count; ++k) {
       g_mallocs = g_frees = g_news = g_deletes = g_bytes = 0;
       size_t replies = 0;
+      size_t sent = 0, sent_bytes = 0;  // progress notifications (the upstream build has none)
+#ifndef MCPGEN_BENCH_UPSTREAM
+      link.messages = link.bytes = 0;
+#endif
       g_counting = true;
       for (long i = 0; i < iters; ++i) replies += run_one(server, k) > 0 ? 1 : 0;
       g_counting = false;
+#ifndef MCPGEN_BENCH_UPSTREAM
+      sent = link.messages;
+      sent_bytes = link.bytes;
+#endif
       printf(
           "%s{\"kind\":%d,\"malloc\":%zu,\"free\":%zu,\"new\":%zu,\"delete\":%zu,\"bytes\":%zu,"
-          "\"replies\":%zu}",
-          k ? "," : "", k, g_mallocs, g_frees, g_news, g_deletes, g_bytes, replies);
+          "\"replies\":%zu,\"sent\":%zu,\"sent_bytes\":%zu}",
+          k ? "," : "", k, g_mallocs, g_frees, g_news, g_deletes, g_bytes, replies, sent, sent_bytes);
     }
     printf("]}\n");
     return 0;
