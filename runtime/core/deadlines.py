@@ -32,9 +32,10 @@ _INF = float("inf")
 def effective_timeout(timeout: Optional[float]) -> float:
     """The seconds a call waits for its reply, or -1.0 for no deadline: the one rule.
 
-    ``None`` or below 0: no deadline (-1.0); 0 and above (0 too: the next sweep expires
-    it) as given. Every timeout a call, a :class:`CallSite` or a Device is given goes
-    through here; the compiled call path then tests ``timeout >= 0``.
+    ``None`` or below 0: no deadline (-1.0); 0 and above as given (0 too: the call
+    expires at the next sweep). A :class:`CallSite`'s default, a call's own timeout, a
+    Device's ``call_timeout`` and a fan-out's deadline all go through here; the call
+    paths then test ``timeout >= 0``.
     """
     if timeout is None or timeout < 0:
         return -1.0
