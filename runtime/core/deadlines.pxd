@@ -3,6 +3,7 @@ cimport cython
 from mcpgen.runtime.core.rpcsession cimport Pending, RpcSession
 
 cdef double _INF
+cpdef double effective_timeout(object timeout) except? -2
 
 
 cdef class Deadlines:

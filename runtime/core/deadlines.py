@@ -29,6 +29,19 @@ if not cython.compiled:  # the compiled build cimports these (deadlines.pxd)
 _INF = float("inf")
 
 
+def effective_timeout(timeout: Optional[float]) -> float:
+    """The seconds a call waits for its reply, or -1.0 for no deadline: the one rule.
+
+    ``None`` or below 0: no deadline (-1.0); 0 and above as given (0 too: the call
+    expires at the next sweep). A :class:`CallSite`'s default, a call's own timeout, a
+    Device's ``call_timeout`` and a fan-out's deadline all go through here; the call
+    paths then test ``timeout >= 0``.
+    """
+    if timeout is None or timeout < 0:
+        return -1.0
+    return timeout
+
+
 class Expiring(Protocol):
     """What a deadline hands a due call to."""
 
@@ -276,7 +289,7 @@ class CallSite:
         #: True once the owner is closed: calls fail with ``owner.disconnected_error()``.
         self.closed = False
         #: Seconds a call waits when it names no timeout (< 0: no deadline).
-        self.timeout = -1.0 if timeout is None or timeout < 0 else timeout
+        self.timeout = effective_timeout(timeout)
 
     def expire_request(self, request_id: Any, timeout: float, what: Any) -> None:
         """A call's deadline passed (its deadline names this site): the owner fails it."""
@@ -306,10 +319,10 @@ def _new_call(
     c.state = _NEW
     c.rid = 0
     c.fut = None
-    if timeout is None:
+    if timeout is None:  # the site's default
         c.timeout = site.timeout
     else:
-        c.timeout = -1.0 if timeout < 0 else timeout
+        c.timeout = effective_timeout(timeout)
     return c
 
 
@@ -473,4 +486,12 @@ def _log_exception(msg: str, arg: object) -> None:
     logging.getLogger("mcpgen.runtime.core.deadlines").exception(msg, arg)
 
 
-__all__ = ["CallOwner", "Expiring", "Deadlines", "CallSite", "PendingCall", "deadlines_for"]
+__all__ = [
+    "CallOwner",
+    "Expiring",
+    "Deadlines",
+    "CallSite",
+    "PendingCall",
+    "deadlines_for",
+    "effective_timeout",
+]

@@ -111,8 +111,11 @@ cdef class RpcSession(Pending):
 
     cdef _set_framing(self, object session_id)
     cdef long long _take_id(self)
-    @cython.locals(rid="long long")
-    cdef long long _ring_index(self, object request_id) except -2
+    # request id -> pending entry (rpcsession.py): the one mapping
+    cdef inline bint _ring_kept(self, object request_id) except -1
+    cdef inline Pending ring_slot(self, long long request_id)
+    @cython.locals(rid="long long", p=Pending)
+    cdef inline Pending _ring_held(self, object request_id)
     @cython.locals(old=list, n=Py_ssize_t, mask="long long", slots=list, p=Pending, i=Py_ssize_t)
     cdef _grow(self)
     @cython.locals(q=Pending)
@@ -121,9 +124,9 @@ cdef class RpcSession(Pending):
     cdef Pending _put(self, object request_id, object future, int kind)
     @cython.locals(p=Pending, n=Py_ssize_t)
     cdef Pending _put_rid(self, long long rid, object future, int kind)
-    @cython.locals(i="long long", rid="long long", p=Pending)
+    @cython.locals(p=Pending)
     cdef Pending _find(self, object request_id)
-    @cython.locals(i="long long", rid="long long", p=Pending)
+    @cython.locals(p=Pending)
     cdef Pending _take(self, object request_id)
     @cython.locals(q=Pending)
     cdef Pending _extra_pop(self, object request_id)
@@ -153,7 +156,6 @@ cdef class RpcSession(Pending):
     @cython.locals(p=Pending, kind=int, s=str, rid=object, env=_Env, m=_Inner, err=_Err, res=_Result,
                    item=_Content)
     cdef bint _feed_reply(self, object data) except -1
-    # Read by the loop's deadline sweep (deadlines.pxd cimports this class).
-    cdef Pending ring_slot(self, long long request_id)
+    # Read by the loop's deadline sweep (deadlines.pxd cimports this class; and ring_slot).
     cdef list ring(self)
     cdef bint ring_idle(self)

@@ -371,13 +371,32 @@ class RpcSession(Pending):
 
     # -- correlation --------------------------------------------------------------------
 
-    def _ring_index(self, request_id: object) -> int:
-        """The ring slot index of ``request_id``, or -1 when it is not ring-kept."""
-        # Literal bounds: the compiled build compares the int object with C constants.
-        if type(request_id) is int and request_id > 0 and request_id <= 4611686018427387904:
+    # The pending table's one mapping from a request id to its entry: _ring_kept says which
+    # ids the ring keeps, ring_slot where in the ring, _ring_held whether that slot holds
+    # the id's call now; every other id is a key of the overflow dict (_extra).
+
+    def _ring_kept(self, request_id: object) -> bool:
+        """Whether ``request_id`` is one the ring keeps (an int in 1.._RID_MAX)."""
+        # Literal bound (_RID_MAX): the compiled build compares the int object with C constants.
+        return type(request_id) is int and request_id > 0 and request_id <= 4611686018427387904
+
+    def ring_slot(self, request_id: int) -> Pending:
+        """The ring slot ``request_id`` (> 0) maps to: its call's, when ``slot.rid == request_id``.
+
+        Also read by the loop's deadline sweep (runtime.core.deadlines).
+        """
+        if self._mask == 0:
+            return self
+        return self._slots[request_id & self._mask]
+
+    def _ring_held(self, request_id: object) -> Optional[Pending]:
+        """The ring slot holding ``request_id``'s call, or None (not ring-kept, or not there)."""
+        if self._ring_kept(request_id):
             rid = request_id
-            return rid & self._mask
-        return -1
+            p = self.ring_slot(rid)  # type: ignore[arg-type]  # an int: _ring_kept
+            if p.rid == rid:
+                return p
+        return None
 
     def _grow(self) -> None:
         """Doubles the ring; live slots keep their objects (distinct before, distinct after),
@@ -417,7 +436,7 @@ class RpcSession(Pending):
 
     def _put(self, request_id: object, future: Any, kind: int) -> Pending:
         """Registers ``future`` for ``request_id`` in a free ring slot or the overflow dict."""
-        if self._ring_index(request_id) >= 0:
+        if self._ring_kept(request_id):
             p = self._put_rid(request_id, future, kind)  # type: ignore[arg-type]
             if p is not None:
                 if self._extra:  # registered again after it overflowed: one entry only
@@ -442,15 +461,12 @@ class RpcSession(Pending):
 
     def _put_rid(self, rid: int, future: Any, kind: int) -> Optional[Pending]:
         """The ring part of :meth:`_put` (``rid`` in 1.._RID_MAX); None: the slot is taken."""
-        if self._mask == 0:
-            p = self
-        else:
-            p = self._slots[rid & self._mask]
+        p = self.ring_slot(rid)
         if p.rid != 0 and p.rid != rid:
             n = self._mask + 1
             if n < _RING_MAX and n < _RING_SPARE * (self._live + 1):
                 self._grow()
-                p = self._slots[rid & self._mask]
+                p = self.ring_slot(rid)
         if p.rid == 0:
             p.rid = rid
             p.future = future
@@ -471,31 +487,19 @@ class RpcSession(Pending):
         return None
 
     def _find(self, request_id: object) -> Optional[Pending]:
-        i = self._ring_index(request_id)
-        if i >= 0:
-            rid = request_id
-            if self._mask == 0:
-                p = self
-            else:
-                p = self._slots[i]
-            if p.rid == rid:
-                return p
+        p = self._ring_held(request_id)
+        if p is not None:
+            return p
         if self._extra:
             return self._extra.get(request_id)
         return None
 
     def _take(self, request_id: object) -> Optional[Pending]:
         """Removes ``request_id``; returns its entry (a ring slot: read it before the next put)."""
-        i = self._ring_index(request_id)
-        if i >= 0:
-            rid = request_id
-            if self._mask == 0:
-                p = self
-            else:
-                p = self._slots[i]
-            if p.rid == rid:
-                self._release(p)
-                return p
+        p = self._ring_held(request_id)
+        if p is not None:
+            self._release(p)
+            return p
         if self._extra:
             return self._extra_pop(request_id)
         return None
@@ -589,12 +593,6 @@ class RpcSession(Pending):
         return len(futs)
 
     # -- what the loop's deadline sweep reads (runtime.core.deadlines) --------------------------
-
-    def ring_slot(self, request_id: int) -> Pending:
-        """The ring slot ``request_id`` (> 0) maps to: its call's, when ``slot.rid == request_id``."""
-        if self._mask == 0:
-            return self
-        return self._slots[request_id & self._mask]
 
     def ring(self) -> list:
         """The ring's slots, to scan for due calls (the overflow dict is not in it)."""

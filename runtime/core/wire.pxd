@@ -22,16 +22,18 @@ cdef int _K_AUDIO, _K_RESOURCE, _K_CONTENT
 cdef int _F_INVALID, _F_REQUEST, _F_NOTIFICATION, _F_RESULT, _F_ERROR, _F_OTHER
 
 
-cdef class Image:
+cdef class _Base64Media:
     cdef readonly str mime_type
     cdef readonly str data_base64
     cdef object _data
 
 
-cdef class Audio:
-    cdef readonly str mime_type
-    cdef readonly str data_base64
-    cdef object _data
+cdef class Image(_Base64Media):
+    pass
+
+
+cdef class Audio(_Base64Media):
+    pass
 
 
 cdef class EmbeddedResource:

@@ -167,62 +167,46 @@ def kind_code(kind: Optional[str]) -> int:
         raise ValueError(f"unknown return kind {kind!r}") from None
 
 
-class Image:
+class _Base64Media:
+    """MIME type and base64 data, decoded on first use: the body :class:`Image` and
+    :class:`Audio` share (a ``cdef class`` base in the compiled build, wire.pxd).
+
+    Equal when of the same class with the same MIME type and data; an image never equals
+    an audio clip of the same bytes.
+    """
+
+    def __init__(self, mime_type: str, data_base64: str) -> None:
+        self.mime_type = mime_type
+        self.data_base64 = data_base64
+        self._data: Optional[bytes] = None
+
+    @property
+    def data(self) -> bytes:
+        """The decoded bytes (the image file; the audio clip, e.g. a WAV file)."""
+        d = self._data
+        if d is None:
+            d = base64.b64decode(self.data_base64)
+            self._data = d
+        return d
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self.mime_type == other.mime_type and self.data_base64 == other.data_base64
+
+    def __hash__(self) -> int:
+        return hash((self.mime_type, self.data_base64))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.mime_type!r}, {len(self.data_base64)} base64 chars)"
+
+
+class Image(_Base64Media):
     """An image returned by a tool: MIME type and base64 data (decoded on first use)."""
 
-    def __init__(self, mime_type: str, data_base64: str) -> None:
-        self.mime_type = mime_type
-        self.data_base64 = data_base64
-        self._data: Optional[bytes] = None
 
-    @property
-    def data(self) -> bytes:
-        """The decoded image bytes."""
-        d = self._data
-        if d is None:
-            d = base64.b64decode(self.data_base64)
-            self._data = d
-        return d
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Image):
-            return NotImplemented
-        return self.mime_type == other.mime_type and self.data_base64 == other.data_base64
-
-    def __hash__(self) -> int:
-        return hash((self.mime_type, self.data_base64))
-
-    def __repr__(self) -> str:
-        return f"Image({self.mime_type!r}, {len(self.data_base64)} base64 chars)"
-
-
-class Audio:
+class Audio(_Base64Media):
     """An audio clip returned by a tool: MIME type and base64 data (decoded on first use)."""
-
-    def __init__(self, mime_type: str, data_base64: str) -> None:
-        self.mime_type = mime_type
-        self.data_base64 = data_base64
-        self._data: Optional[bytes] = None
-
-    @property
-    def data(self) -> bytes:
-        """The decoded audio bytes (e.g. a WAV file)."""
-        d = self._data
-        if d is None:
-            d = base64.b64decode(self.data_base64)
-            self._data = d
-        return d
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Audio):
-            return NotImplemented
-        return self.mime_type == other.mime_type and self.data_base64 == other.data_base64
-
-    def __hash__(self) -> int:
-        return hash((self.mime_type, self.data_base64))
-
-    def __repr__(self) -> str:
-        return f"Audio({self.mime_type!r}, {len(self.data_base64)} base64 chars)"
 
 
 class EmbeddedResource:

@@ -189,7 +189,7 @@ class Device:
     def call_timeout(self, value: float) -> None:
         self._call_timeout = value
         if self._site is not None:  # the compiled call path keeps its own copy
-            self._site.timeout = -1.0 if value is None or value < 0 else value
+            self._site.timeout = deadlines.effective_timeout(value)
 
     @property
     def send_now(self) -> Optional[Callable[[bytes], None]]:
@@ -441,8 +441,8 @@ class Device:
     async def _complete(
         self, rid: int, fut: asyncio.Future, data: bytes, timeout: Optional[float], what: str
     ) -> Any:
-        t = self.call_timeout if timeout is None else timeout
-        if t is not None and t >= 0:
+        t = deadlines.effective_timeout(self.call_timeout if timeout is None else timeout)
+        if t >= 0:
             self._deadlines.add_call(self._session, rid, t, self, what)
         send_now = self._send_now
         if send_now is not None:

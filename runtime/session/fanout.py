@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Optional, TypeVar, Union
 
 from mcpgen.runtime.core import rpcsession, wire
+from mcpgen.runtime.core.deadlines import effective_timeout
 from mcpgen.runtime.errors import DeviceDisconnected, McpDeviceError, SpecMismatch
 
 log = logging.getLogger("mcpgen.runtime.session.fanout")
@@ -364,8 +365,9 @@ class Fanout:
                     groups[t].append(entry)
                 deadlines = groups  # type: ignore[assignment]
         for t, group in deadlines.items():
-            if t is not None and t >= 0:
-                run.timers.append(loop.call_later(t, self._expire, run, group, t, name))
+            seconds = effective_timeout(t)
+            if seconds >= 0:
+                run.timers.append(loop.call_later(seconds, self._expire, run, group, seconds, name))
         if run.left == 0:
             run.finish()
 

@@ -49,6 +49,19 @@ def test_audio() -> None:
     assert bare.mime_type == "application/octet-stream"
 
 
+@pytest.mark.parametrize("cls", [Image, Audio])
+def test_image_and_audio_share_one_body(cls: type) -> None:
+    """One base class holds the MIME type, the base64 text and its bytes decoded on first
+    use (issue 42 item 4); each subclass keeps its own name, equality and hash."""
+    (base,) = Image.__bases__
+    assert Audio.__bases__ == (base,) and base.__name__ == "_Base64Media"
+    item = cls("audio/wav", B64)
+    assert item.data is item.data == WAV  # decoded once, then kept
+    assert item == cls("audio/wav", B64) and hash(item) == hash(cls("audio/wav", B64))
+    assert item != (Audio if cls is Image else Image)("audio/wav", B64)
+    assert repr(item) == f"{cls.__name__}('audio/wav', {len(B64)} base64 chars)"
+
+
 def test_embedded_resource_text_and_blob() -> None:
     text = decode_result(result(TEXT_RES), KIND_RESOURCE)
     assert isinstance(text, EmbeddedResource)
