@@ -507,6 +507,18 @@ def _per_request(exe: Path, env: dict[str, str], kind: int, workdir: Path, mode:
     ) / (n2 - n1)
 
 
+def write_generated(spec: Spec, sdir: Path) -> Path:
+    """The spec's generated C++ in ``sdir/generated``; a file left as it is when unchanged,
+    so the incremental compile sees no new timestamp."""
+    gdir = sdir / "generated"
+    gdir.mkdir(parents=True, exist_ok=True)
+    for rel, content in emit_cpp.emit(spec).items():
+        path = gdir / Path(rel).name
+        if not path.exists() or path.read_text() != content:
+            path.write_text(content)
+    return gdir
+
+
 def _scaling(
     root: Path, host: Target, core_objs: Sequence[Path], scales: Sequence[int], log: Log
 ) -> dict[str, Any]:
@@ -517,12 +529,7 @@ def _scaling(
     for n in scales:
         spec = load_spec_text(scale_spec_text(n), f"<scale-{n}>")
         sdir = root / f"tools-{n}"
-        gdir = sdir / "generated"
-        gdir.mkdir(parents=True, exist_ok=True)
-        for rel, content in emit_cpp.emit(spec).items():
-            path = gdir / Path(rel).name
-            if not path.exists() or path.read_text() != content:
-                path.write_text(content)
+        gdir = write_generated(spec, sdir)
         handlers = sdir / "handlers.cpp"
         text = emit_cpp.starter_handlers(spec, f"scale-{n}.yaml")
         if not handlers.exists() or handlers.read_text() != text:
@@ -586,12 +593,7 @@ def host_driver(name: str, root: Optional[Path] = None) -> tuple[Path, Spec]:
     host = targets()[0]
     tdir = root / re.sub(r"[^a-z0-9]+", "-", host.cxx)
     sdir = tdir / device_slug(spec.device.name)
-    gdir = sdir / "generated"
-    gdir.mkdir(parents=True, exist_ok=True)
-    for rel, content in emit_cpp.emit(spec).items():
-        path = gdir / Path(rel).name
-        if not path.exists() or path.read_text() != content:
-            path.write_text(content)
+    gdir = write_generated(spec, sdir)
     incs = [CORE, gdir]
     work: list[tuple[str, Sequence[str], Sequence[Path], Path, Path]] = [
         (host.cxx, host.flags, [CORE], s, tdir / "core" / (s.stem + ".o"))
