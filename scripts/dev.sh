@@ -74,7 +74,8 @@ case "${1:-}" in
     run_pass "C++ style" bash -c 'git ls-files -z "*.cpp" "*.cc" "*.h" ":!tests/golden" | xargs -0 "$1" --dry-run --Werror' _ "$scripts_dir/clang-format"
     # On every core (pytest-xdist); tests/conftest.py keeps a folder that shares its builds on
     # one worker. Arguments after `test` go to both passes, and a later -n wins (-n 0: serial).
-    parallel=(-n auto --dist loadgroup)
+    # --durations: the slowest tests are named at the end of each pass.
+    parallel=(-n auto --dist loadgroup --durations=15)
     run_pass "tests: compiled runtime" env MCPGEN_EXPECT_COMPILED=1 $PY -m pytest -q "${parallel[@]}" "$@"
     run_pass "tests: the same runtime as pure Python" env MCPGEN_PURE_PYTHON=1 MCPGEN_EXPECT_COMPILED=0 \
       $PY -m pytest -q "${parallel[@]}" tests/runtime tests/e2e tests/mqtt tests/bridge "$@"

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-# The folders whose conftest.py holds session fixtures that compile something.
-FOLDERS_SHARING_BUILDS = ("console", "device", "e2e", "mqtt", "qemu", "selftest", "xiaozhi", "fuzz/simnet")
+# The folders whose session fixtures compile something (bench: the benchmarks' build folder).
+FOLDERS_SHARING_BUILDS = (
+    "bench", "console", "device", "e2e", "fuzz/simnet", "mqtt", "qemu", "selftest", "xiaozhi",
+)  # fmt: skip
 
 
 def xdist_group_of(path: Path) -> str:
@@ -24,6 +26,8 @@ def xdist_group_of(path: Path) -> str:
     return rel
 
 
+# First: pytest-xdist's own hook reads the marks to name each test's group.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(Path(item.path))))

@@ -10,7 +10,6 @@ namespace {
 
 using Text = ResourceImpl::Text;
 using Span = ResourceImpl::Span;
-constexpr int kInvalidParams = ResourceImpl::kInvalidParams;
 constexpr uint8_t kMaxVariables = ResourceImpl::kMaxVariables;
 
 // Which resources (by index, the first 32) a client subscribed to on this connection, and

@@ -13,10 +13,6 @@ using json::Type;
 using json::Value;
 using Text = ResourceImpl::Text;
 using Span = ResourceImpl::Span;
-constexpr int kInvalidParams = ResourceImpl::kInvalidParams;
-constexpr int kInternalError = ResourceImpl::kInternalError;
-constexpr int kResourceNotFound = ResourceImpl::kResourceNotFound;
-constexpr uint8_t kMaxVariables = ResourceImpl::kMaxVariables;
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
