@@ -26,8 +26,8 @@ def xdist_group_of(path: Path) -> str:
     return rel
 
 
-# First: pytest-xdist's own hook reads the marks to name each test's group.
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(xdist_group_of(Path(item.path))))
+# Marked as each test is collected, before any pytest_collection_modifyitems hook (pytest-xdist
+# names each test's group from the marks in its own; hook order between a conftest and a plugin
+# differs between pytest releases).
+def pytest_itemcollected(item: pytest.Item) -> None:
+    item.add_marker(pytest.mark.xdist_group(xdist_group_of(Path(item.path))))
