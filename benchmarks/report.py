@@ -12,6 +12,7 @@ OTA_ROLLOUT = Path(__file__).resolve().parent / "ota_rollout.md"
 SCALE = Path(__file__).resolve().parent / "scale.md"
 CLI_START = Path(__file__).resolve().parent / "cli_start.md"
 BRIDGE_SDK = Path(__file__).resolve().parent / "bridge_sdk.md"
+ESP_IDF_QEMU = Path(__file__).resolve().parent / "esp_idf_qemu.md"
 
 
 def _ns(x: float) -> str:
@@ -600,6 +601,8 @@ def render(data: dict[str, Any]) -> str:
         out += ["## 7. Scale and fan-out", "", SCALE.read_text().strip(), ""]
     if CLI_START.exists() and not quick:  # measured on its own (benchmarks/cli_start.py)
         out += ["## 8. `codegen` start time", "", CLI_START.read_text().strip(), ""]
+    if ESP_IDF_QEMU.exists() and not quick:  # measured by hand (its text says how)
+        out += ["## 9. ESP-IDF image on the emulated ESP32-C3", "", ESP_IDF_QEMU.read_text().strip(), ""]
     if BRIDGE_SDK.exists() and not quick:  # measured on its own (benchmarks/bridge_sdk.py)
         out += ["## 10. MCP SDK clients through the bridge", "", BRIDGE_SDK.read_text().strip(), ""]
     if LABLOG.exists() and not quick:

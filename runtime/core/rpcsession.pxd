@@ -8,7 +8,7 @@ cdef object _dumps
 cdef object _JSONDecodeError
 cdef object _fast_decode
 cdef object _FastError
-cdef bytes _EMPTY, _CALL_CLOSE_BARE, _CALL_CLOSE_ENV
+cdef bytes _EMPTY, _CALL_CLOSE_BARE, _CALL_CLOSE_ENV, _TEXT_RESULT, _TEXT_END
 cdef object _Future
 cdef object _future_set_result
 cdef object _future_set_exception
@@ -80,7 +80,10 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 cdef extern from "string.h":
     const void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
     void *memcpy(void *dest, const void *src, size_t n)
+    int memcmp(const void *s1, const void *s2, size_t n)
+    const void *memchr(const void *s, int c, size_t n)
 cdef bint _has_error_key(bytes data)
+cdef object _text_value(str s, int kind)
 cdef Py_ssize_t _HEADS_MAX
 @cython.locals(nd=Py_ssize_t, v="long long", n1=Py_ssize_t, n2=Py_ssize_t, n3=Py_ssize_t, n4=Py_ssize_t,
                out=bytes, p="char *")
@@ -153,7 +156,11 @@ cdef class RpcSession(Pending):
     cpdef object feed(self, object data)
     @cython.locals(s=str, f=double)
     cdef Pending _pop_coerced(self, object rid)
-    @cython.locals(p=Pending, kind=int, s=str, rid=object, env=_Env, m=_Inner, err=_Err, res=_Result,
+    @cython.locals(open_=bytes, close=bytes, n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t,
+                   t0=Py_ssize_t, q=Py_ssize_t, rid="long long", buf="const char *", hit="const char *",
+                   p=Pending, found=Pending, kind=int, s=str)
+    cdef bint _feed_exact(self, bytes data) except -1
+    @cython.locals(p=Pending, kind=int, rid=object, env=_Env, m=_Inner, err=_Err, res=_Result,
                    item=_Content)
     cdef bint _feed_reply(self, object data) except -1
     # Read by the loop's deadline sweep (deadlines.pxd cimports this class; and ring_slot).

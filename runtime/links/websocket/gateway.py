@@ -311,6 +311,7 @@ class Gateway(DeviceHub):
             None,
             READ_BUFFER,
         )
+        link.bind_reads(proto)
         transport.set_protocol(proto)
         proto.connection_made(transport)
         view = memoryview(data)
@@ -323,7 +324,7 @@ class Gateway(DeviceHub):
             if transport.is_closing():
                 break
         if self.socket_transport == "aiofastnet":  # its read loop needs the turn's bound
-            proto.paced_link = link
+            link.paced = True
 
     def _half_open_admit(self, conn: _HttpUpgrade, source: str) -> bool:
         """Counts a new connection as half-open (no upgrade request read yet), or refuses

@@ -12,6 +12,7 @@ cdef object _CC_OK, _CC_TOO_BIG, _CC_INVALID_TEXT
 cdef int _F_INVALID
 cdef Py_ssize_t WRITE_BUFFER
 cdef Py_ssize_t _READ_CHUNK
+cdef object _base_get_buffer, _base_buffer_updated
 
 
 cdef class DeviceLink(WSListener):
@@ -35,6 +36,10 @@ cdef class DeviceLink(WSListener):
     cdef object _parts
     cdef int _part_type
     cdef MemoryBuffer _rbuf
+    cdef object _proto
+    cdef Py_ssize_t _offered
+    cdef Py_ssize_t _turn
+    cdef public bint paced
 
     cpdef on_ws_connected(self, WSTransport transport)
     @cython.locals(mt=int, session=RpcSession, data=bytes, f=object)

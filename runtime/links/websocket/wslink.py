@@ -81,47 +81,28 @@ class ChunkedWSProtocol(WSProtocol):
     buffer is cut to what is left of the turn's :data:`READ_CHUNK` bytes.
 
     uvloop's own stream reads once per readiness, so the cut alone bounds a turn there.
-    aiofastnet (picows' default transport, the gateway's) keeps reading while each read
-    fills the buffer, up to 256 KiB per turn (its ``MAX_READ_BYTES_PER_CYCLE_HINT``, not
-    settable): once ``paced_link`` is set, a read that completes the turn's budget pauses
+    aiofastnet (picows' default transport) keeps reading while each read fills the
+    buffer, up to 256 KiB per turn (its ``MAX_READ_BYTES_PER_CYCLE_HINT``, not settable):
+    once the link's ``paced`` is set, a read that completes the turn's budget pauses
     reading, and the next loop turn resumes it, unless the link paused reading itself
     (its device does not read what we send). A turn that reads less than was offered
     has drained the socket (the transport stops there), so the count starts again.
-    It lives in this compiled module because the transport calls ``get_buffer`` and
-    ``buffer_updated`` for every read: interpreted, they were a Python frame per reply.
+
+    The work is the link's (:meth:`DeviceLink.bind_reads`): the transport calls
+    ``get_buffer`` and ``buffer_updated`` for every read, and the two slots below, which
+    shadow picows' methods of those names, hold the link's C methods, so each read costs
+    a C call. As methods of this class (a Python subclass: picows does not export its
+    protocol's C layout) they cost 2,200 instructions per reply, the largest share of
+    what the gateway spent above a bare picows echo once replies skipped msgspec
+    (callgrind, issue 43). Slots, not an instance dict: 144 bytes per connection.
     """
 
-    #: The DeviceLink whose reading is paced (set by the gateway after the upgrade bytes).
-    paced_link: Any = None
-    _offered = 0  # length of the buffer last offered
-    _turn = 0  # bytes read so far in this loop turn (reads that filled their buffer)
+    __slots__ = ("get_buffer", "buffer_updated")
 
-    def get_buffer(self, size_hint: int) -> memoryview:
-        buf = WSProtocol.get_buffer(self, size_hint)
-        room = _READ_CHUNK - self._turn
-        if len(buf) > room:
-            buf = buf[:room]
-        self._offered = len(buf)
-        return buf
 
-    def buffer_updated(self, nbytes: int) -> None:
-        WSProtocol.buffer_updated(self, nbytes)
-        if nbytes < self._offered:  # the socket had no more: the transport's loop ends
-            self._turn = 0
-            return
-        turn = self._turn + nbytes
-        if turn < _READ_CHUNK:
-            self._turn = turn
-            return
-        self._turn = 0
-        link = self.paced_link
-        if link is None:
-            return
-        t = link.transport
-        if t is None or t.is_disconnected:
-            return
-        t.underlying_transport.pause_reading()
-        asyncio.get_running_loop().call_soon(_next_turn, link)
+# picows' own read methods, which the link's wrap (one C call each, no lookup per read).
+_base_get_buffer = WSProtocol.get_buffer
+_base_buffer_updated = WSProtocol.buffer_updated
 
 
 def _next_turn(link: Any) -> None:
@@ -213,6 +194,13 @@ class DeviceLink(WSListener):
         self._part_type = 0
         # picows' receive buffer, found on the first compact_read_buffer (compiled only).
         self._rbuf: Any = None
+        # The read bound (ChunkedWSProtocol): the protocol whose reads this link cuts,
+        # the length last offered, the bytes read in this loop turn (reads that filled
+        # their buffer), and whether a full turn pauses reading (aiofastnet's loop).
+        self._proto: Any = None
+        self._offered = 0
+        self._turn = 0
+        self.paced = False
 
     # -- picows callbacks (per frame: on_ws_frame) --------------------------------------
 
@@ -296,6 +284,46 @@ class DeviceLink(WSListener):
                 self._not_a_reply(f, data)
         elif self.state == _AWAIT_HELLO:
             self.gateway.link_hello(self, data)
+
+    # -- the read bound: each offered buffer cut to the turn's READ_CHUNK ------------------
+
+    def bind_reads(self, proto: Any) -> None:
+        """Makes this link cut ``proto``'s reads (see :class:`ChunkedWSProtocol`); before
+        the transport is given ``proto`` (uvloop keeps the methods it finds then)."""
+        self._proto = proto
+        proto.get_buffer = self.read_buffer
+        proto.buffer_updated = self.read_done
+
+    def read_buffer(self, size_hint: int) -> Any:
+        """picows' ``get_buffer``, cut to what is left of the turn's :data:`READ_CHUNK`."""
+        buf = _base_get_buffer(self._proto, size_hint)
+        n = cython.declare(cython.Py_ssize_t, len(buf))
+        room = cython.declare(cython.Py_ssize_t, _READ_CHUNK - self._turn)
+        if n > room:
+            buf = buf[:room]
+            n = room
+        self._offered = n
+        return buf
+
+    def read_done(self, nbytes: int) -> None:
+        """picows' ``buffer_updated``, then the turn's count (and its pause when full)."""
+        _base_buffer_updated(self._proto, nbytes)
+        got = cython.declare(cython.Py_ssize_t, nbytes)
+        if got < self._offered:  # the socket had no more: the transport's loop ends
+            self._turn = 0
+            return
+        turn = cython.declare(cython.Py_ssize_t, self._turn + got)
+        if turn < _READ_CHUNK:
+            self._turn = turn
+            return
+        self._turn = 0
+        if not self.paced:
+            return
+        t = self.transport
+        if t is None or t.is_disconnected:
+            return
+        t.underlying_transport.pause_reading()
+        asyncio.get_running_loop().call_soon(_next_turn, self)
 
     # -- memory: an idle connection's receive buffer -----------------------------------
 
