@@ -88,6 +88,10 @@ def compare(count: int, workers: int, duration: float, rounds: int, log: Log) ->
             os.environ["MCPGEN_BENCH_WINDOWS"] = json.dumps(windows)
             w = Workers(drive_windows, workers=n, gateway_options=opts)
             running.append(w)
+            # Connecting before the workers listened had devices refused (153 of 1,000 in
+            # one run): until then only the parent's bound socket holds the port.
+            if not w.wait_listening(60.0):
+                raise RuntimeError(f"the {n} worker(s) did not all listen within 60 s")
             emu = Child(
                 [
                     "-m",

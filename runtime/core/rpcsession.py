@@ -628,7 +628,7 @@ class RpcSession(Pending):
         error) and returns ``None``; so does a late reply to a forgotten request
         (counted in ``stale``). Everything else is returned as a :class:`Frame`.
         """
-        if self._fast_live > 0 and type(data) is bytes and self._feed_exact(data):
+        if _COMPILED and self._fast_live > 0 and type(data) is bytes and self._feed_exact(data):
             return None
         if (
             _fast_decode is not None
