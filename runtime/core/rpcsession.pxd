@@ -1,7 +1,7 @@
 # Cython declarations for runtime/core/rpcsession.py (pure-Python mode).
 cimport cython
-from mcpgen.runtime.core.wire cimport (Frame, classify, decode_result, new_frame, plain_int, rpc_error,
-                                       rpc_error_fields, undecodable)
+from mcpgen.runtime.core.wire cimport (Frame, classify, decode_result, new_frame, rpc_error,
+                                       rpc_error_fields, text_scalar, undecodable)
 
 cdef object _loads
 cdef object _dumps
@@ -83,7 +83,6 @@ cdef extern from "string.h":
     int memcmp(const void *s1, const void *s2, size_t n)
     const void *memchr(const void *s, int c, size_t n)
 cdef bint _has_error_key(bytes data)
-cdef object _text_value(str s, int kind)
 cdef Py_ssize_t _HEADS_MAX
 @cython.locals(nd=Py_ssize_t, v="long long", n1=Py_ssize_t, n2=Py_ssize_t, n3=Py_ssize_t, n4=Py_ssize_t,
                out=bytes, p="char *")

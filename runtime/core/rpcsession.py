@@ -40,9 +40,9 @@ if not cython.compiled:  # the compiled build cimports these (rpcsession.pxd): C
         classify,
         decode_result,
         new_frame,
-        plain_int,
         rpc_error,
         rpc_error_fields,
+        text_scalar,
         undecodable,
     )
 
@@ -755,8 +755,8 @@ class RpcSession(Pending):
         text = item.text
         if type(text) is not str:
             return False
-        value = _text_value(text, kind)
-        if value is _MISSING:
+        value = text_scalar(text, kind)
+        if value is None:
             return False
         _resolve(self._drop(p, rid), value)
         return True
@@ -830,10 +830,10 @@ class RpcSession(Pending):
                 s = data[t0:q].decode("utf-8")
             except UnicodeDecodeError:
                 return False
-            value = _text_value(s, kind)
+            value = text_scalar(s, kind)
         else:
             return False
-        if value is _MISSING:
+        if value is None:
             return False
         _resolve(self._drop(p, rid), value)
         return True
@@ -864,31 +864,6 @@ class RpcSession(Pending):
         if key is None:
             return None
         return self._take(key)
-
-
-def _text_value(s: str, kind: int) -> object:
-    """The value of a reply's one text item for a scalar return kind (boolean, string,
-    integer, number), or ``_MISSING`` when the text is not one (the general path says why)."""
-    if kind == _K_STRING:
-        return s
-    if kind == _K_BOOLEAN:
-        if s == "true":
-            return True
-        if s == "false":
-            return False
-        return _MISSING
-    if kind == _K_INTEGER:
-        value = plain_int(s) if _COMPILED else None
-        if value is None:
-            try:
-                return int(s)
-            except ValueError:  # also more digits than int() takes: the general path says why
-                return _MISSING
-        return value
-    try:
-        return float(s)
-    except ValueError:
-        return _MISSING
 
 
 def tools_call_tail(name: str, arguments: object) -> bytes:

@@ -520,24 +520,17 @@ def _decode_text_kind(content: object, kind: int) -> object:
     text = _content_text(content)
     if text is None:
         raise ProtocolError("expected text content in the tool result")
-    if kind == _K_STRING:
-        return text
+    value = text_scalar(text, kind)  # the plain form (None for the object kind)
+    if value is not None:
+        return value
     if kind == _K_BOOLEAN:
-        if text == "true":
-            return True
-        if text == "false":
-            return False
         low = text.strip().lower()
         if low in ("true", "1"):
             return True
         if low in ("false", "0"):
             return False
         raise ProtocolError(f"expected a boolean result, got {_preview(text)}")
-    if kind == _K_INTEGER:
-        try:
-            return int(text)
-        except ValueError:  # also: more digits than sys.get_int_max_str_digits() allows
-            pass
+    if kind == _K_INTEGER:  # int() refused it (also: more digits than int() allows)
         try:
             f = float(text)
         except ValueError:
@@ -548,10 +541,7 @@ def _decode_text_kind(content: object, kind: int) -> object:
             raise ProtocolError(f"expected an integer result, got {_preview(text)}")
         return int(f)
     if kind == _K_NUMBER:
-        try:
-            return float(text)
-        except ValueError:
-            raise ProtocolError(f"expected a number result, got {_preview(text)}") from None
+        raise ProtocolError(f"expected a number result, got {_preview(text)}")
     # _K_OBJECT without structuredContent: the text is the JSON object.
     try:
         return _loads(text)
@@ -597,28 +587,9 @@ def decode_result(result: object, kind: int) -> object:
                     item = first
                     text = item.get("text")
                     if type(text) is str:
-                        s = text
-                        if kind == _K_STRING:
-                            return s
-                        if kind == _K_BOOLEAN:
-                            if s == "true":
-                                return True
-                            if s == "false":
-                                return False
-                        elif kind == _K_INTEGER:
-                            if _COMPILED:
-                                n = plain_int(s)
-                                if n is not None:
-                                    return n
-                            try:
-                                return int(s)
-                            except ValueError:
-                                pass
-                        else:
-                            try:
-                                return float(s)
-                            except ValueError:
-                                pass
+                        value = text_scalar(text, kind)
+                        if value is not None:
+                            return value
         return _decode_text_kind(content, kind)
     if kind == _K_IMAGE:
         return _image(content)
@@ -637,6 +608,35 @@ def decode_result(result: object, kind: int) -> object:
     if len(content) == 1:
         return _auto_item(content[0])
     return [_auto_item(x) for x in content]
+
+
+def text_scalar(s: str, kind: int) -> object:
+    """The value of a scalar return kind's text in its plain form (``true``/``false``,
+    ``int()`` or ``float()`` text, any string), or None (``_decode_text_kind`` then takes
+    what else devices send, or says what is wrong). The rule of every fast path."""
+    if kind == _K_STRING:
+        return s
+    if kind == _K_BOOLEAN:
+        if s == "true":
+            return True
+        if s == "false":
+            return False
+        return None
+    if kind == _K_INTEGER:
+        if _COMPILED:
+            n = plain_int(s)
+            if n is not None:
+                return n
+        try:
+            return int(s)
+        except ValueError:  # also more digits than int() takes
+            return None
+    if kind == _K_NUMBER:
+        try:
+            return float(s)
+        except ValueError:
+            return None
+    return None
 
 
 def plain_int(s: str) -> Optional[int]:
