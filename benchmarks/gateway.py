@@ -55,18 +55,24 @@ def _summary(m: dict[str, Any]) -> str:
     )
 
 
-def _process(mode: str, bindings_dir: Optional[str]) -> Child:
+def row_argv(mode: str, bindings_dir: Optional[str]) -> tuple[list[str], bool]:
+    """The ``python`` arguments of a row's process, and whether it runs the pure-Python runtime."""
     if mode == "picows echo":
-        return Child(["-m", "benchmarks.gw_echo", "--transport", "picows"], name=mode)
+        return ["-m", "benchmarks.gw_echo", "--transport", "picows"], False
     if mode == STREAM_ECHO:
-        return Child(["-m", "benchmarks.gw_echo", "--transport", "picows-stream"], name=mode)
+        return ["-m", "benchmarks.gw_echo", "--transport", "picows-stream"], False
     if mode == "websockets echo":
-        return Child(["-m", "benchmarks.gw_echo", "--transport", "websockets"], name=mode)
+        return ["-m", "benchmarks.gw_echo", "--transport", "websockets"], False
     extra = ["--bindings", bindings_dir] if bindings_dir else []
     if mode == STREAM_GATEWAY:
         extra += ["--socket-transport", "loop"]
-        return Child(["-m", "benchmarks.gw_worker", *extra], name=f"gateway ({mode})")
-    return Child(["-m", "benchmarks.gw_worker", *extra], pure=(mode != "compiled"), name=f"gateway ({mode})")
+    return ["-m", "benchmarks.gw_worker", *extra], mode == "pure Python"
+
+
+def _process(mode: str, bindings_dir: Optional[str]) -> Child:
+    args, pure = row_argv(mode, bindings_dir)
+    name = mode if "echo" in mode else f"gateway ({mode})"
+    return Child(args, pure=pure, name=name)
 
 
 def run_count(
