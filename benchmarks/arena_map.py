@@ -163,7 +163,10 @@ def holders(target: int, depth: int = 2, limit: int = 4) -> list[str]:
                     size = got[1]
                     block = pool_base + POOL_OVERHEAD + (hit - pool_base - POOL_OVERHEAD) // size * size
                     kind, head = _kind_at(types, data, block - lo, size)
-                    owner = _container_at(block) if isinstance(kind, str) else None  # a small table
+                    # A dict's, list's or set's table, whatever its stale bytes look like: a
+                    # list's 16-byte table once read as an `object` (its unused second word
+                    # still pointed at the type of the block's last tenant).
+                    owner = _container_at(block)
                     desc = owner or f"{_name(kind)} (block of {size}, at +{hit - block})"
                     if depth > 1:
                         desc += " <- (" + "; ".join(holders(block + head, depth - 1, 2)) + ")"
